@@ -1,0 +1,8 @@
+import PurseServer
+
+/// The services `purse serve` mounts, in the order `GET /` lists them.
+public enum PurseModules {
+    public static func all(configuration: PurseConfiguration) throws -> [any PurseModule] {
+        []
+    }
+}

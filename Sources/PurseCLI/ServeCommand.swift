@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import PurseServer
+
+/// `purse serve`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Start every Purse service.",
+        discussion: """
+            With nothing set it listens on 127.0.0.1:8080, keeps a SQLite database in ./data and uses
+            the built-in sandboxes. Environment:
+              PURSE_HOST, PURSE_PORT, PURSE_DATA_DIR, PURSE_LOG_LEVEL   twins of the options below
+              DATABASE_URL        postgres://user:pass@host:5432/db to use PostgreSQL (default: SQLite file in the data dir)
+              PURSE_ENV           development (default) or production (sandbox-only routes off, secrets required)
+              PURSE_JWT_SECRET    session signing secret, at least 32 bytes (generated into the data dir in development)
+              PURSE_SESSION_TTL   session lifetime in seconds (default 2592000, 30 days)
+              PURSE_PUBLIC_URL    the URL users reach the server at (default http://HOST:PORT)
+              NEXUS_RP_ID, NEXUS_ALLOWED_ORIGINS   WebAuthn relying party of Nexus Data
+            Stops gracefully on SIGINT or SIGTERM.
+            """
+    )
+
+    @Option(help: "Address to listen on (env PURSE_HOST, default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on (env PURSE_PORT, default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @Option(name: .customLong("data-dir"), help: "Directory for the SQLite database and generated secrets (env PURSE_DATA_DIR, default ./data).")
+    var dataDir: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env PURSE_LOG_LEVEL, default info).")
+    var logLevel: String?
+
+    func run() async throws {
+        var configuration = try PurseConfiguration.fromEnvironment()
+        if let host { configuration.host = host }
+        if let port {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+            configuration.port = port
+        }
+        if let dataDir { configuration.dataDirectory = dataDir }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+                throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            configuration.logLevel = level
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        let server = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+        let engine = server.environment.database.engine
+        server.environment.logger.notice("purse serving", metadata: [
+            "url": "\(configuration.effectivePublicURL)", "database": "\(engine.rawValue)", "mode": "\(configuration.mode.rawValue)",
+        ])
+        try await server.application.runService()
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// The signed-in session of a client: base URL and bearer token, persisted in a ``SecureStore``.
+public actor ClientSession {
+    public nonisolated let baseURL: URL
+    private let store: (any SecureStore)?
+    private let tokenKey: String
+    private var cachedToken: String?
+    private var loaded = false
+
+    /// - Parameters:
+    ///   - baseURL: The server, e.g. `http://127.0.0.1:8080`.
+    ///   - store: Where the token is kept between launches; `nil` keeps it in memory only.
+    ///   - tokenKey: The store key (one per server, so two servers' tokens do not mix).
+    public init(baseURL: URL, store: (any SecureStore)? = nil, tokenKey: String? = nil) {
+        self.baseURL = baseURL
+        self.store = store
+        self.tokenKey = tokenKey ?? "session.token.\(baseURL.absoluteString)"
+    }
+
+    public func token() async throws -> String? {
+        if !loaded {
+            cachedToken = try await store?.string(for: tokenKey)
+            loaded = true
+        }
+        return cachedToken
+    }
+
+    public func setToken(_ token: String?) async throws {
+        cachedToken = token
+        loaded = true
+        if let store {
+            if let token { try await store.setString(token, for: tokenKey) } else { try await store.remove(tokenKey) }
+        }
+    }
+}
+
+/// A JSON API client: encoding, bearer auth, one error taxonomy, retries.
+///
+/// Only requests that are safe to repeat are retried: `GET`, `HEAD`, `PUT`, `DELETE`, and any
+/// request that carries an `Idempotency-Key` (the same key on every try). They are retried on
+/// 429, 503 and timeouts, waiting as ``RetryPolicy`` says and honouring `Retry-After`.
+public struct APIClient: Sendable {
+    public let session: ClientSession
+    public let transport: any HTTPTransport
+    public var retry: RetryPolicy
+    public var timeout: Duration
+    public var sleeper: Sleeper
+    /// Extra headers on every request (e.g. `User-Agent`).
+    public var defaultHeaders: [String: String]
+
+    public init(
+        session: ClientSession, transport: any HTTPTransport, retry: RetryPolicy = .default,
+        timeout: Duration = .seconds(30), sleeper: Sleeper = .live, defaultHeaders: [String: String] = [:]
+    ) {
+        self.session = session
+        self.transport = transport
+        self.retry = retry
+        self.timeout = timeout
+        self.sleeper = sleeper
+        self.defaultHeaders = defaultHeaders
+    }
+
+    public var baseURL: URL { session.baseURL }
+
+    /// Sends a request and decodes a JSON answer.
+    /// - Parameters:
+    ///   - method: `GET`, `POST` …
+    ///   - path: Path below the base URL, e.g. `/auth/me`.
+    ///   - query: Query items.
+    ///   - body: Encoded as JSON when given.
+    ///   - headers: Extra headers for this request.
+    ///   - idempotencyKey: Sent as `Idempotency-Key`; makes a `POST` retryable.
+    ///   - authenticated: Adds the session's bearer token when there is one.
+    /// - Returns: The decoded body of a 2xx answer.
+    /// - Throws: ``PurseError``.
+    public func send<Response: Decodable>(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
+        headers: [String: String] = [:], idempotencyKey: String? = nil, authenticated: Bool = true,
+        as type: Response.Type = Response.self
+    ) async throws -> Response {
+        let response = try await sendRaw(
+            method, path, query: query, body: body, headers: headers, idempotencyKey: idempotencyKey, authenticated: authenticated
+        )
+        if Response.self == EmptyResponse.self, let empty = EmptyResponse() as? Response { return empty }
+        do {
+            return try JSONDecoder.purse.decode(Response.self, from: response.body)
+        } catch {
+            throw PurseError.invalidResponse("unexpected answer from \(method) \(path): \(error)")
+        }
+    }
+
+    /// Sends a request and returns a 2xx response as it came.
+    /// - Throws: ``PurseError`` for transport failures and non-2xx statuses.
+    public func sendRaw(
+        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
+        headers: [String: String] = [:], idempotencyKey: String? = nil, authenticated: Bool = true
+    ) async throws -> TransportResponse {
+        var request = TransportRequest(method: method, url: try url(path, query: query), timeout: timeout)
+        request.headers = defaultHeaders
+        request.headers["Accept"] = "application/json"
+        if let body {
+            request.body = try JSONEncoder.purse.encode(body)
+            request.headers["Content-Type"] = "application/json"
+        }
+        if authenticated, let token = try await session.token() {
+            request.headers["Authorization"] = "Bearer \(token)"
+        }
+        if let idempotencyKey { request.headers["Idempotency-Key"] = idempotencyKey }
+        for (name, value) in headers { request.headers[name] = value }
+        return try await perform(request)
+    }
+
+    /// Sends with the retry policy; returns 2xx responses, throws everything else.
+    public func perform(_ request: TransportRequest) async throws -> TransportResponse {
+        let retryable = Self.isRetryable(request)
+        var attempt = 1
+        while true {
+            try Task.checkCancellation()
+            let (failure, serverDelay) = try await attemptOnce(request, retryable: retryable)
+            guard let failure else { return serverDelay.response! }
+            guard retryable, failure.isRetryable, attempt < retry.maxAttempts else { throw failure.error }
+            let wait: Duration
+            if let delay = serverDelay.retryAfter {
+                guard delay <= retry.maxRetryAfter else { throw failure.error }
+                wait = delay
+            } else {
+                wait = retry.delay(afterAttempt: attempt)
+            }
+            do {
+                try await sleeper.sleep(wait)
+            } catch {
+                throw PurseError.cancelled
+            }
+            attempt += 1
+        }
+    }
+
+    private struct Failure {
+        var error: PurseError
+        var isRetryable: Bool
+    }
+
+    private struct Answer {
+        var response: TransportResponse?
+        var retryAfter: Duration?
+    }
+
+    /// One try: a 2xx response, or the failure and whether it may be retried.
+    private func attemptOnce(_ request: TransportRequest, retryable: Bool) async throws -> (Failure?, Answer) {
+        do {
+            let response = try await transport.send(request)
+            if (200..<300).contains(response.status) { return (nil, Answer(response: response)) }
+            let error = PurseError.from(status: response.status, headers: response.headers, body: response.body)
+            let retryAfter = response.header("Retry-After").flatMap { PurseError.parseRetryAfter($0) }
+            return (Failure(error: error, isRetryable: response.status == 429 || response.status == 503), Answer(retryAfter: retryAfter))
+        } catch let error as PurseError {
+            return (Failure(error: error, isRetryable: error.kind == .timeout), Answer())
+        } catch is CancellationError {
+            throw PurseError.cancelled
+        }
+    }
+
+    static func isRetryable(_ request: TransportRequest) -> Bool {
+        switch request.method.uppercased() {
+        case "GET", "HEAD", "PUT", "DELETE", "OPTIONS": true
+        default: request.header("Idempotency-Key") != nil
+        }
+    }
+
+    func url(_ path: String, query: [URLQueryItem]) throws -> URL {
+        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        guard var components = URLComponents(string: base + (path.hasPrefix("/") ? path : "/" + path)) else {
+            throw PurseError.invalidResponse("bad URL path \(path)")
+        }
+        if !query.isEmpty { components.queryItems = (components.queryItems ?? []) + query }
+        guard let url = components.url else { throw PurseError.invalidResponse("bad URL path \(path)") }
+        return url
+    }
+}
+
+/// For endpoints whose answer body does not matter.
+public struct EmptyResponse: Decodable, Sendable, Equatable {
+    public init() {}
+    public init(from decoder: any Decoder) throws {}
+}
+
+/// A fresh key for one intended effect; reuse it on every retry of that effect.
+public enum IdempotencyKey {
+    public static func make() -> String { UUID().uuidString.lowercased() }
+}
+
+extension JSONEncoder {
+    /// The wire encoder: ISO-8601 dates, stable key order.
+    public static var purse: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    /// The wire decoder: ISO-8601 dates (with or without fractional seconds).
+    public static var purse: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = ISO8601DateFormatter.withFractions.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO-8601 date: \(text)")
+        }
+        return decoder
+    }
+}
+
+extension ISO8601DateFormatter {
+    static var withFractions: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}

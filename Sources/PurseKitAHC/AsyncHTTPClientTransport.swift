@@ -1,0 +1,45 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import PurseKit
+
+/// The transport for Linux and the CLI: AsyncHTTPClient.
+public struct AsyncHTTPClientTransport: HTTPTransport {
+    let client: HTTPClient
+    /// Responses larger than this are refused rather than buffered.
+    let maxResponseBytes: Int
+
+    public init(client: HTTPClient = .shared, maxResponseBytes: Int = 16 << 20) {
+        self.client = client
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.uppercased())
+        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let (seconds, attoseconds) = request.timeout.components
+        let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        do {
+            let response = try await client.execute(outgoing, timeout: timeout)
+            let body = try await response.body.collect(upTo: maxResponseBytes)
+            var headers: [String: String] = [:]
+            for header in response.headers { headers[header.name] = header.value }
+            return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+        } catch let error as HTTPClientError {
+            if error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
+                throw PurseError.timeout("\(request.method) \(request.url.path) timed out")
+            }
+            if error == .cancelled { throw PurseError.cancelled }
+            throw PurseError.offline("\(request.url.host ?? "server") unreachable: \(error)")
+        } catch let error as PurseError {
+            throw error
+        } catch is CancellationError {
+            throw PurseError.cancelled
+        } catch {
+            throw PurseError.offline("\(request.url.host ?? "server") unreachable: \(error)")
+        }
+    }
+}

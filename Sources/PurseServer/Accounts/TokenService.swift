@@ -1,0 +1,70 @@
+import Foundation
+import JWTKit
+
+/// The claims of every token Purse issues: a session, or a short-lived purpose token such as
+/// Nexus's `verificationToken`. `purpose` keeps them apart: a step-up token is not a session.
+public struct PurseTokenClaims: JWTPayload, Equatable {
+    public var sub: SubjectClaim
+    public var exp: ExpirationClaim
+    public var iat: IssuedAtClaim
+    public var jti: IDClaim
+    public var purpose: String
+    /// What a step-up token authorises (e.g. `transaction`).
+    public var intent: String?
+
+    public var userID: UserID { UserID(sub.value) }
+
+    /// Expiry is checked by ``TokenService`` against its injected clock.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+public enum TokenError: Error, Equatable {
+    case invalid
+    case expired
+    case wrongPurpose
+}
+
+/// Signs and verifies HS256 JWTs with the server's secret.
+public struct TokenService: Sendable {
+    public static let sessionPurpose = "session"
+    let keys: JWTKeyCollection
+    let now: @Sendable () -> Date
+
+    public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.keys = keys
+        self.now = now
+    }
+
+    /// Issues a token for `user`.
+    /// - Returns: The compact JWT and its claims.
+    public func issue(
+        for user: UserID, purpose: String, lifetime: TimeInterval, intent: String? = nil
+    ) async throws -> (token: String, claims: PurseTokenClaims) {
+        let issued = now()
+        let claims = PurseTokenClaims(
+            sub: SubjectClaim(value: user.rawValue),
+            exp: ExpirationClaim(value: issued.addingTimeInterval(lifetime)),
+            iat: IssuedAtClaim(value: issued),
+            jti: IDClaim(value: RandomID.make("jti")),
+            purpose: purpose,
+            intent: intent
+        )
+        return (try await keys.sign(claims), claims)
+    }
+
+    /// Verifies signature, expiry and purpose.
+    /// - Throws: ``TokenError``.
+    public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
+        let claims: PurseTokenClaims
+        do {
+            claims = try await keys.verify(token, as: PurseTokenClaims.self)
+        } catch {
+            throw TokenError.invalid
+        }
+        guard claims.purpose == purpose else { throw TokenError.wrongPurpose }
+        guard claims.exp.value > now() else { throw TokenError.expired }
+        return claims
+    }
+}

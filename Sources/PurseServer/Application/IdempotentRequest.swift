@@ -1,0 +1,42 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import NIOCore
+import SQLKit
+
+extension ServerEnvironment {
+    /// Runs a money-moving request once per `Idempotency-Key`.
+    ///
+    /// Reads the key (400 when missing), hashes method, path and body, and runs `effect` inside
+    /// one database transaction with the key's record. A retry with the same key and body returns
+    /// the first response with `Idempotent-Replayed: true`; the same key with another body is 422.
+    /// - Parameters:
+    ///   - body: The raw request body (already collected, so it can be hashed and decoded).
+    ///   - effect: Writes the effect in `db` and returns the status and JSON body to send.
+    public func idempotent(
+        _ request: Request, body: ByteBuffer, user: UserID,
+        effect: @Sendable (any SQLDatabase) async throws -> (HTTPResponse.Status, Data)
+    ) async throws -> Response {
+        let key: String
+        do {
+            key = try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
+        } catch {
+            throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
+        }
+        let scope = "\(request.method.rawValue) \(request.uri.path)"
+        let hash = IdempotencyStore.requestHash(scope: scope, body: body.readableBytesView)
+        do {
+            let stored = try await idempotency.perform(
+                database: database, user: user, key: key, scope: scope, requestHash: hash, now: now()
+            ) { db in
+                let (status, data) = try await effect(db)
+                return StoredResponse(status: Int(status.code), body: data)
+            }
+            var headers: HTTPFields = [:]
+            if stored.replayed { headers[.idempotentReplayed] = "true" }
+            return .jsonData(stored.body, status: HTTPResponse.Status(code: stored.status), headers: headers)
+        } catch IdempotencyError.keyReused {
+            throw APIError.unprocessable("Idempotency-Key was already used with a different request")
+        }
+    }
+}

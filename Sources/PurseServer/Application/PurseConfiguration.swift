@@ -1,0 +1,87 @@
+import HTTPTypes
+import Foundation
+import Logging
+
+/// Everything `purse serve` can be told, from options or the environment.
+///
+/// | option | environment | default |
+/// |---|---|---|
+/// | `--host` | `PURSE_HOST` | `127.0.0.1` |
+/// | `--port` | `PURSE_PORT` | `8080` |
+/// | `--data-dir` | `PURSE_DATA_DIR` | `./data` |
+/// | `--log-level` | `PURSE_LOG_LEVEL` | `info` |
+/// | | `DATABASE_URL` | SQLite file `purse.sqlite` in the data directory |
+/// | | `PURSE_ENV` | `development` (`production` disables sandbox-only routes) |
+/// | | `PURSE_JWT_SECRET` | generated once, kept in the data directory (required in production) |
+/// | | `PURSE_SESSION_TTL` | `2592000` seconds (30 days) |
+/// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
+public struct PurseConfiguration: Sendable {
+    public enum Mode: String, Sendable { case development, production }
+
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var dataDirectory: String = "data"
+    public var logLevel: Logger.Level = .info
+    public var databaseURL: String?
+    public var mode: Mode = .development
+    public var jwtSecret: String?
+    public var sessionLifetime: TimeInterval = 30 * 24 * 3600
+    public var bcryptCost: UInt8 = 10
+    public var publicURL: String?
+    /// The process environment, for modules' own settings (`NEXUS_RP_ID`, `STRIPE_SECRET_KEY` …).
+    public var environment: [String: String] = [:]
+
+    public init() {}
+
+    /// Reads the `PURSE_*` variables and `DATABASE_URL`.
+    /// - Throws: ``ConfigurationError`` naming a variable whose value is unusable.
+    public static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) throws -> PurseConfiguration {
+        var config = PurseConfiguration()
+        config.environment = env
+        if let host = env["PURSE_HOST"], !host.isEmpty { config.host = host }
+        if let port = env["PURSE_PORT"], !port.isEmpty {
+            guard let value = Int(port), (0...65535).contains(value) else { throw ConfigurationError("PURSE_PORT must be a port number, got \(port)") }
+            config.port = value
+        }
+        if let dir = env["PURSE_DATA_DIR"], !dir.isEmpty { config.dataDirectory = dir }
+        if let level = env["PURSE_LOG_LEVEL"], !level.isEmpty {
+            guard let value = Logger.Level(rawValue: level.lowercased()) else { throw ConfigurationError("PURSE_LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical") }
+            config.logLevel = value
+        }
+        if let url = env["DATABASE_URL"], !url.isEmpty { config.databaseURL = url }
+        if let mode = env["PURSE_ENV"], !mode.isEmpty {
+            guard let value = Mode(rawValue: mode.lowercased()) else { throw ConfigurationError("PURSE_ENV must be development or production") }
+            config.mode = value
+        }
+        if let secret = env["PURSE_JWT_SECRET"], !secret.isEmpty { config.jwtSecret = secret }
+        if let ttl = env["PURSE_SESSION_TTL"], !ttl.isEmpty {
+            guard let value = TimeInterval(ttl), value > 0 else { throw ConfigurationError("PURSE_SESSION_TTL must be a positive number of seconds") }
+            config.sessionLifetime = value
+        }
+        if let cost = env["PURSE_BCRYPT_COST"], !cost.isEmpty {
+            guard let value = UInt8(cost), (4...31).contains(value) else { throw ConfigurationError("PURSE_BCRYPT_COST must be between 4 and 31") }
+            config.bcryptCost = value
+        }
+        if let url = env["PURSE_PUBLIC_URL"], !url.isEmpty { config.publicURL = url }
+        return config
+    }
+
+    /// The database URL in force: `DATABASE_URL`, else the SQLite file in the data directory.
+    public var effectiveDatabaseURL: String {
+        databaseURL ?? URL(fileURLWithPath: dataDirectory).appendingPathComponent("purse.sqlite").path
+    }
+
+    /// The URL users reach this server at.
+    public var effectivePublicURL: String {
+        if let publicURL { return publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL }
+        let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
+        return "http://\(shownHost):\(port)"
+    }
+
+    public var isProduction: Bool { mode == .production }
+}
+
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,38 @@
+import HTTPTypes
+import Hummingbird
+import ServiceLifecycle
+
+/// A page or endpoint a module lists on `GET /`.
+public struct ModuleLink: Sendable, Codable, Equatable {
+    public var title: String
+    public var path: String
+    public init(_ title: String, _ path: String) {
+        self.title = title
+        self.path = path
+    }
+}
+
+/// One system's service, mounted into the shared server.
+public protocol PurseModule: Sendable {
+    /// Short, stable name (`nexus`, `connect` …).
+    var id: String { get }
+    var title: String { get }
+    var summary: String { get }
+    var links: [ModuleLink] { get }
+    /// Schema changes, appended after the core ones. Ids must be unique across modules.
+    var migrations: [Migration] { get }
+    var openAPI: OpenAPIFragment { get }
+
+    /// Adds routes. Returns long-lived services (clients, sandboxes) to run beside the server.
+    func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service]
+
+    /// Background job handlers this module owns.
+    func jobHandlers(environment: ServerEnvironment) -> [JobHandler]
+}
+
+extension PurseModule {
+    public var links: [ModuleLink] { [] }
+    public var migrations: [Migration] { [] }
+    public var openAPI: OpenAPIFragment { OpenAPIFragment() }
+    public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] { [] }
+}

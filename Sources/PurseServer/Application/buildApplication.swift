@@ -1,0 +1,98 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// A built server: the Hummingbird application plus what tests and the CLI need to reach into.
+public struct PurseServerApp: Sendable {
+    public let application: Application<RouterResponder<PurseRequestContext>>
+    public let environment: ServerEnvironment
+    public let document: OpenAPIDocument
+    /// Every route the router serves, as `METHOD /path`.
+    public let routes: [String]
+}
+
+/// Builds the server: opens and migrates the database, mounts every module, and wires the
+/// middleware, the job worker and graceful shutdown.
+/// - Parameters:
+///   - configuration: Where to listen and what to connect to.
+///   - modules: The services to serve, in the order `GET /` lists them. Accounts are always mounted.
+///   - now: The clock; tests inject their own.
+/// - Throws: Configuration, database or migration errors; nothing is served then.
+public func buildApplication(
+    configuration: PurseConfiguration,
+    modules: [any PurseModule],
+    now: @escaping @Sendable () -> Date = Date.init
+) async throws -> PurseServerApp {
+    var logger = Logger(label: "purse")
+    logger.logLevel = configuration.logLevel
+
+    let allModules: [any PurseModule] = [AccountsModule()] + modules
+    var ids = Set<String>()
+    for module in allModules where !ids.insert(module.id).inserted {
+        throw ConfigurationError("module id \(module.id) is used twice")
+    }
+
+    let secret: [UInt8]
+    if let configured = configuration.jwtSecret {
+        guard configured.utf8.count >= 32 else { throw ConfigurationError("PURSE_JWT_SECRET must be at least 32 bytes") }
+        secret = Array(configured.utf8)
+    } else if configuration.isProduction {
+        throw ConfigurationError("PURSE_JWT_SECRET is required when PURSE_ENV=production")
+    } else {
+        secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "jwt.key")
+    }
+
+    let database = try await Database.open(url: configuration.effectiveDatabaseURL, logger: logger)
+    do {
+        try await Migrator(database: database, logger: logger).run(CoreMigrations.all + allModules.flatMap(\.migrations))
+    } catch {
+        await database.shutdown()
+        throw error
+    }
+
+    let metrics = RequestMetrics()
+    let environment = ServerEnvironment(
+        configuration: configuration, database: database, tokens: await TokenService(secret: secret, now: now),
+        metrics: metrics, logger: logger, now: now
+    )
+    let document = OpenAPIDocument(
+        title: "Purse", version: PurseVersion.current,
+        fragments: [CoreRoutes.openAPI] + allModules.map(\.openAPI)
+    )
+
+    let router = Router(context: PurseRequestContext.self)
+    router.add(middleware: RequestLoggingMiddleware(level: .info))
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: SessionAuthenticator(tokens: environment.tokens))
+
+    CoreRoutes(environment: environment, modules: allModules, document: document).mount(on: router)
+    var services: [any Service] = []
+    for module in allModules {
+        services += try await module.mount(on: router, environment: environment)
+    }
+    let handlers = allModules.flatMap { $0.jobHandlers(environment: environment) }
+    services.append(JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger))
+    services.append(DatabaseCloser(database: database))
+    try router.validate()
+    let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
+
+    let application = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "purse"),
+        services: services,
+        logger: logger
+    )
+    return PurseServerApp(application: application, environment: environment, document: document, routes: routes)
+}
+
+/// Closes the database once the server has stopped.
+struct DatabaseCloser: Service {
+    let database: Database
+    func run() async throws {
+        try? await gracefulShutdown()
+        await database.shutdown()
+    }
+}

@@ -1,0 +1,88 @@
+/// The schema every service stands on. Invariants live here, not only in Swift:
+/// non-negative balances unless an account may go negative, non-zero entries,
+/// one idempotency record per (user, key), known job states.
+public enum CoreMigrations {
+    public static let all: [Migration] = [
+        Migration("0001_core_users", [
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                email TEXT UNIQUE,
+                phone TEXT UNIQUE,
+                name TEXT,
+                password_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                CHECK (email IS NOT NULL OR phone IS NOT NULL)
+            )
+            """,
+        ]),
+        Migration("0002_core_ledger", [
+            """
+            CREATE TABLE ledger_accounts (
+                id TEXT PRIMARY KEY,
+                owner_id TEXT REFERENCES users(id),
+                kind TEXT NOT NULL,
+                currency TEXT NOT NULL,
+                balance BIGINT NOT NULL DEFAULT 0,
+                allow_negative BOOLEAN NOT NULL DEFAULT FALSE,
+                created_at BIGINT NOT NULL,
+                CHECK (allow_negative OR balance >= 0),
+                UNIQUE (owner_id, kind, currency)
+            )
+            """,
+            """
+            CREATE TABLE ledger_transactions (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                memo TEXT,
+                reference TEXT,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE ledger_entries (
+                id TEXT PRIMARY KEY,
+                transaction_id TEXT NOT NULL REFERENCES ledger_transactions(id),
+                account_id TEXT NOT NULL REFERENCES ledger_accounts(id),
+                amount BIGINT NOT NULL CHECK (amount <> 0),
+                currency TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX ledger_entries_account ON ledger_entries (account_id, created_at)",
+            "CREATE INDEX ledger_entries_transaction ON ledger_entries (transaction_id)",
+        ]),
+        Migration("0003_core_idempotency", [
+            """
+            CREATE TABLE idempotency_keys (
+                user_id TEXT NOT NULL,
+                key TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                request_hash TEXT NOT NULL,
+                status_code INTEGER NOT NULL CHECK (status_code BETWEEN 100 AND 599),
+                response_body TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, key)
+            )
+            """,
+        ]),
+        Migration("0004_core_jobs", [
+            """
+            CREATE TABLE jobs (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                max_attempts INTEGER NOT NULL CHECK (max_attempts > 0),
+                run_at BIGINT NOT NULL,
+                locked_until BIGINT,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX jobs_ready ON jobs (state, run_at)",
+        ]),
+    ]
+}

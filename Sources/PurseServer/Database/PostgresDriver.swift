@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresKit
+import PostgresNIO
+import SQLKit
+
+/// PostgreSQL through postgres-nio's connection pool; each session leases one connection.
+final class PostgresDriver: DatabaseDriver {
+    let engine = DatabaseEngine.postgres
+    private let client: PostgresClient
+    private let runTask: Task<Void, Never>
+
+    init(url: String, logger: Logger) throws {
+        guard let components = URLComponents(string: url), let host = components.host else {
+            throw DatabaseConfigurationError(message: "DATABASE_URL is not a postgres:// URL")
+        }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 }
+        )
+        let tls: PostgresClient.Configuration.TLS
+        switch query["sslmode"] ?? "disable" {
+        case "require", "verify-full", "verify-ca":
+            tls = .require(TLSConfiguration.makeClientConfiguration())
+        case "prefer":
+            tls = .prefer(TLSConfiguration.makeClientConfiguration())
+        default:
+            tls = .disable
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: components.port ?? 5432,
+            username: components.user?.removingPercentEncoding ?? "postgres",
+            password: components.password?.removingPercentEncoding,
+            database: database.isEmpty ? nil : database,
+            tls: tls
+        )
+        configuration.options.maximumConnections = Int(query["pool_size"] ?? "") ?? 16
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.runTask = Task { await client.run() }
+    }
+
+    func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
+            try await body(connection.sql(queryLogLevel: .trace))
+        }
+    }
+
+    func shutdown() async {
+        runTask.cancel()
+        _ = await runTask.value
+    }
+}
+
+struct DatabaseConfigurationError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

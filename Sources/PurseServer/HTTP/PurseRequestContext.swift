@@ -1,0 +1,33 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The identity a valid session token carries.
+public struct AuthenticatedUser: Sendable, Hashable {
+    public var id: UserID
+    public init(id: UserID) { self.id = id }
+}
+
+/// The request context of every Purse route: the core context, the request id and,
+/// after ``SessionAuthenticator``, the signed-in user.
+public struct PurseRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The user of a valid bearer token, if the request carried one.
+    public var user: AuthenticatedUser?
+    /// Taken from `X-Request-ID` when the caller sent a sane one, otherwise generated.
+    public var requestID: String = ""
+
+    public init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+    }
+
+    /// Request bodies above 1 MiB are refused with 413.
+    public var maxUploadSize: Int { PurseRequestContext.maxBodySize }
+    public static let maxBodySize = 1 << 20
+
+    /// The signed-in user, or a 401 `{"error": "Authentication required"}`.
+    public func requireUser() throws -> AuthenticatedUser {
+        guard let user else { throw APIError.authenticationRequired }
+        return user
+    }
+}

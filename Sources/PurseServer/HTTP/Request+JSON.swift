@@ -1,0 +1,112 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension Request {
+    /// Collects the body (at most ``PurseRequestContext/maxBodySize`` bytes, else 413).
+    public mutating func collectJSONBody(context: PurseRequestContext) async throws -> ByteBuffer {
+        do {
+            return try await self.collectBody(upTo: context.maxUploadSize)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            throw APIError(.contentTooLarge, "Request body is larger than \(context.maxUploadSize) bytes")
+        }
+    }
+
+    /// Decodes the JSON body as `T`, turning every decoding failure into a 400 that names the field.
+    public mutating func decodeJSON<T: Decodable>(as type: T.Type, context: PurseRequestContext) async throws -> T {
+        let buffer = try await collectJSONBody(context: context)
+        return try JSONBody.decode(T.self, from: buffer)
+    }
+}
+
+/// JSON decoding with client-facing error messages.
+public enum JSONBody {
+    public static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        guard buffer.readableBytes > 0 else {
+            throw APIError.badRequest("Request body must be a JSON object")
+        }
+        return try decode(type, from: Data(buffer.readableBytesView))
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch let error as DecodingError {
+            throw APIError.badRequest(message(for: error))
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.badRequest("Malformed JSON body")
+        }
+    }
+
+    /// A human sentence naming the offending field.
+    static func message(for error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            var keys = codingPath
+            if let last { keys.append(last) }
+            let parts = keys.map { key in key.intValue.map { "[\($0)]" } ?? key.stringValue }
+            return parts.reduce("") { acc, part in
+                part.hasPrefix("[") || acc.isEmpty ? acc + part : acc + "." + part
+            }
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "Missing required field '\(path(context.codingPath, key))'"
+        case .valueNotFound(let type, let context):
+            return "Field '\(path(context.codingPath))' must not be null (expected \(typeName(type)))"
+        case .typeMismatch(let type, let context):
+            if context.codingPath.isEmpty { return "Request body must be a JSON object" }
+            return "Field '\(path(context.codingPath))' has the wrong type (expected \(typeName(type)))"
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty { return "Malformed JSON body" }
+            return "Field '\(path(context.codingPath))' is invalid: \(context.debugDescription)"
+        @unknown default:
+            return "Malformed JSON body"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "a boolean"
+        case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type: "an integer"
+        case is Double.Type, is Float.Type, is Decimal.Type: "a number"
+        default:
+            String(describing: type).hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}
+
+extension Response {
+    /// A JSON response with sorted keys (stable for tests and caches).
+    public static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) throws -> Response {
+        let data = try JSONCoding.encoder.encode(value)
+        return .jsonData(data, status: status, headers: headers)
+    }
+
+    public static func jsonData(_ data: Data, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    public static func html(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/html; charset=utf-8", .contentSecurityPolicy: "default-src 'self' 'unsafe-inline'"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
+    }
+}
+
+/// The server's JSON coders.
+public enum JSONCoding {
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+}

@@ -1,0 +1,57 @@
+import HTTPTypes
+import Foundation
+import Hummingbird
+import Logging
+
+/// Logs one line per request: method, path (never the query string), status, duration and
+/// request id. Headers and bodies are never logged, so tokens, PINs and passwords cannot leak.
+public struct RequestLoggingMiddleware: RouterMiddleware {
+    public typealias Context = PurseRequestContext
+    let level: Logger.Level
+
+    public init(level: Logger.Level = .info) { self.level = level }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        let requestID = Self.requestID(from: request)
+        context.requestID = requestID
+        context.logger[metadataKey: "request_id"] = .string(requestID)
+        let start = ContinuousClock.now
+        var response = try await next(request, context)
+        let elapsed = ContinuousClock.now - start
+        response.headers[.xRequestID] = requestID
+        context.logger.log(
+            level: level,
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue),
+                "path": .string(request.uri.path),
+                "status": .stringConvertible(response.status.code),
+                "duration_ms": .string(String(format: "%.2f", elapsed.milliseconds)),
+            ]
+        )
+        return response
+    }
+
+    /// Accepts a caller's `X-Request-ID` when it is short and plain, otherwise makes one.
+    static func requestID(from request: Request) -> String {
+        if let given = request.headers[.xRequestID], (1...64).contains(given.count),
+           given.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
+            return given
+        }
+        return RandomID.hex(bytes: 8)
+    }
+}
+
+extension HTTPField.Name {
+    public static let xRequestID = HTTPField.Name("X-Request-ID")!
+    public static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    public static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+}
+
+extension Duration {
+    var milliseconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+}

@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+import SQLKit
+
+/// A response remembered under an idempotency key.
+public struct StoredResponse: Sendable, Equatable {
+    public var status: Int
+    public var body: Data
+    /// True when this is the remembered answer to an earlier request, not a fresh one.
+    public var replayed: Bool
+
+    public init(status: Int, body: Data, replayed: Bool = false) {
+        self.status = status
+        self.body = body
+        self.replayed = replayed
+    }
+}
+
+public enum IdempotencyError: Error, Equatable {
+    /// The key was used before with a different request.
+    case keyReused
+    /// The key is missing, empty or too long.
+    case invalidKey
+}
+
+/// `Idempotency-Key` handling for money-moving requests.
+///
+/// The key's record is written in the same database transaction as the request's effect: either
+/// both commit or neither does. A concurrent request with the same key waits on the record's row
+/// lock (PostgreSQL) or the write lock (SQLite) and then returns the stored response; nothing runs
+/// twice. Refusals (4xx) roll back with the rest, so a retry after fixing the cause can succeed.
+public struct IdempotencyStore: Sendable {
+    public init() {}
+
+    public static func validate(key: String?) throws -> String {
+        guard let key, (1...255).contains(key.utf8.count), key.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {
+            throw IdempotencyError.invalidKey
+        }
+        return key
+    }
+
+    /// The fingerprint of a request: scope (method and path) and body bytes.
+    public static func requestHash(scope: String, body: some DataProtocol) -> String {
+        var hasher = SHA256()
+        hasher.update(data: Data(scope.utf8))
+        hasher.update(data: [0])
+        hasher.update(data: Data(body))
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Runs `effect` once per (user, key) inside `database.transaction`.
+    /// - Returns: The fresh response, or the stored one (with `replayed` set) when the key was seen.
+    /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request; whatever
+    ///   `effect` throws, with nothing written.
+    public func perform(
+        database: Database,
+        user: UserID,
+        key: String,
+        scope: String,
+        requestHash: String,
+        now: Date,
+        effect: @Sendable (any SQLDatabase) async throws -> StoredResponse
+    ) async throws -> StoredResponse {
+        try await database.transaction { db in
+            // Claim the key. The placeholder row takes the row lock that concurrent requests with
+            // the same key queue on; it is completed below or vanishes with a rollback.
+            let claimed = try await db.raw("""
+                INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
+                VALUES (\(bind: user.rawValue), \(bind: key), \(bind: scope), \(bind: requestHash), 102, '', \(bind: now.epochMillis))
+                ON CONFLICT DO NOTHING RETURNING key
+                """).first()
+            if claimed == nil {
+                guard let row = try await db.raw("""
+                    SELECT scope, request_hash, status_code, response_body FROM idempotency_keys
+                    WHERE user_id = \(bind: user.rawValue) AND key = \(bind: key)
+                    """).first() else {
+                    throw IdempotencyError.keyReused
+                }
+                guard try row.decode(column: "scope", as: String.self) == scope,
+                      try row.decode(column: "request_hash", as: String.self) == requestHash else {
+                    throw IdempotencyError.keyReused
+                }
+                return StoredResponse(
+                    status: try row.decode(column: "status_code", as: Int.self),
+                    body: Data(try row.decode(column: "response_body", as: String.self).utf8),
+                    replayed: true
+                )
+            }
+            let response = try await effect(db)
+            try await db.raw("""
+                UPDATE idempotency_keys SET status_code = \(bind: response.status), response_body = \(bind: String(decoding: response.body, as: UTF8.self))
+                WHERE user_id = \(bind: user.rawValue) AND key = \(bind: key)
+                """).run()
+            return response
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import SQLKit
+
+/// A unit of background work as stored.
+public struct Job: Sendable, Equatable {
+    public var id: String
+    public var kind: String
+    public var payload: Data
+    public var attempts: Int
+    public var maxAttempts: Int
+
+    /// Decodes the JSON payload.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: payload)
+    }
+}
+
+public enum JobState: String, Sendable {
+    case queued, running, done, dead
+}
+
+/// Retry timing: exponential from `base`, capped at `maximum`.
+public struct JobBackoff: Sendable {
+    public var base: TimeInterval
+    public var maximum: TimeInterval
+    public init(base: TimeInterval = 2, maximum: TimeInterval = 3600) {
+        self.base = base
+        self.maximum = maximum
+    }
+    /// Delay before the attempt after `attempts` failed ones.
+    public func delay(afterAttempts attempts: Int) -> TimeInterval {
+        min(maximum, base * pow(2, Double(max(0, attempts - 1))))
+    }
+}
+
+/// A durable job queue in the database.
+///
+/// Jobs are enqueued in the same transaction as the change that causes them, so a webhook is
+/// never sent for a change that rolled back. Workers claim due jobs with `FOR UPDATE SKIP LOCKED`
+/// on PostgreSQL (replicas never claim the same job) and under SQLite's write lock; a claim is a
+/// lease (`locked_until`), so a job of a crashed worker is claimed again once the lease ends.
+public struct JobQueue: Sendable {
+    public let database: Database
+    public var backoff: JobBackoff
+    public var lease: TimeInterval
+
+    public init(database: Database, backoff: JobBackoff = JobBackoff(), lease: TimeInterval = 300) {
+        self.database = database
+        self.backoff = backoff
+        self.lease = lease
+    }
+
+    /// Enqueues a job inside the caller's transaction.
+    @discardableResult
+    public func enqueue(
+        kind: String, payload: some Encodable, runAt: Date, maxAttempts: Int = 8, in db: any SQLDatabase
+    ) async throws -> String {
+        let id = RandomID.make("job")
+        let json = String(decoding: try JSONCoding.encoder.encode(payload), as: UTF8.self)
+        let millis = runAt.epochMillis
+        try await db.raw("""
+            INSERT INTO jobs (id, kind, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
+            VALUES (\(bind: id), \(bind: kind), \(bind: json), 'queued', 0, \(bind: maxAttempts), \(bind: millis), \(bind: millis), \(bind: millis))
+            """).run()
+        return id
+    }
+
+    /// Claims up to `limit` due jobs of the given kinds (all kinds when empty) for this worker.
+    public func claim(kinds: [String] = [], limit: Int, now: Date) async throws -> [Job] {
+        let claimClause = database.dialect.claimRowsClause
+        let nowMillis = now.epochMillis
+        let leaseEnd = nowMillis + Int64(lease * 1000)
+        return try await database.transaction { db in
+            var select = SQLQueryString("""
+                SELECT id FROM jobs WHERE ((state = 'queued' AND run_at <= \(bind: nowMillis))
+                OR (state = 'running' AND locked_until < \(bind: nowMillis)))
+                """)
+            if !kinds.isEmpty {
+                select.appendInterpolation(unsafeRaw: " AND kind IN (")
+                for (index, kind) in kinds.enumerated() {
+                    if index > 0 { select.appendInterpolation(unsafeRaw: ", ") }
+                    select.appendInterpolation(bind: kind)
+                }
+                select.appendInterpolation(unsafeRaw: ")")
+            }
+            select.appendInterpolation(unsafeRaw: " ORDER BY run_at LIMIT \(max(1, limit))\(claimClause)")
+            let ids = try await db.raw(select).all().map { try $0.decode(column: "id", as: String.self) }
+            var jobs: [Job] = []
+            for id in ids {
+                guard let row = try await db.raw("""
+                    UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = \(bind: leaseEnd), updated_at = \(bind: nowMillis)
+                    WHERE id = \(bind: id) RETURNING id, kind, payload, attempts, max_attempts
+                    """).first() else { continue }
+                jobs.append(Job(
+                    id: try row.decode(column: "id", as: String.self),
+                    kind: try row.decode(column: "kind", as: String.self),
+                    payload: Data(try row.decode(column: "payload", as: String.self).utf8),
+                    attempts: try row.decode(column: "attempts", as: Int.self),
+                    maxAttempts: try row.decode(column: "max_attempts", as: Int.self)
+                ))
+            }
+            return jobs
+        }
+    }
+
+    /// Marks a claimed job done.
+    public func complete(_ job: Job, now: Date) async throws {
+        try await database.read { db in
+            try await db.raw("""
+                UPDATE jobs SET state = 'done', locked_until = NULL, last_error = NULL, updated_at = \(bind: now.epochMillis) WHERE id = \(bind: job.id)
+                """).run()
+        }
+    }
+
+    /// Records a failed attempt: back to the queue after the backoff, or dead after the last attempt.
+    /// - Returns: The job's new state.
+    @discardableResult
+    public func fail(_ job: Job, error: String, now: Date) async throws -> JobState {
+        let state: JobState = job.attempts >= job.maxAttempts ? .dead : .queued
+        let runAt = now.addingTimeInterval(backoff.delay(afterAttempts: job.attempts)).epochMillis
+        let message = String(error.prefix(1000))
+        try await database.read { db in
+            try await db.raw("""
+                UPDATE jobs SET state = \(bind: state.rawValue), run_at = \(bind: runAt), locked_until = NULL,
+                last_error = \(bind: message), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: job.id)
+                """).run()
+        }
+        return state
+    }
+
+    /// The state of a job, for tests and dashboards.
+    public func state(of id: String) async throws -> (state: JobState, attempts: Int, lastError: String?)? {
+        try await database.read { db in
+            guard let row = try await db.raw("SELECT state, attempts, last_error FROM jobs WHERE id = \(bind: id)").first() else { return nil }
+            return (
+                JobState(rawValue: try row.decode(column: "state", as: String.self)) ?? .dead,
+                try row.decode(column: "attempts", as: Int.self),
+                try row.decode(column: "last_error", as: String?.self)
+            )
+        }
+    }
+}

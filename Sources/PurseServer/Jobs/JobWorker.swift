@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Handles one kind of job. Throwing schedules a retry.
+public struct JobHandler: Sendable {
+    public var kind: String
+    public var run: @Sendable (Job) async throws -> Void
+    public init(kind: String, run: @escaping @Sendable (Job) async throws -> Void) {
+        self.kind = kind
+        self.run = run
+    }
+}
+
+/// Runs due jobs until graceful shutdown.
+public struct JobWorker: Service {
+    let queue: JobQueue
+    let handlers: [String: JobHandler]
+    let pollInterval: Duration
+    let batchSize: Int
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    public init(
+        queue: JobQueue, handlers: [JobHandler], pollInterval: Duration = .milliseconds(250), batchSize: Int = 16,
+        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+    ) {
+        self.queue = queue
+        self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { _, last in last })
+        self.pollInterval = pollInterval
+        self.batchSize = batchSize
+        self.now = now
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        guard !handlers.isEmpty else {
+            try? await gracefulShutdown()
+            return
+        }
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let worked = await self.runOnce()
+                if worked == 0 {
+                    try? await Task.sleep(for: self.pollInterval)
+                }
+            }
+        }
+    }
+
+    /// Claims and runs one batch. Returns how many jobs ran.
+    @discardableResult
+    public func runOnce() async -> Int {
+        let jobs: [Job]
+        do {
+            jobs = try await queue.claim(kinds: Array(handlers.keys), limit: batchSize, now: now())
+        } catch {
+            logger.error("job claim failed", metadata: ["error": "\(error)"])
+            return 0
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for job in jobs {
+                group.addTask { await self.execute(job) }
+            }
+        }
+        return jobs.count
+    }
+
+    private func execute(_ job: Job) async {
+        guard let handler = handlers[job.kind] else { return }
+        do {
+            try await handler.run(job)
+            try await queue.complete(job, now: now())
+        } catch {
+            let state = try? await queue.fail(job, error: String(describing: error), now: now())
+            logger.warning("job failed", metadata: [
+                "job": "\(job.id)", "kind": "\(job.kind)", "attempt": "\(job.attempts)", "state": "\(state?.rawValue ?? "?")",
+            ])
+        }
+    }
+}

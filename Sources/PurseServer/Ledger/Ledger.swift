@@ -1,0 +1,214 @@
+import Foundation
+import SQLKit
+
+/// A ledger account's id.
+public struct LedgerAccountID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// A ledger transaction's id.
+public struct LedgerTransactionID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// One line of a ledger transaction: a signed amount in minor units on one account.
+/// Positive credits the account (its balance grows), negative debits it.
+public struct LedgerEntry: Sendable, Equatable {
+    public var account: LedgerAccountID
+    public var amount: Int64
+    public init(_ account: LedgerAccountID, _ amount: Int64) {
+        self.account = account
+        self.amount = amount
+    }
+}
+
+public struct LedgerAccount: Sendable, Equatable {
+    public var id: LedgerAccountID
+    public var ownerID: UserID?
+    public var kind: String
+    public var currency: String
+    public var balance: Int64
+    public var allowNegative: Bool
+}
+
+public enum LedgerError: Error, Equatable, CustomStringConvertible {
+    /// The entries of a transaction do not sum to zero.
+    case unbalanced(sum: Int64)
+    /// A transaction needs at least two entries, each non-zero.
+    case malformed(String)
+    /// An entry names an account of another currency.
+    case currencyMismatch(account: LedgerAccountID)
+    case unknownAccount(LedgerAccountID)
+    /// The debit would take an account that may not go negative below zero.
+    case insufficientFunds(account: LedgerAccountID)
+
+    public var description: String {
+        switch self {
+        case .unbalanced(let sum): "ledger transaction does not balance (entries sum to \(sum))"
+        case .malformed(let why): "malformed ledger transaction: \(why)"
+        case .currencyMismatch(let account): "account \(account) holds another currency"
+        case .unknownAccount(let account): "unknown ledger account \(account)"
+        case .insufficientFunds(let account): "insufficient funds in \(account)"
+        }
+    }
+}
+
+/// A double-entry ledger over the database.
+///
+/// Every balance change is a transaction whose entries sum to zero, refused otherwise before
+/// anything is written. Each account keeps a cached balance, updated in the same database
+/// transaction as the entries, guarded by `WHERE allow_negative OR balance + amount >= 0` and by
+/// the schema's `CHECK`, so concurrent debits can never overdraw an account.
+///
+/// All methods take the caller's `db` session so a posting joins whatever else the caller's
+/// transaction writes (an order row, an idempotency record, a job).
+public struct Ledger: Sendable {
+    public init() {}
+
+    /// Returns the account of `owner` for `kind` and `currency`, creating it on first use.
+    public func account(
+        owner: UserID?, kind: String, currency: String, allowNegative: Bool = false, now: Date, in db: any SQLDatabase
+    ) async throws -> LedgerAccount {
+        if let found = try await find(owner: owner, kind: kind, currency: currency, in: db) { return found }
+        let id = owner == nil ? LedgerAccountID("sys_\(kind)_\(currency.lowercased())") : LedgerAccountID(RandomID.make("lac"))
+        try await db.raw("""
+            INSERT INTO ledger_accounts (id, owner_id, kind, currency, balance, allow_negative, created_at)
+            VALUES (\(bind: id.rawValue), \(bind: owner?.rawValue), \(bind: kind), \(bind: currency), 0, \(bind: allowNegative), \(bind: now.epochMillis))
+            ON CONFLICT DO NOTHING
+            """).run()
+        guard let account = try await find(owner: owner, kind: kind, currency: currency, in: db) else {
+            throw LedgerError.unknownAccount(id)
+        }
+        return account
+    }
+
+    public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
+        let row: (any SQLRow)?
+        if let owner {
+            row = try await db.raw("""
+                SELECT * FROM ledger_accounts WHERE owner_id = \(bind: owner.rawValue) AND kind = \(bind: kind) AND currency = \(bind: currency)
+                """).first()
+        } else {
+            row = try await db.raw("""
+                SELECT * FROM ledger_accounts WHERE owner_id IS NULL AND kind = \(bind: kind) AND currency = \(bind: currency)
+                """).first()
+        }
+        return try row.map(Self.account(from:))
+    }
+
+    public func account(_ id: LedgerAccountID, in db: any SQLDatabase) async throws -> LedgerAccount? {
+        try await db.raw("SELECT * FROM ledger_accounts WHERE id = \(bind: id.rawValue)").first().map(Self.account(from:))
+    }
+
+    /// Posts a balanced transaction.
+    /// - Parameters:
+    ///   - kind: What happened, e.g. `"topup"`, `"funding"`.
+    ///   - entries: At least two non-zero entries summing to zero, all in one currency.
+    ///   - reference: An optional id of the business object that caused the posting.
+    /// - Returns: The new transaction's id.
+    /// - Throws: ``LedgerError`` — nothing is written when the transaction is refused, and the
+    ///   caller's database transaction should be rolled back (throwing does that).
+    @discardableResult
+    public func post(
+        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any SQLDatabase
+    ) async throws -> LedgerTransactionID {
+        guard entries.count >= 2 else { throw LedgerError.malformed("a transaction needs at least two entries") }
+        guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
+        var sum: Int64 = 0
+        for entry in entries {
+            let (next, overflow) = sum.addingReportingOverflow(entry.amount)
+            guard !overflow else { throw LedgerError.malformed("amounts overflow") }
+            sum = next
+        }
+        guard sum == 0 else { throw LedgerError.unbalanced(sum: sum) }
+
+        // Credits before debits would let a transfer between the same accounts pass a balance
+        // check it should fail; apply debits first, in a stable order (fewer lock inversions).
+        let ordered = entries.enumerated().sorted { lhs, rhs in
+            if (lhs.element.amount < 0) != (rhs.element.amount < 0) { return lhs.element.amount < 0 }
+            if lhs.element.account.rawValue != rhs.element.account.rawValue {
+                return lhs.element.account.rawValue < rhs.element.account.rawValue
+            }
+            return lhs.offset < rhs.offset
+        }.map(\.element)
+
+        let transactionID = LedgerTransactionID(RandomID.make("ltx"))
+        let millis = now.epochMillis
+        try await db.raw("""
+            INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
+            VALUES (\(bind: transactionID.rawValue), \(bind: kind), \(bind: memo), \(bind: reference), \(bind: millis))
+            """).run()
+        var currency: String?
+        for entry in ordered {
+            let updated = try await db.raw("""
+                UPDATE ledger_accounts SET balance = balance + \(bind: entry.amount)
+                WHERE id = \(bind: entry.account.rawValue) AND (allow_negative OR balance + \(bind: entry.amount) >= 0)
+                RETURNING currency
+                """).first()
+            guard let updated else {
+                if try await account(entry.account, in: db) == nil { throw LedgerError.unknownAccount(entry.account) }
+                throw LedgerError.insufficientFunds(account: entry.account)
+            }
+            let entryCurrency = try updated.decode(column: "currency", as: String.self)
+            if let currency, currency != entryCurrency { throw LedgerError.currencyMismatch(account: entry.account) }
+            currency = entryCurrency
+            try await db.raw("""
+                INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at)
+                VALUES (\(bind: RandomID.make("len")), \(bind: transactionID.rawValue), \(bind: entry.account.rawValue), \(bind: entry.amount), \(bind: entryCurrency), \(bind: millis))
+                """).run()
+        }
+        return transactionID
+    }
+
+    /// The cached balance of an account.
+    public func balance(of account: LedgerAccountID, in db: any SQLDatabase) async throws -> Int64 {
+        guard let row = try await db.raw("SELECT balance FROM ledger_accounts WHERE id = \(bind: account.rawValue)").first() else {
+            throw LedgerError.unknownAccount(account)
+        }
+        return try row.decode(column: "balance", as: Int64.self)
+    }
+
+    /// The balance recomputed from the account's entries.
+    public func derivedBalance(of account: LedgerAccountID, in db: any SQLDatabase) async throws -> Int64 {
+        let row = try await db.raw("SELECT COALESCE(SUM(amount), 0) AS total FROM ledger_entries WHERE account_id = \(bind: account.rawValue)").first()
+        return try row?.decode(column: "total", as: Int64.self) ?? 0
+    }
+
+    /// Audits the whole ledger: every transaction sums to zero and every cached balance equals
+    /// the sum of its entries. Returns what is wrong (empty when the books are sound).
+    public func audit(in db: any SQLDatabase) async throws -> [String] {
+        var problems: [String] = []
+        let unbalanced = try await db.raw("""
+            SELECT transaction_id, SUM(amount) AS total FROM ledger_entries GROUP BY transaction_id HAVING SUM(amount) <> 0
+            """).all()
+        for row in unbalanced {
+            problems.append("transaction \(try row.decode(column: "transaction_id", as: String.self)) sums to \(try row.decode(column: "total", as: Int64.self))")
+        }
+        let drifted = try await db.raw("""
+            SELECT a.id AS id, a.balance AS balance, COALESCE(SUM(e.amount), 0) AS total
+            FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
+            GROUP BY a.id, a.balance HAVING a.balance <> COALESCE(SUM(e.amount), 0)
+            """).all()
+        for row in drifted {
+            problems.append("account \(try row.decode(column: "id", as: String.self)) caches \(try row.decode(column: "balance", as: Int64.self)) but entries sum to \(try row.decode(column: "total", as: Int64.self))")
+        }
+        return problems
+    }
+
+    static func account(from row: any SQLRow) throws -> LedgerAccount {
+        LedgerAccount(
+            id: LedgerAccountID(try row.decode(column: "id", as: String.self)),
+            ownerID: try row.decode(column: "owner_id", as: String?.self).map { UserID($0) },
+            kind: try row.decode(column: "kind", as: String.self),
+            currency: try row.decode(column: "currency", as: String.self),
+            balance: try row.decode(column: "balance", as: Int64.self),
+            allowNegative: try row.decode(column: "allow_negative", as: Bool.self)
+        )
+    }
+}

@@ -1,0 +1,3 @@
+import PurseCLI
+
+await PurseCommand.runMain()

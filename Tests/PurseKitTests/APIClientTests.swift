@@ -1,0 +1,152 @@
+import Foundation
+import PurseKit
+import Testing
+
+@Suite("APIClient")
+struct APIClientTests {
+    struct Balance: Codable, Equatable { var balance: Int }
+
+    func makeClient(_ transport: ScriptedTransport, sleeper: RecordingSleeper, attempts: Int = 3, random: Double = 1) -> APIClient {
+        APIClient(
+            session: ClientSession(baseURL: URL(string: "http://127.0.0.1:9")!),
+            transport: transport,
+            retry: RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(100), maxDelay: .seconds(1), random: { random }),
+            sleeper: sleeper.sleeper
+        )
+    }
+
+    @Test func decodesSuccessAndSendsBearerToken() async throws {
+        let transport = ScriptedTransport([json(200, #"{"balance": 4500}"#)])
+        let client = makeClient(transport, sleeper: RecordingSleeper())
+        try await client.session.setToken("tok123")
+        let balance: Balance = try await client.send("GET", "/user/balance")
+        #expect(balance == Balance(balance: 4500))
+        let request = try #require(transport.requests.first)
+        #expect(request.header("Authorization") == "Bearer tok123")
+        #expect(request.url.absoluteString == "http://127.0.0.1:9/user/balance")
+    }
+
+    @Test func mapsServerErrorJSONIntoTheTaxonomy() async throws {
+        let cases: [(Int, String, PurseError.Kind)] = [
+            (401, #"{"error": "Authentication required"}"#, .unauthorized),
+            (404, #"{"error": "User not found"}"#, .notFound),
+            (400, #"{"error": "User already has a Stripe Connect account"}"#, .server),
+            (400, #"{"verified": false, "message": "Signature verification failed"}"#, .server),
+        ]
+        for (status, body, kind) in cases {
+            let client = makeClient(ScriptedTransport([json(status, body)]), sleeper: RecordingSleeper())
+            do {
+                let _: Balance = try await client.send("GET", "/x")
+                Issue.record("expected an error for \(status)")
+            } catch let error as PurseError {
+                #expect(error.kind == kind)
+                #expect(!error.message.isEmpty)
+                if status == 400 { #expect(error.status == 400) }
+            }
+        }
+        let client = makeClient(ScriptedTransport([json(400, #"{"verified": false, "message": "Signature verification failed"}"#)]), sleeper: RecordingSleeper())
+        await #expect(throws: PurseError.server(status: 400, message: "")) {
+            let _: Balance = try await client.send("POST", "/biometric/auth/verify", body: ["a": 1])
+        }
+    }
+
+    @Test func retriesGetOn503WithExponentialBackoff() async throws {
+        let sleeper = RecordingSleeper()
+        let transport = ScriptedTransport([json(503, "{}"), json(503, "{}"), json(200, #"{"balance": 1}"#)])
+        let client = makeClient(transport, sleeper: sleeper)
+        let balance: Balance = try await client.send("GET", "/user/balance")
+        #expect(balance.balance == 1)
+        #expect(transport.requests.count == 3)
+        #expect(sleeper.recorded == [.milliseconds(100), .milliseconds(200)])
+    }
+
+    @Test func jitterScalesTheBackoff() async throws {
+        let sleeper = RecordingSleeper()
+        let transport = ScriptedTransport([json(503, "{}"), json(200, #"{"balance": 1}"#)])
+        let client = makeClient(transport, sleeper: sleeper, random: 0)
+        let _: Balance = try await client.send("GET", "/user/balance")
+        #expect(sleeper.recorded == [.milliseconds(50)])
+    }
+
+    @Test func honoursRetryAfter() async throws {
+        let sleeper = RecordingSleeper()
+        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headers: ["Retry-After": "3"]), json(200, #"{"balance": 2}"#)])
+        let client = makeClient(transport, sleeper: sleeper)
+        let _: Balance = try await client.send("GET", "/user/balance")
+        #expect(sleeper.recorded == [.seconds(3)])
+    }
+
+    @Test func tooLongRetryAfterIsReturnedNotWaited() async throws {
+        let sleeper = RecordingSleeper()
+        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headers: ["Retry-After": "3600"])])
+        let client = makeClient(transport, sleeper: sleeper)
+        do {
+            let _: Balance = try await client.send("GET", "/user/balance")
+            Issue.record("expected rate limiting")
+        } catch let error as PurseError {
+            #expect(error.kind == .rateLimited)
+            #expect(error.retryAfter == .seconds(3600))
+        }
+        #expect(sleeper.recorded.isEmpty)
+    }
+
+    @Test func postWithoutIdempotencyKeyIsNeverRetried() async throws {
+        let transport = ScriptedTransport([json(503, "{}"), json(200, #"{"balance": 1}"#)])
+        let client = makeClient(transport, sleeper: RecordingSleeper())
+        await #expect(throws: PurseError.self) {
+            let _: Balance = try await client.send("POST", "/user/topup", body: ["amount": 500])
+        }
+        #expect(transport.requests.count == 1)
+    }
+
+    @Test func postWithIdempotencyKeyRetriesWithTheSameKey() async throws {
+        let transport = ScriptedTransport([.fail(.timeout("slow")), json(503, "{}"), json(200, #"{"balance": 1}"#)])
+        let client = makeClient(transport, sleeper: RecordingSleeper())
+        let key = IdempotencyKey.make()
+        let _: Balance = try await client.send("POST", "/user/topup", body: ["amount": 500], idempotencyKey: key)
+        #expect(transport.requests.count == 3)
+        #expect(Set(transport.requests.map { $0.header("Idempotency-Key") }) == [key])
+        #expect(Set(transport.requests.map(\.body)).count == 1)
+    }
+
+    @Test func givesUpAfterMaxAttempts() async throws {
+        let transport = ScriptedTransport([json(503, "{}"), json(503, "{}"), json(503, "{}"), json(200, "{}")])
+        let client = makeClient(transport, sleeper: RecordingSleeper(), attempts: 3)
+        await #expect(throws: PurseError.server(status: 503, message: "")) {
+            let _: EmptyResponse = try await client.send("GET", "/x")
+        }
+        #expect(transport.requests.count == 3)
+    }
+
+    @Test func offlineIsNotRetriedAndSaysOffline() async throws {
+        let transport = ScriptedTransport([.fail(.offline("refused"))])
+        let client = makeClient(transport, sleeper: RecordingSleeper())
+        await #expect(throws: PurseError.offline) {
+            let _: EmptyResponse = try await client.send("GET", "/x")
+        }
+    }
+
+    @Test func undecodableSuccessIsInvalidResponse() async throws {
+        let client = makeClient(ScriptedTransport([json(200, "<html>")]), sleeper: RecordingSleeper())
+        await #expect(throws: PurseError.invalidResponse("")) {
+            let _: Balance = try await client.send("GET", "/x")
+        }
+    }
+
+    @Test func retryAfterHTTPDateIsParsed() {
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let later = "Tue, 14 Nov 2023 22:13:40 GMT"  // now + 20 s
+        #expect(PurseError.parseRetryAfter(later, now: now) == .seconds(20))
+        #expect(PurseError.parseRetryAfter("soon") == nil)
+    }
+
+    @Test func sessionTokenPersistsInTheSecureStore() async throws {
+        let store = InMemorySecureStore()
+        let url = URL(string: "http://127.0.0.1:8080")!
+        try await ClientSession(baseURL: url, store: store).setToken("abc")
+        #expect(try await ClientSession(baseURL: url, store: store).token() == "abc")
+        #expect(try await ClientSession(baseURL: URL(string: "http://other:1")!, store: store).token() == nil)
+        try await ClientSession(baseURL: url, store: store).setToken(nil)
+        #expect(try await ClientSession(baseURL: url, store: store).token() == nil)
+    }
+}

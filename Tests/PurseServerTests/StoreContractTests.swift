@@ -1,0 +1,335 @@
+import Foundation
+import PurseServer
+import PurseTestSupport
+import SQLKit
+import Testing
+
+/// The store contract: accounts, ledger, idempotency, jobs — on SQLite always, and on PostgreSQL
+/// when `PURSE_TEST_POSTGRES_URL` is set.
+@Suite("Store contract")
+struct StoreContractTests {
+    func withEnvironment(_ engine: DatabaseEngine, _ body: (ServerEnvironment, TestClock) async throws -> Void) async throws {
+        let server = try await TestServer.make(engine: engine)
+        do {
+            try await body(server.environment, server.clock)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    func makeUser(_ env: ServerEnvironment, _ label: String = UUID().uuidString) async throws -> User {
+        try await env.accounts.create(email: "\(label.lowercased())@example.com", phone: nil, name: nil, passwordHash: "x", now: env.now())
+    }
+
+    // MARK: Accounts
+
+    @Test(arguments: TestEngines.all)
+    func accountsAreUniqueByEmailAndPhone(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await env.accounts.create(email: "ada@example.com", phone: "+2348012345678", name: "Ada", passwordHash: "h", now: env.now())
+            await #expect(throws: AccountStoreError.duplicate(field: "email")) {
+                try await env.accounts.create(email: "ada@example.com", phone: nil, name: nil, passwordHash: "h", now: env.now())
+            }
+            await #expect(throws: AccountStoreError.duplicate(field: "phone")) {
+                try await env.accounts.create(email: nil, phone: "+2348012345678", name: nil, passwordHash: "h", now: env.now())
+            }
+            #expect(try await env.accounts.find(id: user.id)?.name == "Ada")
+            let found = try #require(try await env.accounts.credentials(for: .phone("+2348012345678")))
+            #expect(found.0.id == user.id && found.passwordHash == "h")
+            #expect(try await env.accounts.credentials(for: .email("nobody@example.com")) == nil)
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func concurrentRegistrationsOfOneEmailCreateOneUser(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        (try? await env.accounts.create(email: "race@example.com", phone: nil, name: nil, passwordHash: "h", now: env.now())) != nil
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.filter { $0 }.count == 1)
+        }
+    }
+
+    // MARK: Ledger
+
+    @Test(arguments: TestEngines.all)
+    func balancedTransactionMovesMoneyAndAuditsClean(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            try await env.database.transaction { db in
+                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
+                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -5000), LedgerEntry(wallet.id, 5000)], now: env.now(), in: db)
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 5000)
+                #expect(try await env.ledger.balance(of: funding.id, in: db) == -5000)
+                #expect(try await env.ledger.derivedBalance(of: wallet.id, in: db) == 5000)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func unbalancedTransactionIsRefusedAndWritesNothing(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            let (funding, wallet) = try await env.database.transaction { db in
+                (try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db),
+                 try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db))
+            }
+            await #expect(throws: LedgerError.unbalanced(sum: 1)) {
+                try await env.database.transaction { db in
+                    try await env.ledger.post(kind: "bad", entries: [LedgerEntry(funding.id, -499), LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
+                }
+            }
+            await #expect(throws: LedgerError.malformed("a transaction needs at least two entries")) {
+                try await env.database.transaction { db in
+                    try await env.ledger.post(kind: "bad", entries: [LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
+                }
+            }
+            try await env.database.read { db in
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 0)
+                #expect(try await db.raw("SELECT COUNT(*) AS n FROM ledger_transactions").first()?.decode(column: "n", as: Int.self) == 0)
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func overdraftIsRefusedAndTheWholeTransactionRollsBack(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            let (funding, wallet, revenue) = try await env.database.transaction { db in
+                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
+                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
+                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -100), LedgerEntry(wallet.id, 100)], now: env.now(), in: db)
+                return (funding, wallet, revenue)
+            }
+            await #expect(throws: LedgerError.insufficientFunds(account: wallet.id)) {
+                try await env.database.transaction { db in
+                    try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -101), LedgerEntry(revenue.id, 101)], now: env.now(), in: db)
+                }
+            }
+            await #expect(throws: LedgerError.unknownAccount(LedgerAccountID("lac_missing"))) {
+                try await env.database.transaction { db in
+                    try await env.ledger.post(kind: "spend", entries: [LedgerEntry(LedgerAccountID("lac_missing"), -1), LedgerEntry(revenue.id, 1)], now: env.now(), in: db)
+                }
+            }
+            try await env.database.read { db in
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 100)
+                #expect(try await env.ledger.balance(of: revenue.id, in: db) == 0)
+                #expect(try await env.ledger.balance(of: funding.id, in: db) == -100)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func currenciesDoNotMix(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            await #expect(throws: LedgerError.self) {
+                try await env.database.transaction { db in
+                    let ngn = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+                    let usd = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "USD", now: env.now(), in: db)
+                    try await env.ledger.post(kind: "x", entries: [LedgerEntry(ngn.id, -1), LedgerEntry(usd.id, 1)], now: env.now(), in: db)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func concurrentDebitsNeverOverdraw(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            let (wallet, revenue) = try await env.database.transaction { db in
+                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
+                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
+                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -500), LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
+                return (wallet, revenue)
+            }
+            let outcomes = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        do {
+                            try await env.database.transaction { db in
+                                try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -10), LedgerEntry(revenue.id, 10)], now: env.now(), in: db)
+                            }
+                            return true
+                        } catch {
+                            return false
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 50)
+            try await env.database.read { db in
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 0)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
+    // MARK: Idempotency
+
+    @Test(arguments: TestEngines.all)
+    func oneKeyUnderConcurrencyHasOneEffect(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            let (funding, wallet) = try await env.database.transaction { db in
+                (try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db),
+                 try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db))
+            }
+            let hash = IdempotencyStore.requestHash(scope: "POST /fund", body: Data(#"{"amount":100}"#.utf8))
+            let responses = try await withThrowingTaskGroup(of: StoredResponse.self, returning: [StoredResponse].self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        try await env.idempotency.perform(database: env.database, user: user.id, key: "key-1", scope: "POST /fund", requestHash: hash, now: env.now()) { db in
+                            let id = try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -100), LedgerEntry(wallet.id, 100)], now: env.now(), in: db)
+                            return StoredResponse(status: 201, body: Data(#"{"transaction":"\#(id)"}"#.utf8))
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.count == 200)
+            #expect(Set(responses.map(\.body)).count == 1)
+            #expect(responses.filter { !$0.replayed }.count == 1)
+            try await env.database.read { db in
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 100)
+                #expect(try await db.raw("SELECT COUNT(*) AS n FROM ledger_transactions").first()?.decode(column: "n", as: Int.self) == 1)
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func reusedKeyWithAnotherRequestIsRefused(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            let other = try await makeUser(env)
+            let first = try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h1", now: env.now()) { _ in
+                StoredResponse(status: 200, body: Data("{}".utf8))
+            }
+            #expect(!first.replayed)
+            await #expect(throws: IdempotencyError.keyReused) {
+                try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h2", now: env.now()) { _ in
+                    StoredResponse(status: 200, body: Data())
+                }
+            }
+            await #expect(throws: IdempotencyError.keyReused) {
+                try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /b", requestHash: "h1", now: env.now()) { _ in
+                    StoredResponse(status: 200, body: Data())
+                }
+            }
+            // Keys are per user: another user's identical key is a new request.
+            let theirs = try await env.idempotency.perform(database: env.database, user: other.id, key: "k", scope: "POST /a", requestHash: "h1", now: env.now()) { _ in
+                StoredResponse(status: 200, body: Data("{}".utf8))
+            }
+            #expect(!theirs.replayed)
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func failedEffectReleasesTheKey(engine: DatabaseEngine) async throws {
+        struct Refused: Error {}
+        try await withEnvironment(engine) { env, _ in
+            let user = try await makeUser(env)
+            await #expect(throws: Refused.self) {
+                try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h", now: env.now()) { _ in
+                    throw Refused()
+                }
+            }
+            let retry = try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h", now: env.now()) { _ in
+                StoredResponse(status: 200, body: Data("{}".utf8))
+            }
+            #expect(!retry.replayed)
+        }
+    }
+
+    // MARK: Jobs
+
+    @Test(arguments: TestEngines.all)
+    func jobsRunRetryWithBackoffAndDie(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, clock in
+            let id = try await env.database.transaction { db in
+                try await env.jobs.enqueue(kind: "webhook", payload: ["url": "http://x"], runAt: clock.now, maxAttempts: 2, in: db)
+            }
+            #expect(try await env.jobs.claim(kinds: ["other"], limit: 10, now: clock.now).isEmpty)
+            let claimed = try await env.jobs.claim(limit: 10, now: clock.now)
+            #expect(claimed.map(\.id) == [id])
+            #expect(try claimed[0].decode([String: String].self) == ["url": "http://x"])
+            #expect(try await env.jobs.claim(limit: 10, now: clock.now).isEmpty, "a running job is not claimed twice")
+
+            #expect(try await env.jobs.fail(claimed[0], error: "HTTP 500", now: clock.now) == .queued)
+            #expect(try await env.jobs.claim(limit: 10, now: clock.now).isEmpty, "not before the backoff")
+            clock.advance(by: env.jobs.backoff.delay(afterAttempts: 1) + 0.001)
+            let second = try await env.jobs.claim(limit: 10, now: clock.now)
+            #expect(second.first?.attempts == 2)
+            #expect(try await env.jobs.fail(second[0], error: "HTTP 500", now: clock.now) == .dead)
+            clock.advance(by: 10_000)
+            #expect(try await env.jobs.claim(limit: 10, now: clock.now).isEmpty)
+            let state = try #require(try await env.jobs.state(of: id))
+            #expect(state.state == .dead && state.attempts == 2 && state.lastError == "HTTP 500")
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func jobsOfRolledBackChangesNeverExist(engine: DatabaseEngine) async throws {
+        struct Abort: Error {}
+        try await withEnvironment(engine) { env, clock in
+            _ = try? await env.database.transaction { db -> String in
+                _ = try await env.jobs.enqueue(kind: "webhook", payload: ["a": "b"], runAt: clock.now, in: db)
+                throw Abort()
+            }
+            #expect(try await env.jobs.claim(limit: 10, now: clock.now).isEmpty)
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func concurrentClaimersNeverShareAJobAndExpiredLeasesReturn(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, clock in
+            for index in 0..<40 {
+                try await env.database.transaction { db in
+                    _ = try await env.jobs.enqueue(kind: "push", payload: ["n": index], runAt: clock.now, in: db)
+                }
+            }
+            let batches = try await withThrowingTaskGroup(of: [Job].self, returning: [[Job]].self) { group in
+                for _ in 0..<8 { group.addTask { try await env.jobs.claim(limit: 5, now: clock.now) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let ids = batches.flatMap { $0.map(\.id) }
+            #expect(ids.count == 40)
+            #expect(Set(ids).count == 40)
+            clock.advance(by: env.jobs.lease + 1)
+            #expect(try await env.jobs.claim(limit: 100, now: clock.now).count == 40, "a crashed worker's jobs come back")
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
+    func workerRunsHandlersAndRecordsFailures(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, clock in
+            let okID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "ok", payload: ["x": 1], runAt: clock.now, in: db) }
+            let badID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "bad", payload: ["x": 1], runAt: clock.now, in: db) }
+            struct Boom: Error {}
+            let worker = JobWorker(queue: env.jobs, handlers: [
+                JobHandler(kind: "ok") { _ in },
+                JobHandler(kind: "bad") { _ in throw Boom() },
+            ], now: clock.closure, logger: env.logger)
+            #expect(await worker.runOnce() == 2)
+            #expect(try await env.jobs.state(of: okID)?.state == .done)
+            #expect(try await env.jobs.state(of: badID)?.state == .queued)
+        }
+    }
+}
+
+extension DatabaseEngine: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PurseServer
+import SQLKit
+import Synchronization
+
+/// A clock tests move by hand.
+public final class TestClock: Sendable {
+    private let current: Mutex<Date>
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    public var now: Date { current.withLock { $0 } }
+    public func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    public var closure: @Sendable () -> Date { { self.now } }
+}
+
+/// The engines a store suite runs on: SQLite always, PostgreSQL when `PURSE_TEST_POSTGRES_URL` is set.
+public enum TestEngines {
+    public static var all: [DatabaseEngine] {
+        ProcessInfo.processInfo.environment["PURSE_TEST_POSTGRES_URL"].map { $0.isEmpty ? [] : [.postgres] }.map { [.sqlite] + $0 } ?? [.sqlite]
+    }
+}
+
+/// A throwaway database: a temporary SQLite file, or a fresh PostgreSQL database on the test server.
+public struct TestDatabase: Sendable {
+    public let url: String
+    let cleanup: @Sendable () async -> Void
+
+    public static func make(_ engine: DatabaseEngine) async throws -> TestDatabase {
+        switch engine {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return TestDatabase(url: directory.appendingPathComponent("purse.sqlite").path) {
+                try? FileManager.default.removeItem(at: directory)
+            }
+        case .postgres:
+            guard let admin = ProcessInfo.processInfo.environment["PURSE_TEST_POSTGRES_URL"],
+                  var components = URLComponents(string: admin) else {
+                throw ConfigurationError("PURSE_TEST_POSTGRES_URL is not set")
+            }
+            let name = "purse_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+            let adminDB = try await Database.open(url: admin, logger: Logger(label: "test"))
+            try await adminDB.read { db in try await db.raw(SQLQueryString("CREATE DATABASE \(name)")).run() }
+            await adminDB.shutdown()
+            components.path = "/\(name)"
+            let url = components.string!
+            return TestDatabase(url: url) {
+                if let adminDB = try? await Database.open(url: admin, logger: Logger(label: "test")) {
+                    try? await adminDB.read { db in try await db.raw(SQLQueryString("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")).run() }
+                    await adminDB.shutdown()
+                }
+            }
+        }
+    }
+
+    public func dispose() async { await cleanup() }
+}
+
+/// A server built for a test: fast bcrypt, fixed secret, a throwaway database, a test clock.
+public struct TestServer: Sendable {
+    public let app: PurseServerApp
+    public let clock: TestClock
+    let database: TestDatabase
+
+    public var environment: ServerEnvironment { app.environment }
+
+    public static func make(
+        engine: DatabaseEngine = .sqlite, modules: [any PurseModule] = [],
+        configure: (inout PurseConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let database = try await TestDatabase.make(engine)
+        var configuration = PurseConfiguration()
+        configuration.port = 0
+        configuration.databaseURL = database.url
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-data-\(UUID().uuidString)").path
+        configuration.jwtSecret = "test-secret-test-secret-test-secret-0123456789"
+        configuration.bcryptCost = 4
+        configuration.logLevel = .warning
+        configure(&configuration)
+        let clock = TestClock(Date())
+        let app = try await buildApplication(configuration: configuration, modules: modules, now: clock.closure)
+        return TestServer(app: app, clock: clock, database: database)
+    }
+
+    /// Runs `body` against the router (in-process), then tears everything down.
+    public func withRouter<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        do {
+            let result = try await app.application.test(.router) { client in try await body(client) }
+            await shutdown()
+            return result
+        } catch {
+            await shutdown()
+            throw error
+        }
+    }
+
+    /// Runs `body` against a live server on 127.0.0.1 (a free port), then tears everything down.
+    public func withLive<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        do {
+            let result = try await app.application.test(.live) { client in try await body(client) }
+            await shutdown()
+            return result
+        } catch {
+            await shutdown()
+            throw error
+        }
+    }
+
+    public func shutdown() async {
+        await app.environment.database.shutdown()
+        await database.dispose()
+    }
+}
+
+extension TestClientProtocol {
+    /// Sends JSON and returns the response.
+    @discardableResult
+    public func json(
+        _ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, token: String? = nil, headers: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        var headers = headers
+        if body != nil { headers[.contentType] = "application/json" }
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+
+    /// Registers a user and returns its session token and id.
+    public func register(email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse") async throws -> (token: String, userID: String) {
+        let response = try await json(.post, "/auth/register", #"{"email": "\#(email)", "password": "\#(password)"}"#)
+        guard response.status == .created else { throw ConfigurationError("register failed: \(response.status) \(String(buffer: response.body))") }
+        let object = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+        guard let token = object?["token"] as? String, let user = object?["user"] as? [String: Any], let id = user["id"] as? String else {
+            throw ConfigurationError("register answer lacks token")
+        }
+        return (token, id)
+    }
+}
+
+extension TestResponse {
+    /// The body parsed as a JSON object.
+    public var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+    }
+    public var text: String { String(buffer: body) }
+}
