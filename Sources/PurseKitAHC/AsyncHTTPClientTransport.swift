@@ -10,7 +10,17 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// Responses larger than this are refused rather than buffered.
     let maxResponseBytes: Int
 
-    public init(client: HTTPClient = .shared, maxResponseBytes: Int = 16 << 20) {
+    /// A process-wide client that fails fast when the server is unreachable (the caller's
+    /// ``RetryPolicy`` decides about retries, not the connection pool) and gives up connecting
+    /// after 5 seconds.
+    public static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    public init(client: HTTPClient = AsyncHTTPClientTransport.sharedClient, maxResponseBytes: Int = 16 << 20) {
         self.client = client
         self.maxResponseBytes = maxResponseBytes
     }

@@ -1,3 +1,5 @@
+import HummingbirdTesting
+import HTTPTypes
 import Foundation
 import PurseServer
 import PurseTestSupport
@@ -27,7 +29,7 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func accountsAreUniqueByEmailAndPhone(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await env.accounts.create(email: "ada@example.com", phone: "+2348012345678", name: "Ada", passwordHash: "h", now: env.now())
             await #expect(throws: AccountStoreError.duplicate(field: "email")) {
                 try await env.accounts.create(email: "ada@example.com", phone: nil, name: nil, passwordHash: "h", now: env.now())
@@ -44,7 +46,7 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func concurrentRegistrationsOfOneEmailCreateOneUser(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
                 for _ in 0..<20 {
                     group.addTask {
@@ -61,9 +63,9 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func balancedTransactionMovesMoneyAndAuditsClean(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            try await env.database.transaction { db in
+            try await env.database.transaction { db async throws in
                 let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
                 let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
                 try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -5000), LedgerEntry(wallet.id, 5000)], now: env.now(), in: db)
@@ -77,23 +79,23 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func unbalancedTransactionIsRefusedAndWritesNothing(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (funding, wallet) = try await env.database.transaction { db in
+            let (funding, wallet) = try await env.database.transaction { db async throws in
                 (try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db),
                  try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db))
             }
             await #expect(throws: LedgerError.unbalanced(sum: 1)) {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     try await env.ledger.post(kind: "bad", entries: [LedgerEntry(funding.id, -499), LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
                 }
             }
             await #expect(throws: LedgerError.malformed("a transaction needs at least two entries")) {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     try await env.ledger.post(kind: "bad", entries: [LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
                 }
             }
-            try await env.database.read { db in
+            try await env.database.read { db async throws in
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 0)
                 #expect(try await db.raw("SELECT COUNT(*) AS n FROM ledger_transactions").first()?.decode(column: "n", as: Int.self) == 0)
             }
@@ -102,9 +104,9 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func overdraftIsRefusedAndTheWholeTransactionRollsBack(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (funding, wallet, revenue) = try await env.database.transaction { db in
+            let (funding, wallet, revenue) = try await env.database.transaction { db async throws in
                 let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
                 let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
                 let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
@@ -112,16 +114,16 @@ struct StoreContractTests {
                 return (funding, wallet, revenue)
             }
             await #expect(throws: LedgerError.insufficientFunds(account: wallet.id)) {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -101), LedgerEntry(revenue.id, 101)], now: env.now(), in: db)
                 }
             }
             await #expect(throws: LedgerError.unknownAccount(LedgerAccountID("lac_missing"))) {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     try await env.ledger.post(kind: "spend", entries: [LedgerEntry(LedgerAccountID("lac_missing"), -1), LedgerEntry(revenue.id, 1)], now: env.now(), in: db)
                 }
             }
-            try await env.database.read { db in
+            try await env.database.read { db async throws in
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 100)
                 #expect(try await env.ledger.balance(of: revenue.id, in: db) == 0)
                 #expect(try await env.ledger.balance(of: funding.id, in: db) == -100)
@@ -132,10 +134,10 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func currenciesDoNotMix(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             await #expect(throws: LedgerError.self) {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     let ngn = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
                     let usd = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "USD", now: env.now(), in: db)
                     try await env.ledger.post(kind: "x", entries: [LedgerEntry(ngn.id, -1), LedgerEntry(usd.id, 1)], now: env.now(), in: db)
@@ -146,9 +148,9 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func concurrentDebitsNeverOverdraw(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (wallet, revenue) = try await env.database.transaction { db in
+            let (wallet, revenue) = try await env.database.transaction { db async throws in
                 let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
                 let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
                 let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
@@ -159,7 +161,7 @@ struct StoreContractTests {
                 for _ in 0..<100 {
                     group.addTask {
                         do {
-                            try await env.database.transaction { db in
+                            try await env.database.transaction { db async throws in
                                 try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -10), LedgerEntry(revenue.id, 10)], now: env.now(), in: db)
                             }
                             return true
@@ -171,7 +173,7 @@ struct StoreContractTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 }.count == 50)
-            try await env.database.read { db in
+            try await env.database.read { db async throws in
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 0)
                 #expect(try await env.ledger.audit(in: db).isEmpty)
             }
@@ -182,9 +184,9 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func oneKeyUnderConcurrencyHasOneEffect(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (funding, wallet) = try await env.database.transaction { db in
+            let (funding, wallet) = try await env.database.transaction { db async throws in
                 (try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db),
                  try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db))
             }
@@ -203,7 +205,7 @@ struct StoreContractTests {
             #expect(responses.count == 200)
             #expect(Set(responses.map(\.body)).count == 1)
             #expect(responses.filter { !$0.replayed }.count == 1)
-            try await env.database.read { db in
+            try await env.database.read { db async throws in
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 100)
                 #expect(try await db.raw("SELECT COUNT(*) AS n FROM ledger_transactions").first()?.decode(column: "n", as: Int.self) == 1)
             }
@@ -212,7 +214,7 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func reusedKeyWithAnotherRequestIsRefused(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let other = try await makeUser(env)
             let first = try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h1", now: env.now()) { _ in
@@ -240,7 +242,7 @@ struct StoreContractTests {
     @Test(arguments: TestEngines.all)
     func failedEffectReleasesTheKey(engine: DatabaseEngine) async throws {
         struct Refused: Error {}
-        try await withEnvironment(engine) { env, _ in
+        try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             await #expect(throws: Refused.self) {
                 try await env.idempotency.perform(database: env.database, user: user.id, key: "k", scope: "POST /a", requestHash: "h", now: env.now()) { _ in
@@ -258,8 +260,8 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func jobsRunRetryWithBackoffAndDie(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, clock in
-            let id = try await env.database.transaction { db in
+        try await withEnvironment(engine) { env, clock async throws in
+            let id = try await env.database.transaction { db async throws in
                 try await env.jobs.enqueue(kind: "webhook", payload: ["url": "http://x"], runAt: clock.now, maxAttempts: 2, in: db)
             }
             #expect(try await env.jobs.claim(kinds: ["other"], limit: 10, now: clock.now).isEmpty)
@@ -284,7 +286,7 @@ struct StoreContractTests {
     @Test(arguments: TestEngines.all)
     func jobsOfRolledBackChangesNeverExist(engine: DatabaseEngine) async throws {
         struct Abort: Error {}
-        try await withEnvironment(engine) { env, clock in
+        try await withEnvironment(engine) { env, clock async throws in
             _ = try? await env.database.transaction { db -> String in
                 _ = try await env.jobs.enqueue(kind: "webhook", payload: ["a": "b"], runAt: clock.now, in: db)
                 throw Abort()
@@ -295,9 +297,9 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func concurrentClaimersNeverShareAJobAndExpiredLeasesReturn(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, clock in
+        try await withEnvironment(engine) { env, clock async throws in
             for index in 0..<40 {
-                try await env.database.transaction { db in
+                try await env.database.transaction { db async throws in
                     _ = try await env.jobs.enqueue(kind: "push", payload: ["n": index], runAt: clock.now, in: db)
                 }
             }
@@ -315,7 +317,7 @@ struct StoreContractTests {
 
     @Test(arguments: TestEngines.all)
     func workerRunsHandlersAndRecordsFailures(engine: DatabaseEngine) async throws {
-        try await withEnvironment(engine) { env, clock in
+        try await withEnvironment(engine) { env, clock async throws in
             let okID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "ok", payload: ["x": 1], runAt: clock.now, in: db) }
             let badID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "bad", payload: ["x": 1], runAt: clock.now, in: db) }
             struct Boom: Error {}

@@ -176,7 +176,7 @@ public struct Ledger: Sendable {
 
     /// The balance recomputed from the account's entries.
     public func derivedBalance(of account: LedgerAccountID, in db: any SQLDatabase) async throws -> Int64 {
-        let row = try await db.raw("SELECT COALESCE(SUM(amount), 0) AS total FROM ledger_entries WHERE account_id = \(bind: account.rawValue)").first()
+        let row = try await db.raw("SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM ledger_entries WHERE account_id = \(bind: account.rawValue)").first()
         return try row?.decode(column: "total", as: Int64.self) ?? 0
     }
 
@@ -185,13 +185,13 @@ public struct Ledger: Sendable {
     public func audit(in db: any SQLDatabase) async throws -> [String] {
         var problems: [String] = []
         let unbalanced = try await db.raw("""
-            SELECT transaction_id, SUM(amount) AS total FROM ledger_entries GROUP BY transaction_id HAVING SUM(amount) <> 0
+            SELECT transaction_id, CAST(SUM(amount) AS BIGINT) AS total FROM ledger_entries GROUP BY transaction_id HAVING SUM(amount) <> 0
             """).all()
         for row in unbalanced {
             problems.append("transaction \(try row.decode(column: "transaction_id", as: String.self)) sums to \(try row.decode(column: "total", as: Int64.self))")
         }
         let drifted = try await db.raw("""
-            SELECT a.id AS id, a.balance AS balance, COALESCE(SUM(e.amount), 0) AS total
+            SELECT a.id AS id, a.balance AS balance, CAST(COALESCE(SUM(e.amount), 0) AS BIGINT) AS total
             FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
             GROUP BY a.id, a.balance HAVING a.balance <> COALESCE(SUM(e.amount), 0)
             """).all()

@@ -1,0 +1,191 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PurseServer
+import PurseTestSupport
+import Testing
+
+@Suite("HTTP surface")
+struct HTTPTests {
+    @Test func indexListsServicesAsHTMLAndJSON() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let html = try await client.execute(uri: "/", method: .get, headers: [.accept: "text/html"])
+            #expect(html.status == .ok)
+            #expect(html.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(html.text.contains("Accounts") && html.text.contains("/openapi.yaml"))
+            let json = try await client.execute(uri: "/", method: .get, headers: [.accept: "application/json"])
+            #expect(json.headers[.contentType]?.hasPrefix("application/json") == true)
+            let services = json.object["services"] as? [[String: Any]]
+            #expect(services?.first?["id"] as? String == "accounts")
+        }
+    }
+
+    @Test func healthChecksTheDatabase() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let ok = try await client.execute(uri: "/health", method: .get)
+            #expect(ok.status == .ok)
+            #expect(ok.object["status"] as? String == "ok" && ok.object["database"] as? String == "sqlite")
+            await server.environment.database.shutdown()
+            let down = try await client.execute(uri: "/health", method: .get)
+            #expect(down.status == .serviceUnavailable)
+        }
+    }
+
+    @Test func metricsCountRequestsByRouteAndStatus() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            _ = try await client.execute(uri: "/health", method: .get)
+            _ = try await client.execute(uri: "/health", method: .get)
+            _ = try await client.json(.post, "/auth/login", "{")
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
+            #expect(metrics.text.contains(#"purse_http_requests_total{method="GET",route="/health",status="200"} 2"#))
+            #expect(metrics.text.contains(#"purse_http_requests_total{method="POST",route="/auth/login",status="400"} 1"#))
+            #expect(metrics.text.contains("purse_http_request_duration_seconds_bucket"))
+        }
+    }
+
+    @Test func unknownRoutesAre404JSON() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let response = try await client.execute(uri: "/no/such/route", method: .get)
+            #expect(response.status == .notFound)
+            #expect(response.object["error"] as? String == "Not found")
+        }
+    }
+
+    @Test func malformedInputIsA400NamingTheField() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let cases: [(String, String)] = [
+                ("{", "Malformed JSON body"),
+                ("", "Request body must be a JSON object"),
+                ("[1,2]", "Request body must be a JSON object"),
+                (#"{"email": "a@b.co"}"#, "Missing required field 'password'"),
+                (#"{"email": "a@b.co", "password": 12345678}"#, "Field 'password' has the wrong type (expected a string)"),
+                (#"{"email": "a@b.co", "password": null}"#, "Field 'password' must not be null (expected a string)"),
+                (#"{"email": "not-an-email", "password": "longenough"}"#, "Field 'email' is not a valid email address"),
+                (#"{"phone": "12ab", "password": "longenough"}"#, "Field 'phone' is not a valid phone number"),
+                (#"{"password": "longenough"}"#, "Either 'email' or 'phone' is required"),
+                (#"{"email": "a@b.co", "password": "short"}"#, "Field 'password' must be at least 8 characters"),
+            ]
+            for (body, message) in cases {
+                let response = try await client.json(.post, "/auth/register", body)
+                #expect(response.status == .badRequest, "\(body)")
+                #expect(response.object["error"] as? String == message, "\(body)")
+            }
+        }
+    }
+
+    @Test func oversizedBodiesAre413() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let big = "{\"email\": \"" + String(repeating: "a", count: 2 << 20) + "\"}"
+            let response = try await client.json(.post, "/auth/register", big)
+            #expect(response.status == .contentTooLarge)
+            #expect((response.object["error"] as? String)?.contains("larger than") == true)
+        }
+    }
+
+    @Test func noRouteAnswers500ToGarbage() async throws {
+        let server = try await TestServer.make()
+        let garbage = ["{", "null", "true", "\"x\"", "[]", "{\"email\": {}}", "{\"password\": []}", String(repeating: "[", count: 5000),
+                       "{\"email\": \"\u{0000}\"}", "\u{FFFF}\u{FFFE}", "{\"phone\": 1e400, \"password\": \"xxxxxxxx\"}"]
+        let routes = server.app.routes.filter { $0.hasPrefix("POST ") }.map { String($0.dropFirst(5)) }
+        #expect(!routes.isEmpty)
+        try await server.withRouter { client in
+            for route in routes {
+                for body in garbage {
+                    let response = try await client.json(.post, route, body)
+                    #expect(response.status.code < 500, "\(route) answered \(response.status) to \(body.prefix(40))")
+                }
+            }
+        }
+    }
+
+    @Test func registerLoginAndMe() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let registered = try await client.json(.post, "/auth/register", #"{"email": " Ada@Example.com ", "password": "correct horse", "name": "Ada"}"#)
+            #expect(registered.status == .created)
+            let user = try #require(registered.object["user"] as? [String: Any])
+            #expect(user["email"] as? String == "ada@example.com")
+            #expect(user["password_hash"] == nil && user["passwordHash"] == nil)
+
+            let duplicate = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "another pass"}"#)
+            #expect(duplicate.status == .conflict)
+            #expect(duplicate.object["error"] as? String == "An account with this email already exists")
+
+            let login = try await client.json(.post, "/auth/login", #"{"email": "ADA@example.com", "password": "correct horse"}"#)
+            #expect(login.status == .ok)
+            let token = try #require(login.object["token"] as? String)
+
+            let me = try await client.json(.get, "/auth/me", token: token)
+            #expect(me.status == .ok)
+            #expect((me.object["user"] as? [String: Any])?["name"] as? String == "Ada")
+
+            // Wrong password and unknown user get the same answer.
+            let wrong = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "wrong password"}"#)
+            let unknown = try await client.json(.post, "/auth/login", #"{"email": "nobody@example.com", "password": "wrong password"}"#)
+            #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
+            #expect(wrong.text == unknown.text)
+            #expect(wrong.object["error"] as? String == "Invalid credentials")
+        }
+    }
+
+    @Test func phoneAccountsWork() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let registered = try await client.json(.post, "/auth/register", #"{"phone": "+234 801 234 5678", "password": "correct horse"}"#)
+            #expect(registered.status == .created)
+            let login = try await client.json(.post, "/auth/login", #"{"phone": "+2348012345678", "password": "correct horse"}"#)
+            #expect(login.status == .ok)
+        }
+    }
+
+    @Test func missingInvalidOrExpiredTokensAre401() async throws {
+        let server = try await TestServer.make { $0.sessionLifetime = 60 }
+        try await server.withRouter { client in
+            let (token, _) = try await client.register()
+            let expected = #"{"error":"Authentication required"}"#
+            let missing = try await client.json(.get, "/auth/me")
+            #expect(missing.status == .unauthorized && missing.text == expected)
+            let garbage = try await client.json(.get, "/auth/me", token: "not.a.jwt")
+            #expect(garbage.status == .unauthorized && garbage.text == expected)
+            var tampered = token
+            tampered.removeLast()
+            tampered.append(token.last == "A" ? "B" : "A")
+            #expect(try await client.json(.get, "/auth/me", token: tampered).status == .unauthorized)
+            #expect(try await client.json(.get, "/auth/me", token: token).status == .ok)
+            server.clock.advance(by: 61)
+            let expired = try await client.json(.get, "/auth/me", token: token)
+            #expect(expired.status == .unauthorized && expired.text == expected)
+        }
+    }
+
+    @Test func aPurposeTokenIsNotASession() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let (_, userID) = try await client.register()
+            let stepUp = try await server.environment.tokens.issue(for: UserID(userID), purpose: "nexus.verification", lifetime: 300).token
+            #expect(try await client.json(.get, "/auth/me", token: stepUp).status == .unauthorized)
+        }
+    }
+
+    @Test func sessionLifetimeDefaultsTo30Days() throws {
+        #expect(PurseConfiguration().sessionLifetime == 30 * 24 * 3600)
+    }
+
+    @Test func requestIDsAreEchoed() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let given = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "abc-123"])
+            #expect(given.headers[HTTPField.Name("X-Request-ID")!] == "abc-123")
+            let made = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "bad id\n"])
+            #expect(made.headers[HTTPField.Name("X-Request-ID")!]?.count == 16)
+        }
+    }
+}

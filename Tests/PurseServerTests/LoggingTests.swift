@@ -1,0 +1,51 @@
+import HummingbirdTesting
+import HTTPTypes
+import Foundation
+import Logging
+import PurseServer
+import PurseTestSupport
+import Synchronization
+import Testing
+
+/// Captures every log line of the process while a test runs.
+final class CapturedLogs: Sendable {
+    static let shared = CapturedLogs()
+    let lines = Mutex<[String]>([])
+    static let bootstrap: Void = {
+        LoggingSystem.bootstrap { label in CaptureHandler(label: label) }
+    }()
+
+    struct CaptureHandler: LogHandler {
+        var label: String
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            CapturedLogs.shared.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+        }
+    }
+}
+
+@Suite("Logs")
+struct LoggingTests {
+    @Test func logsNeverContainPasswordsOrTokens() async throws {
+        _ = CapturedLogs.bootstrap
+        let server = try await TestServer.make { $0.logLevel = .trace }
+        let password = "Sup3r-Secret-Passw0rd"
+        let token = try await server.withRouter { client in
+            let registered = try await client.json(.post, "/auth/register", #"{"email": "log@example.com", "password": "\#(password)"}"#)
+            let token = try #require(registered.object["token"] as? String)
+            _ = try await client.json(.get, "/auth/me?token=\(token)", token: token)
+            _ = try await client.json(.post, "/auth/login", #"{"email": "log@example.com", "password": "\#(password)x"}"#)
+            return token
+        }
+        let lines = CapturedLogs.shared.lines.withLock { $0 }
+        #expect(lines.contains { $0.contains("/auth/register") }, "request lines are logged")
+        #expect(!lines.contains { $0.contains(password) })
+        #expect(!lines.contains { $0.contains(token) })
+    }
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Starts `purse serve` on a free port with a throwaway data dir and walks the account journey
+# with the CLI, as a user would: register -> whoami -> logout -> login -> whoami.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PURSE=${PURSE:-.build/debug/purse}
+work=$(mktemp -d /tmp/purse-cli.XXXXXX)
+port=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+export PURSE_HOME="$work/home"
+"$PURSE" serve --port "$port" --data-dir "$work/data" --log-level warning > "$work/serve.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/health" >/dev/null || { cat "$work/serve.log"; exit 1; }
+
+url="http://127.0.0.1:$port"
+email="cli-$RANDOM$RANDOM@example.com"
+"$PURSE" account register --server "$url" --email "$email" --password "correct horse" --name "CLI User"
+"$PURSE" account whoami --server "$url" | grep -q "$email"
+"$PURSE" account whoami --server "$url" --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["email"] == sys.argv[1]' "$email"
+"$PURSE" account logout --server "$url"
+if "$PURSE" account whoami --server "$url" 2>/dev/null; then echo "whoami worked after logout"; exit 1; fi
+PURSE_PASSWORD="correct horse" "$PURSE" account login --server "$url" --email "$email"
+"$PURSE" account whoami --server "$url"
+if "$PURSE" account login --server "$url" --email "$email" --password "wrong password" 2>"$work/err"; then echo "bad password accepted"; exit 1; fi
+grep -q "Invalid credentials" "$work/err"
+# Secrets stay out of the server log.
+if grep -q "correct horse" "$work/serve.log"; then echo "password in server log"; exit 1; fi
+echo "cli-smoke: 1 passed, 0 failed"
