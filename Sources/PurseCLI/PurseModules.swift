@@ -1,8 +1,11 @@
+import NexusService
 import PurseServer
 
 /// The services `purse serve` mounts, in the order `GET /` lists them.
 public enum PurseModules {
     public static func all(configuration: PurseConfiguration) throws -> [any PurseModule] {
-        []
+        [
+            NexusModule(configuration: try NexusConfiguration.from(configuration)),
+        ]
     }
 }

@@ -62,10 +62,13 @@ public struct AccountStore: Sendable {
     }
 
     public func find(id: UserID) async throws -> User? {
-        try await database.read { db in
-            try await db.raw("SELECT id, email, phone, name, created_at FROM users WHERE id = \(bind: id.rawValue)")
-                .first().map(Self.user(from:))
-        }
+        try await database.read { db in try await find(id: id, in: db) }
+    }
+
+    /// The user with `id`, read in the caller's session (inside its transaction).
+    public func find(id: UserID, in db: any SQLDatabase) async throws -> User? {
+        try await db.raw("SELECT id, email, phone, name, created_at FROM users WHERE id = \(bind: id.rawValue)")
+            .first().map(Self.user(from:))
     }
 
     /// The user and stored password hash for a login identifier.

@@ -13,6 +13,8 @@ public struct PurseTokenClaims: JWTPayload, Equatable {
     public var intent: String?
 
     public var userID: UserID { UserID(sub.value) }
+    /// The token's unique id (`jti`), for single-use tokens.
+    public var tokenID: String { jti.value }
 
     /// Expiry is checked by ``TokenService`` against its injected clock.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}

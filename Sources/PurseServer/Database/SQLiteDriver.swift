@@ -43,11 +43,23 @@ final class SQLiteDriver: DatabaseDriver {
         return driver
     }
 
+    /// Set while a task holds the connection: a nested `read`/`transaction` from the same task
+    /// would wait for itself forever, so it is refused instead (pass the `db` you were given).
+    @TaskLocal static var holdsSession = false
+
     func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await lock.withLock { try await body(database) }
+        guard !Self.holdsSession else { throw NestedSessionError() }
+        return try await lock.withLock {
+            try await Self.$holdsSession.withValue(true) { try await body(database) }
+        }
     }
 
     func shutdown() async {
         await lock.withLock { try? await connection.close() }
     }
+}
+
+/// A database session was opened inside another one on the same task.
+struct NestedSessionError: Error, CustomStringConvertible {
+    var description: String { "nested database session: use the db of the enclosing transaction" }
 }

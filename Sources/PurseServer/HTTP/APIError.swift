@@ -13,11 +13,14 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var headers: HTTPFields
     /// The encoded JSON body.
     public var body: Data
+    /// The human message, when the error was made from one.
+    public var message: String?
 
     /// An error whose body is `{"error": message}` (plus `"details"` when given).
     public init(_ status: HTTPResponse.Status, _ message: String, details: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.headers = headers
+        self.message = message
         self.body = Self.encode(ErrorBody(error: message, details: details))
     }
 

@@ -1,0 +1,121 @@
+import PurseServer
+
+/// Nexus Data's schema: WebAuthn credentials and challenges, spent step-up tokens, the
+/// product catalogue (seeded), transaction PINs and wallet transactions.
+enum NexusMigrations {
+    static let all: [Migration] = [
+        Migration("nexus_0001_webauthn", [
+            """
+            CREATE TABLE nexus_credentials (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id),
+                public_key TEXT NOT NULL,
+                sign_count BIGINT NOT NULL CHECK (sign_count >= 0),
+                transports TEXT NOT NULL DEFAULT '[]',
+                aaguid TEXT NOT NULL,
+                attestation_format TEXT NOT NULL,
+                name TEXT,
+                created_at BIGINT NOT NULL,
+                last_used_at BIGINT
+            )
+            """,
+            "CREATE INDEX nexus_credentials_user ON nexus_credentials (user_id)",
+            """
+            CREATE TABLE nexus_challenges (
+                challenge TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id),
+                ceremony TEXT NOT NULL CHECK (ceremony IN ('registration', 'authentication')),
+                intent TEXT NOT NULL CHECK (intent IN ('transaction', 'unlock', 'enrol')),
+                user_verification TEXT NOT NULL CHECK (user_verification IN ('required', 'preferred', 'discouraged')),
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE nexus_used_tokens (
+                jti TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id),
+                used_at BIGINT NOT NULL
+            )
+            """,
+        ]),
+        Migration("nexus_0002_products", [
+            """
+            CREATE TABLE nexus_products (
+                code TEXT PRIMARY KEY,
+                supplier_slug TEXT NOT NULL,
+                network TEXT NOT NULL,
+                category TEXT NOT NULL CHECK (category IN ('airtime', 'data')),
+                name TEXT NOT NULL,
+                min_amount BIGINT NOT NULL CHECK (min_amount > 0),
+                max_amount BIGINT NOT NULL,
+                active BOOLEAN NOT NULL DEFAULT TRUE,
+                CHECK (max_amount >= min_amount)
+            )
+            """,
+        ] + NexusCatalogue.seed.map { product in
+            """
+            INSERT INTO nexus_products (code, supplier_slug, network, category, name, min_amount, max_amount, active)
+            VALUES ('\(product.code)', '\(product.supplierSlug)', '\(product.network)', '\(product.category)', '\(product.name)', \(product.minAmount), \(product.maxAmount), TRUE)
+            """
+        }),
+        Migration("nexus_0003_wallet", [
+            """
+            CREATE TABLE nexus_pins (
+                user_id TEXT PRIMARY KEY REFERENCES users(id),
+                pin_hash TEXT NOT NULL,
+                failed_attempts INTEGER NOT NULL DEFAULT 0 CHECK (failed_attempts >= 0),
+                locked_until BIGINT,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE nexus_transactions (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id),
+                kind TEXT NOT NULL CHECK (kind IN ('topup', 'funding')),
+                product_code TEXT REFERENCES nexus_products(code),
+                recipient_phone TEXT,
+                amount BIGINT NOT NULL CHECK (amount > 0),
+                cashback_used BIGINT NOT NULL DEFAULT 0 CHECK (cashback_used >= 0),
+                cashback_earned BIGINT NOT NULL DEFAULT 0 CHECK (cashback_earned >= 0),
+                method TEXT CHECK (method IN ('biometric', 'pin')),
+                status TEXT NOT NULL CHECK (status IN ('completed', 'failed')),
+                ledger_transaction_id TEXT NOT NULL REFERENCES ledger_transactions(id),
+                created_at BIGINT NOT NULL,
+                CHECK (kind <> 'topup' OR (product_code IS NOT NULL AND recipient_phone IS NOT NULL AND method IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX nexus_transactions_user ON nexus_transactions (user_id, created_at, id)",
+        ]),
+    ]
+}
+
+/// The seeded catalogue: airtime (any amount in range) and data bundles (fixed price), in naira.
+enum NexusCatalogue {
+    struct Seed {
+        var code: String
+        var supplierSlug: String
+        var network: String
+        var category: String
+        var name: String
+        var minAmount: Int
+        var maxAmount: Int
+    }
+
+    static let seed: [Seed] = [
+        Seed(code: "AIRTIME_MTN", supplierSlug: "mtn", network: "MTN", category: "airtime", name: "MTN Airtime", minAmount: 50, maxAmount: 50_000),
+        Seed(code: "AIRTIME_AIRTEL", supplierSlug: "airtel", network: "Airtel", category: "airtime", name: "Airtel Airtime", minAmount: 50, maxAmount: 50_000),
+        Seed(code: "AIRTIME_GLO", supplierSlug: "glo", network: "Glo", category: "airtime", name: "Glo Airtime", minAmount: 50, maxAmount: 50_000),
+        Seed(code: "AIRTIME_9MOBILE", supplierSlug: "9mobile", network: "9mobile", category: "airtime", name: "9mobile Airtime", minAmount: 50, maxAmount: 50_000),
+        Seed(code: "DATA_MTN_1GB", supplierSlug: "mtn", network: "MTN", category: "data", name: "MTN 1GB (30 days)", minAmount: 1_000, maxAmount: 1_000),
+        Seed(code: "DATA_MTN_5GB", supplierSlug: "mtn", network: "MTN", category: "data", name: "MTN 5GB (30 days)", minAmount: 3_500, maxAmount: 3_500),
+        Seed(code: "DATA_AIRTEL_1GB", supplierSlug: "airtel", network: "Airtel", category: "data", name: "Airtel 1GB (30 days)", minAmount: 1_000, maxAmount: 1_000),
+        Seed(code: "DATA_AIRTEL_5GB", supplierSlug: "airtel", network: "Airtel", category: "data", name: "Airtel 5GB (30 days)", minAmount: 3_500, maxAmount: 3_500),
+        Seed(code: "DATA_GLO_1GB", supplierSlug: "glo", network: "Glo", category: "data", name: "Glo 1.35GB (14 days)", minAmount: 500, maxAmount: 500),
+        Seed(code: "DATA_GLO_5GB", supplierSlug: "glo", network: "Glo", category: "data", name: "Glo 5.8GB (30 days)", minAmount: 2_000, maxAmount: 2_000),
+        Seed(code: "DATA_9MOBILE_1GB", supplierSlug: "9mobile", network: "9mobile", category: "data", name: "9mobile 1GB (30 days)", minAmount: 1_000, maxAmount: 1_000),
+        Seed(code: "DATA_9MOBILE_4GB", supplierSlug: "9mobile", network: "9mobile", category: "data", name: "9mobile 4.5GB (30 days)", minAmount: 4_000, maxAmount: 4_000),
+    ]
+}

@@ -1,0 +1,85 @@
+import HTTPTypes
+import PurseServer
+
+enum NexusOpenAPI {
+    static let failure = Schema.ref("NexusFailure")
+    static let verifyFailure = Schema.ref("VerifyFailure")
+
+    static func fragment(sandboxFunding: Bool) -> OpenAPIFragment {
+        var operations: [OpenAPIOperation] = [
+            OpenAPIOperation(.post, "/biometric/register/options", summary: "WebAuthn creation options (attestation none, ES256)", tag: "nexus", requiresAuth: true,
+                             responses: [(200, "PublicKeyCredentialCreationOptionsJSON", Schema.ref("CreationOptions")), (401, "Authentication required", Schema.error)]),
+            OpenAPIOperation(.post, "/biometric/register/verify", summary: "Verify a registration and store the credential", tag: "nexus", requiresAuth: true,
+                             request: Schema.ref("RegistrationResponseJSON"),
+                             responses: [(201, "Credential stored", Schema.object([("verified", Schema.boolean), ("credential", Schema.ref("Credential"))])),
+                                         (400, "Malformed", verifyFailure), (401, "A check failed", verifyFailure), (409, "Already registered", verifyFailure)]),
+            OpenAPIOperation(.get, "/biometric/credentials", summary: "The user's credentials", tag: "nexus", requiresAuth: true,
+                             responses: [(200, "Credentials", Schema.object([("credentials", Schema.array(Schema.ref("Credential")))]))]),
+            OpenAPIOperation(.delete, "/biometric/credentials/{id}", summary: "Remove a credential", tag: "nexus", requiresAuth: true,
+                             responses: [(204, "Removed", nil), (404, "No such credential", failure)]),
+            OpenAPIOperation(.get, "/biometric/auth/options", summary: "Step-up challenge (single use, 60 s)", tag: "nexus", requiresAuth: true,
+                             responses: [(200, "Request options", Schema.ref("AuthenticationOptions")), (404, "No credential enrolled", failure)],
+                             query: [("intent", "transaction (default) or unlock")]),
+            OpenAPIOperation(.post, "/biometric/auth/verify", summary: "Verify an assertion; returns a 300 s single-use verificationToken", tag: "nexus", requiresAuth: true,
+                             request: Schema.ref("AuthenticationResponseJSON"),
+                             responses: [(200, "Verified", Schema.ref("VerifySuccess")), (400, "Malformed", verifyFailure), (401, "A check failed", verifyFailure)]),
+            OpenAPIOperation(.get, "/products", summary: "Airtime and data products (naira)", tag: "nexus",
+                             responses: [(200, "Catalogue", Schema.object([("products", Schema.array(Schema.ref("Product")))]))]),
+            OpenAPIOperation(.post, "/user/topup", summary: "Buy airtime or data with a verificationToken or the PIN", tag: "nexus", requiresAuth: true, idempotent: true,
+                             request: Schema.ref("TopupRequest"),
+                             responses: [(200, "Completed", Schema.ref("TopupResponse")), (400, "Invalid request", failure), (401, "Not authorised", failure),
+                                         (402, "Insufficient balance", failure), (422, "Idempotency-Key reused", Schema.error), (423, "PIN locked", failure)]),
+            OpenAPIOperation(.get, "/user/balance", summary: "Wallet and cashback balances (naira)", tag: "nexus", requiresAuth: true,
+                             responses: [(200, "Balances", Schema.object([("balance", Schema.integer), ("cashback", Schema.integer), ("currency", Schema.string)]))]),
+            OpenAPIOperation(.get, "/user/transactions", summary: "Wallet history, newest first", tag: "nexus", requiresAuth: true,
+                             responses: [(200, "A page", Schema.object([("data", Schema.array(Schema.ref("Transaction"))), ("hasMore", Schema.boolean), ("nextCursor", Schema.string)])),
+                                         (400, "Bad paging", failure)],
+                             query: [("limit", "1-100, default 20"), ("cursor", "nextCursor of the previous page")]),
+            OpenAPIOperation(.put, "/user/pin", summary: "Set or change the 4-digit transaction PIN", tag: "nexus", requiresAuth: true,
+                             request: Schema.object([("pin", Schema.string), ("currentPin", Schema.string), ("verificationToken", Schema.string)], required: ["pin"]),
+                             responses: [(200, "PIN set", Schema.object([("success", Schema.boolean), ("message", Schema.string)])), (400, "Invalid PIN", failure), (401, "Not authorised", failure)]),
+            OpenAPIOperation(.get, "/nexus/checkout", summary: "Web checkout page", tag: "nexus", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
+            OpenAPIOperation(.get, "/nexus/enroll", summary: "Passkey enrolment page", tag: "nexus", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
+        ]
+        if sandboxFunding {
+            operations.append(OpenAPIOperation(.post, "/sandbox/nexus/fund", summary: "Sandbox only: credit the caller's wallet", tag: "nexus", requiresAuth: true, idempotent: true,
+                                               request: Schema.object([("amount", Schema.integer)], required: ["amount"]),
+                                               responses: [(201, "Funded", Schema.object([("success", Schema.boolean), ("data", Schema.object([("balance", Schema.integer)]))])),
+                                                           (400, "Invalid amount", failure)]))
+        }
+        let descriptor = Schema.object([("id", Schema.string), ("type", Schema.string), ("transports", Schema.array(Schema.string))], required: ["id", "type"])
+        return OpenAPIFragment(operations: operations, schemas: [
+            ("NexusFailure", Schema.object([("success", Schema.boolean), ("message", Schema.string), ("code", Schema.string), ("param", Schema.string)], required: ["success", "message", "code"])),
+            ("VerifyFailure", Schema.object([("verified", Schema.boolean), ("message", Schema.string)], required: ["verified", "message"])),
+            ("VerifySuccess", Schema.object([("verified", Schema.boolean), ("verificationToken", Schema.string), ("expiresIn", Schema.integer), ("message", Schema.string)],
+                                            required: ["verified", "verificationToken", "expiresIn", "message"])),
+            ("AuthenticationOptions", Schema.object([("challenge", Schema.string), ("rpId", Schema.string), ("allowCredentials", Schema.array(descriptor)),
+                                                     ("userVerification", Schema.string), ("timeout", Schema.integer)],
+                                                    required: ["challenge", "rpId", "allowCredentials", "userVerification", "timeout"])),
+            ("CreationOptions", Schema.object([("rp", Schema.object([("id", Schema.string), ("name", Schema.string)])), ("user", Schema.object([("id", Schema.string), ("name", Schema.string), ("displayName", Schema.string)])),
+                                               ("challenge", Schema.string), ("pubKeyCredParams", Schema.array(Schema.object([("type", Schema.string), ("alg", Schema.integer)]))),
+                                               ("timeout", Schema.integer), ("attestation", Schema.string), ("excludeCredentials", Schema.array(descriptor))])),
+            ("AuthenticationResponseJSON", Schema.object([("id", Schema.string), ("rawId", Schema.string), ("type", Schema.string),
+                                                          ("response", Schema.object([("clientDataJSON", Schema.string), ("authenticatorData", Schema.string), ("signature", Schema.string), ("userHandle", Schema.string)],
+                                                                                     required: ["clientDataJSON", "authenticatorData", "signature"]))],
+                                                         required: ["id", "rawId", "type", "response"])),
+            ("RegistrationResponseJSON", Schema.object([("id", Schema.string), ("rawId", Schema.string), ("type", Schema.string), ("name", Schema.string),
+                                                        ("response", Schema.object([("clientDataJSON", Schema.string), ("attestationObject", Schema.string), ("transports", Schema.array(Schema.string))],
+                                                                                   required: ["clientDataJSON", "attestationObject"]))],
+                                                       required: ["id", "rawId", "type", "response"])),
+            ("Credential", Schema.object([("id", Schema.string), ("name", Schema.string), ("transports", Schema.array(Schema.string)), ("attestationFormat", Schema.string),
+                                          ("createdAt", Schema.string), ("lastUsedAt", Schema.string)])),
+            ("Product", Schema.object([("code", Schema.string), ("supplierSlug", Schema.string), ("network", Schema.string), ("category", Schema.string),
+                                       ("name", Schema.string), ("minAmount", Schema.integer), ("maxAmount", Schema.integer)])),
+            ("TopupRequest", Schema.object([("amount", Schema.integer), ("productCode", Schema.string), ("recipientPhone", Schema.string), ("verificationToken", Schema.string),
+                                            ("pin", Schema.string), ("supplierSlug", Schema.string), ("useCashback", Schema.boolean)],
+                                           required: ["amount", "productCode", "recipientPhone"])),
+            ("TopupResponse", Schema.object([("success", Schema.boolean), ("message", Schema.string),
+                                             ("data", Schema.object([("transactionId", Schema.string), ("status", Schema.string), ("amount", Schema.integer), ("balance", Schema.integer),
+                                                                     ("timestamp", Schema.string), ("cashbackUsed", Schema.integer), ("cashbackEarned", Schema.integer)]))])),
+            ("Transaction", Schema.object([("transactionId", Schema.string), ("kind", Schema.string), ("productCode", Schema.string), ("recipientPhone", Schema.string),
+                                           ("amount", Schema.integer), ("cashbackUsed", Schema.integer), ("cashbackEarned", Schema.integer), ("method", Schema.string),
+                                           ("status", Schema.string), ("timestamp", Schema.string)])),
+        ])
+    }
+}

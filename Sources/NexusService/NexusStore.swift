@@ -1,0 +1,236 @@
+import Foundation
+import PurseServer
+import SQLKit
+
+/// Nexus's storage: credentials, challenges, spent tokens, products, PINs, transactions.
+struct NexusStore: Sendable {
+    struct StoredCredential {
+        var id: String
+        var userID: UserID
+        var publicKey: Data
+        var signCount: UInt32
+        var transports: [String]
+        var attestationFormat: String
+        var name: String?
+        var createdAt: Date
+        var lastUsedAt: Date?
+
+        var wire: NexusWire.Credential {
+            NexusWire.Credential(id: id, name: name, transports: transports, attestationFormat: attestationFormat, createdAt: createdAt, lastUsedAt: lastUsedAt)
+        }
+    }
+
+    struct Challenge {
+        var userID: UserID
+        var ceremony: String
+        var intent: String
+        var userVerification: String
+        var expiresAt: Date
+        var usedAt: Date?
+    }
+
+    // MARK: Credentials
+
+    func credentials(of user: UserID, in db: any SQLDatabase) async throws -> [StoredCredential] {
+        try await db.raw("SELECT * FROM nexus_credentials WHERE user_id = \(bind: user.rawValue) ORDER BY created_at, id").all().map(Self.credential)
+    }
+
+    func credential(id: String, in db: any SQLDatabase) async throws -> StoredCredential? {
+        try await db.raw("SELECT * FROM nexus_credentials WHERE id = \(bind: id)").first().map(Self.credential)
+    }
+
+    func insertCredential(_ credential: StoredCredential, in db: any SQLDatabase) async throws -> Bool {
+        let transports = String(decoding: try JSONEncoder().encode(credential.transports), as: UTF8.self)
+        let row = try await db.raw("""
+            INSERT INTO nexus_credentials (id, user_id, public_key, sign_count, transports, aaguid, attestation_format, name, created_at)
+            VALUES (\(bind: credential.id), \(bind: credential.userID.rawValue), \(bind: Base64URL.encode(credential.publicKey)),
+                    \(bind: Int64(credential.signCount)), \(bind: transports), '', \(bind: credential.attestationFormat),
+                    \(bind: credential.name), \(bind: credential.createdAt.epochMillis))
+            ON CONFLICT DO NOTHING RETURNING id
+            """).first()
+        return row != nil
+    }
+
+    /// Stores the new counter; fails (returns false) if another request moved it first.
+    func advanceSignCount(credentialID: String, from old: UInt32, to new: UInt32, now: Date, in db: any SQLDatabase) async throws -> Bool {
+        try await db.raw("""
+            UPDATE nexus_credentials SET sign_count = \(bind: Int64(new)), last_used_at = \(bind: now.epochMillis)
+            WHERE id = \(bind: credentialID) AND sign_count = \(bind: Int64(old)) RETURNING id
+            """).first() != nil
+    }
+
+    func deleteCredential(id: String, user: UserID, in db: any SQLDatabase) async throws -> Bool {
+        try await db.raw("DELETE FROM nexus_credentials WHERE id = \(bind: id) AND user_id = \(bind: user.rawValue) RETURNING id").first() != nil
+    }
+
+    static func credential(_ row: any SQLRow) throws -> StoredCredential {
+        let transports = try JSONDecoder().decode([String].self, from: Data(try row.decode(column: "transports", as: String.self).utf8))
+        return StoredCredential(
+            id: try row.decode(column: "id", as: String.self),
+            userID: UserID(try row.decode(column: "user_id", as: String.self)),
+            publicKey: Base64URL.decode(try row.decode(column: "public_key", as: String.self)) ?? Data(),
+            signCount: UInt32(clamping: try row.decode(column: "sign_count", as: Int64.self)),
+            transports: transports,
+            attestationFormat: try row.decode(column: "attestation_format", as: String.self),
+            name: try row.decode(column: "name", as: String?.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map { Date(epochMillis: $0) }
+        )
+    }
+
+    // MARK: Challenges
+
+    func insertChallenge(_ challenge: String, user: UserID, ceremony: String, intent: String, userVerification: String, expiresAt: Date, now: Date, in db: any SQLDatabase) async throws {
+        try await db.raw("""
+            INSERT INTO nexus_challenges (challenge, user_id, ceremony, intent, user_verification, expires_at, created_at)
+            VALUES (\(bind: challenge), \(bind: user.rawValue), \(bind: ceremony), \(bind: intent), \(bind: userVerification), \(bind: expiresAt.epochMillis), \(bind: now.epochMillis))
+            """).run()
+        // Keep the table small: challenges a day past expiry have no use.
+        try await db.raw("DELETE FROM nexus_challenges WHERE expires_at < \(bind: now.epochMillis - 86_400_000)").run()
+    }
+
+    /// Marks a challenge used and returns it as it was before (so the caller can tell why it is unusable).
+    func consumeChallenge(_ challenge: String, now: Date, in db: any SQLDatabase) async throws -> Challenge? {
+        guard let row = try await db.raw("SELECT * FROM nexus_challenges WHERE challenge = \(bind: challenge)").first() else { return nil }
+        let found = Challenge(
+            userID: UserID(try row.decode(column: "user_id", as: String.self)),
+            ceremony: try row.decode(column: "ceremony", as: String.self),
+            intent: try row.decode(column: "intent", as: String.self),
+            userVerification: try row.decode(column: "user_verification", as: String.self),
+            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
+            usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) }
+        )
+        if found.usedAt == nil {
+            let updated = try await db.raw("""
+                UPDATE nexus_challenges SET used_at = \(bind: now.epochMillis) WHERE challenge = \(bind: challenge) AND used_at IS NULL RETURNING challenge
+                """).first()
+            if updated == nil { return Challenge(userID: found.userID, ceremony: found.ceremony, intent: found.intent, userVerification: found.userVerification, expiresAt: found.expiresAt, usedAt: now) }
+        }
+        return found
+    }
+
+    // MARK: Tokens
+
+    /// Records a step-up token as spent. False when it was spent before.
+    func spendToken(jti: String, user: UserID, now: Date, in db: any SQLDatabase) async throws -> Bool {
+        try await db.raw("""
+            INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES (\(bind: jti), \(bind: user.rawValue), \(bind: now.epochMillis))
+            ON CONFLICT DO NOTHING RETURNING jti
+            """).first() != nil
+    }
+
+    // MARK: Products
+
+    func products(in db: any SQLDatabase) async throws -> [NexusWire.Product] {
+        try await db.raw("SELECT * FROM nexus_products WHERE active ORDER BY category, network, min_amount").all().map(Self.product)
+    }
+
+    func product(code: String, in db: any SQLDatabase) async throws -> NexusWire.Product? {
+        try await db.raw("SELECT * FROM nexus_products WHERE code = \(bind: code) AND active").first().map(Self.product)
+    }
+
+    static func product(_ row: any SQLRow) throws -> NexusWire.Product {
+        NexusWire.Product(
+            code: try row.decode(column: "code", as: String.self),
+            supplierSlug: try row.decode(column: "supplier_slug", as: String.self),
+            network: try row.decode(column: "network", as: String.self),
+            category: try row.decode(column: "category", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            minAmount: Int(try row.decode(column: "min_amount", as: Int64.self)),
+            maxAmount: Int(try row.decode(column: "max_amount", as: Int64.self))
+        )
+    }
+
+    // MARK: PINs
+
+    struct PinState {
+        var hash: String
+        var failedAttempts: Int
+        var lockedUntil: Date?
+    }
+
+    func pin(of user: UserID, in db: any SQLDatabase) async throws -> PinState? {
+        guard let row = try await db.raw("SELECT * FROM nexus_pins WHERE user_id = \(bind: user.rawValue)").first() else { return nil }
+        return PinState(
+            hash: try row.decode(column: "pin_hash", as: String.self),
+            failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
+            lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map { Date(epochMillis: $0) }
+        )
+    }
+
+    func setPin(hash: String, user: UserID, now: Date, in db: any SQLDatabase) async throws {
+        try await db.raw("""
+            INSERT INTO nexus_pins (user_id, pin_hash, failed_attempts, locked_until, updated_at)
+            VALUES (\(bind: user.rawValue), \(bind: hash), 0, NULL, \(bind: now.epochMillis))
+            ON CONFLICT (user_id) DO UPDATE SET pin_hash = excluded.pin_hash, failed_attempts = 0, locked_until = NULL, updated_at = excluded.updated_at
+            """).run()
+    }
+
+    /// Counts a wrong PIN; returns the attempts left (0 means it is now locked).
+    func recordWrongPin(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any SQLDatabase) async throws -> Int {
+        guard let row = try await db.raw("""
+            UPDATE nexus_pins SET failed_attempts = failed_attempts + 1, updated_at = \(bind: now.epochMillis)
+            WHERE user_id = \(bind: user.rawValue) RETURNING failed_attempts
+            """).first() else { return 0 }
+        let failures = try row.decode(column: "failed_attempts", as: Int.self)
+        if failures >= maxAttempts {
+            try await db.raw("""
+                UPDATE nexus_pins SET failed_attempts = 0, locked_until = \(bind: now.addingTimeInterval(lockout).epochMillis)
+                WHERE user_id = \(bind: user.rawValue)
+                """).run()
+            return 0
+        }
+        return maxAttempts - failures
+    }
+
+    func resetPinFailures(user: UserID, in db: any SQLDatabase) async throws {
+        try await db.raw("UPDATE nexus_pins SET failed_attempts = 0, locked_until = NULL WHERE user_id = \(bind: user.rawValue)").run()
+    }
+
+    // MARK: Transactions
+
+    func insertTransaction(
+        id: String, user: UserID, kind: String, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
+        cashbackEarned: Int, method: String?, ledgerTransaction: LedgerTransactionID, now: Date, in db: any SQLDatabase
+    ) async throws {
+        try await db.raw("""
+            INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
+            VALUES (\(bind: id), \(bind: user.rawValue), \(bind: kind), \(bind: productCode), \(bind: phone), \(bind: Int64(amount)), \(bind: Int64(cashbackUsed)),
+                    \(bind: Int64(cashbackEarned)), \(bind: method), 'completed', \(bind: ledgerTransaction.rawValue), \(bind: now.epochMillis))
+            """).run()
+    }
+
+    /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.
+    func transactions(of user: UserID, limit: Int, cursor: (Int64, String)?, in db: any SQLDatabase) async throws -> [NexusWire.Transaction] {
+        let rows: [any SQLRow]
+        if let (millis, id) = cursor {
+            rows = try await db.raw("""
+                SELECT * FROM nexus_transactions WHERE user_id = \(bind: user.rawValue)
+                AND (created_at < \(bind: millis) OR (created_at = \(bind: millis) AND id < \(bind: id)))
+                ORDER BY created_at DESC, id DESC LIMIT \(bind: limit)
+                """).all()
+        } else {
+            rows = try await db.raw("""
+                SELECT * FROM nexus_transactions WHERE user_id = \(bind: user.rawValue) ORDER BY created_at DESC, id DESC LIMIT \(bind: limit)
+                """).all()
+        }
+        return try rows.map { row in
+            NexusWire.Transaction(
+                transactionId: try row.decode(column: "id", as: String.self),
+                kind: try row.decode(column: "kind", as: String.self),
+                productCode: try row.decode(column: "product_code", as: String?.self),
+                recipientPhone: try row.decode(column: "recipient_phone", as: String?.self),
+                amount: Int(try row.decode(column: "amount", as: Int64.self)),
+                cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
+                cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self)),
+                method: try row.decode(column: "method", as: String?.self),
+                status: try row.decode(column: "status", as: String.self),
+                timestamp: Timestamp.iso(Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)))
+            )
+        }
+    }
+
+    func createdAt(ofTransaction id: String, in db: any SQLDatabase) async throws -> Int64? {
+        try await db.raw("SELECT created_at FROM nexus_transactions WHERE id = \(bind: id)").first()?.decode(column: "created_at", as: Int64.self)
+    }
+}

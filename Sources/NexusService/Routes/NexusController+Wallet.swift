@@ -1,0 +1,281 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PurseServer
+import SQLKit
+
+// MARK: - Wallet routes: products, top-ups, balance, history, PIN, sandbox funding
+
+extension NexusController {
+    static let walletKind = "nexus_wallet"
+    static let cashbackKind = "nexus_cashback"
+
+    func mountWallet(on router: Router<PurseRequestContext>) {
+        router.get("products") { _, _ -> Response in
+            let products = try await environment.database.read { db in try await store.products(in: db) }
+            struct List: Encodable { var products: [NexusWire.Product] }
+            return try .json(List(products: products))
+        }
+
+        let user = router.group("user").add(middleware: RequireAuthentication())
+        user.post("topup") { request, context -> Response in
+            let userID = try context.requireUser().id
+            var request = request
+            let buffer = try await request.collectJSONBody(context: context)
+            let body = try NexusFailure.decoding { try JSONBody.decode(NexusWire.TopupRequest.self, from: buffer) }
+            return try await topup(body, request: request, buffer: buffer, user: userID)
+        }
+        user.get("balance") { _, context -> Response in
+            let userID = try context.requireUser().id
+            let balance = try await environment.database.read { db in try await balances(of: userID, in: db) }
+            return try .json(balance)
+        }
+        user.get("transactions") { request, context -> Response in
+            let userID = try context.requireUser().id
+            return try await transactions(of: userID, query: request.uri.queryParameters)
+        }
+        user.put("pin") { request, context -> Response in
+            let userID = try context.requireUser().id
+            var request = request
+            let buffer = try await request.collectJSONBody(context: context)
+            let body = try NexusFailure.decoding { try JSONBody.decode(NexusWire.PinRequest.self, from: buffer) }
+            return try await setPin(body, user: userID)
+        }
+
+        guard configuration.sandboxFunding else { return }
+        router.group("sandbox/nexus").add(middleware: RequireAuthentication()).post("fund") { request, context -> Response in
+            let userID = try context.requireUser().id
+            var request = request
+            let buffer = try await request.collectJSONBody(context: context)
+            let body = try NexusFailure.decoding { try JSONBody.decode(NexusWire.FundRequest.self, from: buffer) }
+            guard (1...10_000_000).contains(body.amount) else {
+                throw NexusFailure.error(.badRequest, "invalid_amount", "amount must be between 1 and 10000000 naira", param: "amount")
+            }
+            return try await environment.idempotent(request, body: buffer, user: userID) { db in
+                let now = now()
+                let funding = try await environment.ledger.account(owner: nil, kind: "nexus_funding", currency: Naira.currency, allowNegative: true, now: now, in: db)
+                let wallet = try await environment.ledger.account(owner: userID, kind: Self.walletKind, currency: Naira.currency, now: now, in: db)
+                let ledgerID = try await environment.ledger.post(
+                    kind: "nexus.funding", memo: "Sandbox wallet funding",
+                    entries: [LedgerEntry(funding.id, -Naira.kobo(body.amount)), LedgerEntry(wallet.id, Naira.kobo(body.amount))], now: now, in: db
+                )
+                let id = RandomID.make("tx")
+                try await store.insertTransaction(
+                    id: id, user: userID, kind: "funding", productCode: nil, phone: nil, amount: body.amount, cashbackUsed: 0,
+                    cashbackEarned: 0, method: nil, ledgerTransaction: ledgerID, now: now, in: db
+                )
+                let balance = try await environment.ledger.balance(of: wallet.id, in: db)
+                let response = NexusWire.FundResponse(data: .init(transactionId: id, amount: body.amount, balance: Naira.naira(balance), timestamp: Timestamp.iso(now)))
+                return (.created, try JSONCoding.encoder.encode(response))
+            }
+        }
+    }
+
+    /// `0` + 10 digits, or `+234` + 10 digits (the national number without its leading 0).
+    static func isNigerianPhone(_ phone: String) -> Bool {
+        let digits: Substring
+        if phone.hasPrefix("+234") { digits = phone.dropFirst(4) } else if phone.hasPrefix("0") { digits = phone.dropFirst(1) } else { return false }
+        return digits.count == 10 && digits.allSatisfy { $0.isASCII && $0.isNumber } && digits.first != "0"
+    }
+
+    func topup(_ body: NexusWire.TopupRequest, request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response {
+        // 1. The request itself.
+        guard let product = try await environment.database.read({ db in try await store.product(code: body.productCode, in: db) }) else {
+            throw NexusFailure.error(.badRequest, "unknown_product", "Unknown product \(body.productCode)", param: "productCode")
+        }
+        if let slug = body.supplierSlug, slug != product.supplierSlug {
+            throw NexusFailure.error(.badRequest, "supplier_mismatch", "Product \(product.code) is not sold by \(slug)", param: "supplierSlug")
+        }
+        let phone = body.recipientPhone.filter { $0 != " " }
+        guard Self.isNigerianPhone(phone) else {
+            throw NexusFailure.error(.badRequest, "invalid_phone", "recipientPhone must be a Nigerian number: 0 followed by 10 digits, or +234 followed by 10 digits", param: "recipientPhone")
+        }
+        guard body.amount >= product.minAmount, body.amount <= product.maxAmount else {
+            let range = product.minAmount == product.maxAmount ? "exactly ₦\(product.minAmount)" : "between ₦\(product.minAmount) and ₦\(product.maxAmount)"
+            throw NexusFailure.error(.badRequest, "invalid_amount", "amount for \(product.code) must be \(range)", param: "amount")
+        }
+
+        // 2. The authorisation: a fresh step-up token, or the PIN.
+        let method: String
+        var tokenID: String?
+        switch (body.verificationToken, body.pin) {
+        case (.some, .some):
+            throw NexusFailure.error(.badRequest, "ambiguous_authorisation", "Send either verificationToken or pin, not both")
+        case (nil, nil):
+            throw NexusFailure.error(.unauthorized, "authorisation_required", "A verificationToken or pin is required")
+        case (let token?, nil):
+            tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
+            method = "biometric"
+        case (nil, let pin?):
+            try await checkPin(pin, user: user)
+            method = "pin"
+        }
+
+        // 3. The effect, once per Idempotency-Key, with the token spent in the same transaction.
+        let spend = tokenID
+        return try await environment.idempotent(request, body: buffer, user: user) { db in
+            let now = now()
+            if let tokenID = spend, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
+                throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
+            }
+            let ledger = environment.ledger
+            let wallet = try await ledger.account(owner: user, kind: Self.walletKind, currency: Naira.currency, now: now, in: db)
+            let cashback = try await ledger.account(owner: user, kind: Self.cashbackKind, currency: Naira.currency, now: now, in: db)
+            let settlement = try await ledger.account(owner: nil, kind: "nexus_airtime_settlement", currency: Naira.currency, now: now, in: db)
+            let promotions = try await ledger.account(owner: nil, kind: "nexus_promotions", currency: Naira.currency, allowNegative: true, now: now, in: db)
+
+            let amount = Naira.kobo(body.amount)
+            let cashbackUsed = body.useCashback == true ? min(amount, cashback.balance) : 0
+            var entries = [LedgerEntry(settlement.id, amount)]
+            if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet.id, -(amount - cashbackUsed))) }
+            if cashbackUsed > 0 { entries.append(LedgerEntry(cashback.id, -cashbackUsed)) }
+            let id = RandomID.make("tx")
+            let ledgerID: LedgerTransactionID
+            do {
+                ledgerID = try await ledger.post(kind: "nexus.topup", memo: "\(product.name) for \(phone)", reference: id, entries: entries, now: now, in: db)
+            } catch LedgerError.insufficientFunds {
+                throw NexusFailure.error(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "insufficient_balance", "Insufficient balance", param: "amount")
+            }
+            let earned = body.amount * configuration.cashbackPercent / 100
+            if earned > 0 {
+                try await ledger.post(
+                    kind: "nexus.cashback", memo: "Cashback on \(id)", reference: id,
+                    entries: [LedgerEntry(promotions.id, -Naira.kobo(earned)), LedgerEntry(cashback.id, Naira.kobo(earned))], now: now, in: db
+                )
+            }
+            try await store.insertTransaction(
+                id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
+                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: ledgerID, now: now, in: db
+            )
+            let balance = try await ledger.balance(of: wallet.id, in: db)
+            let response = NexusWire.TopupResponse(data: .init(
+                transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),
+                timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
+            ))
+            return (.ok, try JSONCoding.encoder.encode(response))
+        }
+    }
+
+    /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the
+    /// caller spends inside its transaction.
+    func checkVerificationToken(_ token: String, user: UserID, intent: String) async throws -> String {
+        let claims: PurseTokenClaims
+        do {
+            claims = try await environment.tokens.verify(token, purpose: Self.verificationPurpose)
+        } catch TokenError.expired {
+            throw NexusFailure.error(.unauthorized, "token_expired", "Verification token expired. Verify again or use your PIN.")
+        } catch {
+            throw NexusFailure.error(.unauthorized, "token_invalid", "Verification token is invalid")
+        }
+        guard claims.userID == user else {
+            throw NexusFailure.error(.unauthorized, "token_wrong_user", "Verification token belongs to another user")
+        }
+        guard claims.intent == intent else {
+            throw NexusFailure.error(.unauthorized, "token_wrong_intent", "Verification token was not issued for a \(intent)")
+        }
+        return claims.tokenID
+    }
+
+    /// Checks the transaction PIN with lockout. Wrong attempts are recorded in their own
+    /// transaction, so they count even though the top-up is refused.
+    func checkPin(_ pin: String, user: UserID) async throws {
+        let now = now()
+        guard let state = try await environment.database.read({ db in try await store.pin(of: user, in: db) }) else {
+            throw NexusFailure.error(.badRequest, "pin_not_set", "No transaction PIN is set. Set one with PUT /user/pin.")
+        }
+        if let until = state.lockedUntil, until > now {
+            throw pinLocked(until: until, now: now)
+        }
+        if try await environment.passwords.verify(pin, hash: state.hash) {
+            if state.failedAttempts > 0 || state.lockedUntil != nil {
+                try await environment.database.transaction { db in try await store.resetPinFailures(user: user, in: db) }
+            }
+            return
+        }
+        let left = try await environment.database.transaction { db in
+            try await store.recordWrongPin(user: user, maxAttempts: configuration.pinAttempts, lockout: configuration.pinLockout, now: now, in: db)
+        }
+        if left == 0 { throw pinLocked(until: now.addingTimeInterval(configuration.pinLockout), now: now) }
+        throw NexusFailure.error(.unauthorized, "incorrect_pin", "Incorrect PIN. \(left) attempt\(left == 1 ? "" : "s") left.", param: "pin")
+    }
+
+    func pinLocked(until: Date, now: Date) -> APIError {
+        let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+        let minutes = max(1, (seconds + 59) / 60)
+        return NexusFailure.error(
+            HTTPResponse.Status(code: 423, reasonPhrase: "Locked"), "pin_locked",
+            "Too many wrong PINs. PIN top-ups are locked for \(minutes) minute\(minutes == 1 ? "" : "s"). Use biometrics or try again later.",
+            headers: [.retryAfter: String(seconds)]
+        )
+    }
+
+    static func isAcceptablePin(_ pin: String) -> Bool {
+        guard pin.count == 4, pin.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        let digits = pin.compactMap(\.wholeNumberValue)
+        if Set(digits).count == 1 { return false }
+        let steps = zip(digits, digits.dropFirst()).map { $1 - $0 }
+        return !(steps.allSatisfy { $0 == 1 } || steps.allSatisfy { $0 == -1 })
+    }
+
+    func setPin(_ body: NexusWire.PinRequest, user: UserID) async throws -> Response {
+        guard body.pin.count == 4, body.pin.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw NexusFailure.error(.badRequest, "invalid_pin", "pin must be 4 digits", param: "pin")
+        }
+        guard Self.isAcceptablePin(body.pin) else {
+            throw NexusFailure.error(.badRequest, "weak_pin", "That PIN is too easy to guess (repeated or sequential digits)", param: "pin")
+        }
+        let existing = try await environment.database.read { db in try await store.pin(of: user, in: db) }
+        var tokenID: String?
+        if existing != nil {
+            if let token = body.verificationToken {
+                tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
+            } else if let current = body.currentPin {
+                try await checkPin(current, user: user)
+            } else {
+                throw NexusFailure.error(.unauthorized, "authorisation_required", "Changing the PIN needs currentPin or a fresh verificationToken")
+            }
+        }
+        let hash = try await environment.passwords.hash(body.pin)
+        let now = now()
+        let spend = tokenID
+        try await environment.database.transaction { db in
+            if let tokenID = spend, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
+                throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
+            }
+            try await store.setPin(hash: hash, user: user, now: now, in: db)
+        }
+        return try .json(NexusWire.Ok(message: existing == nil ? "PIN set" : "PIN changed"))
+    }
+
+    func balances(of user: UserID, in db: any SQLDatabase) async throws -> NexusWire.Balance {
+        let wallet = try await environment.ledger.find(owner: user, kind: Self.walletKind, currency: Naira.currency, in: db)
+        let cashback = try await environment.ledger.find(owner: user, kind: Self.cashbackKind, currency: Naira.currency, in: db)
+        return NexusWire.Balance(balance: Naira.naira(wallet?.balance ?? 0), cashback: Naira.naira(cashback?.balance ?? 0))
+    }
+
+    func transactions(of user: UserID, query: Parameters) async throws -> Response {
+        let limitText = query.get("limit") ?? "20"
+        guard let limit = Int(limitText), (1...100).contains(limit) else {
+            throw NexusFailure.error(.badRequest, "invalid_limit", "limit must be between 1 and 100", param: "limit")
+        }
+        var cursor: (Int64, String)?
+        if let raw = query.get("cursor"), !raw.isEmpty {
+            guard let data = Base64URL.decode(raw), let text = String(data: data, encoding: .utf8),
+                  let colon = text.firstIndex(of: ":"), let millis = Int64(text[..<colon]) else {
+                throw NexusFailure.error(.badRequest, "invalid_cursor", "cursor is not one this server issued", param: "cursor")
+            }
+            cursor = (millis, String(text[text.index(after: colon)...]))
+        }
+        let after = cursor
+        let page = try await environment.database.read { db in
+            let items = try await store.transactions(of: user, limit: limit + 1, cursor: after, in: db)
+            var next: String?
+            if items.count > limit, let last = items.prefix(limit).last,
+               let millis = try await store.createdAt(ofTransaction: last.transactionId, in: db) {
+                next = Base64URL.encode(Data("\(millis):\(last.transactionId)".utf8))
+            }
+            return NexusWire.TransactionPage(data: Array(items.prefix(limit)), hasMore: items.count > limit, nextCursor: next)
+        }
+        return try .json(page)
+    }
+}
