@@ -1,0 +1,118 @@
+import Foundation
+import PurseKit
+
+/// The Nexus Data API as the app calls it.
+public struct NexusClient: Sendable {
+    public let api: APIClient
+
+    public init(api: APIClient) { self.api = api }
+
+    public func authenticationOptions(intent: String = "transaction") async throws -> AuthenticationOptions {
+        try await api.send("GET", "/biometric/auth/options", query: [URLQueryItem(name: "intent", value: intent)])
+    }
+
+    /// Sends the signed assertion.
+    /// - Throws: ``PurseError`` `domain("verification_failed")` with the server's message when it
+    ///   refused the proof; network errors as they are.
+    public func verify(_ assertion: Assertion) async throws -> VerificationResult {
+        do {
+            return try await api.send("POST", "/biometric/auth/verify", body: assertion)
+        } catch let error as PurseError where error.status == 400 || error.status == 401 {
+            struct Refusal: Decodable { var verified: Bool; var message: String }
+            if let refusal = error.decodeBody(as: Refusal.self), !refusal.verified {
+                throw PurseError.domain("verification_failed", message: refusal.message, body: error.body)
+            }
+            throw error
+        }
+    }
+
+    public func registrationOptions() async throws -> CreationOptions {
+        try await api.send("POST", "/biometric/register/options")
+    }
+
+    public func register(_ registration: Registration) async throws -> EnrolledCredential {
+        struct Answer: Decodable { var credential: EnrolledCredential }
+        do {
+            let answer: Answer = try await api.send("POST", "/biometric/register/verify", body: registration)
+            return answer.credential
+        } catch let error as PurseError where (400..<500).contains(error.status ?? 0) && error.kind != .unauthorized {
+            throw PurseError.domain("registration_failed", message: error.message, body: error.body)
+        }
+    }
+
+    public func credentials() async throws -> [EnrolledCredential] {
+        struct List: Decodable { var credentials: [EnrolledCredential] }
+        let list: List = try await api.send("GET", "/biometric/credentials")
+        return list.credentials
+    }
+
+    /// Buys the order.
+    /// - Parameter idempotencyKey: One per order; reuse it when retrying the same order.
+    /// - Throws: ``PurseError``; refusals carry the server's `code` as the domain code
+    ///   (`insufficient_balance`, `incorrect_pin`, `pin_locked`, `token_expired` …).
+    public func topup(_ order: TopupOrder, authorization: TopupAuthorization, idempotencyKey: String) async throws -> TopupReceipt {
+        struct Body: Encodable {
+            var amount: Int
+            var productCode: String
+            var recipientPhone: String
+            var verificationToken: String?
+            var pin: String?
+            var supplierSlug: String?
+            var useCashback: Bool
+        }
+        var body = Body(amount: order.amount, productCode: order.productCode, recipientPhone: order.recipientPhone,
+                        supplierSlug: order.supplierSlug, useCashback: order.useCashback)
+        switch authorization {
+        case .verificationToken(let token): body.verificationToken = token
+        case .pin(let pin): body.pin = pin
+        }
+        struct Answer: Decodable { var data: TopupReceipt }
+        do {
+            let answer: Answer = try await api.send("POST", "/user/topup", body: body, idempotencyKey: idempotencyKey)
+            return answer.data
+        } catch let error as PurseError {
+            throw Self.domainError(error)
+        }
+    }
+
+    public func products() async throws -> [Product] {
+        struct List: Decodable { var products: [Product] }
+        let list: List = try await api.send("GET", "/products", authenticated: false)
+        return list.products
+    }
+
+    public func balance() async throws -> WalletBalance {
+        try await api.send("GET", "/user/balance")
+    }
+
+    public func transactions(limit: Int = 20, cursor: String? = nil) async throws -> TransactionPage {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+        return try await api.send("GET", "/user/transactions", query: query)
+    }
+
+    /// Sets the PIN, or changes it with the current one.
+    public func setPin(_ pin: String, currentPin: String? = nil) async throws {
+        struct Body: Encodable { var pin: String; var currentPin: String? }
+        do {
+            let _: EmptyResponse = try await api.send("PUT", "/user/pin", body: Body(pin: pin, currentPin: currentPin))
+        } catch let error as PurseError {
+            throw Self.domainError(error)
+        }
+    }
+
+    /// Sandbox only: credits the wallet.
+    public func fund(amount: Int, idempotencyKey: String = IdempotencyKey.make()) async throws -> Int {
+        struct Answer: Decodable { struct Data: Decodable { var balance: Int }; var data: Data }
+        let answer: Answer = try await api.send("POST", "/sandbox/nexus/fund", body: ["amount": amount], idempotencyKey: idempotencyKey)
+        return answer.data.balance
+    }
+
+    /// Maps the wallet routes' `{"success": false, "code", "message"}` to a domain error.
+    static func domainError(_ error: PurseError) -> PurseError {
+        struct Failure: Decodable { var success: Bool; var code: String; var message: String }
+        guard let status = error.status, (400..<500).contains(status), status != 429,
+              let failure = error.decodeBody(as: Failure.self), !failure.success else { return error }
+        return PurseError.domain(failure.code, message: failure.message, body: error.body)
+    }
+}
