@@ -141,6 +141,7 @@ let package = Package(
             name: "PurseTestSupport",
             dependencies: [
                 "PurseServer",
+                "PurseKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,7 +185,9 @@ let package = Package(
                 "PurseTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NexusPay
+import NexusService
+import PurseKit
+import PurseServer
+import PurseTestSupport
+import Testing
+
+@Suite("Nexus: step-up flow")
+struct NexusFlowTests {
+    @Test func optionsHaveTheSeedShape() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            let response = try await h.client.json(.get, "/biometric/auth/options", token: user.token)
+            #expect(response.status == .ok)
+            let object = response.object
+            #expect(Set(object.keys) == ["challenge", "rpId", "allowCredentials", "userVerification", "timeout"])
+            #expect(object["rpId"] as? String == "localhost")
+            #expect(object["timeout"] as? Int == 60000)
+            #expect(object["userVerification"] as? String == "required")
+            let challenge = try #require(object["challenge"] as? String)
+            #expect((NexusPay.Base64URL.decode(challenge)?.count ?? 0) >= 32)
+            let allowed = try #require((object["allowCredentials"] as? [[String: Any]])?.first)
+            #expect(allowed["type"] as? String == "public-key")
+            #expect(allowed["id"] as? String == (try await user.authenticator.credentialID()))
+        }
+    }
+
+    @Test func enrolVerifyAndTopUpDebitsTheWallet() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser(funding: 5_000)
+            let verify = try await h.verify(user)
+            #expect(verify.status == .ok)
+            #expect(verify.object["verified"] as? Bool == true)
+            #expect(verify.object["expiresIn"] as? Int == 300)
+            #expect(verify.object["message"] as? String == "Authentication successful")
+            let token = try #require(verify.object["verificationToken"] as? String)
+
+            let receipt = try await user.nexus.topup(NexusHarness.order, authorization: .verificationToken(token), idempotencyKey: "order-1")
+            #expect(receipt.status == "completed")
+            #expect(receipt.amount == 500)
+            #expect(receipt.balance == 4_500)
+            #expect(try await h.balance(user) == 4_500)
+            #expect(try await user.nexus.balance().cashback == 5)
+            let history = try await user.nexus.transactions()
+            #expect(history.data.first?.kind == "topup" && history.data.first?.method == "biometric")
+            #expect(try await h.audit().isEmpty)
+        }
+    }
+
+    @Test func topupResponseHasTheSeedShape() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            let token = try #require(try await h.verify(user).object["verificationToken"] as? String)
+            let response = try await h.client.json(.post, "/user/topup", """
+                {"amount": 500, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "verificationToken": "\(token)", "supplierSlug": "mtn", "useCashback": false}
+                """, token: user.token, headers: [.idempotencyKey: "k1"])
+            #expect(response.status == .ok)
+            #expect(response.object["success"] as? Bool == true)
+            #expect(response.object["message"] as? String == "Topup successful")
+            let data = try #require(response.object["data"] as? [String: Any])
+            #expect((data["transactionId"] as? String)?.hasPrefix("tx_") == true)
+            #expect(data["status"] as? String == "completed")
+            #expect(data["amount"] as? Int == 500 && data["balance"] as? Int == 4_500)
+            #expect((data["timestamp"] as? String)?.hasSuffix("Z") == true)
+        }
+    }
+
+    @Test func unlockIntentTokensCannotBuy() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            let options = try await user.nexus.authenticationOptions(intent: "unlock")
+            let assertion = try await user.authenticator.makeAssertion(for: options, userVerified: true)
+            let token = try await user.nexus.verify(assertion).verificationToken
+            await #expect(throws: PurseError.domain("token_wrong_intent", message: "")) {
+                try await user.nexus.topup(NexusHarness.order, authorization: .verificationToken(token), idempotencyKey: "x")
+            }
+            #expect(try await h.balance(user) == 5_000)
+        }
+    }
+
+    @Test func productsAreSeeded() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.makeUser()
+            let products = try await user.nexus.products()
+            #expect(Set(products.filter { $0.category == "airtime" }.map(\.supplierSlug)) == ["mtn", "airtel", "glo", "9mobile"])
+            #expect(products.contains { $0.category == "data" && $0.supplierSlug == "9mobile" })
+            #expect(products.allSatisfy { $0.minAmount <= $0.maxAmount })
+        }
+    }
+
+    @Test func credentialsCanBeListedAndRemoved() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser(funding: 0)
+            let credentials = try await user.nexus.credentials()
+            #expect(credentials.count == 1 && credentials[0].name == "Test phone" && credentials[0].attestationFormat == "none")
+            let other = try await h.enrolledUser(funding: 0)
+            let foreign = try await h.client.json(.delete, "/biometric/credentials/\(credentials[0].id)", token: other.token)
+            #expect(foreign.status == .notFound)
+            let removed = try await h.client.json(.delete, "/biometric/credentials/\(credentials[0].id)", token: user.token)
+            #expect(removed.status == .noContent)
+            let options = try await h.client.json(.get, "/biometric/auth/options", token: user.token)
+            #expect(options.status == .notFound)
+            #expect(options.object["code"] as? String == "no_credentials")
+        }
+    }
+
+    @Test func theSameCredentialCannotBeRegisteredTwice() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.makeUser()
+            let options = try await user.nexus.registrationOptions()
+            #expect(options.attestation == "none")
+            let registration = try await user.authenticator.makeRegistration(for: options, userVerified: true)
+            _ = try await user.nexus.register(registration)
+            let again = try await user.nexus.registrationOptions()
+            #expect(again.excludeCredentials.map(\.id) == [registration.id])
+            var replay = registration
+            // Same credential, fresh challenge: rebuild client data for the new challenge.
+            let fresh = try await DeviceAuthenticator(store: InMemorySecureStore(), origin: NexusHarness.origin).makeRegistration(for: again, userVerified: true)
+            replay.response.clientDataJSON = fresh.response.clientDataJSON
+            let response = try await h.post("/biometric/register/verify", replay, token: user.token)
+            #expect(response.status == .conflict || response.status == .unauthorized)
+            #expect(response.object["verified"] as? Bool == false)
+        }
+    }
+
+    @Test func everyNexusRouteNeedsASession() async throws {
+        try await NexusHarness.withServer { h in
+            for (method, path) in [(HTTPRequest.Method.get, "/biometric/auth/options"), (.post, "/biometric/auth/verify"), (.post, "/user/topup"),
+                                   (.get, "/user/balance"), (.get, "/user/transactions"), (.put, "/user/pin"), (.post, "/biometric/register/options"),
+                                   (.post, "/sandbox/nexus/fund")] {
+                let response = try await h.client.json(method, path, "{}")
+                #expect(response.status == .unauthorized, "\(path)")
+                #expect(response.text == #"{"error":"Authentication required"}"#, "\(path)")
+            }
+        }
+    }
+
+    @Test func sandboxFundingIsOffInProduction() async throws {
+        try await NexusHarness.withServer(production: true) { h in
+            let (token, _) = try await h.client.register()
+            let response = try await h.client.json(.post, "/sandbox/nexus/fund", #"{"amount": 100}"#, token: token, headers: [.idempotencyKey: "a"])
+            #expect(response.status == .notFound)
+        }
+    }
+
+    @Test func openAPIDocumentsEveryNexusRoute() async throws {
+        try await NexusHarness.withServer { h in
+            let served = Set(h.server.app.routes)
+            let documented = Set(h.server.app.document.operations.map { "\($0.method.rawValue) \($0.path)" })
+            #expect(served == documented, "undocumented \(served.subtracting(documented)), unserved \(documented.subtracting(served))")
+        }
+    }
+
+    @Test func historyPagesWithACursor() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser(funding: 0)
+            for _ in 0..<5 { _ = try await user.nexus.fund(amount: 100) }
+            let first = try await user.nexus.transactions(limit: 2)
+            #expect(first.data.count == 2 && first.hasMore)
+            let second = try await user.nexus.transactions(limit: 2, cursor: first.nextCursor)
+            let third = try await user.nexus.transactions(limit: 2, cursor: second.nextCursor)
+            #expect(third.data.count == 1 && !third.hasMore)
+            #expect(Set((first.data + second.data + third.data).map(\.transactionId)).count == 5)
+            let bad = try await h.client.json(.get, "/user/transactions?cursor=%%%", token: user.token)
+            #expect(bad.status == .badRequest)
+        }
+    }
+}

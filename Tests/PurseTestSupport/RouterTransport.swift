@@ -1,0 +1,33 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import PurseKit
+import Synchronization
+
+/// An ``HTTPTransport`` over Hummingbird's test client, so a client core runs against the
+/// in-process router exactly as it would over the network. Counts what it sends.
+public final class RouterTransport: HTTPTransport {
+    let client: any TestClientProtocol
+    private let sent = Mutex<[TransportRequest]>([])
+
+    public init(client: any TestClientProtocol) { self.client = client }
+
+    public var requests: [TransportRequest] { sent.withLock { $0 } }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        sent.withLock { $0.append(request) }
+        var headers = HTTPFields()
+        for (name, value) in request.headers {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
+        var uri = request.url.path
+        if let query = request.url.query { uri += "?" + query }
+        guard let method = HTTPRequest.Method(request.method) else { throw PurseError.invalidResponse("bad method") }
+        let response = try await client.execute(uri: uri, method: method, headers: headers, body: request.body.map { ByteBuffer(data: $0) })
+        var responseHeaders: [String: String] = [:]
+        for field in response.headers { responseHeaders[field.name.canonicalName] = field.value }
+        return TransportResponse(status: Int(response.status.code), headers: responseHeaders, body: Data(buffer: response.body))
+    }
+}
