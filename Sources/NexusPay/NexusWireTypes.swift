@@ -12,6 +12,14 @@ public struct AuthenticationOptions: Codable, Sendable, Equatable {
     public var allowCredentials: [Credential]
     public var userVerification: String
     public var timeout: Int
+
+    public init(challenge: String, rpId: String, allowCredentials: [Credential], userVerification: String, timeout: Int) {
+        self.challenge = challenge
+        self.rpId = rpId
+        self.allowCredentials = allowCredentials
+        self.userVerification = userVerification
+        self.timeout = timeout
+    }
 }
 
 /// `POST /biometric/register/options`.
@@ -35,11 +43,24 @@ public struct Assertion: Codable, Sendable, Equatable {
         public var authenticatorData: String
         public var signature: String
         public var userHandle: String?
+
+        public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String?) {
+            self.clientDataJSON = clientDataJSON
+            self.authenticatorData = authenticatorData
+            self.signature = signature
+            self.userHandle = userHandle
+        }
     }
     public var id: String
     public var rawId: String
     public var response: Response
     public var type = "public-key"
+
+    public init(id: String, rawId: String, response: Response) {
+        self.id = id
+        self.rawId = rawId
+        self.response = response
+    }
 }
 
 /// A registration as `POST /biometric/register/verify` takes it.
@@ -95,6 +116,16 @@ public struct TopupReceipt: Codable, Sendable, Equatable {
     public var timestamp: String
     public var cashbackUsed: Int?
     public var cashbackEarned: Int?
+
+    public init(transactionId: String, status: String, amount: Int, balance: Int, timestamp: String, cashbackUsed: Int? = nil, cashbackEarned: Int? = nil) {
+        self.transactionId = transactionId
+        self.status = status
+        self.amount = amount
+        self.balance = balance
+        self.timestamp = timestamp
+        self.cashbackUsed = cashbackUsed
+        self.cashbackEarned = cashbackEarned
+    }
 }
 
 public struct Product: Codable, Sendable, Equatable {
