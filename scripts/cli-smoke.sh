@@ -24,6 +24,21 @@ PURSE_PASSWORD="correct horse" "$PURSE" account login --server "$url" --email "$
 "$PURSE" account whoami --server "$url"
 if "$PURSE" account login --server "$url" --email "$email" --password "wrong password" 2>"$work/err"; then echo "bad password accepted"; exit 1; fi
 grep -q "Invalid credentials" "$work/err"
+
+# Nexus Data: fund, enrol a passkey, buy airtime by biometric step-up, then by PIN.
+"$PURSE" nexus products --server "$url" | grep -q AIRTIME_MTN
+"$PURSE" nexus fund --server "$url" --amount 5000
+"$PURSE" nexus enroll --server "$url" --yes
+"$PURSE" nexus buy-airtime --server "$url" --yes --product AIRTIME_MTN --phone 08012345678 --amount 500
+"$PURSE" nexus balance --server "$url" --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["balance"] == 4500, b'
+PURSE_NEW_PIN=2580 PURSE_PIN= "$PURSE" nexus set-pin --server "$url" < /dev/null
+PURSE_PIN=2580 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIME_GLO --phone +2348012345678 --amount 1000
+"$PURSE" nexus balance --server "$url" --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["balance"] == 3500, b'
+if PURSE_PIN=1111 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIME_GLO --phone 08012345678 --amount 100 < /dev/null 2>"$work/err"; then echo "wrong PIN bought airtime"; exit 1; fi
+grep -q "Incorrect PIN" "$work/err"
+"$PURSE" nexus history --server "$url" | grep -q "AIRTIME_GLO"
+"$PURSE" nexus unlock --server "$url" --yes
+
 # Secrets stay out of the server log.
-if grep -q "correct horse" "$work/serve.log"; then echo "password in server log"; exit 1; fi
+if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"

@@ -12,6 +12,8 @@ public final class CheckoutViewModel {
     public var step: TransactionAuthorizer.Step { machine.step }
     public var message: String? { machine.message }
     public var offersPin: Bool { machine.offersPin }
+    /// A device-side failure behind "Biometric failed" (no passkey on this device …).
+    public var deviceError: PurseError? { machine.deviceError }
 
     @ObservationIgnored let client: NexusClient
     @ObservationIgnored let gate: any BiometricGate

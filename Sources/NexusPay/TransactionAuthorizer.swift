@@ -62,6 +62,8 @@ public struct TransactionAuthorizer: Sendable, Equatable {
     }
 
     public private(set) var step: Step = .idle
+    /// Why the biometric path failed, when a device error (not the user) caused it.
+    public private(set) var deviceError: PurseError?
     public private(set) var order: TopupOrder?
     public private(set) var idempotencyKey: String?
     private var options: AuthenticationOptions?
@@ -153,7 +155,8 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         case (.signing, .assertionSigned(let assertion)):
             step = .verifying
             return [.verify(assertion)]
-        case (.signing, .signingFailed):
+        case (.signing, .signingFailed(let error)):
+            deviceError = error
             step = .biometricFailed
             return []
 

@@ -28,6 +28,10 @@ struct SecurityTests {
         let dirMode = try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber
         #expect(dirMode?.intValue == 0o700)
 
+        // Overwriting an item replaces it.
+        try await store.setString("rotated-token", for: "session.token")
+        #expect(try await store.string(for: "session.token") == "rotated-token")
+
         try await store.remove("session.token")
         #expect(try await store.string(for: "session.token") == nil)
     }

@@ -1,5 +1,10 @@
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A secure store for Linux and the CLI: one AES-256-GCM sealed file per item.
 ///
@@ -77,10 +82,10 @@ public actor EncryptedFileSecureStore: SecureStore {
         guard manager.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw SecureStoreError("cannot write \(file.path)")
         }
-        if manager.fileExists(atPath: file.path) {
-            _ = try manager.replaceItemAt(file, withItemAt: temporary)
-        } else {
-            try manager.moveItem(at: temporary, to: file)
+        // rename(2) replaces atomically: a reader sees the old item or the new one, never half.
+        guard rename(temporary.path, file.path) == 0 else {
+            try? manager.removeItem(at: temporary)
+            throw SecureStoreError("cannot replace \(file.path) (errno \(errno))")
         }
     }
 }
