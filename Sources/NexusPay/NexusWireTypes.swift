@@ -6,6 +6,12 @@ public struct AuthenticationOptions: Codable, Sendable, Equatable {
         public var id: String
         public var type: String
         public var transports: [String]?
+
+        public init(id: String, type: String = "public-key", transports: [String]? = nil) {
+            self.id = id
+            self.type = type
+            self.transports = transports
+        }
     }
     public var challenge: String
     public var rpId: String
