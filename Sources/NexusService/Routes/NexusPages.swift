@@ -23,6 +23,7 @@ enum NexusPages {
         </style></head><body>
         <h1>Nexus Data · \(title)</h1>
         <p id="status" role="status"></p>
+        <button id="signout" class="secondary" hidden>Sign out</button>
         <fieldset id="signin"><legend>Sign in</legend>
           <label for="email">Email</label><input id="email" type="email" autocomplete="username">
           <label for="password">Password</label><input id="password" type="password" autocomplete="current-password">
@@ -87,8 +88,11 @@ enum NexusPages {
           } catch (e) { say(e.message); }
         }
         $('login').onclick = () => signIn('/auth/login');
+        $('signout').onclick = () => { token = null; sessionStorage.removeItem('nexus.token'); say('Signed out', true); refresh(); };
         $('register').onclick = () => signIn('/auth/register');
         async function refresh() {
+          $('signin').hidden = !!token;
+          $('signout').hidden = !token;
           if (!token) return;
           if ($('balance')) {
             const b = await api('GET', '/user/balance');

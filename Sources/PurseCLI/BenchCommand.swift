@@ -1,0 +1,215 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import NexusPay
+import NexusService
+import PurseKit
+import PurseKitAHC
+import PurseServer
+import Synchronization
+
+/// `purse bench …`: load measurements on loopback. Not tests: they print figures.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench", abstract: "Measure throughput and latency on loopback (build with -c release).",
+        subcommands: [NexusBench.self]
+    )
+}
+
+/// Latencies of one kind of operation.
+final class LatencyRecorder: Sendable {
+    private let samples = Mutex<[Double]>([])
+    private let errors = Atomic<Int>(0)
+
+    func record(_ duration: Duration) { samples.withLock { $0.append(duration.seconds) } }
+    func fail() { errors.add(1, ordering: .relaxed) }
+
+    func summary(over elapsed: Duration) -> (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int) {
+        let sorted = samples.withLock { $0 }.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return .nan }
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)] * 1000
+        }
+        return (sorted.count, Double(sorted.count) / elapsed.seconds, percentile(0.5), percentile(0.99), errors.load(ordering: .relaxed))
+    }
+}
+
+struct NexusBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nexus",
+        abstract: "Full step-up flows (options → verify → top-up) per second, top-up alone, and GET /health on the same server.",
+        discussion: "Without --server it starts its own server on 127.0.0.1 (SQLite in a temporary directory). Targets on 2 cores: ≥ 1,500 flows/s; top-up ≥ 25 % of /health with p99 ≤ 10 ms at 32 connections."
+    )
+
+    @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Concurrent connections.") var connections: Int = 32
+    @Option(help: "Seconds per phase.") var duration: Int = 10
+
+    func run() async throws {
+        guard (1...512).contains(connections), (1...300).contains(duration) else {
+            throw ValidationError("--connections 1-512 and --duration 1-300")
+        }
+        var serverTask: Task<Void, any Error>?
+        let base: URL
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
+        if let server {
+            guard let url = URL(string: server) else { throw ValidationError("bad --server") }
+            base = url
+        } else {
+            let port = try Self.freePort()
+            var configuration = try PurseConfiguration.fromEnvironment()
+            configuration.port = port
+            configuration.dataDirectory = work.path
+            configuration.databaseURL = nil
+            configuration.logLevel = .warning
+            configuration.bcryptCost = 4
+            let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+            serverTask = Task { try await app.application.run() }
+            base = URL(string: "http://127.0.0.1:\(port)")!
+        }
+        defer {
+            serverTask?.cancel()
+            try? FileManager.default.removeItem(at: work)
+        }
+        try await waitForHealth(base)
+        print("purse bench nexus: \(connections) connections, \(duration) s per phase, server \(base.absoluteString)")
+
+        // One user, device and client per connection.
+        let users = try await withThrowingTaskGroup(of: BenchUser.self, returning: [BenchUser].self) { group in
+            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let seconds = Duration.seconds(duration)
+
+        let health = LatencyRecorder()
+        let healthElapsed = try await load(users, for: seconds) { user in
+            let start = ContinuousClock.now
+            do { _ = try await user.api.sendRaw("GET", "/health", authenticated: false); health.record(.now - start) } catch { health.fail() }
+        }
+        report("GET /health", health.summary(over: healthElapsed))
+
+        let flows = LatencyRecorder(), topups = LatencyRecorder()
+        let flowElapsed = try await load(users, for: seconds) { user in
+            let start = ContinuousClock.now
+            do {
+                let token = try await user.stepUp()
+                let topupStart = ContinuousClock.now
+                _ = try await user.nexus.topup(Self.order, authorization: .verificationToken(token), idempotencyKey: IdempotencyKey.make())
+                topups.record(.now - topupStart)
+                flows.record(.now - start)
+            } catch {
+                flows.fail()
+            }
+        }
+        report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed))
+
+        // Top-up alone: tokens minted first (untimed), then spent as fast as possible.
+        let minted = try await withThrowingTaskGroup(of: (Int, [String]).self, returning: [Int: [String]].self) { group in
+            for (index, user) in users.enumerated() {
+                group.addTask {
+                    var tokens: [String] = []
+                    let deadline = ContinuousClock.now + seconds
+                    while ContinuousClock.now < deadline { tokens.append(try await user.stepUp()) }
+                    return (index, tokens)
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        let alone = LatencyRecorder()
+        let aloneStart = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, user) in users.enumerated() {
+                let tokens = minted[index] ?? []
+                group.addTask {
+                    for token in tokens {
+                        let start = ContinuousClock.now
+                        do {
+                            _ = try await user.nexus.topup(Self.order, authorization: .verificationToken(token), idempotencyKey: IdempotencyKey.make())
+                            alone.record(.now - start)
+                        } catch { alone.fail() }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let aloneSummary = alone.summary(over: .now - aloneStart)
+        report("top-up alone", aloneSummary)
+        let healthRate = health.summary(over: healthElapsed).perSecond
+        print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
+        print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
+    }
+
+    static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
+
+    func report(_ name: String, _ s: (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int)) {
+        print(name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   (%d ok, %d errors)", s.perSecond, s.p50, s.p99, s.count, s.errors))
+    }
+
+    /// Runs `body` in a loop on every user's connection until `duration` passes.
+    func load(_ users: [BenchUser], for duration: Duration, _ body: @escaping @Sendable (BenchUser) async -> Void) async throws -> Duration {
+        let start = ContinuousClock.now
+        let deadline = start + duration
+        await withTaskGroup(of: Void.self) { group in
+            for user in users {
+                group.addTask { while ContinuousClock.now < deadline { await body(user) } }
+            }
+        }
+        return .now - start
+    }
+
+    func waitForHealth(_ base: URL) async throws {
+        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+        for _ in 0..<100 {
+            if (try? await api.sendRaw("GET", "/health", authenticated: false)) != nil { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw CLIError("server at \(base.absoluteString) did not become healthy")
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw CLIError("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A benchmark user: account, enrolled device, funded wallet, its own client.
+struct BenchUser: Sendable {
+    let api: APIClient
+    let nexus: NexusClient
+    let authenticator: DeviceAuthenticator
+
+    static func make(base: URL, index: Int) async throws -> BenchUser {
+        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+        struct Auth: Decodable { var token: String }
+        let auth: Auth = try await api.send(
+            "POST", "/auth/register", body: ["email": "bench-\(index)-\(UUID().uuidString.prefix(8))@example.com", "password": "bench password"],
+            authenticated: false
+        )
+        try await api.session.setToken(auth.token)
+        var origin = "\(base.scheme ?? "http")://\(base.host ?? "127.0.0.1")"
+        if let port = base.port { origin += ":\(port)" }
+        let authenticator = DeviceAuthenticator(store: InMemorySecureStore(), origin: origin)
+        let nexus = NexusClient(api: api)
+        _ = try await Enrollment(client: nexus, gate: SoftwareBiometricGate.scripted([.success]), authenticator: authenticator).enroll()
+        _ = try await nexus.fund(amount: 10_000_000)
+        return BenchUser(api: api, nexus: nexus, authenticator: authenticator)
+    }
+
+    /// options → sign → verify; returns the verificationToken.
+    func stepUp() async throws -> String {
+        let options = try await nexus.authenticationOptions()
+        let assertion = try await authenticator.makeAssertion(for: options, userVerified: true)
+        return try await nexus.verify(assertion).verificationToken
+    }
+}
