@@ -41,4 +41,8 @@ grep -q "Incorrect PIN" "$work/err"
 
 # Secrets stay out of the server log.
 if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
+
+# Graceful shutdown: SIGTERM stops the server cleanly (exit 0) and it says so.
+kill -TERM "$server"
+if ! wait "$server"; then echo "purse serve did not exit cleanly on SIGTERM"; cat "$work/serve.log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"
