@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "PurseKit", targets: ["PurseKit"]),
         .library(name: "PurseKitAHC", targets: ["PurseKitAHC"]),
         .library(name: "NexusPay", targets: ["NexusPay"]),
+        .library(name: "StripeConnect", targets: ["StripeConnect"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -67,6 +68,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "StripeConnect",
+            dependencies: ["PurseKit"],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Shared server plumbing
 
         .target(
@@ -110,6 +117,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "ConnectService",
+            dependencies: [
+                "PurseServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Executable
 
         .target(
@@ -120,6 +145,8 @@ let package = Package(
                 "PurseServer",
                 "NexusPay",
                 "NexusService",
+                "StripeConnect",
+                "ConnectService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -150,6 +177,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Tests/PurseTestSupport",
             swiftSettings: swiftSettings
@@ -188,6 +217,25 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ConnectTests",
+            dependencies: [
+                "StripeConnect",
+                "ConnectService",
+                "PurseServer",
+                "PurseKit",
+                "PurseKitAHC",
+                "PurseTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")],

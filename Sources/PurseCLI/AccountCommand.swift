@@ -46,6 +46,18 @@ struct AccountCommand: AsyncParsableCommand {
         }
     }
 
+    /// Posts credentials to `path`, keeps the session token, returns the user.
+    static func authenticate(_ path: String, _ body: Credentials, options: ClientOptions, spinner: String) async throws -> UserInfo {
+        let api = try options.apiClient()
+        return try await client {
+            let answer: AuthAnswer = try await withSpinner(spinner) {
+                try await api.send("POST", path, body: body, authenticated: false)
+            }
+            try await api.session.setToken(answer.token)
+            return answer.user
+        }
+    }
+
     static func describe(_ user: UserInfo) -> String {
         [user.name, user.email, user.phone].compactMap { $0 }.joined(separator: " · ") + " (\(user.id))"
     }
@@ -57,18 +69,10 @@ struct AccountCommand: AsyncParsableCommand {
         @Option(help: "Display name.") var name: String?
 
         func run() async throws {
-            let api = try options.apiClient()
             let body = Credentials(email: identity.email, phone: identity.phone, password: try identity.resolvedPassword(), name: name)
-            let answer = try await client {
-                let answer: AuthAnswer = try await withSpinner("Registering") {
-                    try await api.send("POST", "/auth/register", body: body, authenticated: false)
-                }
-                try await api.session.setToken(answer.token)
-                return answer
-            }
-            try options.output.emit(answer.user) { "Registered and signed in as \(Self.describeUser(answer.user))." }
+            let user = try await AccountCommand.authenticate("/auth/register", body, options: options, spinner: "Registering")
+            try options.output.emit(user) { "Registered and signed in as \(AccountCommand.describe(user))." }
         }
-        static func describeUser(_ user: UserInfo) -> String { AccountCommand.describe(user) }
     }
 
     struct Login: AsyncParsableCommand {
@@ -77,16 +81,9 @@ struct AccountCommand: AsyncParsableCommand {
         @OptionGroup var identity: Identity
 
         func run() async throws {
-            let api = try options.apiClient()
             let body = Credentials(email: identity.email, phone: identity.phone, password: try identity.resolvedPassword())
-            let answer = try await client {
-                let answer: AuthAnswer = try await withSpinner("Signing in") {
-                    try await api.send("POST", "/auth/login", body: body, authenticated: false)
-                }
-                try await api.session.setToken(answer.token)
-                return answer
-            }
-            try options.output.emit(answer.user) { "Signed in as \(AccountCommand.describe(answer.user))." }
+            let user = try await AccountCommand.authenticate("/auth/login", body, options: options, spinner: "Signing in")
+            try options.output.emit(user) { "Signed in as \(AccountCommand.describe(user))." }
         }
     }
 

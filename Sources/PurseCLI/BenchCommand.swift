@@ -57,7 +57,7 @@ struct NexusBench: AsyncParsableCommand {
             guard let url = URL(string: server) else { throw ValidationError("bad --server") }
             base = url
         } else {
-            let port = try Self.freePort()
+            let port = try LoopbackPort.free()
             var configuration = try PurseConfiguration.fromEnvironment()
             configuration.port = port
             configuration.dataDirectory = work.path
@@ -165,21 +165,6 @@ struct NexusBench: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw CLIError("server at \(base.absoluteString) did not become healthy")
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw CLIError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -1,3 +1,4 @@
+import ConnectService
 import NexusService
 import PurseServer
 
@@ -6,6 +7,7 @@ public enum PurseModules {
     public static func all(configuration: PurseConfiguration) throws -> [any PurseModule] {
         [
             NexusModule(configuration: try NexusConfiguration.from(configuration)),
+            ConnectModule(configuration: try ConnectConfiguration.from(configuration)),
         ]
     }
 }

@@ -45,7 +45,8 @@ struct NexusFlowTests {
             #expect(try await h.balance(user) == 4_500)
             #expect(try await user.nexus.balance().cashback == 5)
             let history = try await user.nexus.transactions()
-            #expect(history.data.first?.kind == "topup" && history.data.first?.method == "biometric")
+            #expect(history.data.contains { $0.kind == "topup" && $0.method == "biometric" && $0.amount == 500 })
+            #expect(history.data.count == 2, "the funding and the top-up")
             #expect(try await h.audit().isEmpty)
         }
     }

@@ -89,20 +89,17 @@ public struct TestServer: Sendable {
 
     /// Runs `body` against the router (in-process), then tears everything down.
     public func withRouter<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        do {
-            let result = try await app.application.test(.router) { client in try await body(client) }
-            await shutdown()
-            return result
-        } catch {
-            await shutdown()
-            throw error
-        }
+        try await run(.router, body)
     }
 
     /// Runs `body` against a live server on 127.0.0.1 (a free port), then tears everything down.
     public func withLive<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        try await run(.live, body)
+    }
+
+    private func run<T: Sendable>(_ setup: TestingSetup, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
         do {
-            let result = try await app.application.test(.live) { client in try await body(client) }
+            let result = try await app.application.test(setup) { client in try await body(client) }
             await shutdown()
             return result
         } catch {

@@ -83,10 +83,10 @@ public struct JobQueue: Sendable {
                 }
                 select.appendInterpolation(unsafeRaw: ")")
             }
-            select.appendInterpolation(unsafeRaw: " ORDER BY run_at LIMIT \(max(1, limit))\(claimClause)")
+            select.appendInterpolation(unsafeRaw: " ORDER BY run_at, created_at LIMIT \(max(1, limit))\(claimClause)")
             let ids = try await db.raw(select).all().map { try $0.decode(column: "id", as: String.self) }
             var jobs: [Job] = []
-            for id in ids {
+            for id in ids {  // claim order is run order for ordered kinds
                 guard let row = try await db.raw("""
                     UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = \(bind: leaseEnd), updated_at = \(bind: nowMillis)
                     WHERE id = \(bind: id) RETURNING id, kind, payload, attempts, max_attempts

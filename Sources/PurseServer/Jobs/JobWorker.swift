@@ -5,9 +5,13 @@ import ServiceLifecycle
 /// Handles one kind of job. Throwing schedules a retry.
 public struct JobHandler: Sendable {
     public var kind: String
+    /// Jobs of an ordered kind run one after another in the order they were enqueued (webhook
+    /// deliveries, where a later event must not overtake an earlier one); others run concurrently.
+    public var ordered: Bool
     public var run: @Sendable (Job) async throws -> Void
-    public init(kind: String, run: @escaping @Sendable (Job) async throws -> Void) {
+    public init(kind: String, ordered: Bool = false, run: @escaping @Sendable (Job) async throws -> Void) {
         self.kind = kind
+        self.ordered = ordered
         self.run = run
     }
 }
@@ -58,8 +62,12 @@ public struct JobWorker: Service {
             logger.error("job claim failed", metadata: ["error": "\(error)"])
             return 0
         }
+        let ordered = jobs.filter { handlers[$0.kind]?.ordered == true }
         await withTaskGroup(of: Void.self) { group in
-            for job in jobs {
+            group.addTask {
+                for job in ordered { await self.execute(job) }
+            }
+            for job in jobs where handlers[job.kind]?.ordered != true {
                 group.addTask { await self.execute(job) }
             }
         }

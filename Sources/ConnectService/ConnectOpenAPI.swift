@@ -1,0 +1,45 @@
+import HTTPTypes
+import PurseServer
+
+enum ConnectOpenAPI {
+    static func fragment(sandbox: Bool) -> OpenAPIFragment {
+        let status = Schema.object([("hasAccount", Schema.boolean), ("onboardingComplete", Schema.boolean)], required: ["hasAccount", "onboardingComplete"])
+        var operations: [OpenAPIOperation] = [
+            OpenAPIOperation(.post, "/api/stripe/connect/create-account", summary: "Create the host's Stripe Express account", tag: "connect", requiresAuth: true,
+                             responses: [(200, "Created", Schema.object([("account", Schema.ref("StripeAccount"))])), (400, "Already has one, or platform not configured", Schema.error),
+                                         (401, "Authentication required", Schema.error), (404, "User not found", Schema.error), (500, "Stripe failed", Schema.error)]),
+            OpenAPIOperation(.post, "/api/stripe/connect/create-account-link", summary: "Onboarding URL (Origin header → return/refresh URLs)", tag: "connect", requiresAuth: true,
+                             responses: [(200, "Link", Schema.object([("url", Schema.string)], required: ["url"])), (400, "No account or bad Origin", Schema.error),
+                                         (500, "Stripe failed", Schema.error)]),
+            OpenAPIOperation(.get, "/api/stripe/connect/account-status", summary: "Status from our database", tag: "connect", requiresAuth: true,
+                             responses: [(200, "Status", status), (500, "Failed", Schema.error)]),
+            OpenAPIOperation(.post, "/api/stripe/connect/verify-account", summary: "Status fetched from Stripe (and stored)", tag: "connect", requiresAuth: true,
+                             responses: [(200, "Status", Schema.object([("hasAccount", Schema.boolean), ("onboardingComplete", Schema.boolean), ("chargesEnabled", Schema.boolean),
+                                                                        ("payoutsEnabled", Schema.boolean), ("detailsSubmitted", Schema.boolean)])), (500, "Stripe failed", Schema.error)]),
+            OpenAPIOperation(.post, "/api/webhooks/stripe/connect", summary: "Stripe webhook (Stripe-Signature verified)", tag: "connect",
+                             request: ["type": "object"], responses: [(200, "Received", Schema.object([("received", Schema.boolean)])), (400, "Bad signature", Schema.error)]),
+            OpenAPIOperation(.get, "/stripe/connect/success", summary: "Return page after onboarding", tag: "connect", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
+            OpenAPIOperation(.get, "/stripe/connect/reauth", summary: "Refresh page for an expired link", tag: "connect", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
+        ]
+        if sandbox {
+            operations += [
+                OpenAPIOperation(.post, "/sandbox/stripe/v1/accounts", summary: "Sandbox Stripe: create account", tag: "stripe-sandbox",
+                                 responses: [(200, "Account", Schema.ref("StripeAccount")), (400, "Stripe error", Schema.ref("StripeError")), (401, "Bad key", Schema.ref("StripeError"))]),
+                OpenAPIOperation(.get, "/sandbox/stripe/v1/accounts/{id}", summary: "Sandbox Stripe: retrieve account", tag: "stripe-sandbox",
+                                 responses: [(200, "Account", Schema.ref("StripeAccount")), (404, "No such account", Schema.ref("StripeError"))]),
+                OpenAPIOperation(.post, "/sandbox/stripe/v1/account_links", summary: "Sandbox Stripe: create account link", tag: "stripe-sandbox",
+                                 responses: [(200, "Link", Schema.object([("url", Schema.string), ("expires_at", Schema.integer)])), (400, "Stripe error", Schema.ref("StripeError"))]),
+                OpenAPIOperation(.get, "/sandbox/stripe/connect/onboarding/{token}", summary: "Sandbox hosted onboarding page", tag: "stripe-sandbox",
+                                 responses: [(200, "HTML form", Schema.string), (303, "Expired or used: to refresh_url", nil)], produces: "text/html"),
+                OpenAPIOperation(.post, "/sandbox/stripe/connect/onboarding/{token}", summary: "Submit onboarding; sends account.updated and redirects to return_url", tag: "stripe-sandbox",
+                                 responses: [(303, "To return_url (or refresh_url)", nil), (400, "Missing details", Schema.string)], produces: "text/html"),
+            ]
+        }
+        return OpenAPIFragment(operations: operations, schemas: [
+            ("StripeAccount", Schema.object([("id", Schema.string), ("object", Schema.string), ("business_type", Schema.string), ("charges_enabled", Schema.boolean),
+                                             ("country", Schema.string), ("created", Schema.integer), ("default_currency", Schema.string), ("details_submitted", Schema.boolean),
+                                             ("email", Schema.string), ("payouts_enabled", Schema.boolean), ("type", Schema.string)])),
+            ("StripeError", Schema.object([("error", Schema.object([("type", Schema.string), ("code", Schema.string), ("message", Schema.string), ("param", Schema.string)]))])),
+        ])
+    }
+}

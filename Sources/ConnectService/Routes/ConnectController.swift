@@ -1,0 +1,224 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PurseServer
+import SQLKit
+
+/// The four Maly endpoints and the webhook, exactly as the seed specifies them.
+struct ConnectController: Sendable {
+    let configuration: ConnectConfiguration
+    let environment: ServerEnvironment
+    let stripe: StripeClient
+
+    struct Status: Codable {
+        var hasAccount: Bool
+        var onboardingComplete: Bool
+    }
+
+    struct VerifiedStatus: Codable {
+        var hasAccount: Bool
+        var onboardingComplete: Bool
+        var chargesEnabled: Bool
+        var payoutsEnabled: Bool
+        var detailsSubmitted: Bool
+    }
+
+    struct Stored {
+        var accountID: String
+        var onboardingComplete: Bool
+    }
+
+    func mount(on router: Router<PurseRequestContext>) {
+        let connect = router.group("api/stripe/connect").add(middleware: RequireAuthentication())
+        connect.post("create-account") { _, context in try await createAccount(user: try context.requireUser().id, logger: context.logger) }
+        connect.post("create-account-link") { request, context in
+            try await createAccountLink(user: try context.requireUser().id, origin: request.headers[.origin], logger: context.logger)
+        }
+        connect.get("account-status") { _, context in try await accountStatus(user: try context.requireUser().id, logger: context.logger) }
+        connect.post("verify-account") { _, context in try await verifyAccount(user: try context.requireUser().id, logger: context.logger) }
+        router.post("api/webhooks/stripe/connect") { request, context in
+            var request = request
+            let body = try await request.collectJSONBody(context: context)
+            return try await webhook(body: Data(body.readableBytesView), signature: request.headers[HTTPField.Name("Stripe-Signature")!], logger: context.logger)
+        }
+        router.get("stripe/connect/success") { _, _ in Response.html(Self.landing("Onboarding submitted", "You can return to the Maly app; your payout status updates in a moment.")) }
+        router.get("stripe/connect/reauth") { _, _ in Response.html(Self.landing("Onboarding link expired", "Return to the Maly app and start onboarding again to get a fresh link.")) }
+    }
+
+    func stored(_ user: UserID, in db: any SQLDatabase) async throws -> Stored? {
+        guard let row = try await db.raw("SELECT stripe_account_id, onboarding_complete FROM connect_accounts WHERE user_id = \(bind: user.rawValue)").first() else {
+            return nil
+        }
+        return Stored(accountID: try row.decode(column: "stripe_account_id", as: String.self),
+                      onboardingComplete: try row.decode(column: "onboarding_complete", as: Bool.self))
+    }
+
+    // MARK: 1. create-account
+
+    func createAccount(user: UserID, logger: Logger) async throws -> Response {
+        let (found, existing) = try await environment.database.read { db in
+            (try await environment.accounts.find(id: user, in: db), try await stored(user, in: db))
+        }
+        guard let found else { throw APIError(.notFound, "User not found") }
+        guard existing == nil else { throw APIError(.badRequest, "User already has a Stripe Connect account") }
+        let account: StripeAccount
+        do {
+            // One key per user: a retried or concurrent creation gets the same Stripe account back.
+            account = try await stripe.createAccount(email: found.email, userID: user.rawValue, idempotencyKey: "purse-create-account-\(user.rawValue)")
+        } catch let failure as StripeClient.Failure {
+            logger.error("stripe account creation failed", metadata: ["stripe.status": "\(failure.status)", "stripe.type": "\(failure.type)",
+                                                                      "stripe.request_id": "\(failure.requestID ?? "-")"])
+            if failure.isPlatformProfileIncomplete {
+                throw APIError(.badRequest, "Platform configuration incomplete. Please contact support to complete Stripe platform setup.",
+                               details: "The Stripe Connect platform profile needs to be configured before creating Express accounts.")
+            }
+            throw APIError(.internalServerError, "Failed to create Stripe Connect account")
+        }
+        let now = environment.now().epochMillis
+        try await environment.database.transaction { db in
+            try await db.raw("""
+                INSERT INTO connect_accounts (user_id, stripe_account_id, onboarding_complete, charges_enabled, payouts_enabled, details_submitted, created_at, updated_at)
+                VALUES (\(bind: user.rawValue), \(bind: account.id), \(bind: account.onboardingComplete), \(bind: account.charges_enabled),
+                        \(bind: account.payouts_enabled), \(bind: account.details_submitted), \(bind: now), \(bind: now))
+                ON CONFLICT DO NOTHING
+                """).run()
+        }
+        struct Answer: Encodable { var account: SeedAccountView }
+        return try .json(Answer(account: SeedAccountView(account: account)))
+    }
+
+    // MARK: 2. create-account-link
+
+    /// `http(s)://host[:port]` only; in production, one of the configured origins.
+    func validOrigin(_ raw: String?) throws -> String {
+        guard let raw, !raw.isEmpty else { throw APIError(.badRequest, "Origin header is required") }
+        guard let url = URL(string: raw), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              let host = url.host, !host.isEmpty, url.path.isEmpty || url.path == "/", url.query == nil, url.user == nil else {
+            throw APIError(.badRequest, "Origin header must be http(s)://host[:port]")
+        }
+        let origin = "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        if let allowed = configuration.allowedOrigins, !allowed.contains(origin) {
+            throw APIError(.badRequest, "Origin \(origin) is not allowed")
+        }
+        return origin
+    }
+
+    func createAccountLink(user: UserID, origin rawOrigin: String?, logger: Logger) async throws -> Response {
+        let origin = try validOrigin(rawOrigin)
+        guard let existing = try await environment.database.read({ db in try await stored(user, in: db) }) else {
+            throw APIError(.badRequest, "User does not have a Stripe Connect account")
+        }
+        do {
+            let link = try await stripe.createAccountLink(
+                account: existing.accountID, refreshURL: "\(origin)/stripe/connect/reauth", returnURL: "\(origin)/stripe/connect/success",
+                idempotencyKey: "purse-link-\(RandomID.hex(bytes: 12))"
+            )
+            struct Answer: Encodable { var url: String }
+            return try .json(Answer(url: link.url))
+        } catch let failure as StripeClient.Failure {
+            logger.error("stripe account link failed", metadata: ["stripe.status": "\(failure.status)", "stripe.request_id": "\(failure.requestID ?? "-")"])
+            throw APIError(.internalServerError, "Failed to create account link")
+        }
+    }
+
+    // MARK: 3. account-status
+
+    func accountStatus(user: UserID, logger: Logger) async throws -> Response {
+        do {
+            let existing = try await environment.database.read { db in try await stored(user, in: db) }
+            return try .json(Status(hasAccount: existing != nil, onboardingComplete: existing?.onboardingComplete ?? false))
+        } catch {
+            logger.error("account status failed", metadata: ["error": "\(error)"])
+            throw APIError(.internalServerError, "Failed to get account status")
+        }
+    }
+
+    // MARK: 4. verify-account
+
+    func verifyAccount(user: UserID, logger: Logger) async throws -> Response {
+        guard let existing = try await environment.database.read({ db in try await stored(user, in: db) }) else {
+            return try .json(VerifiedStatus(hasAccount: false, onboardingComplete: false, chargesEnabled: false, payoutsEnabled: false, detailsSubmitted: false))
+        }
+        let account: StripeAccount
+        do {
+            account = try await stripe.retrieveAccount(existing.accountID)
+        } catch let failure as StripeClient.Failure {
+            logger.error("stripe account retrieval failed", metadata: ["stripe.status": "\(failure.status)", "stripe.request_id": "\(failure.requestID ?? "-")"])
+            throw APIError(.internalServerError, "Failed to verify account")
+        }
+        try await environment.database.transaction { db in try await update(with: account, in: db) }
+        return try .json(VerifiedStatus(
+            hasAccount: true, onboardingComplete: account.onboardingComplete, chargesEnabled: account.charges_enabled,
+            payoutsEnabled: account.payouts_enabled, detailsSubmitted: account.details_submitted
+        ))
+    }
+
+    func update(with account: StripeAccount, in db: any SQLDatabase) async throws {
+        try await db.raw("""
+            UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
+            payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
+            updated_at = \(bind: environment.now().epochMillis) WHERE stripe_account_id = \(bind: account.id)
+            """).run()
+    }
+
+    // MARK: Webhook
+
+    struct EventEnvelope: Decodable {
+        var id: String
+        var type: String
+        var created: Int?
+    }
+
+    func webhook(body: Data, signature: String?, logger: Logger) async throws -> Response {
+        do {
+            try WebhookSignature.verify(header: signature, payload: body, secret: configuration.webhookSecret, now: environment.now(),
+                                        tolerance: configuration.webhookTolerance)
+        } catch let failure as WebhookSignature.Failure {
+            logger.warning("stripe webhook refused", metadata: ["reason": "\(failure.description)"])
+            throw APIError(.badRequest, "Webhook signature verification failed", details: failure.description)
+        }
+        guard let envelope = try? JSONDecoder().decode(EventEnvelope.self, from: body) else {
+            throw APIError(.badRequest, "Webhook payload is not a Stripe event")
+        }
+        let account: StripeAccount?
+        if envelope.type == "account.updated" {
+            guard let event = try? JSONDecoder().decode(StripeEvent<StripeAccount>.self, from: body) else {
+                throw APIError(.badRequest, "account.updated event without an account object")
+            }
+            account = event.data.object
+        } else {
+            account = nil
+        }
+        let now = environment.now().epochMillis
+        let firstTime = try await environment.database.transaction { db -> Bool in
+            let inserted = try await db.raw("""
+                INSERT INTO connect_stripe_events (id, type, received_at) VALUES (\(bind: envelope.id), \(bind: envelope.type), \(bind: now))
+                ON CONFLICT DO NOTHING RETURNING id
+                """).first()
+            guard inserted != nil else { return false }
+            if let account {
+                // Applied only when not older than the last event applied to this account.
+                let created = Int64(envelope.created ?? 0)
+                try await db.raw("""
+                    UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
+                    payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
+                    last_event_created = \(bind: created), updated_at = \(bind: now)
+                    WHERE stripe_account_id = \(bind: account.id) AND last_event_created <= \(bind: created)
+                    """).run()
+            }
+            return true
+        }
+        struct Ack: Encodable { var received = true; var duplicate: Bool? }
+        return try .json(Ack(duplicate: firstTime ? nil : true))
+    }
+
+    static func landing(_ title: String, _ text: String) -> String {
+        """
+        <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Maly · \(HTML.escape(title))</title><style>body{font-family:system-ui,sans-serif;max-width:30rem;margin:3rem auto;padding:0 1rem}</style>
+        </head><body><h1>\(HTML.escape(title))</h1><p>\(HTML.escape(text))</p></body></html>
+        """
+    }
+}

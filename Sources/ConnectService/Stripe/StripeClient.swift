@@ -1,0 +1,164 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// A real client of Stripe's API (or of the built-in sandbox: only the base URL differs).
+///
+/// Form-encoded bodies with bracket syntax, `Authorization: Bearer sk_…`, a pinned
+/// `Stripe-Version`, an `Idempotency-Key` on every POST, Stripe's error JSON mapped to
+/// ``StripeClient/Failure``. The secret key never leaves the server.
+public struct StripeClient: Sendable {
+    public static let apiVersion = "2024-06-20"
+
+    /// One HTTP exchange, injectable so tests can record or answer requests.
+    public struct HTTPRequest: Sendable, Equatable {
+        public var method: String
+        public var url: String
+        public var headers: [String: String]
+        public var body: String?
+    }
+
+    public struct HTTPResponse: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+        public init(status: Int, headers: [String: String], body: Data) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// A Stripe API error.
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public var status: Int
+        public var type: String
+        public var code: String?
+        public var message: String
+        public var param: String?
+        /// Stripe's `Request-Id`, for support and logs.
+        public var requestID: String?
+
+        public init(status: Int, type: String, code: String?, message: String, param: String?, requestID: String?) {
+            self.status = status
+            self.type = type
+            self.code = code
+            self.message = message
+            self.param = param
+            self.requestID = requestID
+        }
+
+        public var description: String { "Stripe \(status) \(type)\(code.map { "/\($0)" } ?? ""): \(message)" }
+
+        /// Stripe's answer when the platform has not completed its Connect profile.
+        public var isPlatformProfileIncomplete: Bool {
+            message.localizedCaseInsensitiveContains("platform-profile") || message.localizedCaseInsensitiveContains("platform profile")
+                || code == "platform_profile_incomplete"
+        }
+    }
+
+    public let baseURL: String
+    let secretKey: String
+    let send: @Sendable (HTTPRequest) async throws -> HTTPResponse
+
+    /// - Parameters:
+    ///   - baseURL: `https://api.stripe.com`, or the sandbox's `http://HOST:PORT/sandbox/stripe`.
+    ///   - secretKey: `sk_live_…` / `sk_test_…`.
+    ///   - send: The HTTP exchange; AsyncHTTPClient by default.
+    public init(baseURL: String, secretKey: String, send: (@Sendable (HTTPRequest) async throws -> HTTPResponse)? = nil) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.secretKey = secretKey
+        self.send = send ?? StripeClient.asyncHTTPClient
+    }
+
+    /// `POST /v1/accounts`: an Express account with card payments and transfers requested.
+    public func createAccount(email: String?, userID: String, country: String = "US", idempotencyKey: String) async throws -> StripeAccount {
+        var params: [(String, StripeParam)] = [("type", "express"), ("country", .string(country))]
+        if let email { params.append(("email", .string(email))) }
+        params.append(("capabilities", ["card_payments": ["requested": true], "transfers": ["requested": true]]))
+        params.append(("metadata", ["purse_user_id": .string(userID)]))
+        return try await request("POST", "/v1/accounts", params: params, idempotencyKey: idempotencyKey)
+    }
+
+    /// `POST /v1/account_links` for `account_onboarding`.
+    public func createAccountLink(account: String, refreshURL: String, returnURL: String, idempotencyKey: String) async throws -> StripeAccountLink {
+        try await request("POST", "/v1/account_links", params: [
+            ("account", .string(account)), ("refresh_url", .string(refreshURL)), ("return_url", .string(returnURL)),
+            ("type", "account_onboarding"),
+        ], idempotencyKey: idempotencyKey)
+    }
+
+    /// `GET /v1/accounts/{id}`.
+    public func retrieveAccount(_ id: String) async throws -> StripeAccount {
+        guard id.hasPrefix("acct_"), id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            throw Failure(status: 400, type: "invalid_request_error", code: "resource_missing", message: "No such account: '\(id)'", param: "account", requestID: nil)
+        }
+        return try await request("GET", "/v1/accounts/\(id)", params: [], idempotencyKey: nil)
+    }
+
+    /// Builds the exact HTTP request for an API call (public for request-shape tests).
+    public func makeRequest(_ method: String, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) -> HTTPRequest {
+        var headers = [
+            "Authorization": "Bearer \(secretKey)",
+            "Stripe-Version": Self.apiVersion,
+            "User-Agent": "Purse/0.1 StripeClient",
+            "Accept": "application/json",
+        ]
+        var url = baseURL + path
+        var body: String?
+        let encoded = StripeForm.encode(params)
+        if method == "GET" {
+            if !encoded.isEmpty { url += "?" + encoded }
+        } else {
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = encoded
+            if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
+        }
+        return HTTPRequest(method: method, url: url, headers: headers, body: body)
+    }
+
+    func request<T: Decodable>(_ method: String, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) async throws -> T {
+        let response = try await send(makeRequest(method, path, params: params, idempotencyKey: idempotencyKey))
+        let requestID = response.headers.first { $0.key.lowercased() == "request-id" }?.value
+        guard (200..<300).contains(response.status) else {
+            if let body = try? JSONDecoder().decode(StripeErrorBody.self, from: response.body) {
+                throw Failure(status: response.status, type: body.error.type, code: body.error.code, message: body.error.message,
+                              param: body.error.param, requestID: requestID)
+            }
+            throw Failure(status: response.status, type: "api_error", code: nil, message: "Unexpected response from Stripe", param: nil, requestID: requestID)
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: response.body)
+        } catch {
+            throw Failure(status: response.status, type: "api_error", code: nil, message: "Unreadable response from Stripe: \(error)", param: nil, requestID: requestID)
+        }
+    }
+
+    /// The outbound client: fails fast when the far end is unreachable (the caller decides about
+    /// retries) and gives up connecting after 5 seconds.
+    static let httpClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// The live exchange over AsyncHTTPClient, 30 s timeout.
+    static let asyncHTTPClient: @Sendable (HTTPRequest) async throws -> HTTPResponse = { request in
+        var outgoing = HTTPClientRequest(url: request.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(string: body)) }
+        do {
+            let response = try await StripeClient.httpClient.execute(outgoing, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 4 << 20)
+            var headers: [String: String] = [:]
+            for header in response.headers { headers[header.name] = header.value }
+            return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(buffer: body))
+        } catch {
+            throw Failure(status: 503, type: "api_connection_error", code: nil, message: "Could not reach Stripe: \(error)", param: nil, requestID: nil)
+        }
+    }
+}

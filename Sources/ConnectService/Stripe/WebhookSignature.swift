@@ -1,0 +1,64 @@
+import Crypto
+import Foundation
+
+/// Stripe's webhook signatures: `Stripe-Signature: t=<unix time>,v1=<hex HMAC-SHA256>[,v1=…]`,
+/// the HMAC keyed with the endpoint secret over `"<t>.<raw body>"`.
+public enum WebhookSignature {
+    public static let defaultTolerance: TimeInterval = 300
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case missingHeader
+        case malformedHeader
+        case noSignatures
+        case mismatch
+        case outsideTolerance
+
+        public var description: String {
+            switch self {
+            case .missingHeader: "Missing Stripe-Signature header"
+            case .malformedHeader: "Unable to extract timestamp and signatures from header"
+            case .noSignatures: "No signatures found with expected scheme"
+            case .mismatch: "No signatures found matching the expected signature for payload"
+            case .outsideTolerance: "Timestamp outside the tolerance zone"
+            }
+        }
+    }
+
+    /// The header value for `payload` signed at `timestamp`.
+    public static func header(payload: Data, secret: String, timestamp: Int) -> String {
+        "t=\(timestamp),v1=\(signature(payload: payload, secret: secret, timestamp: timestamp))"
+    }
+
+    static func signature(payload: Data, secret: String, timestamp: Int) -> String {
+        let key = SymmetricKey(data: Data(secret.utf8))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).".utf8) + payload, using: key)
+        return mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Verifies a header against the raw body, as Stripe's libraries do: any `v1` may match,
+    /// compared in constant time, and the timestamp must be within `tolerance` of `now`.
+    public static func verify(header: String?, payload: Data, secret: String, now: Date, tolerance: TimeInterval = defaultTolerance) throws {
+        guard let header, !header.isEmpty else { throw Failure.missingHeader }
+        var timestamp: Int?
+        var signatures: [String] = []
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let key = parts[0].trimmingCharacters(in: .whitespaces), value = parts[1].trimmingCharacters(in: .whitespaces)
+            if key == "t" { timestamp = Int(value) } else if key == "v1" { signatures.append(value) }
+        }
+        guard let timestamp else { throw Failure.malformedHeader }
+        guard !signatures.isEmpty else { throw Failure.noSignatures }
+        let expected = Array(signature(payload: payload, secret: secret, timestamp: timestamp).utf8)
+        let matched = signatures.reduce(false) { found, candidate in
+            found || constantTimeEqual(Array(candidate.utf8), expected)
+        }
+        guard matched else { throw Failure.mismatch }
+        guard abs(now.timeIntervalSince1970 - Double(timestamp)) <= tolerance else { throw Failure.outsideTolerance }
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
