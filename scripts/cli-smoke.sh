@@ -39,6 +39,19 @@ grep -q "Incorrect PIN" "$work/err"
 "$PURSE" nexus history --server "$url" | grep -q "AIRTIME_GLO"
 "$PURSE" nexus unlock --server "$url" --yes
 
+# Maly: create the Connect account and get the onboarding link, complete the sandbox form as a
+# person would, then the CLI's wait ends when the signed webhook has marked onboarding complete.
+"$PURSE" connect status --server "$url" | grep -q "No Stripe Connect account"
+link=$("$PURSE" connect onboard --server "$url" --no-wait --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
+"$PURSE" connect status --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s == {"hasAccount": True, "onboardingComplete": False}, s'
+"$PURSE" connect onboard --server "$url" --timeout 30 > "$work/onboard.out" 2>&1 &
+waiter=$!
+curl -sf -o /dev/null -w '%{http_code}' -X POST "$link" \
+  --data 'business_type=individual&business_name=CLI+Events&email=cli%40example.com&first_name=Jenny&last_name=Rosen&phone=%2B12025550143&dob=1990-01-01&address_line1=address_full_match&city=SF&postal_code=94103&ssn_last_4=0000&routing_number=110000000&account_number=000123456789&tos=accepted&action=submit' | grep -q 303
+if ! wait "$waiter"; then echo "connect onboard did not see completion"; cat "$work/onboard.out"; exit 1; fi
+grep -q "Onboarding complete" "$work/onboard.out"
+"$PURSE" connect verify --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["onboardingComplete"] and s["chargesEnabled"] and s["payoutsEnabled"], s'
+
 # Secrets stay out of the server log.
 if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 
