@@ -55,5 +55,43 @@ enum ConnectMigrations {
         Migration("connect_0003_event_order", [
             "ALTER TABLE connect_accounts ADD COLUMN last_event_created BIGINT NOT NULL DEFAULT 0",
         ]),
+        Migration("connect_0004_paid_events", [
+            """
+            CREATE TABLE connect_events (
+                id TEXT PRIMARY KEY,
+                host_user_id TEXT NOT NULL REFERENCES users(id),
+                title TEXT NOT NULL,
+                description TEXT,
+                starts_at BIGINT NOT NULL,
+                price BIGINT NOT NULL CHECK (price >= 50),
+                currency TEXT NOT NULL,
+                capacity INTEGER CHECK (capacity IS NULL OR capacity > 0),
+                tickets_sold INTEGER NOT NULL DEFAULT 0 CHECK (tickets_sold >= 0 AND (capacity IS NULL OR tickets_sold <= capacity)),
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE connect_tickets (
+                id TEXT PRIMARY KEY,
+                event_id TEXT NOT NULL REFERENCES connect_events(id),
+                buyer_user_id TEXT NOT NULL REFERENCES users(id),
+                payment_intent_id TEXT NOT NULL UNIQUE,
+                amount BIGINT NOT NULL CHECK (amount > 0),
+                application_fee BIGINT NOT NULL CHECK (application_fee >= 0 AND application_fee < amount),
+                ledger_transaction_id TEXT NOT NULL REFERENCES ledger_transactions(id),
+                created_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX connect_tickets_event ON connect_tickets (event_id)",
+        ]),
+        Migration("connect_0005_sandbox_payments", [
+            """
+            CREATE TABLE stripe_sandbox_payment_intents (
+                id TEXT PRIMARY KEY,
+                body TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+        ]),
     ]
 }

@@ -23,6 +23,7 @@ public struct ConnectModule: PurseModule {
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
         let stripe = StripeClient(baseURL: configuration.stripeBaseURL, secretKey: configuration.stripeSecretKey)
         ConnectController(configuration: configuration, environment: environment, stripe: stripe).mount(on: router)
+        EventsController(configuration: configuration, environment: environment, stripe: stripe).mount(on: router)
         if configuration.usesSandbox {
             StripeSandbox(configuration: configuration, environment: environment).mount(on: router)
         }

@@ -21,8 +21,24 @@ enum ConnectOpenAPI {
             OpenAPIOperation(.get, "/stripe/connect/success", summary: "Return page after onboarding", tag: "connect", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
             OpenAPIOperation(.get, "/stripe/connect/reauth", summary: "Refresh page for an expired link", tag: "connect", responses: [(200, "HTML", Schema.string)], produces: "text/html"),
         ]
+        operations += [
+            OpenAPIOperation(.get, "/api/events", summary: "Upcoming paid events", tag: "connect",
+                             responses: [(200, "Events", Schema.object([("events", Schema.array(Schema.ref("PaidEvent")))]))]),
+            OpenAPIOperation(.post, "/api/events", summary: "Create a paid event (host with completed onboarding)", tag: "connect", requiresAuth: true,
+                             request: Schema.object([("title", Schema.string), ("description", Schema.string), ("startsAt", ["type": "string", "format": "date-time"]),
+                                                     ("price", Schema.integer), ("currency", Schema.string), ("capacity", Schema.integer)], required: ["title", "startsAt", "price"]),
+                             responses: [(201, "Created", Schema.ref("PaidEvent")), (400, "Invalid", Schema.error), (403, "Onboarding not complete", Schema.error)]),
+            OpenAPIOperation(.post, "/api/events/{id}/tickets", summary: "Buy a ticket: a destination charge with a 3 % application fee", tag: "connect",
+                             requiresAuth: true, idempotent: true,
+                             request: Schema.object([("paymentMethod", Schema.string), ("testCard", Schema.string)]),
+                             responses: [(201, "Ticket", Schema.object([("ticket", Schema.object([("id", Schema.string), ("amount", Schema.integer), ("applicationFee", Schema.integer),
+                                                                                                  ("hostShare", Schema.integer), ("paymentIntentId", Schema.string)]))])),
+                                         (402, "Card declined", Schema.error), (404, "No such event", Schema.error), (409, "Sold out", Schema.error)]),
+        ]
         if sandbox {
             operations += [
+                OpenAPIOperation(.post, "/sandbox/stripe/v1/payment_intents", summary: "Sandbox Stripe: confirmed PaymentIntent (test cards)", tag: "stripe-sandbox",
+                                 responses: [(200, "PaymentIntent", ["type": "object"]), (402, "Card declined", Schema.ref("StripeError"))]),
                 OpenAPIOperation(.post, "/sandbox/stripe/v1/accounts", summary: "Sandbox Stripe: create account", tag: "stripe-sandbox",
                                  responses: [(200, "Account", Schema.ref("StripeAccount")), (400, "Stripe error", Schema.ref("StripeError")), (401, "Bad key", Schema.ref("StripeError"))]),
                 OpenAPIOperation(.get, "/sandbox/stripe/v1/accounts/{id}", summary: "Sandbox Stripe: retrieve account", tag: "stripe-sandbox",
@@ -39,6 +55,8 @@ enum ConnectOpenAPI {
             ("StripeAccount", Schema.object([("id", Schema.string), ("object", Schema.string), ("business_type", Schema.string), ("charges_enabled", Schema.boolean),
                                              ("country", Schema.string), ("created", Schema.integer), ("default_currency", Schema.string), ("details_submitted", Schema.boolean),
                                              ("email", Schema.string), ("payouts_enabled", Schema.boolean), ("type", Schema.string)])),
+            ("PaidEvent", Schema.object([("id", Schema.string), ("hostId", Schema.string), ("title", Schema.string), ("startsAt", Schema.string),
+                                         ("price", Schema.integer), ("currency", Schema.string), ("capacity", Schema.integer), ("ticketsSold", Schema.integer)])),
             ("StripeError", Schema.object([("error", Schema.object([("type", Schema.string), ("code", Schema.string), ("message", Schema.string), ("param", Schema.string)]))])),
         ])
     }

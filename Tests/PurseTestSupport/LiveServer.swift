@@ -6,6 +6,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import PurseServer
+import ServiceLifecycle
 
 /// A response from ``LiveHTTPClient``.
 public struct LiveResponse: Sendable {
@@ -69,7 +70,8 @@ extension TestServer {
     public func withRunningServer<T: Sendable>(_ body: @Sendable (LiveHTTPClient) async throws -> T) async throws -> T {
         let port = app.environment.configuration.port
         let application = app.application
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
+        let group = ServiceGroup(configuration: .init(services: [application], logger: application.logger))
+        let task = Task { try await group.run() }
         let client = LiveHTTPClient(base: URL(string: "http://127.0.0.1:\(port)")!)
         do {
             var healthy = false
@@ -79,12 +81,12 @@ extension TestServer {
             }
             guard healthy else { throw ConfigurationError("server on port \(port) did not start") }
             let result = try await body(client)
-            task.cancel()
+            await group.triggerGracefulShutdown()
             _ = await task.result
             await shutdown()
             return result
         } catch {
-            task.cancel()
+            await group.triggerGracefulShutdown()
             _ = await task.result
             await shutdown()
             throw error

@@ -111,6 +111,7 @@ public struct TestServer: Sendable {
     public func shutdown() async {
         await app.environment.database.shutdown()
         await database.dispose()
+        try? FileManager.default.removeItem(atPath: app.environment.configuration.dataDirectory)
     }
 }
 

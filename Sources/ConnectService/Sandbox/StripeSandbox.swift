@@ -37,6 +37,9 @@ struct StripeSandbox: Sendable {
             }
             return try Self.json(account)
         }
+        api.post("payment_intents") { request, context in
+            try await stripeCall(request, context) { params, db in try await createPaymentIntent(params, db: db) }
+        }
         api.post("account_links") { request, context in
             try await stripeCall(request, context) { params, db in try await createLink(params, db: db) }
         }
@@ -137,6 +140,56 @@ struct StripeSandbox: Sendable {
             """).run()
         let link = StripeAccountLink(created: now, expires_at: now + 300, url: "\(publicURL)/sandbox/stripe/connect/onboarding/\(token)")
         return try JSONCoding.encoder.encode(link)
+    }
+
+    /// Test cards, as Stripe documents them: 4242… and `pm_card_visa` succeed, 4000 0000 0000 0002 and
+    /// `pm_card_chargeDeclined` are declined.
+    func createPaymentIntent(_ params: [String: String], db: any SQLDatabase) async throws -> Data {
+        guard let amount = params["amount"].flatMap(Int.init), amount >= 50 else {
+            throw Self.error(400, "invalid_request_error", "amount_too_small", "Amount must be at least 50 cents", param: "amount")
+        }
+        guard let currency = params["currency"], currency.count == 3 else {
+            throw Self.error(400, "invalid_request_error", "parameter_missing", "Missing required param: currency.", param: "currency")
+        }
+        let fee = params["application_fee_amount"].flatMap(Int.init)
+        if let fee, fee < 0 || fee > amount {
+            throw Self.error(400, "invalid_request_error", "parameter_invalid_integer", "application_fee_amount must be between 0 and amount", param: "application_fee_amount")
+        }
+        var destination: String?
+        if let id = params["transfer_data[destination]"] {
+            guard let account = try await load(id, in: db), account.charges_enabled else {
+                throw Self.error(400, "invalid_request_error", "account_invalid",
+                                 "The destination account \(id) cannot receive charges (its onboarding is not complete).", param: "transfer_data[destination]")
+            }
+            destination = account.id
+        }
+        let method = params["payment_method"] ?? params["payment_method_data[card][number]"].map { "card_" + $0 }
+        switch method {
+        case "pm_card_visa", "card_4242424242424242":
+            break
+        case "pm_card_chargeDeclined", "card_4000000000000002":
+            var body = StripeErrorBody(error: .init(type: "card_error", code: "card_declined", message: "Your card was declined.", param: nil, request_log_url: nil))
+            body.error.decline_code = "generic_decline"
+            throw APIError(HTTPResponse.Status(code: 402), body: body)
+        default:
+            throw Self.error(400, "invalid_request_error", "resource_missing", "No such PaymentMethod: '\(method ?? "")'", param: "payment_method")
+        }
+        var metadata: [String: String] = [:]
+        for (key, value) in params where key.hasPrefix("metadata[") && key.hasSuffix("]") {
+            metadata[String(key.dropFirst("metadata[".count).dropLast())] = value
+        }
+        let intent = StripePaymentIntent(
+            id: "pi_3" + Self.alphanumeric(21), amount: amount, currency: currency.lowercased(), application_fee_amount: fee,
+            transfer_data: destination.map { .init(destination: $0) }, status: params["confirm"] == "true" ? "succeeded" : "requires_confirmation",
+            payment_method: params["payment_method"] ?? "pm_" + Self.alphanumeric(24), created: Int(environment.now().timeIntervalSince1970),
+            metadata: metadata
+        )
+        let data = try JSONCoding.encoder.encode(intent)
+        try await db.raw("""
+            INSERT INTO stripe_sandbox_payment_intents (id, body, created_at)
+            VALUES (\(bind: intent.id), \(bind: String(decoding: data, as: UTF8.self)), \(bind: environment.now().epochMillis))
+            """).run()
+        return data
     }
 
     // MARK: Hosted onboarding

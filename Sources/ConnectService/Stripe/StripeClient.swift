@@ -40,6 +40,8 @@ public struct StripeClient: Sendable {
         public var param: String?
         /// Stripe's `Request-Id`, for support and logs.
         public var requestID: String?
+        /// For card errors: why the bank declined.
+        public var declineCode: String?
 
         public init(status: Int, type: String, code: String?, message: String, param: String?, requestID: String?) {
             self.status = status
@@ -90,6 +92,31 @@ public struct StripeClient: Sendable {
         ], idempotencyKey: idempotencyKey)
     }
 
+    /// `POST /v1/payment_intents`: a confirmed destination charge — the platform keeps
+    /// `applicationFee`, the rest goes to `destination`.
+    public enum PaymentSource: Sendable, Equatable {
+        /// A PaymentMethod id made by Stripe.js or the iOS SDK (`pm_…`).
+        case paymentMethod(String)
+        /// A raw test card number (test mode only; what the sandbox's test cards use).
+        case testCard(String)
+    }
+
+    public func createDestinationCharge(
+        amount: Int, currency: String, applicationFee: Int, destination: String, source: PaymentSource,
+        metadata: [(String, StripeParam)], idempotencyKey: String
+    ) async throws -> StripePaymentIntent {
+        var params: [(String, StripeParam)] = [
+            ("amount", .int(amount)), ("currency", .string(currency)), ("application_fee_amount", .int(applicationFee)),
+            ("transfer_data", ["destination": .string(destination)]),
+        ]
+        switch source {
+        case .paymentMethod(let id): params.append(("payment_method", .string(id)))
+        case .testCard(let number): params.append(("payment_method_data", ["type": "card", "card": ["number": .string(number)]]))
+        }
+        params += [("confirm", true), ("automatic_payment_methods", ["enabled": true, "allow_redirects": "never"]), ("metadata", .object(metadata))]
+        return try await request("POST", "/v1/payment_intents", params: params, idempotencyKey: idempotencyKey)
+    }
+
     /// `GET /v1/accounts/{id}`.
     public func retrieveAccount(_ id: String) async throws -> StripeAccount {
         guard id.hasPrefix("acct_"), id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
@@ -124,8 +151,10 @@ public struct StripeClient: Sendable {
         let requestID = response.headers.first { $0.key.lowercased() == "request-id" }?.value
         guard (200..<300).contains(response.status) else {
             if let body = try? JSONDecoder().decode(StripeErrorBody.self, from: response.body) {
-                throw Failure(status: response.status, type: body.error.type, code: body.error.code, message: body.error.message,
-                              param: body.error.param, requestID: requestID)
+                var failure = Failure(status: response.status, type: body.error.type, code: body.error.code, message: body.error.message,
+                                      param: body.error.param, requestID: requestID)
+                failure.declineCode = body.error.decline_code
+                throw failure
             }
             throw Failure(status: response.status, type: "api_error", code: nil, message: "Unexpected response from Stripe", param: nil, requestID: requestID)
         }

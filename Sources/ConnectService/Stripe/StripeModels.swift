@@ -103,6 +103,7 @@ public struct StripeErrorBody: Codable, Sendable, Equatable {
         public var code: String?
         public var message: String
         public var param: String?
+        public var decline_code: String?
         public var request_log_url: String?
     }
     public var error: Detail
@@ -118,4 +119,19 @@ public struct StripeEvent<Object: Codable & Sendable>: Codable, Sendable {
     public var type: String
     public var livemode: Bool
     public var data: DataObject
+}
+
+/// A PaymentIntent (the fields a destination charge needs).
+public struct StripePaymentIntent: Codable, Sendable, Equatable {
+    public struct TransferData: Codable, Sendable, Equatable { public var destination: String }
+    public var id: String
+    public var object: String = "payment_intent"
+    public var amount: Int
+    public var currency: String
+    public var application_fee_amount: Int?
+    public var transfer_data: TransferData?
+    public var status: String
+    public var payment_method: String?
+    public var created: Int
+    public var metadata: [String: String]?
 }

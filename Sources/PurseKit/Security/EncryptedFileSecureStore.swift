@@ -79,13 +79,27 @@ public actor EncryptedFileSecureStore: SecureStore {
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
-        guard manager.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        // open(2) with mode 0600 from the start: the secret is never readable by others, not even
+        // briefly, and nothing is left behind in /tmp (Foundation's atomic writes leave a directory there).
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw SecureStoreError("cannot write \(file.path) (errno \(errno))") }
+        let written = data.withUnsafeBytes { buffer in buffer.isEmpty ? 0 : Glibc_write(fd, buffer.baseAddress!, buffer.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced else {
+            unlink(temporary.path)
             throw SecureStoreError("cannot write \(file.path)")
         }
         // rename(2) replaces atomically: a reader sees the old item or the new one, never half.
         guard rename(temporary.path, file.path) == 0 else {
-            try? manager.removeItem(at: temporary)
+            unlink(temporary.path)
             throw SecureStoreError("cannot replace \(file.path) (errno \(errno))")
         }
     }
 }
+
+#if canImport(Glibc)
+private func Glibc_write(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int { Glibc.write(fd, pointer, count) }
+#elseif canImport(Darwin)
+private func Glibc_write(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int { Darwin.write(fd, pointer, count) }
+#endif

@@ -1,5 +1,10 @@
 import HTTPTypes
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Server-side secrets that must survive restarts but may be generated on a development machine.
 ///
@@ -18,7 +23,15 @@ public struct ServerSecrets: Sendable {
         if let data = try? Data(contentsOf: file), data.count >= 32 { return [UInt8](data) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let bytes = RandomID.bytes(32)
-        FileManager.default.createFile(atPath: file.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        // O_EXCL: when two processes start at once, one writes and the other reads what it wrote.
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else {
+            if let data = try? Data(contentsOf: file), data.count >= 32 { return [UInt8](data) }
+            throw ConfigurationError("cannot create \(file.path) (errno \(errno))")
+        }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        close(fd)
+        guard written == bytes.count else { throw ConfigurationError("cannot write \(file.path)") }
         return bytes
     }
 }

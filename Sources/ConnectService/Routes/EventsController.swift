@@ -1,0 +1,207 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import PurseServer
+import SQLKit
+
+/// Paid events (beyond the seed): onboarded hosts publish events, buyers purchase tickets as Stripe
+/// destination charges — the platform keeps a 3 % application fee, the host gets the rest. Each sale is
+/// recorded in the ledger as price, platform fee and host share.
+struct EventsController: Sendable {
+    static let feeBasisPoints = 300
+    let configuration: ConnectConfiguration
+    let environment: ServerEnvironment
+    let stripe: StripeClient
+
+    struct CreateEvent: Decodable {
+        var title: String
+        var description: String?
+        /// ISO 8601, e.g. `2026-12-31T20:00:00Z`.
+        var startsAt: String
+        var price: Int
+        var currency: String?
+        var capacity: Int?
+    }
+
+    struct Event: Codable {
+        var id: String
+        var hostId: String
+        var title: String
+        var description: String?
+        var startsAt: Date
+        var price: Int
+        var currency: String
+        var capacity: Int?
+        var ticketsSold: Int
+    }
+
+    struct BuyTicket: Decodable {
+        /// A PaymentMethod id (`pm_…`) from Stripe.js or the iOS SDK.
+        var paymentMethod: String?
+        /// A test card number; only with the sandbox (`4242 4242 4242 4242` succeeds, `4000 0000 0000 0002` declines).
+        var testCard: String?
+    }
+
+    struct Ticket: Codable {
+        var id: String
+        var eventId: String
+        var amount: Int
+        var applicationFee: Int
+        var hostShare: Int
+        var currency: String
+        var paymentIntentId: String
+        var createdAt: Date
+    }
+
+    /// 3 % of the price in minor units, rounded half up.
+    static func applicationFee(for price: Int) -> Int { (price * feeBasisPoints + 5_000) / 10_000 }
+
+    func mount(on router: Router<PurseRequestContext>) {
+        router.get("api/events") { _, _ in
+            let events = try await environment.database.read { db in
+                try await db.raw("SELECT * FROM connect_events WHERE starts_at >= \(bind: environment.now().epochMillis) ORDER BY starts_at, id LIMIT 200")
+                    .all().map(Self.event)
+            }
+            struct List: Encodable { var events: [Event] }
+            return try Response.json(List(events: events))
+        }
+        let authed = router.group("api/events").add(middleware: RequireAuthentication())
+        authed.post { request, context in
+            var request = request
+            let body = try await request.decodeJSON(as: CreateEvent.self, context: context)
+            return try await createEvent(body, host: try context.requireUser().id)
+        }
+        authed.post("{id}/tickets") { request, context in
+            var request = request
+            let buffer = try await request.collectJSONBody(context: context)
+            let body = try JSONBody.decode(BuyTicket.self, from: buffer)
+            return try await buyTicket(body, eventID: try context.parameters.require("id"), request: request, buffer: buffer,
+                                       buyer: try context.requireUser().id, logger: context.logger)
+        }
+    }
+
+    func createEvent(_ body: CreateEvent, host: UserID) async throws -> Response {
+        let title = body.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...120).contains(title.count) else { throw APIError.badRequest("Field 'title' must be 1 to 120 characters") }
+        guard (50...10_000_000).contains(body.price) else { throw APIError.badRequest("Field 'price' must be between 50 and 10000000 (minor units)") }
+        let currency = (body.currency ?? "usd").lowercased()
+        guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw APIError.badRequest("Field 'currency' must be an ISO 4217 code") }
+        guard let startsAt = ISO8601DateFormatter().date(from: body.startsAt) else {
+            throw APIError.badRequest("Field 'startsAt' must be an ISO 8601 date-time, e.g. 2026-12-31T20:00:00Z")
+        }
+        guard startsAt > environment.now() else { throw APIError.badRequest("Field 'startsAt' must be in the future") }
+        if let capacity = body.capacity, capacity <= 0 { throw APIError.badRequest("Field 'capacity' must be positive") }
+        let event = Event(id: RandomID.make("pev"), hostId: host.rawValue, title: title, description: body.description, startsAt: startsAt,
+                          price: body.price, currency: currency, capacity: body.capacity, ticketsSold: 0)
+        try await environment.database.transaction { db in
+            let onboarded = try await db.raw("SELECT onboarding_complete FROM connect_accounts WHERE user_id = \(bind: host.rawValue)").first()?
+                .decode(column: "onboarding_complete", as: Bool.self) ?? false
+            guard onboarded else { throw APIError(.forbidden, "Complete Stripe Connect onboarding before creating paid events") }
+            try await db.raw("""
+                INSERT INTO connect_events (id, host_user_id, title, description, starts_at, price, currency, capacity, tickets_sold, created_at)
+                VALUES (\(bind: event.id), \(bind: host.rawValue), \(bind: event.title), \(bind: event.description), \(bind: event.startsAt.epochMillis),
+                        \(bind: Int64(event.price)), \(bind: event.currency), \(bind: event.capacity), 0, \(bind: environment.now().epochMillis))
+                """).run()
+        }
+        return try .json(event, status: .created)
+    }
+
+    func buyTicket(_ body: BuyTicket, eventID: String, request: Request, buffer: ByteBuffer, buyer: UserID, logger: Logger) async throws -> Response {
+        let source: StripeClient.PaymentSource
+        switch (body.paymentMethod, body.testCard) {
+        case (let method?, nil) where method.hasPrefix("pm_"): source = .paymentMethod(method)
+        case (nil, let card?) where configuration.usesSandbox:
+            let digits = card.filter(\.isNumber)
+            guard (12...19).contains(digits.count) else { throw APIError.badRequest("Field 'testCard' is not a card number") }
+            source = .testCard(digits)
+        case (nil, .some):
+            throw APIError.badRequest("Raw card numbers are accepted only by the Stripe sandbox; send a paymentMethod")
+        default:
+            throw APIError.badRequest("Send a paymentMethod (pm_…)")
+        }
+        guard let key = request.headers[.idempotencyKey], (1...255).contains(key.count) else {
+            throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
+        }
+        struct Sale { var event: Event; var destination: String }
+        // 1. Reserve a seat (so a sold-out event is never charged).
+        let sale = try await environment.database.transaction { db -> Sale in
+            guard let row = try await db.raw("SELECT * FROM connect_events WHERE id = \(bind: eventID)").first() else { throw APIError.notFound("Event not found") }
+            let event = try Self.event(row)
+            guard event.startsAt > environment.now() else { throw APIError(.conflict, "This event has already started") }
+            guard let destination = try await db.raw("""
+                SELECT stripe_account_id FROM connect_accounts WHERE user_id = \(bind: event.hostId) AND onboarding_complete
+                """).first()?.decode(column: "stripe_account_id", as: String.self) else {
+                throw APIError(.conflict, "The host cannot receive payments right now")
+            }
+            guard try await db.raw("""
+                UPDATE connect_events SET tickets_sold = tickets_sold + 1 WHERE id = \(bind: eventID) AND (capacity IS NULL OR tickets_sold < capacity) RETURNING id
+                """).first() != nil else { throw APIError(.conflict, "Sold out") }
+            return Sale(event: event, destination: destination)
+        }
+        let release: @Sendable () async -> Void = {
+            _ = try? await environment.database.transaction { db in
+                try await db.raw("UPDATE connect_events SET tickets_sold = tickets_sold - 1 WHERE id = \(bind: eventID) AND tickets_sold > 0").run()
+            }
+        }
+        // 2. Charge (Stripe's idempotency makes a retry return the same PaymentIntent).
+        let fee = Self.applicationFee(for: sale.event.price)
+        let intent: StripePaymentIntent
+        do {
+            intent = try await stripe.createDestinationCharge(
+                amount: sale.event.price, currency: sale.event.currency, applicationFee: fee, destination: sale.destination, source: source,
+                metadata: [("event_id", .string(eventID)), ("buyer_id", .string(buyer.rawValue))], idempotencyKey: "purse-ticket-\(buyer.rawValue)-\(key)"
+            )
+        } catch let failure as StripeClient.Failure {
+            await release()
+            logger.notice("ticket payment failed", metadata: ["stripe.type": "\(failure.type)", "stripe.request_id": "\(failure.requestID ?? "-")"])
+            if failure.type == "card_error" {
+                struct Declined: Encodable { var error: String; var code: String?; var decline_code: String? }
+                throw APIError(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"),
+                               body: Declined(error: failure.message, code: failure.code, decline_code: failure.declineCode))
+            }
+            throw APIError(.badGateway, "Payment failed, try again")
+        }
+        guard intent.status == "succeeded" else {
+            await release()
+            throw APIError(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "Payment was not completed (\(intent.status))")
+        }
+        // 3. Record the sale once per Idempotency-Key: ticket and ledger in one transaction.
+        let event = sale.event
+        let response = try await environment.idempotent(request, body: buffer, user: buyer) { db in
+            let now = environment.now()
+            let currency = event.currency.uppercased()
+            let clearing = try await environment.ledger.account(owner: nil, kind: "connect_card_clearing", currency: currency, allowNegative: true, now: now, in: db)
+            let fees = try await environment.ledger.account(owner: nil, kind: "connect_platform_fees", currency: currency, now: now, in: db)
+            let host = try await environment.ledger.account(owner: UserID(event.hostId), kind: "connect_host_earnings", currency: currency, now: now, in: db)
+            let ticketID = RandomID.make("tkt")
+            let ledgerID = try await environment.ledger.post(
+                kind: "connect.ticket", memo: "Ticket for \(event.title)", reference: ticketID,
+                entries: [LedgerEntry(clearing.id, -Int64(event.price)), LedgerEntry(fees.id, Int64(fee)), LedgerEntry(host.id, Int64(event.price - fee))],
+                now: now, in: db
+            )
+            try await db.raw("""
+                INSERT INTO connect_tickets (id, event_id, buyer_user_id, payment_intent_id, amount, application_fee, ledger_transaction_id, created_at)
+                VALUES (\(bind: ticketID), \(bind: eventID), \(bind: buyer.rawValue), \(bind: intent.id), \(bind: Int64(event.price)), \(bind: Int64(fee)),
+                        \(bind: ledgerID.rawValue), \(bind: now.epochMillis))
+                """).run()
+            struct Answer: Encodable { var ticket: Ticket }
+            let ticket = Ticket(id: ticketID, eventId: eventID, amount: event.price, applicationFee: fee, hostShare: event.price - fee,
+                                currency: event.currency, paymentIntentId: intent.id, createdAt: now)
+            return (.created, try JSONCoding.encoder.encode(Answer(ticket: ticket)))
+        }
+        if response.headers[.idempotentReplayed] == "true" { await release() }  // the seat was reserved twice
+        return response
+    }
+
+    static func event(_ row: any SQLRow) throws -> Event {
+        Event(
+            id: try row.decode(column: "id", as: String.self), hostId: try row.decode(column: "host_user_id", as: String.self),
+            title: try row.decode(column: "title", as: String.self), description: try row.decode(column: "description", as: String?.self),
+            startsAt: Date(epochMillis: try row.decode(column: "starts_at", as: Int64.self)), price: Int(try row.decode(column: "price", as: Int64.self)),
+            currency: try row.decode(column: "currency", as: String.self), capacity: try row.decode(column: "capacity", as: Int?.self),
+            ticketsSold: try row.decode(column: "tickets_sold", as: Int.self)
+        )
+    }
+}
