@@ -244,7 +244,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PurseCLITests",
-            dependencies: ["PurseCLI"],
+            dependencies: [
+                "PurseCLI",
+                "PurseServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -23,3 +23,15 @@ extension PurseCommand {
         await asyncCommand.main()
     }
 }
+
+extension PurseCommand {
+    /// The help text of a subcommand path (`["nexus", "buy-airtime"]`), as `--help` prints it.
+    public static func helpText(_ path: [String], columns: Int = 200) -> String {
+        var command: any ParsableCommand.Type = PurseCommand.self
+        for name in path {
+            guard let next = command.configuration.subcommands.first(where: { $0._commandName == name }) else { return "" }
+            command = next
+        }
+        return PurseCommand.helpMessage(for: command, columns: columns)
+    }
+}

@@ -1,16 +1,46 @@
 import ArgumentParser
+import Foundation
+import HTTPTypes
 import PurseCLI
+import PurseServer
 import Testing
 
-@Suite("CLI parsing")
+@Suite("CLI")
 struct CommandParsingTests {
-    @Test func serveHelpDocumentsEveryOption() {
-        let help = PurseCommand.helpMessage(for: PurseCommand.self, columns: 200)
-        #expect(help.contains("serve"))
-        #expect(help.contains("account"))
+    func help(_ arguments: [String]) -> String { PurseCommand.helpText(arguments) }
+
+    @Test func serveHelpDocumentsEveryOptionAndItsEnvironmentTwin() {
+        let text = help(["serve"])
+        for option in ["--host", "--port", "--data-dir", "--log-level"] { #expect(text.contains(option), "\(option)") }
+        for variable in ["PURSE_HOST", "PURSE_PORT", "PURSE_DATA_DIR", "PURSE_LOG_LEVEL", "DATABASE_URL", "PURSE_ENV", "PURSE_JWT_SECRET"] {
+            #expect(text.contains(variable), "\(variable)")
+        }
     }
 
-    @Test func rejectsUnknownSubcommand() {
+    @Test func everySystemHasItsSubcommands() {
+        #expect(help([]).contains("nexus") && help([]).contains("connect") && help([]).contains("account"))
+        for sub in ["enroll", "unlock", "products", "buy-airtime", "balance", "history", "fund"] { #expect(help(["nexus"]).contains(sub), "\(sub)") }
+        for sub in ["status", "onboard", "verify"] { #expect(help(["connect"]).contains(sub), "\(sub)") }
+        for sub in ["register", "login", "whoami"] { #expect(help(["account"]).contains(sub), "\(sub)") }
+    }
+
+    @Test func badInputIsAUsageError() {
         #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["fly"]) }
+        #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["nexus", "buy-airtime", "--amount", "ten"]) }
+    }
+
+    /// The server `purse serve` builds, with every module: its OpenAPI document lists exactly its routes.
+    @Test func theFullServerDocumentsEveryRoute() async throws {
+        var configuration = PurseConfiguration()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-cli-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        configuration.dataDirectory = directory.path
+        configuration.jwtSecret = String(repeating: "s", count: 40)
+        let server = try await buildApplication(configuration: configuration, modules: try PurseModules.all(configuration: configuration))
+        let served = Set(server.routes)
+        let documented = Set(server.document.operations.map { "\($0.method.rawValue) \($0.path)" })
+        await server.environment.database.shutdown()
+        #expect(served == documented, "undocumented \(served.subtracting(documented)), unserved \(documented.subtracting(served))")
+        #expect(served.count >= 37, "every system's routes are mounted")
     }
 }
