@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +9,20 @@ import Darwin
 /// A free TCP port on 127.0.0.1, for servers whose own URL must be known before they start
 /// (sandboxes that call back into the server, benchmarks, live tests).
 public enum LoopbackPort {
+    /// Ports already handed out by this process: the kernel may offer a released port again,
+    /// and two servers of one process (parallel tests) must never share one.
+    private static let handedOut = Mutex<Set<Int>>([])
+
     public static func free() throws -> Int {
+        for _ in 0..<64 {
+            let port = try probe()
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh { return port }
+        }
+        throw ConfigurationError("no unused free port on 127.0.0.1")
+    }
+
+    private static func probe() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ConfigurationError("cannot open a socket") }
         defer { close(fd) }
