@@ -89,6 +89,11 @@ enum NexusMigrations {
             """,
             "CREATE INDEX nexus_transactions_user ON nexus_transactions (user_id, created_at, id)",
         ]),
+        // Every options request prunes long-expired challenges: without this index that is a full scan
+        // that grows with traffic.
+        Migration("nexus_0004_challenge_expiry_index", [
+            "CREATE INDEX nexus_challenges_expiry ON nexus_challenges (expires_at)",
+        ]),
     ]
 }
 
