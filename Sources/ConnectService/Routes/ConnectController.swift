@@ -155,12 +155,25 @@ struct ConnectController: Sendable {
         ))
     }
 
-    func update(with account: StripeAccount, in db: any SQLDatabase) async throws {
-        try await db.raw("""
+    /// Stores the account's status. With `eventCreated` (a webhook), it is applied only when the event is not
+    /// older than the last one applied to this account — Stripe does not promise delivery order.
+    func update(with account: StripeAccount, eventCreated: Int64? = nil, in db: any SQLDatabase) async throws {
+        var query = SQLQueryString("""
             UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
             payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
-            updated_at = \(bind: environment.now().epochMillis) WHERE stripe_account_id = \(bind: account.id)
-            """).run()
+            updated_at = \(bind: environment.now().epochMillis)
+            """)
+        if let eventCreated {
+            let set: SQLQueryString = ", last_event_created = \(bind: eventCreated)"
+            query = query + set
+        }
+        let scope: SQLQueryString = " WHERE stripe_account_id = \(bind: account.id)"
+        query = query + scope
+        if let eventCreated {
+            let newer: SQLQueryString = " AND last_event_created <= \(bind: eventCreated)"
+            query = query + newer
+        }
+        try await db.raw(query).run()
     }
 
     // MARK: Webhook
@@ -198,16 +211,7 @@ struct ConnectController: Sendable {
                 ON CONFLICT DO NOTHING RETURNING id
                 """).first()
             guard inserted != nil else { return false }
-            if let account {
-                // Applied only when not older than the last event applied to this account.
-                let created = Int64(envelope.created ?? 0)
-                try await db.raw("""
-                    UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
-                    payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
-                    last_event_created = \(bind: created), updated_at = \(bind: now)
-                    WHERE stripe_account_id = \(bind: account.id) AND last_event_created <= \(bind: created)
-                    """).run()
-            }
+            if let account { try await update(with: account, eventCreated: Int64(envelope.created ?? 0), in: db) }
             return true
         }
         struct Ack: Encodable { var received = true; var duplicate: Bool? }

@@ -121,7 +121,10 @@ struct EventsController: Sendable {
         default:
             throw APIError.badRequest("Send a paymentMethod (pm_…)")
         }
-        guard let key = request.headers[.idempotencyKey], (1...255).contains(key.count) else {
+        let key: String
+        do {
+            key = try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
+        } catch {
             throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
         }
         struct Sale { var event: Event; var destination: String }
