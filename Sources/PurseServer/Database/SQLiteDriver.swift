@@ -9,29 +9,29 @@ import SQLiteNIO
 /// SQLite behind one connection, used by one task at a time.
 ///
 /// A connection shared between tasks would let one task's statement land inside another's
-/// transaction, so every session holds ``AsyncLock`` for its whole duration. The file is in WAL
-/// mode with a busy timeout, so other processes (the CLI, a backup) can still read it.
+/// transaction, so every session holds ``AsyncLock`` for its whole duration. Statements run
+/// directly on the session's thread (``SQLiteConnectionHandle``), so a write transaction holds the
+/// lock only for the microseconds its statements take. The file is in WAL mode with a busy
+/// timeout, so other processes (the CLI, a backup) can still read it.
 final class SQLiteDriver: DatabaseDriver {
     let engine = DatabaseEngine.sqlite
-    private let connection: SQLiteConnection
+    private let connection: SQLiteConnectionHandle
     private let database: any SQLDatabase
     private let lock = AsyncLock()
 
-    private init(connection: SQLiteConnection, logger: Logger) {
+    private init(connection: SQLiteConnectionHandle, logger: Logger) {
         self.connection = connection
-        self.database = connection.sql(queryLogLevel: .trace)
+        self.database = DirectSQLiteDatabase(
+            connection: connection, logger: logger,
+            eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
     }
 
     static func open(path: String?, logger: Logger) async throws -> SQLiteDriver {
-        let storage: SQLiteConnection.Storage
         if let path {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            storage = .file(path: path)
-        } else {
-            storage = .memory
         }
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        let connection = try SQLiteConnectionHandle(path: path)
         let driver = SQLiteDriver(connection: connection, logger: logger)
         let db = driver.database
         if path != nil {
@@ -55,7 +55,7 @@ final class SQLiteDriver: DatabaseDriver {
     }
 
     func shutdown() async {
-        await lock.withLock { try? await connection.close() }
+        await lock.withLock { connection.close() }
     }
 }
 

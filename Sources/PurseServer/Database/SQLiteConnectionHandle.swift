@@ -1,0 +1,235 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+import VaporCSQLite
+
+/// One libsqlite3 connection whose statements run on the calling thread.
+///
+/// SQLiteNIO hands every statement to a thread pool and back (three thread switches each); a
+/// top-up runs about twenty statements inside one write transaction, so those switches — not
+/// SQLite — were the cost of a request, and the write lock was held across all of them. Here a
+/// statement is a few microseconds of C on the task's own thread, prepared once and then reused
+/// from a cache keyed by its SQL text.
+///
+/// Not thread-safe on its own: ``SQLiteDriver`` lets one task at a time use it (its `AsyncLock`
+/// gives the happens-before edges between tasks that run on different threads).
+final class SQLiteConnectionHandle: @unchecked Sendable {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    private let statementCacheLimit = 256
+
+    init(path: String?) throws {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI
+        var handle: OpaquePointer?
+        let status = sqlite_nio_sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite_nio_sqlite3_close_v2(handle)
+            throw SQLiteStatementError(code: status, message: message, sql: nil)
+        }
+        self.handle = handle
+        sqlite_nio_sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit { close() }
+
+    func close() {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite_nio_sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// Runs one statement with its parameters, calling `onRow` for every result row.
+    func execute(_ sql: String, _ binds: [SQLiteData], onRow: (SQLiteResultRow) throws -> Void) throws {
+        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql) }
+        let statement = try prepared(sql, on: handle)
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+        }
+        for (offset, value) in binds.enumerated() {
+            try check(bind(value, at: Int32(offset + 1), to: statement), sql: sql, on: handle)
+        }
+        var columns: SQLiteResultColumns?
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { try check(status, sql: sql, on: handle); return }
+            let names = columns ?? SQLiteResultColumns(statement)
+            columns = names
+            var values: [SQLiteData] = []
+            values.reserveCapacity(names.names.count)
+            for column in 0..<Int32(names.names.count) {
+                values.append(try value(of: statement, at: column))
+            }
+            try onRow(SQLiteResultRow(columns: names, values: values))
+        }
+    }
+
+    private func prepared(_ sql: String, on handle: OpaquePointer) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: sql)
+        }
+        if statements.count >= statementCacheLimit {
+            for cached in statements.values { sqlite_nio_sqlite3_finalize(cached) }
+            statements.removeAll(keepingCapacity: true)
+        }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let integer):
+            return sqlite_nio_sqlite3_bind_int64(statement, index, Int64(integer))
+        case .float(let double):
+            return sqlite_nio_sqlite3_bind_double(statement, index, double)
+        case .text(let text):
+            return sqlite_nio_sqlite3_bind_text64(statement, index, text, UInt64(text.utf8.count), transientDestructor, UInt8(SQLITE_UTF8))
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes {
+                sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), transientDestructor)
+            }
+        case .null:
+            return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    private func value(of statement: OpaquePointer, at column: Int32) throws -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, column) {
+        case SQLITE_INTEGER:
+            return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, column)))
+        case SQLITE_FLOAT:
+            return .float(sqlite_nio_sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            guard let text = sqlite_nio_sqlite3_column_text(statement, column) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(statement, column))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            if let bytes = sqlite_nio_sqlite3_column_blob(statement, column) {
+                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+            }
+            return .blob(buffer)
+        default:
+            return .null
+        }
+    }
+
+    private func check(_ status: Int32, sql: String, on handle: OpaquePointer) throws {
+        guard status != SQLITE_OK else { return }
+        throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: sql)
+    }
+}
+
+/// `SQLITE_TRANSIENT`: SQLite copies a bound value before the call returns.
+private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A statement failed; `code` is SQLite's extended result code.
+struct SQLiteStatementError: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+    let sql: String?
+
+    var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// Column names of a result, shared by all its rows.
+final class SQLiteResultColumns: Sendable {
+    let names: [String]
+    let offsets: [String: Int]
+
+    init(_ statement: OpaquePointer) {
+        let count = Int(sqlite_nio_sqlite3_column_count(statement))
+        let names = (0..<count).map { String(cString: sqlite_nio_sqlite3_column_name(statement, Int32($0))) }
+        self.names = names
+        self.offsets = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// One result row, decoded with SQLiteKit's decoder so values read exactly as they did through
+/// SQLiteNIO.
+struct SQLiteResultRow: SQLRow {
+    let columns: SQLiteResultColumns
+    let values: [SQLiteData]
+
+    var allColumns: [String] { columns.names }
+
+    func contains(column: String) -> Bool { columns.offsets[column] != nil }
+
+    func decodeNil(column: String) throws -> Bool {
+        guard let offset = columns.offsets[column] else { return true }
+        return values[offset] == .null
+    }
+
+    func decode<D: Decodable>(column: String, as type: D.Type) throws -> D {
+        guard let offset = columns.offsets[column] else {
+            throw DecodingError.keyNotFound(
+                SQLiteColumnKey(stringValue: column),
+                .init(codingPath: [], debugDescription: "No column named \(column)"))
+        }
+        return try SQLiteDataDecoder().decode(D.self, from: values[offset])
+    }
+}
+
+private struct SQLiteColumnKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// ``SQLiteConnectionHandle`` seen through SQLKit, so queries are written the same way for
+/// SQLite and PostgreSQL.
+struct DirectSQLiteDatabase: SQLDatabase {
+    let connection: SQLiteConnectionHandle
+    let logger: Logger
+    let eventLoop: any EventLoop
+    let queryLogLevel: Logger.Level?
+    private let encoder = SQLiteDataEncoder()
+
+    init(connection: SQLiteConnectionHandle, logger: Logger, eventLoop: any EventLoop, queryLogLevel: Logger.Level?) {
+        self.connection = connection
+        self.logger = logger
+        self.eventLoop = eventLoop
+        self.queryLogLevel = queryLogLevel
+    }
+
+    var dialect: any SQLDialect { SQLiteDialect() }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        do {
+            try run(query, onRow)
+            return eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try run(query, onRow)
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
+        let (sql, rawBinds) = serialize(query)
+        if let queryLogLevel {
+            // Statement text only: bound values can be secrets (hashes, tokens).
+            logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(sql)])
+        }
+        let binds = try rawBinds.map { try encoder.encode($0) }
+        try connection.execute(sql, binds) { onRow($0) }
+    }
+}

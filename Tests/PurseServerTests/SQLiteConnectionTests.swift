@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import PurseServer
+import SQLKit
+import Testing
+
+/// The SQLite connection that runs statements on the caller's thread with cached prepared
+/// statements: values round-trip exactly, failures leave it usable, the cache never changes results.
+@Suite("SQLite connection")
+struct SQLiteConnectionTests {
+    func withDatabase(_ body: (Database) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = try await Database.open(url: directory.appendingPathComponent("test.sqlite").path, logger: Logger(label: "test"))
+        do {
+            try await body(database)
+        } catch {
+            await database.shutdown()
+            throw error
+        }
+        await database.shutdown()
+    }
+
+    struct Sample: Codable, Equatable, Sendable {
+        var id: Int
+        var name: String
+        var amount: Int64
+        var ratio: Double
+        var flag: Bool
+        var payload: Data
+        var note: String?
+    }
+
+    @Test func valuesRoundTripExactly() async throws {
+        try await withDatabase { database in
+            let samples = [
+                Sample(id: 1, name: "Adaeze Ọkafọ́r 🇳🇬", amount: .max, ratio: 0.1, flag: true, payload: Data([0, 255, 1, 0]), note: nil),
+                Sample(id: 2, name: "", amount: .min, ratio: -2.5e-300, flag: false, payload: Data(), note: "with\u{0}nul"),
+            ]
+            let fetched = try await database.transaction { db -> [Sample] in
+                try await db.raw("CREATE TABLE samples (id INTEGER PRIMARY KEY, name TEXT NOT NULL, amount INTEGER NOT NULL, ratio REAL NOT NULL, flag INTEGER NOT NULL, payload BLOB NOT NULL, note TEXT)").run()
+                for sample in samples {
+                    try await db.insert(into: "samples").model(sample).run()
+                }
+                return try await db.select().columns("*").from("samples").orderBy("id").all(decoding: Sample.self)
+            }
+            #expect(fetched == samples)
+        }
+    }
+
+    @Test func aFailedStatementLeavesTheConnectionUsable() async throws {
+        try await withDatabase { database in
+            try await database.transaction { db in
+                try await db.raw("CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE CHECK (length(name) > 0))").run()
+            }
+            let insert: @Sendable (String) async throws -> Void = { name in
+                try await database.transaction { db in
+                    try await db.raw("INSERT INTO things (name) VALUES (\(bind: name))").run()
+                }
+            }
+            try await insert("one")
+            await #expect(throws: (any Error).self) { try await insert("one") }
+            await #expect(throws: (any Error).self) { try await insert("") }
+            // The same cached statement, reset after each failure, still works — and the
+            // failed transactions were rolled back.
+            try await insert("two")
+            let names = try await database.read { db in
+                try await db.raw("SELECT name FROM things ORDER BY id").all().map { try $0.decode(column: "name", as: String.self) }
+            }
+            #expect(names == ["one", "two"])
+            await #expect(throws: (any Error).self) {
+                try await database.read { db in try await db.raw("SELEC nonsense").run() }
+            }
+        }
+    }
+
+    @Test func moreDistinctStatementsThanTheCacheHolds() async throws {
+        try await withDatabase { database in
+            let sums = try await database.read { db -> [Int] in
+                var sums: [Int] = []
+                for round in 0..<2 {
+                    for value in 0..<300 {
+                        // Distinct SQL text per value, so the cache fills and is emptied.
+                        let row = try await db.raw("SELECT \(unsafeRaw: String(value)) + \(bind: round) AS total").first()
+                        sums.append(try row?.decode(column: "total", as: Int.self) ?? -1)
+                    }
+                }
+                return sums
+            }
+            #expect(sums == Array(0..<300) + Array(1..<301))
+        }
+    }
+}
