@@ -34,7 +34,7 @@ public struct ConnectConfiguration: Sendable {
         } else if configuration.isProduction {
             throw ConfigurationError("STRIPE_WEBHOOK_SECRET is required when PURSE_ENV=production")
         } else {
-            webhookSecret = "whsec_" + (try secrets.secret(named: "stripe-webhook.key")).prefix(24).map { String(format: "%02x", $0) }.joined()
+            webhookSecret = "whsec_" + Hex.encode((try secrets.secret(named: "stripe-webhook.key")).prefix(24))
         }
         let allowed = value("CONNECT_ALLOWED_ORIGINS").map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
         if configuration.isProduction, allowed == nil {
@@ -49,7 +49,7 @@ public struct ConnectConfiguration: Sendable {
         }
         if configuration.isProduction { throw ConfigurationError("STRIPE_SECRET_KEY is required when PURSE_ENV=production") }
         let sandboxKey = try value("STRIPE_SANDBOX_SECRET_KEY")
-            ?? "sk_test_sandbox_" + (try secrets.secret(named: "stripe-sandbox.key")).prefix(16).map { String(format: "%02x", $0) }.joined()
+            ?? "sk_test_sandbox_" + Hex.encode((try secrets.secret(named: "stripe-sandbox.key")).prefix(16))
         return ConnectConfiguration(
             stripeBaseURL: "\(publicURL)/sandbox/stripe", stripeSecretKey: sandboxKey, webhookSecret: webhookSecret, usesSandbox: true,
             sandboxPlatformProfileComplete: value("STRIPE_SANDBOX_PLATFORM_PROFILE") != "incomplete",

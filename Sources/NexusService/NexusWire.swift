@@ -193,8 +193,6 @@ enum Naira {
 
 enum Timestamp {
     static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        InternetDateTime.string(from: date)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
@@ -75,9 +76,23 @@ struct NexusBench: AsyncParsableCommand {
         try await waitForHealth(base)
         print("purse bench nexus: \(connections) connections, \(duration) s per phase, server \(base.absoluteString)")
 
-        // One user, device and client per connection.
+        // One user, device and client per connection, on an HTTP client whose pool really opens
+        // that many connections (AsyncHTTPClient's default is 8 per host).
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+        let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        do {
+            try await measure(base: base, transport: AsyncHTTPClientTransport(client: httpClient))
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        try await httpClient.shutdown()
+    }
+
+    func measure(base: URL, transport: AsyncHTTPClientTransport) async throws {
         let users = try await withThrowingTaskGroup(of: BenchUser.self, returning: [BenchUser].self) { group in
-            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index) } }
+            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index, transport: transport) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let seconds = Duration.seconds(duration)
@@ -174,8 +189,8 @@ struct BenchUser: Sendable {
     let nexus: NexusClient
     let authenticator: DeviceAuthenticator
 
-    static func make(base: URL, index: Int) async throws -> BenchUser {
-        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+    static func make(base: URL, index: Int, transport: AsyncHTTPClientTransport) async throws -> BenchUser {
+        let api = APIClient(session: ClientSession(baseURL: base), transport: transport, retry: .none)
         struct Auth: Decodable { var token: String }
         let auth: Auth = try await api.send(
             "POST", "/auth/register", body: ["email": "bench-\(index)-\(UUID().uuidString.prefix(8))@example.com", "password": "bench password"],

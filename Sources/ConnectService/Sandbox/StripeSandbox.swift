@@ -71,7 +71,7 @@ struct StripeSandbox: Sendable {
         let raw = String(buffer: try await request.collectJSONBody(context: context))
         let params = Dictionary(StripeForm.decode(raw), uniquingKeysWith: { _, last in last })
         let key = request.headers[.idempotencyKey]
-        let hash = SHA256.hash(data: Data((request.uri.path + "\n" + raw).utf8)).map { String(format: "%02x", $0) }.joined()
+        let hash = Hex.encode(SHA256.hash(data: Data((request.uri.path + "\n" + raw).utf8)))
         let data: Data = try await environment.database.transaction { db in
             if let key {
                 if let row = try await db.raw("SELECT request_hash, body FROM stripe_sandbox_idempotency WHERE key = \(bind: key)").first() {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PurseServer
 
 /// Stripe's webhook signatures: `Stripe-Signature: t=<unix time>,v1=<hex HMAC-SHA256>[,v1=…]`,
 /// the HMAC keyed with the endpoint secret over `"<t>.<raw body>"`.
@@ -32,7 +33,7 @@ public enum WebhookSignature {
     static func signature(payload: Data, secret: String, timestamp: Int) -> String {
         let key = SymmetricKey(data: Data(secret.utf8))
         let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).".utf8) + payload, using: key)
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(mac)
     }
 
     /// Verifies a header against the raw body, as Stripe's libraries do: any `v1` may match,

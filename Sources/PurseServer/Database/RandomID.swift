@@ -8,12 +8,17 @@ public enum RandomID {
     }
 
     public static func hex(bytes count: Int) -> String {
-        bytes(count).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(bytes(count))
     }
 
     public static func bytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+        }
+        return Array(bytes.prefix(count))
     }
 }
 

@@ -45,7 +45,7 @@ public struct IdempotencyStore: Sendable {
         hasher.update(data: Data(scope.utf8))
         hasher.update(data: [0])
         hasher.update(data: Data(body))
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(hasher.finalize())
     }
 
     /// Runs `effect` once per (user, key) inside `database.transaction`.

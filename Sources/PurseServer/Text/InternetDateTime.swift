@@ -1,0 +1,54 @@
+import Foundation
+
+/// RFC 3339 timestamps in UTC (`2026-11-21T18:04:05Z`), the format of every `timestamp` field.
+///
+/// `ISO8601DateFormatter` builds an ICU formatter each time it is created and is not `Sendable`,
+/// so hot paths created one per response; this is the same output from integer arithmetic.
+public enum InternetDateTime {
+    /// Whole seconds, rounded down, with a `Z` suffix.
+    public static func string(from date: Date) -> String {
+        let seconds = Int64((date.timeIntervalSince1970).rounded(.down))
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            secondOfDay += 86_400
+            days -= 1
+        }
+        let (year, month, day) = civil(fromDays: days)
+        var text = ""
+        text.reserveCapacity(20)
+        append(year, width: 4, to: &text)
+        text.append("-")
+        append(month, width: 2, to: &text)
+        text.append("-")
+        append(day, width: 2, to: &text)
+        text.append("T")
+        append(secondOfDay / 3600, width: 2, to: &text)
+        text.append(":")
+        append(secondOfDay % 3600 / 60, width: 2, to: &text)
+        text.append(":")
+        append(secondOfDay % 60, width: 2, to: &text)
+        text.append("Z")
+        return text
+    }
+
+    /// Year, month and day of the proleptic Gregorian calendar for days since 1970-01-01
+    /// (H. Hinnant's `civil_from_days`).
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func append(_ value: Int64, width: Int, to text: inout String) {
+        let digits = String(value)
+        if digits.count < width { text.append(String(repeating: "0", count: width - digits.count)) }
+        text.append(digits)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import PurseServer
+import Testing
+
+/// The hand-written encoders of hot paths agree with Foundation's.
+@Suite("Text coding")
+struct TextCodingTests {
+    @Test func hexMatchesFormat() {
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 2, 12, 32, 333] {
+            let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(Hex.encode(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
+        }
+        #expect(Hex.encode([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
+    }
+
+    @Test func internetDateTimeMatchesISO8601DateFormatter() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        var generator = SystemRandomNumberGenerator()
+        // Leap days, year and century boundaries, fractions (rounded down), and random instants
+        // from 1970 to 2200.
+        var instants: [TimeInterval] = [0, 0.999, 59, 86_399.5, 951_782_400, 951_868_799, 978_307_199, 1_709_164_800, 4_102_444_800, 7_258_118_399]
+        for _ in 0..<2_000 { instants.append(Double(UInt64.random(in: 0...7_258_118_399, using: &generator)) + Double.random(in: 0..<1, using: &generator)) }
+        for instant in instants {
+            let date = Date(timeIntervalSince1970: instant)
+            #expect(InternetDateTime.string(from: date) == formatter.string(from: date), "\(instant)")
+        }
+        #expect(InternetDateTime.string(from: Date(timeIntervalSince1970: 1_795_284_245)) == "2026-11-21T18:04:05Z")
+    }
+
+    @Test func randomIDsHaveTheirShape() {
+        let ids = (0..<1_000).map { _ in RandomID.make("tx") }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.count == 27 && $0.hasPrefix("tx_") && $0.dropFirst(3).allSatisfy { "0123456789abcdef".contains($0) } })
+        #expect(RandomID.bytes(5).count == 5 && RandomID.bytes(0).isEmpty && RandomID.bytes(17).count == 17)
+    }
+}
