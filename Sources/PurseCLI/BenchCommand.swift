@@ -1,5 +1,4 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import Logging
@@ -76,23 +75,13 @@ struct NexusBench: AsyncParsableCommand {
         try await waitForHealth(base)
         print("purse bench nexus: \(connections) connections, \(duration) s per phase, server \(base.absoluteString)")
 
-        // One user, device and client per connection, on an HTTP client whose pool really opens
-        // that many connections (AsyncHTTPClient's default is 8 per host).
-        var clientConfiguration = HTTPClient.Configuration()
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
-        let httpClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
-        do {
-            try await measure(base: base, transport: AsyncHTTPClientTransport(client: httpClient))
-        } catch {
-            try? await httpClient.shutdown()
-            throw error
-        }
-        try await httpClient.shutdown()
+        try await measure(base: base)
     }
 
-    func measure(base: URL, transport: AsyncHTTPClientTransport) async throws {
+    func measure(base: URL) async throws {
+        // One user, device and keep-alive connection per --connections.
         let users = try await withThrowingTaskGroup(of: BenchUser.self, returning: [BenchUser].self) { group in
-            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index, transport: transport) } }
+            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let seconds = Duration.seconds(duration)
@@ -153,6 +142,7 @@ struct NexusBench: AsyncParsableCommand {
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
+        for user in users { await user.connection.close() }
     }
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
@@ -188,8 +178,10 @@ struct BenchUser: Sendable {
     let api: APIClient
     let nexus: NexusClient
     let authenticator: DeviceAuthenticator
+    let connection: BenchConnection
 
-    static func make(base: URL, index: Int, transport: AsyncHTTPClientTransport) async throws -> BenchUser {
+    static func make(base: URL, index: Int) async throws -> BenchUser {
+        let transport = try await BenchConnection.connect(host: base.host ?? "127.0.0.1", port: base.port ?? 80)
         let api = APIClient(session: ClientSession(baseURL: base), transport: transport, retry: .none)
         struct Auth: Decodable { var token: String }
         let auth: Auth = try await api.send(
@@ -203,7 +195,7 @@ struct BenchUser: Sendable {
         let nexus = NexusClient(api: api)
         _ = try await Enrollment(client: nexus, gate: SoftwareBiometricGate.scripted([.success]), authenticator: authenticator).enroll()
         _ = try await nexus.fund(amount: 10_000_000)
-        return BenchUser(api: api, nexus: nexus, authenticator: authenticator)
+        return BenchUser(api: api, nexus: nexus, authenticator: authenticator, connection: transport)
     }
 
     /// options → sign → verify; returns the verificationToken.

@@ -78,6 +78,47 @@ struct StoreContractTests {
     }
 
     @Test(arguments: TestEngines.all)
+    func accountsAreFetchedTogetherAndPostingsReportBalances(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let user = try await makeUser(env)
+            let other = try await makeUser(env)
+            let specs = [
+                LedgerAccountSpec(owner: user.id, kind: "wallet", currency: "NGN"),
+                LedgerAccountSpec(owner: nil, kind: "funding", currency: "NGN", allowNegative: true),
+                LedgerAccountSpec(owner: user.id, kind: "wallet", currency: "USD"),
+                LedgerAccountSpec(owner: other.id, kind: "wallet", currency: "NGN"),
+                LedgerAccountSpec(owner: nil, kind: "funding", currency: "USD", allowNegative: true),
+            ]
+            try await env.database.transaction { db async throws in
+                // Created on first use, then found again — same ids, in the order asked.
+                let created = try await env.ledger.accounts(specs, now: env.now(), in: db)
+                #expect(created.map(\.ownerID) == specs.map(\.owner))
+                #expect(created.map(\.kind) == specs.map(\.kind))
+                #expect(created.map(\.currency) == specs.map(\.currency))
+                #expect(created.map(\.allowNegative) == [false, true, false, false, true])
+                #expect(Set(created.map(\.id)).count == specs.count)
+                let again = try await env.ledger.accounts(specs.reversed(), now: env.now(), in: db)
+                #expect(again.map(\.id) == created.map(\.id).reversed())
+                #expect(try await env.ledger.accounts([], now: env.now(), in: db).isEmpty)
+
+                let (wallet, funding, otherWallet) = (created[0], created[1], created[3])
+                let posting = try await env.ledger.posting(
+                    kind: "funding", entries: [LedgerEntry(funding.id, -7000), LedgerEntry(wallet.id, 5000), LedgerEntry(otherWallet.id, 2000)],
+                    now: env.now(), in: db
+                )
+                #expect(posting.balances == [funding.id: -7000, wallet.id: 5000, otherWallet.id: 2000])
+                let second = try await env.ledger.posting(
+                    kind: "transfer", entries: [LedgerEntry(wallet.id, -1500), LedgerEntry(otherWallet.id, 1500)], now: env.now(), in: db
+                )
+                #expect(second.balances == [wallet.id: 3500, otherWallet.id: 3500])
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 3500)
+                #expect(try await env.ledger.derivedBalance(of: otherWallet.id, in: db) == 3500)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
+    @Test(arguments: TestEngines.all)
     func unbalancedTransactionIsRefusedAndWritesNothing(engine: DatabaseEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)

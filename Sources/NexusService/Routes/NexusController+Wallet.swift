@@ -119,10 +119,13 @@ extension NexusController {
                 throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
             }
             let ledger = environment.ledger
-            let wallet = try await ledger.account(owner: user, kind: Self.walletKind, currency: Naira.currency, now: now, in: db)
-            let cashback = try await ledger.account(owner: user, kind: Self.cashbackKind, currency: Naira.currency, now: now, in: db)
-            let settlement = try await ledger.account(owner: nil, kind: "nexus_airtime_settlement", currency: Naira.currency, now: now, in: db)
-            let promotions = try await ledger.account(owner: nil, kind: "nexus_promotions", currency: Naira.currency, allowNegative: true, now: now, in: db)
+            let accounts = try await ledger.accounts([
+                LedgerAccountSpec(owner: user, kind: Self.walletKind, currency: Naira.currency),
+                LedgerAccountSpec(owner: user, kind: Self.cashbackKind, currency: Naira.currency),
+                LedgerAccountSpec(owner: nil, kind: "nexus_airtime_settlement", currency: Naira.currency),
+                LedgerAccountSpec(owner: nil, kind: "nexus_promotions", currency: Naira.currency, allowNegative: true),
+            ], now: now, in: db)
+            let (wallet, cashback, settlement, promotions) = (accounts[0], accounts[1], accounts[2], accounts[3])
 
             let amount = Naira.kobo(body.amount)
             let cashbackUsed = body.useCashback == true ? min(amount, cashback.balance) : 0
@@ -130,9 +133,9 @@ extension NexusController {
             if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet.id, -(amount - cashbackUsed))) }
             if cashbackUsed > 0 { entries.append(LedgerEntry(cashback.id, -cashbackUsed)) }
             let id = RandomID.make("tx")
-            let ledgerID: LedgerTransactionID
+            let posting: LedgerPosting
             do {
-                ledgerID = try await ledger.post(kind: "nexus.topup", memo: "\(product.name) for \(phone)", reference: id, entries: entries, now: now, in: db)
+                posting = try await ledger.posting(kind: "nexus.topup", memo: "\(product.name) for \(phone)", reference: id, entries: entries, now: now, in: db)
             } catch LedgerError.insufficientFunds {
                 throw NexusFailure.error(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "insufficient_balance", "Insufficient balance", param: "amount")
             }
@@ -145,9 +148,10 @@ extension NexusController {
             }
             try await store.insertTransaction(
                 id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
-                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: ledgerID, now: now, in: db
+                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: posting.id, now: now, in: db
             )
-            let balance = try await ledger.balance(of: wallet.id, in: db)
+            // The cashback posting does not touch the wallet, so this is its final balance.
+            let balance = posting.balances[wallet.id] ?? wallet.balance
             let response = NexusWire.TopupResponse(data: .init(
                 transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned

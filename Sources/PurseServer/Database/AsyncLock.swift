@@ -1,14 +1,44 @@
 import Synchronization
 
-/// A FIFO mutual-exclusion lock for async code.
+/// A mutual-exclusion lock for async code.
 ///
-/// Waiters queue in arrival order, so a burst of requests cannot starve an earlier one.
-/// Cancellation does not break the queue: a cancelled waiter still takes and releases its turn.
+/// Released, the lock is free at once: a task that is already running may take it (“barging”)
+/// while the longest waiter is woken to try again. Handing ownership straight to a waiter would
+/// leave the lock held but idle until the scheduler got round to that waiter — under load that
+/// wait was longer than the critical sections themselves, and every database session paid it.
+/// A woken waiter that loses the race goes back to the head of the queue, so waiters are still
+/// served in arrival order among themselves. Cancellation does not break the queue.
 public final class AsyncLock: Sendable {
     private struct State {
         var locked = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [CheckedContinuation<Bool, Never>] = []
         var head = 0
+
+        mutating func enqueue(_ waiter: CheckedContinuation<Bool, Never>, first: Bool) {
+            if !first {
+                waiters.append(waiter)
+            } else if head > 0 {
+                head -= 1
+                waiters[head] = waiter
+            } else {
+                waiters.insert(waiter, at: 0)
+            }
+        }
+
+        mutating func dequeue() -> CheckedContinuation<Bool, Never>? {
+            guard head < waiters.count else {
+                waiters.removeAll(keepingCapacity: true)
+                head = 0
+                return nil
+            }
+            let next = waiters[head]
+            head += 1
+            if head > 64, head * 2 > waiters.count {
+                waiters.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
     }
     private let state = Mutex(State())
 
@@ -21,37 +51,37 @@ public final class AsyncLock: Sendable {
     }
 
     private func acquire() async {
-        let acquired = state.withLock { state -> Bool in
-            if !state.locked { state.locked = true; return true }
-            return false
-        }
-        if acquired { return }
-        await withCheckedContinuation { continuation in
-            let acquiredNow = state.withLock { state -> Bool in
-                if !state.locked { state.locked = true; return true }
-                state.waiters.append(continuation)
-                return false
+        if tryAcquire() { return }
+        var wokenBefore = false
+        while true {
+            // Resumed with `true` when the lock was taken while queueing, `false` when woken by
+            // a release — then it must still be taken.
+            let taken = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let takenNow = state.withLock { state -> Bool in
+                    if !state.locked { state.locked = true; return true }
+                    state.enqueue(continuation, first: wokenBefore)
+                    return false
+                }
+                if takenNow { continuation.resume(returning: true) }
             }
-            if acquiredNow { continuation.resume() }
+            if taken || tryAcquire() { return }
+            wokenBefore = true
+        }
+    }
+
+    private func tryAcquire() -> Bool {
+        state.withLock { state in
+            if state.locked { return false }
+            state.locked = true
+            return true
         }
     }
 
     private func release() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard state.head < state.waiters.count else {
-                state.waiters.removeAll(keepingCapacity: true)
-                state.head = 0
-                state.locked = false
-                return nil
-            }
-            let next = state.waiters[state.head]
-            state.head += 1
-            if state.head > 64, state.head * 2 > state.waiters.count {
-                state.waiters.removeFirst(state.head)
-                state.head = 0
-            }
-            return next  // ownership passes straight to the next waiter
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.locked = false
+            return state.dequeue()
         }
-        next?.resume()
+        next?.resume(returning: false)
     }
 }

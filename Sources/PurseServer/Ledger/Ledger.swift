@@ -28,6 +28,28 @@ public struct LedgerEntry: Sendable, Equatable {
     }
 }
 
+/// Names an account for ``Ledger/accounts(_:now:in:)``: whose, what for, in which currency.
+public struct LedgerAccountSpec: Sendable, Equatable {
+    public var owner: UserID?
+    public var kind: String
+    public var currency: String
+    /// Used only when the account is created.
+    public var allowNegative: Bool
+
+    public init(owner: UserID?, kind: String, currency: String, allowNegative: Bool = false) {
+        self.owner = owner
+        self.kind = kind
+        self.currency = currency
+        self.allowNegative = allowNegative
+    }
+}
+
+/// A posted transaction and the balances it left on the accounts it touched.
+public struct LedgerPosting: Sendable, Equatable {
+    public var id: LedgerTransactionID
+    public var balances: [LedgerAccountID: Int64]
+}
+
 public struct LedgerAccount: Sendable, Equatable {
     public var id: LedgerAccountID
     public var ownerID: UserID?
@@ -88,6 +110,32 @@ public struct Ledger: Sendable {
         return account
     }
 
+    /// The accounts named by `specs`, in the same order, creating the missing ones — one query
+    /// when they all exist (a request that touches four accounts should not pay four round trips).
+    public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
+        guard !specs.isEmpty else { return [] }
+        var conditions: [any SQLExpression] = []
+        for spec in specs {
+            if let owner = spec.owner {
+                conditions.append(SQLQueryString("(owner_id = \(bind: owner.rawValue) AND kind = \(bind: spec.kind) AND currency = \(bind: spec.currency))"))
+            } else {
+                conditions.append(SQLQueryString("(owner_id IS NULL AND kind = \(bind: spec.kind) AND currency = \(bind: spec.currency))"))
+            }
+        }
+        let rows = try await db.select().column("*").from("ledger_accounts")
+            .where(SQLList(conditions, separator: SQLRaw(" OR "))).all()
+        let found = try rows.map(Self.account(from:))
+        var result: [LedgerAccount] = []
+        for spec in specs {
+            if let account = found.first(where: { $0.ownerID == spec.owner && $0.kind == spec.kind && $0.currency == spec.currency }) {
+                result.append(account)
+            } else {
+                result.append(try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db))
+            }
+        }
+        return result
+    }
+
     public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
         let row: (any SQLRow)?
         if let owner {
@@ -118,6 +166,14 @@ public struct Ledger: Sendable {
     public func post(
         kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any SQLDatabase
     ) async throws -> LedgerTransactionID {
+        try await posting(kind: kind, memo: memo, reference: reference, entries: entries, now: now, in: db).id
+    }
+
+    /// ``post(kind:memo:reference:entries:now:in:)``, also returning the new balance of every
+    /// account it touched (read from the same statements that changed them).
+    public func posting(
+        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any SQLDatabase
+    ) async throws -> LedgerPosting {
         guard entries.count >= 2 else { throw LedgerError.malformed("a transaction needs at least two entries") }
         guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
         var sum: Int64 = 0
@@ -145,11 +201,12 @@ public struct Ledger: Sendable {
             VALUES (\(bind: transactionID.rawValue), \(bind: kind), \(bind: memo), \(bind: reference), \(bind: millis))
             """).run()
         var currency: String?
+        var balances: [LedgerAccountID: Int64] = [:]
         for entry in ordered {
             let updated = try await db.raw("""
                 UPDATE ledger_accounts SET balance = balance + \(bind: entry.amount)
                 WHERE id = \(bind: entry.account.rawValue) AND (allow_negative OR balance + \(bind: entry.amount) >= 0)
-                RETURNING currency
+                RETURNING currency, balance
                 """).first()
             guard let updated else {
                 if try await account(entry.account, in: db) == nil { throw LedgerError.unknownAccount(entry.account) }
@@ -158,12 +215,18 @@ public struct Ledger: Sendable {
             let entryCurrency = try updated.decode(column: "currency", as: String.self)
             if let currency, currency != entryCurrency { throw LedgerError.currencyMismatch(account: entry.account) }
             currency = entryCurrency
-            try await db.raw("""
-                INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at)
-                VALUES (\(bind: RandomID.make("len")), \(bind: transactionID.rawValue), \(bind: entry.account.rawValue), \(bind: entry.amount), \(bind: entryCurrency), \(bind: millis))
-                """).run()
+            balances[entry.account] = try updated.decode(column: "balance", as: Int64.self)
         }
-        return transactionID
+        // All entries in one statement; the currency check above already covers every one.
+        let insert = db.insert(into: "ledger_entries").columns("id", "transaction_id", "account_id", "amount", "currency", "created_at")
+        for entry in ordered {
+            insert.values(
+                SQLBind(RandomID.make("len")), SQLBind(transactionID.rawValue), SQLBind(entry.account.rawValue),
+                SQLBind(entry.amount), SQLBind(currency ?? ""), SQLBind(millis)
+            )
+        }
+        try await insert.run()
+        return LedgerPosting(id: transactionID, balances: balances)
     }
 
     /// The cached balance of an account.
