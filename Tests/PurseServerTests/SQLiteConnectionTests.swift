@@ -90,4 +90,40 @@ struct SQLiteConnectionTests {
             #expect(sums == Array(0..<300) + Array(1..<301))
         }
     }
+
+    /// The server's housekeeping checkpoints the WAL from its own connection while the main one
+    /// keeps working, and nothing committed is lost across a reopen.
+    @Test func checkpointsRunBesideWritesAndKeepEverything() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("test.sqlite").path
+        let database = try await Database.open(url: path, logger: Logger(label: "test"))
+        try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for _ in 0..<50 { try await database.maintain() }
+            }
+            group.addTask {
+                for batch in 0..<50 {
+                    try await database.transaction { db in
+                        for item in 0..<20 {
+                            try await db.raw("INSERT INTO notes (body) VALUES (\(bind: "note \(batch)-\(item) " + String(repeating: "x", count: 200)))").run()
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await database.maintain()
+        await database.shutdown()
+
+        let reopened = try await Database.open(url: path, logger: Logger(label: "test"))
+        let count = try await reopened.read { db in try await db.raw("SELECT COUNT(*) AS n FROM notes").first()?.decode(column: "n", as: Int.self) }
+        #expect(count == 1_000)
+        await reopened.shutdown()
+
+        let memory = try await Database.open(url: "sqlite::memory:", logger: Logger(label: "test"))
+        try await memory.maintain()
+        await memory.shutdown()
+    }
 }

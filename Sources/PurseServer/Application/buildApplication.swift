@@ -75,7 +75,7 @@ public func buildApplication(
     }
     let handlers = allModules.flatMap { $0.jobHandlers(environment: environment) }
     services.append(JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger))
-    services.append(DatabaseCloser(database: database))
+    services.append(DatabaseMaintenance(database: database, logger: logger))
     try router.validate()
     let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
 
@@ -88,11 +88,24 @@ public func buildApplication(
     return PurseServerApp(application: application, environment: environment, document: document, routes: routes)
 }
 
-/// Closes the database once the server has stopped.
-struct DatabaseCloser: Service {
+/// Runs the database's housekeeping while the server runs (SQLite: a WAL checkpoint every
+/// 200 ms off the request path), then closes the database once the server has stopped.
+struct DatabaseMaintenance: Service {
     let database: Database
+    let logger: Logger
+    var interval: Duration = .milliseconds(200)
+
     func run() async throws {
-        try? await gracefulShutdown()
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await database.maintain()
+                } catch {
+                    logger.warning("database maintenance failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
         await database.shutdown()
     }
 }

@@ -53,6 +53,9 @@ public struct SQLDialectDifferences: Sendable {
 protocol DatabaseDriver: Sendable {
     var engine: DatabaseEngine { get }
     func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Housekeeping that must not run inside requests (SQLite: WAL checkpoints). Called
+    /// periodically by the server while it runs.
+    func maintain() async throws
     func shutdown() async
 }
 
@@ -111,6 +114,11 @@ public final class Database: Sendable {
     /// `SELECT 1`, for health checks.
     public func ping() async throws {
         try await read { db in try await db.raw("SELECT 1 AS one").run() }
+    }
+
+    /// Runs the engine's periodic housekeeping once (see ``DatabaseMaintenance``).
+    public func maintain() async throws {
+        try await driver.maintain()
     }
 
     public func shutdown() async {

@@ -48,6 +48,9 @@ final class PostgresDriver: DatabaseDriver {
         }
     }
 
+    /// PostgreSQL checkpoints and vacuums on its own.
+    func maintain() async throws {}
+
     func shutdown() async {
         runTask.cancel()
         _ = await runTask.value

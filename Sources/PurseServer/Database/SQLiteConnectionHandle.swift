@@ -44,6 +44,20 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         handle = nil
     }
 
+    /// Copies committed WAL frames into the database file without blocking writers or readers
+    /// (`SQLITE_CHECKPOINT_PASSIVE`). Returns the WAL's size and how much of it is now in the
+    /// database, in pages. Blocks on file I/O: call it off the cooperative pool.
+    @discardableResult
+    func checkpoint() throws -> (walPages: Int, checkpointedPages: Int) {
+        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
+        var walPages: Int32 = 0, checkpointed: Int32 = 0
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walPages, &checkpointed)
+        guard status == SQLITE_OK || status == SQLITE_BUSY else {
+            throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
+        }
+        return (Int(walPages), Int(checkpointed))
+    }
+
     /// Runs one statement with its parameters, calling `onRow` for every result row.
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: (SQLiteResultRow) throws -> Void) throws {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql) }

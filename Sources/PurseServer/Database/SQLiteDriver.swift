@@ -18,9 +18,14 @@ final class SQLiteDriver: DatabaseDriver {
     private let connection: SQLiteConnectionHandle
     private let database: any SQLDatabase
     private let lock = AsyncLock()
+    /// A second connection that only checkpoints the WAL, so the fsyncs of a checkpoint happen
+    /// outside the write lock and off the request path (nil for in-memory databases).
+    private let checkpointer: SQLiteConnectionHandle?
+    private let checkpointLock = AsyncLock()
 
-    private init(connection: SQLiteConnectionHandle, logger: Logger) {
+    private init(connection: SQLiteConnectionHandle, checkpointer: SQLiteConnectionHandle?, logger: Logger) {
         self.connection = connection
+        self.checkpointer = checkpointer
         self.database = DirectSQLiteDatabase(
             connection: connection, logger: logger,
             eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
@@ -32,11 +37,16 @@ final class SQLiteDriver: DatabaseDriver {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         let connection = try SQLiteConnectionHandle(path: path)
-        let driver = SQLiteDriver(connection: connection, logger: logger)
+        let checkpointer = try path.map { try SQLiteConnectionHandle(path: $0) }
+        let driver = SQLiteDriver(connection: connection, checkpointer: checkpointer, logger: logger)
         let db = driver.database
         if path != nil {
             try await db.raw("PRAGMA journal_mode = WAL").run()
             try await db.raw("PRAGMA synchronous = NORMAL").run()
+            // The server checkpoints every 200 ms from the second connection (``maintain()``);
+            // committing writers checkpoint themselves only if the WAL outgrows ~40 MB (a backstop
+            // for tools that open the database without the server's housekeeping).
+            try await db.raw("PRAGMA wal_autocheckpoint = 10000").run()
         }
         try await db.raw("PRAGMA foreign_keys = ON").run()
         try await db.raw("PRAGMA busy_timeout = 5000").run()
@@ -54,7 +64,15 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
+    func maintain() async throws {
+        guard let checkpointer else { return }
+        try await checkpointLock.withLock {
+            try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+        }
+    }
+
     func shutdown() async {
+        await checkpointLock.withLock { checkpointer?.close() }
         await lock.withLock { connection.close() }
     }
 }
