@@ -44,14 +44,18 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         handle = nil
     }
 
-    /// Copies committed WAL frames into the database file without blocking writers or readers
-    /// (`SQLITE_CHECKPOINT_PASSIVE`). Returns the WAL's size and how much of it is now in the
-    /// database, in pages. Blocks on file I/O: call it off the cooperative pool.
+    /// Copies committed WAL frames into the database file. `restart: false` never blocks
+    /// writers or readers (`SQLITE_CHECKPOINT_PASSIVE`); `restart: true` also makes the next
+    /// writer start the WAL from its beginning, briefly holding writers back
+    /// (`SQLITE_CHECKPOINT_RESTART`) — under a steady stream of commits a passive checkpoint
+    /// never catches up, and the WAL would only grow. Returns the WAL's size and how much of it
+    /// is now in the database, in pages. Blocks on file I/O: call it off the cooperative pool.
     @discardableResult
-    func checkpoint() throws -> (walPages: Int, checkpointedPages: Int) {
+    func checkpoint(restart: Bool = false) throws -> (walPages: Int, checkpointedPages: Int) {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
         var walPages: Int32 = 0, checkpointed: Int32 = 0
-        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walPages, &checkpointed)
+        let mode = restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, mode, &walPages, &checkpointed)
         guard status == SQLITE_OK || status == SQLITE_BUSY else {
             throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
         }

@@ -38,6 +38,8 @@ final class SQLiteDriver: DatabaseDriver {
         }
         let connection = try SQLiteConnectionHandle(path: path)
         let checkpointer = try path.map { try SQLiteConnectionHandle(path: $0) }
+        // A restarting checkpoint waits up to 50 ms for the writer's current transaction.
+        try checkpointer?.execute("PRAGMA busy_timeout = 50", []) { _ in }
         let driver = SQLiteDriver(connection: connection, checkpointer: checkpointer, logger: logger)
         let db = driver.database
         if path != nil {
@@ -47,6 +49,7 @@ final class SQLiteDriver: DatabaseDriver {
             // committing writers checkpoint themselves only if the WAL outgrows ~40 MB (a backstop
             // for tools that open the database without the server's housekeeping).
             try await db.raw("PRAGMA wal_autocheckpoint = 10000").run()
+            try await db.raw("PRAGMA journal_size_limit = 16777216").run()
         }
         try await db.raw("PRAGMA foreign_keys = ON").run()
         try await db.raw("PRAGMA busy_timeout = 5000").run()
@@ -64,10 +67,16 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
+    /// A WAL past this many pages (8 MiB) is restarted by the next checkpoint.
+    static let restartThresholdPages = 2_000
+
     func maintain() async throws {
         guard let checkpointer else { return }
         try await checkpointLock.withLock {
-            try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+            try await NIOThreadPool.singleton.runIfActive {
+                let (walPages, _) = try checkpointer.checkpoint()
+                if walPages > Self.restartThresholdPages { try checkpointer.checkpoint(restart: true) }
+            }
         }
     }
 
