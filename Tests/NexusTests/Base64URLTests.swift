@@ -1,4 +1,5 @@
 import Foundation
+import NexusPay
 import NexusService
 import Testing
 
@@ -12,19 +13,32 @@ struct Base64URLTests {
         var generator = SystemRandomNumberGenerator()
         for count in 0..<80 {
             let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            let encoded = Base64URL.encode(data)
+            let encoded = NexusService.Base64URL.encode(data)
             #expect(encoded == foundationBase64URL(data))
-            #expect(Base64URL.decode(encoded) == data)
+            #expect(NexusService.Base64URL.decode(encoded) == data)
             // Padded and standard-alphabet forms decode too.
-            #expect(Base64URL.decode(data.base64EncodedString()) == data)
+            #expect(NexusService.Base64URL.decode(data.base64EncodedString()) == data)
         }
     }
 
     @Test func refusesWhatNoEncoderProduces() {
-        #expect(Base64URL.decode("") == Data())
+        #expect(NexusService.Base64URL.decode("") == Data())
         for bad in ["a", "abcde", "ab$d", "ab d", "ab\u{00e9}d", "é", "ab=c", "====a"] {
-            #expect(Base64URL.decode(bad) == nil, "\(bad)")
+            #expect(NexusService.Base64URL.decode(bad) == nil, "\(bad)")
         }
-        #expect(Base64URL.decode(String(repeating: "A", count: (1 << 20) + 4)) == nil)
+        #expect(NexusService.Base64URL.decode(String(repeating: "A", count: (1 << 20) + 4)) == nil)
+    }
+
+    /// The client core's encoder (what the phone sends) and the service's decoder agree.
+    @Test func clientAndServiceAgree() {
+        var generator = SystemRandomNumberGenerator()
+        for count in 0..<70 {
+            let data = Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let client = NexusPay.Base64URL.encode(data)
+            #expect(client == NexusService.Base64URL.encode(data))
+            #expect(NexusService.Base64URL.decode(client) == data)
+            #expect(NexusPay.Base64URL.decode(client) == data)
+        }
+        #expect(NexusPay.Base64URL.decode("a") == nil)
     }
 }
