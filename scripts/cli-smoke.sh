@@ -2,6 +2,16 @@
 # Starts `purse serve` on a free port with a throwaway data dir and walks the account journey
 # with the CLI, as a user would: register -> whoami -> logout -> login -> whoami.
 set -euo pipefail
+trap 'echo "cli-smoke: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
+
+# expect_in TEXT COMMAND...: runs COMMAND and fails, showing its output, unless TEXT is in it.
+# (Not `COMMAND | grep -q`: with pipefail, grep leaving early can fail the pipeline by SIGPIPE.)
+expect_in() {
+  local text=$1 out
+  shift
+  out=$("$@")
+  if ! grep -qF -- "$text" <<<"$out"; then echo "expected '$text' in the output of: $*"; echo "$out"; return 1; fi
+}
 cd "$(dirname "$0")/.."
 PURSE=${PURSE:-.build/debug/purse}
 work=$(mktemp -d /tmp/purse-cli.XXXXXX)
@@ -16,7 +26,7 @@ curl -sf "http://127.0.0.1:$port/health" >/dev/null || { cat "$work/serve.log"; 
 url="http://127.0.0.1:$port"
 email="cli-$RANDOM$RANDOM@example.com"
 "$PURSE" account register --server "$url" --email "$email" --password "correct horse" --name "CLI User"
-"$PURSE" account whoami --server "$url" | grep -q "$email"
+expect_in "$email" "$PURSE" account whoami --server "$url"
 "$PURSE" account whoami --server "$url" --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["email"] == sys.argv[1]' "$email"
 "$PURSE" account logout --server "$url"
 if "$PURSE" account whoami --server "$url" 2>/dev/null; then echo "whoami worked after logout"; exit 1; fi
@@ -26,7 +36,7 @@ if "$PURSE" account login --server "$url" --email "$email" --password "wrong pas
 grep -q "Invalid credentials" "$work/err"
 
 # Nexus Data: fund, enrol a passkey, buy airtime by biometric step-up, then by PIN.
-"$PURSE" nexus products --server "$url" | grep -q AIRTIME_MTN
+expect_in AIRTIME_MTN "$PURSE" nexus products --server "$url"
 "$PURSE" nexus fund --server "$url" --amount 5000
 "$PURSE" nexus enroll --server "$url" --yes
 "$PURSE" nexus buy-airtime --server "$url" --yes --product AIRTIME_MTN --phone 08012345678 --amount 500
@@ -36,18 +46,19 @@ PURSE_PIN=2580 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIM
 "$PURSE" nexus balance --server "$url" --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["balance"] == 3500, b'
 if PURSE_PIN=1111 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIME_GLO --phone 08012345678 --amount 100 < /dev/null 2>"$work/err"; then echo "wrong PIN bought airtime"; exit 1; fi
 grep -q "Incorrect PIN" "$work/err"
-"$PURSE" nexus history --server "$url" | grep -q "AIRTIME_GLO"
+expect_in "AIRTIME_GLO" "$PURSE" nexus history --server "$url"
 "$PURSE" nexus unlock --server "$url" --yes
 
 # Maly: create the Connect account and get the onboarding link, complete the sandbox form as a
 # person would, then the CLI's wait ends when the signed webhook has marked onboarding complete.
-"$PURSE" connect status --server "$url" | grep -q "No Stripe Connect account"
+expect_in "No Stripe Connect account" "$PURSE" connect status --server "$url"
 link=$("$PURSE" connect onboard --server "$url" --no-wait --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["url"])')
 "$PURSE" connect status --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s == {"hasAccount": True, "onboardingComplete": False}, s'
 "$PURSE" connect onboard --server "$url" --timeout 30 > "$work/onboard.out" 2>&1 &
 waiter=$!
-curl -sf -o /dev/null -w '%{http_code}' -X POST "$link" \
-  --data 'business_type=individual&business_name=CLI+Events&email=cli%40example.com&first_name=Jenny&last_name=Rosen&phone=%2B12025550143&dob=1990-01-01&address_line1=address_full_match&city=SF&postal_code=94103&ssn_last_4=0000&routing_number=110000000&account_number=000123456789&tos=accepted&action=submit' | grep -q 303
+status=$(curl -s -o "$work/form.out" -w '%{http_code}' -X POST "$link" \
+  --data 'business_type=individual&business_name=CLI+Events&email=cli%40example.com&first_name=Jenny&last_name=Rosen&phone=%2B12025550143&dob=1990-01-01&address_line1=address_full_match&city=SF&postal_code=94103&ssn_last_4=0000&routing_number=110000000&account_number=000123456789&tos=accepted&action=submit')
+if [ "$status" != 303 ]; then echo "sandbox onboarding form answered $status, not 303"; cat "$work/form.out"; exit 1; fi
 if ! wait "$waiter"; then echo "connect onboard did not see completion"; cat "$work/onboard.out"; exit 1; fi
 grep -q "Onboarding complete" "$work/onboard.out"
 "$PURSE" connect verify --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["onboardingComplete"] and s["chargesEnabled"] and s["payoutsEnabled"], s'
