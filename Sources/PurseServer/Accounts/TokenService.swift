@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import Synchronization
 
 /// The claims of every token Purse issues: a session, or a short-lived purpose token such as
 /// Nexus's `verificationToken`. `purpose` keeps them apart: a step-up token is not a session.
@@ -31,6 +32,10 @@ public struct TokenService: Sendable {
     public static let sessionPurpose = "session"
     let keys: JWTKeyCollection
     let now: @Sendable () -> Date
+    /// Tokens whose signature already checked out, so a session token sent with every request
+    /// is not parsed and re-verified (inside jwt-kit's key-collection actor, which all requests
+    /// share) each time. Expiry and purpose are still checked on every use.
+    private let verified = VerifiedTokens(limit: 10_000)
 
     public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {
         let keys = JWTKeyCollection()
@@ -60,13 +65,38 @@ public struct TokenService: Sendable {
     /// - Throws: ``TokenError``.
     public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
         let claims: PurseTokenClaims
-        do {
-            claims = try await keys.verify(token, as: PurseTokenClaims.self)
-        } catch {
-            throw TokenError.invalid
+        if let known = verified.claims(of: token) {
+            claims = known
+        } else {
+            do {
+                claims = try await keys.verify(token, as: PurseTokenClaims.self)
+            } catch {
+                throw TokenError.invalid
+            }
+            verified.remember(token, claims)
         }
         guard claims.purpose == purpose else { throw TokenError.wrongPurpose }
         guard claims.exp.value > now() else { throw TokenError.expired }
         return claims
+    }
+}
+
+/// A bounded map from token text to its verified claims (emptied when full: cheap and enough for
+/// a working set of live sessions).
+final class VerifiedTokens: Sendable {
+    private let entries = Mutex<[String: PurseTokenClaims]>([:])
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func claims(of token: String) -> PurseTokenClaims? {
+        entries.withLock { $0[token] }
+    }
+
+    func remember(_ token: String, _ claims: PurseTokenClaims) {
+        entries.withLock { entries in
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+            entries[token] = claims
+        }
     }
 }
