@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import PurseServer
 import ServiceLifecycle
 
@@ -30,8 +31,33 @@ public struct NexusModule: PurseModule {
         controller.mountBiometric(on: router)
         controller.mountWallet(on: router)
         NexusPages.mount(on: router)
-        return []
+        return [ChallengePruner(store: controller.store, environment: environment)]
     }
 
     public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding) }
+}
+
+/// Deletes long-expired WebAuthn challenges once a minute while the server runs.
+struct ChallengePruner: Service {
+    let store: NexusStore
+    let environment: ServerEnvironment
+    var interval: Duration = .seconds(60)
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await prune()
+                } catch {
+                    environment.logger.warning("pruning expired challenges failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    @discardableResult
+    func prune() async throws -> Int {
+        try await environment.database.transaction { db in try await store.pruneChallenges(now: environment.now(), in: db) }
+    }
 }

@@ -85,28 +85,37 @@ struct NexusStore: Sendable {
             INSERT INTO nexus_challenges (challenge, user_id, ceremony, intent, user_verification, expires_at, created_at)
             VALUES (\(bind: challenge), \(bind: user.rawValue), \(bind: ceremony), \(bind: intent), \(bind: userVerification), \(bind: expiresAt.epochMillis), \(bind: now.epochMillis))
             """).run()
-        // Keep the table small: challenges a day past expiry have no use.
-        try await db.raw("DELETE FROM nexus_challenges WHERE expires_at < \(bind: now.epochMillis - 86_400_000)").run()
     }
 
-    /// Marks a challenge used and returns it as it was before (so the caller can tell why it is unusable).
+    /// Deletes challenges that expired more than a day before `now` (``ChallengePruner`` calls it
+    /// in the background, so options requests do not). Returns how many went.
+    @discardableResult
+    func pruneChallenges(now: Date, in db: any SQLDatabase) async throws -> Int {
+        try await db.raw("DELETE FROM nexus_challenges WHERE expires_at < \(bind: now.epochMillis - 86_400_000) RETURNING challenge").all().count
+    }
+
+    /// Marks a challenge used and returns it as it was before (so the caller can tell why it is
+    /// unusable). One statement when the challenge is fresh; the explanation is read only when not.
     func consumeChallenge(_ challenge: String, now: Date, in db: any SQLDatabase) async throws -> Challenge? {
+        if let row = try await db.raw("""
+            UPDATE nexus_challenges SET used_at = \(bind: now.epochMillis) WHERE challenge = \(bind: challenge) AND used_at IS NULL
+            RETURNING user_id, ceremony, intent, user_verification, expires_at
+            """).first() {
+            return try Self.challenge(row, usedAt: nil)
+        }
         guard let row = try await db.raw("SELECT * FROM nexus_challenges WHERE challenge = \(bind: challenge)").first() else { return nil }
-        let found = Challenge(
+        return try Self.challenge(row, usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) })
+    }
+
+    static func challenge(_ row: any SQLRow, usedAt: Date?) throws -> Challenge {
+        Challenge(
             userID: UserID(try row.decode(column: "user_id", as: String.self)),
             ceremony: try row.decode(column: "ceremony", as: String.self),
             intent: try row.decode(column: "intent", as: String.self),
             userVerification: try row.decode(column: "user_verification", as: String.self),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
-            usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) }
+            usedAt: usedAt
         )
-        if found.usedAt == nil {
-            let updated = try await db.raw("""
-                UPDATE nexus_challenges SET used_at = \(bind: now.epochMillis) WHERE challenge = \(bind: challenge) AND used_at IS NULL RETURNING challenge
-                """).first()
-            if updated == nil { return Challenge(userID: found.userID, ceremony: found.ceremony, intent: found.intent, userVerification: found.userVerification, expiresAt: found.expiresAt, usedAt: now) }
-        }
-        return found
     }
 
     // MARK: Tokens
