@@ -12,7 +12,8 @@ import SQLiteNIO
 /// transaction, so every session holds ``AsyncLock`` for its whole duration. Statements run
 /// directly on the session's thread (``SQLiteConnectionHandle``), so a write transaction holds the
 /// lock only for the microseconds its statements take. The file is in WAL mode with a busy
-/// timeout, so other processes (the CLI, a backup) can still read it.
+/// timeout, so other processes (the CLI, a backup) can still read it; a process that holds the
+/// write lock for long would make a session wait on its thread for up to that timeout (5 s).
 final class SQLiteDriver: DatabaseDriver {
     let engine = DatabaseEngine.sqlite
     private let connection: SQLiteConnectionHandle
