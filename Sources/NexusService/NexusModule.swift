@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import PurseServer
 import ServiceLifecycle
 
@@ -31,30 +30,17 @@ public struct NexusModule: PurseModule {
         controller.mountBiometric(on: router)
         controller.mountWallet(on: router)
         NexusPages.mount(on: router)
-        return [ChallengePruner(store: controller.store, environment: environment)]
+        let pruner = ChallengePruner(store: controller.store, environment: environment)
+        return [PeriodicService("pruning expired challenges", every: .seconds(60), logger: environment.logger) { try await pruner.prune() }]
     }
 
     public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding) }
 }
 
-/// Deletes long-expired WebAuthn challenges once a minute while the server runs.
-struct ChallengePruner: Service {
+/// Deletes WebAuthn challenges a day past expiry (run once a minute by the module's service).
+struct ChallengePruner: Sendable {
     let store: NexusStore
     let environment: ServerEnvironment
-    var interval: Duration = .seconds(60)
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await prune()
-                } catch {
-                    environment.logger.warning("pruning expired challenges failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: interval)
-            }
-        }
-    }
 
     @discardableResult
     func prune() async throws -> Int {

@@ -96,16 +96,7 @@ struct DatabaseMaintenance: Service {
     var interval: Duration = .milliseconds(200)
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await database.maintain()
-                } catch {
-                    logger.warning("database maintenance failed", metadata: ["error": "\(error)"])
-                }
-                try? await Task.sleep(for: interval)
-            }
-        }
+        try await PeriodicService("database maintenance", every: interval, logger: logger) { try await database.maintain() }.run()
         await database.shutdown()
     }
 }
