@@ -56,11 +56,14 @@ link=$("$PURSE" connect onboard --server "$url" --no-wait --json | python3 -c 'i
 "$PURSE" connect status --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s == {"hasAccount": True, "onboardingComplete": False}, s'
 "$PURSE" connect onboard --server "$url" --timeout 30 > "$work/onboard.out" 2>&1 &
 waiter=$!
+# Submit the form only once the waiter is waiting; otherwise it may find onboarding already complete.
+for _ in $(seq 1 100); do grep -q "Open this page" "$work/onboard.out" && break; sleep 0.1; done
+grep -q "Open this page" "$work/onboard.out" || { echo "connect onboard did not present the link"; cat "$work/onboard.out"; exit 1; }
 status=$(curl -s -o "$work/form.out" -w '%{http_code}' -X POST "$link" \
   --data 'business_type=individual&business_name=CLI+Events&email=cli%40example.com&first_name=Jenny&last_name=Rosen&phone=%2B12025550143&dob=1990-01-01&address_line1=address_full_match&city=SF&postal_code=94103&ssn_last_4=0000&routing_number=110000000&account_number=000123456789&tos=accepted&action=submit')
 if [ "$status" != 303 ]; then echo "sandbox onboarding form answered $status, not 303"; cat "$work/form.out"; exit 1; fi
 if ! wait "$waiter"; then echo "connect onboard did not see completion"; cat "$work/onboard.out"; exit 1; fi
-grep -q "Onboarding complete" "$work/onboard.out"
+grep -q "Onboarding complete" "$work/onboard.out" || { echo "connect onboard ended without seeing completion"; cat "$work/onboard.out"; exit 1; }
 "$PURSE" connect verify --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["onboardingComplete"] and s["chargesEnabled"] and s["payoutsEnabled"], s'
 
 # Secrets stay out of the server log.

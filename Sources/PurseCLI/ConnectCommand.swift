@@ -65,6 +65,8 @@ struct ConnectCommand: AsyncParsableCommand {
                 return
             case .presenting(let url):
                 if options.json { print(#"{"url": "\#(url.absoluteString)"}"#) } else { print("Open this page to finish onboarding:\n  \(url.absoluteString)") }
+                // Out now, not when the wait ends: a script or `tee` reading a pipe needs the link.
+                fflush(nil)
                 Self.openBrowser(url)
                 if noWait { return }
             case .platformNotConfigured(let message):
