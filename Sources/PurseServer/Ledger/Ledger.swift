@@ -114,14 +114,7 @@ public struct Ledger: Sendable {
     /// when they all exist (a request that touches four accounts should not pay four round trips).
     public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
         guard !specs.isEmpty else { return [] }
-        var conditions: [any SQLExpression] = []
-        for spec in specs {
-            if let owner = spec.owner {
-                conditions.append(SQLQueryString("(owner_id = \(bind: owner.rawValue) AND kind = \(bind: spec.kind) AND currency = \(bind: spec.currency))"))
-            } else {
-                conditions.append(SQLQueryString("(owner_id IS NULL AND kind = \(bind: spec.kind) AND currency = \(bind: spec.currency))"))
-            }
-        }
+        let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
         let rows = try await db.select().column("*").from("ledger_accounts")
             .where(SQLList(conditions, separator: SQLRaw(" OR "))).all()
         let found = try rows.map(Self.account(from:))
@@ -137,17 +130,17 @@ public struct Ledger: Sendable {
     }
 
     public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
-        let row: (any SQLRow)?
+        try await db.select().column("*").from("ledger_accounts")
+            .where(Self.matching(owner: owner, kind: kind, currency: currency)).first()
+            .map(Self.account(from:))
+    }
+
+    /// The `WHERE` condition for one account (a system account has no owner: `IS NULL`, not `= NULL`).
+    static func matching(owner: UserID?, kind: String, currency: String) -> SQLQueryString {
         if let owner {
-            row = try await db.raw("""
-                SELECT * FROM ledger_accounts WHERE owner_id = \(bind: owner.rawValue) AND kind = \(bind: kind) AND currency = \(bind: currency)
-                """).first()
-        } else {
-            row = try await db.raw("""
-                SELECT * FROM ledger_accounts WHERE owner_id IS NULL AND kind = \(bind: kind) AND currency = \(bind: currency)
-                """).first()
+            return "(owner_id = \(bind: owner.rawValue) AND kind = \(bind: kind) AND currency = \(bind: currency))"
         }
-        return try row.map(Self.account(from:))
+        return "(owner_id IS NULL AND kind = \(bind: kind) AND currency = \(bind: currency))"
     }
 
     public func account(_ id: LedgerAccountID, in db: any SQLDatabase) async throws -> LedgerAccount? {
