@@ -99,15 +99,7 @@ enum NexusMigrations {
 
 /// The seeded catalogue: airtime (any amount in range) and data bundles (fixed price), in naira.
 enum NexusCatalogue {
-    struct Seed {
-        var code: String
-        var supplierSlug: String
-        var network: String
-        var category: String
-        var name: String
-        var minAmount: Int
-        var maxAmount: Int
-    }
+    typealias Seed = NexusWire.Product
 
     static let seed: [Seed] = [
         Seed(code: "AIRTIME_MTN", supplierSlug: "mtn", network: "MTN", category: "airtime", name: "MTN Airtime", minAmount: 50, maxAmount: 50_000),
