@@ -48,19 +48,12 @@ public struct LiveHTTPClient: Sendable {
 
     @discardableResult
     public func json(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, token: String? = nil, headers: HTTPFields = [:]) async throws -> LiveResponse {
-        var headers = headers
-        if body != nil { headers[.contentType] = "application/json" }
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        try await execute(uri: uri, method: method, headers: JSONRequest.headers(headers, body: body, token: token), body: body.map { ByteBuffer(string: $0) })
     }
 
-    public func register(email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse") async throws -> (token: String, userID: String) {
-        let response = try await json(.post, "/auth/register", #"{"email": "\#(email)", "password": "\#(password)"}"#)
-        guard response.status == .created, let token = response.object["token"] as? String,
-              let id = (response.object["user"] as? [String: Any])?["id"] as? String else {
-            throw ConfigurationError("register failed: \(response.status) \(response.text)")
-        }
-        return (token, id)
+    public func register(email: String = JSONRequest.freshEmail(), password: String = "correct horse") async throws -> (token: String, userID: String) {
+        let response = try await json(.post, "/auth/register", JSONRequest.registration(email: email, password: password))
+        return try JSONRequest.registered(status: response.status, body: response.body)
     }
 }
 

@@ -121,17 +121,36 @@ extension TestClientProtocol {
     public func json(
         _ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, token: String? = nil, headers: HTTPFields = [:]
     ) async throws -> TestResponse {
-        var headers = headers
-        if body != nil { headers[.contentType] = "application/json" }
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        try await execute(uri: uri, method: method, headers: JSONRequest.headers(headers, body: body, token: token), body: body.map { ByteBuffer(string: $0) })
     }
 
     /// Registers a user and returns its session token and id.
-    public func register(email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "correct horse") async throws -> (token: String, userID: String) {
-        let response = try await json(.post, "/auth/register", #"{"email": "\#(email)", "password": "\#(password)"}"#)
-        guard response.status == .created else { throw ConfigurationError("register failed: \(response.status) \(String(buffer: response.body))") }
-        let object = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+    public func register(email: String = JSONRequest.freshEmail(), password: String = "correct horse") async throws -> (token: String, userID: String) {
+        let response = try await json(.post, "/auth/register", JSONRequest.registration(email: email, password: password))
+        return try JSONRequest.registered(status: response.status, body: response.body)
+    }
+}
+
+/// What the router test client and ``LiveHTTPClient`` share: JSON request headers and the
+/// registration call.
+public enum JSONRequest {
+    public static func headers(_ headers: HTTPFields, body: String?, token: String?) -> HTTPFields {
+        var headers = headers
+        if body != nil { headers[.contentType] = "application/json" }
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return headers
+    }
+
+    public static func freshEmail() -> String { "user-\(UUID().uuidString.prefix(8))@example.com" }
+
+    static func registration(email: String, password: String) -> String {
+        #"{"email": "\#(email)", "password": "\#(password)"}"#
+    }
+
+    /// The session token and user id of a `POST /auth/register` answer.
+    static func registered(status: HTTPResponse.Status, body: ByteBuffer) throws -> (token: String, userID: String) {
+        guard status == .created else { throw ConfigurationError("register failed: \(status) \(String(buffer: body))") }
+        let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
         guard let token = object?["token"] as? String, let user = object?["user"] as? [String: Any], let id = user["id"] as? String else {
             throw ConfigurationError("register answer lacks token")
         }
