@@ -15,7 +15,7 @@ extension ServerEnvironment {
     ///   - effect: Writes the effect in `db` and returns the status and JSON body to send.
     public func idempotent(
         _ request: Request, body: ByteBuffer, user: UserID,
-        effect: @Sendable (any SQLDatabase) async throws -> (HTTPResponse.Status, Data)
+        effect: @escaping @Sendable (any SQLDatabase) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
         let key: String
         do {

@@ -32,14 +32,6 @@ public struct SQLDialectDifferences: Sendable {
         }
     }
 
-    /// The statement that opens a write transaction.
-    var beginWriteTransaction: String {
-        switch engine {
-        case .postgres: "BEGIN"
-        case .sqlite: "BEGIN IMMEDIATE"
-        }
-    }
-
     /// Serialises concurrent migration runs of several replicas.
     var migrationLock: String? {
         switch engine {
@@ -49,10 +41,11 @@ public struct SQLDialectDifferences: Sendable {
     }
 }
 
-/// A database driver: hands out a session for a closure and runs write transactions.
+/// A database driver: hands out sessions for reads and runs write transactions.
 protocol DatabaseDriver: Sendable {
     var engine: DatabaseEngine { get }
-    func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Housekeeping that must not run inside requests (SQLite: WAL checkpoints). Called
     /// periodically by the server while it runs.
     func maintain() async throws
@@ -61,8 +54,8 @@ protocol DatabaseDriver: Sendable {
 
 /// The service's database: SQLite by default, PostgreSQL when a `postgres://` URL is configured.
 ///
-/// Use ``read(_:)`` for single statements and ``transaction(_:)`` for anything that writes more
-/// than one row: the closure's statements commit together or not at all.
+/// Use ``read(_:)`` for statements that only read and ``transaction(_:)`` for anything that
+/// writes: the closure's statements commit together or not at all.
 public final class Database: Sendable {
     public let engine: DatabaseEngine
     public var dialect: SQLDialectDifferences { SQLDialectDifferences(engine: engine) }
@@ -90,25 +83,19 @@ public final class Database: Sendable {
         return Database(driver: try await SQLiteDriver.open(path: path, logger: logger))
     }
 
-    /// Runs `body` with a database session, outside any explicit transaction.
+    /// Runs `body` with a session for reading, outside any explicit transaction. On SQLite it is
+    /// one of several read-only connections that run beside the writer, so a statement that
+    /// writes fails there: use ``transaction(_:)``.
     public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await driver.withSession(body)
+        try await driver.read(body)
     }
 
     /// Runs `body` in a write transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        let begin = dialect.beginWriteTransaction
-        return try await driver.withSession { db in
-            try await db.raw(SQLQueryString(begin)).run()
-            do {
-                let result = try await body(db)
-                try await db.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await db.raw("ROLLBACK").run()
-                throw error
-            }
-        }
+    /// It returns only once the commit is done. On SQLite the body may run on another task, as
+    /// part of a group of transactions committed together (``SQLiteWriter``); it must not open
+    /// another session (use the `db` it is given).
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await driver.transaction(body)
     }
 
     /// `SELECT 1`, for health checks.

@@ -29,7 +29,7 @@ public struct Migrator: Sendable {
         for migration in migrations where !seen.insert(migration.id).inserted {
             throw DatabaseConfigurationError(message: "duplicate migration id \(migration.id)")
         }
-        try await database.read { db in
+        try await database.transaction { db in
             try await db.raw(
                 "CREATE TABLE IF NOT EXISTS purse_migrations (id TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"
             ).run()

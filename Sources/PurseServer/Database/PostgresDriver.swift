@@ -42,9 +42,24 @@ final class PostgresDriver: DatabaseDriver {
         self.runTask = Task { await client.run() }
     }
 
-    func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
             try await body(connection.sql(queryLogLevel: .trace))
+        }
+    }
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
+            let db = connection.sql(queryLogLevel: .trace)
+            try await db.raw("BEGIN").run()
+            do {
+                let result = try await body(db)
+                try await db.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await db.raw("ROLLBACK").run()
+                throw error
+            }
         }
     }
 

@@ -15,15 +15,16 @@ import VaporCSQLite
 /// statement is a few microseconds of C on the task's own thread, prepared once and then reused
 /// from a cache keyed by its SQL text.
 ///
-/// Not thread-safe on its own: ``SQLiteDriver`` lets one task at a time use it (its `AsyncLock`
-/// gives the happens-before edges between tasks that run on different threads).
+/// Not thread-safe on its own (opened without SQLite's per-connection mutex): ``SQLiteDriver``
+/// lets one task at a time use it — the writer's queue or a reader lease gives the
+/// happens-before edges between tasks that run on different threads.
 final class SQLiteConnectionHandle: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
     private let statementCacheLimit = 256
 
     init(path: String?) throws {
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var handle: OpaquePointer?
         let status = sqlite_nio_sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
@@ -42,6 +43,22 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         statements.removeAll()
         if let handle { sqlite_nio_sqlite3_close_v2(handle) }
         handle = nil
+    }
+
+    /// True between `BEGIN` and the end of the transaction — false also after SQLite rolled a
+    /// transaction back on its own (an I/O error, a full disk).
+    var inTransaction: Bool {
+        guard let handle else { return false }
+        return sqlite_nio_sqlite3_get_autocommit(handle) == 0
+    }
+
+    /// True when the open transaction holds foreign-key violations that a deferred constraint
+    /// will only report at `COMMIT`.
+    var hasDeferredForeignKeyViolations: Bool {
+        guard let handle else { return false }
+        var current: Int32 = 0, highwater: Int32 = 0
+        sqlite_nio_sqlite3_db_status(handle, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highwater, 0)
+        return current > 0
     }
 
     /// Copies committed WAL frames into the database file. `restart: false` never blocks

@@ -5,31 +5,41 @@ import NIOPosix
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
+import Synchronization
 
-/// SQLite behind one connection, used by one task at a time.
+/// SQLite in WAL mode: one writer connection and a few read-only connections.
 ///
-/// A connection shared between tasks would let one task's statement land inside another's
-/// transaction, so every session holds ``AsyncLock`` for its whole duration. Statements run
-/// directly on the session's thread (``SQLiteConnectionHandle``), so a write transaction holds the
-/// lock only for the microseconds its statements take. The file is in WAL mode with a busy
-/// timeout, so other processes (the CLI, a backup) can still read it; a process that holds the
-/// write lock for long would make a session wait on its thread for up to that timeout (5 s).
+/// Write transactions queue for the writer and commit in groups (``SQLiteWriter``); reads lease
+/// a reader connection and run beside the writer, seeing everything committed before they began.
+/// Statements run directly on the session's thread (``SQLiteConnectionHandle``). Other processes
+/// (the CLI, a backup) can still read the file; a process that holds the write lock for long
+/// would make the writer wait on its thread for up to the busy timeout (5 s).
+///
+/// An in-memory database is private to its one connection, so there every session — reads too —
+/// goes through the writer.
 final class SQLiteDriver: DatabaseDriver {
     let engine = DatabaseEngine.sqlite
     private let connection: SQLiteConnectionHandle
-    private let database: any SQLDatabase
-    private let lock = AsyncLock()
+    private let writer: SQLiteWriter
+    private let readers: SQLiteReaderPool?
     /// A second connection that only checkpoints the WAL, so the fsyncs of a checkpoint happen
     /// outside the write lock and off the request path (nil for in-memory databases).
     private let checkpointer: SQLiteConnectionHandle?
     private let checkpointLock = AsyncLock()
+    private let closed = Mutex(false)
 
-    private init(connection: SQLiteConnectionHandle, checkpointer: SQLiteConnectionHandle?, logger: Logger) {
+    /// Read-only connections per database file.
+    static let readerCount = 4
+
+    private init(connection: SQLiteConnectionHandle, readers: SQLiteReaderPool?, checkpointer: SQLiteConnectionHandle?, logger: Logger) {
         self.connection = connection
+        self.readers = readers
         self.checkpointer = checkpointer
-        self.database = DirectSQLiteDatabase(
-            connection: connection, logger: logger,
-            eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
+        self.writer = SQLiteWriter(database: Self.sqlDatabase(connection, logger: logger), connection: connection)
+    }
+
+    static func sqlDatabase(_ connection: SQLiteConnectionHandle, logger: Logger) -> DirectSQLiteDatabase {
+        DirectSQLiteDatabase(connection: connection, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
     }
 
     static func open(path: String?, logger: Logger) async throws -> SQLiteDriver {
@@ -38,34 +48,45 @@ final class SQLiteDriver: DatabaseDriver {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
         let connection = try SQLiteConnectionHandle(path: path)
-        let checkpointer = try path.map { try SQLiteConnectionHandle(path: $0) }
-        // A restarting checkpoint waits up to 50 ms for the writer's current transaction.
-        try checkpointer?.execute("PRAGMA busy_timeout = 50", []) { _ in }
-        let driver = SQLiteDriver(connection: connection, checkpointer: checkpointer, logger: logger)
-        let db = driver.database
+        let setup = Self.sqlDatabase(connection, logger: logger)
         if path != nil {
-            try await db.raw("PRAGMA journal_mode = WAL").run()
-            try await db.raw("PRAGMA synchronous = NORMAL").run()
+            try await setup.raw("PRAGMA journal_mode = WAL").run()
+            try await setup.raw("PRAGMA synchronous = NORMAL").run()
             // The server checkpoints every 200 ms from the second connection (``maintain()``);
             // committing writers checkpoint themselves only if the WAL outgrows ~40 MB (a backstop
             // for tools that open the database without the server's housekeeping).
-            try await db.raw("PRAGMA wal_autocheckpoint = 10000").run()
-            try await db.raw("PRAGMA journal_size_limit = 16777216").run()
+            try await setup.raw("PRAGMA wal_autocheckpoint = 10000").run()
+            try await setup.raw("PRAGMA journal_size_limit = 16777216").run()
         }
-        try await db.raw("PRAGMA foreign_keys = ON").run()
-        try await db.raw("PRAGMA busy_timeout = 5000").run()
-        return driver
+        try await setup.raw("PRAGMA foreign_keys = ON").run()
+        try await setup.raw("PRAGMA busy_timeout = 5000").run()
+
+        let readers = try path.map { path in
+            try SQLiteReaderPool((0..<readerCount).map { _ in
+                let reader = try SQLiteConnectionHandle(path: path)
+                // A reader that tried to write would fail loudly instead of writing outside the
+                // writer's queue (and its transactions).
+                try reader.execute("PRAGMA query_only = ON", []) { _ in }
+                try reader.execute("PRAGMA busy_timeout = 5000", []) { _ in }
+                return Self.sqlDatabase(reader, logger: logger)
+            })
+        }
+        let checkpointer = try path.map { try SQLiteConnectionHandle(path: $0) }
+        // A restarting checkpoint waits up to 50 ms for the writer's current transaction.
+        try checkpointer?.execute("PRAGMA busy_timeout = 50", []) { _ in }
+        return SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, logger: logger)
     }
 
-    /// Set while a task holds the connection: a nested `read`/`transaction` from the same task
-    /// would wait for itself forever, so it is refused instead (pass the `db` you were given).
-    @TaskLocal static var holdsSession = false
-
-    func withSession<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        guard !Self.holdsSession else { throw NestedSessionError() }
-        return try await lock.withLock {
-            try await Self.$holdsSession.withValue(true) { try await body(database) }
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        guard !SQLiteWriter.runningBody else { throw NestedSessionError() }
+        guard let readers else {
+            return try await withoutActuallyEscaping(body) { body in try await writer.transaction(body) }
         }
+        return try await readers.withReader(body)
+    }
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await writer.transaction(body)
     }
 
     /// A WAL past this many pages (8 MiB) is restarted by the next checkpoint.
@@ -81,10 +102,102 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
+    /// Closes every connection once queued transactions are done. Later calls do nothing (the
+    /// server's maintenance service and its owner may both shut the database down).
     func shutdown() async {
+        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         await checkpointLock.withLock { checkpointer?.close() }
-        await lock.withLock { connection.close() }
+        await readers?.close()
+        _ = try? await writer.transaction { _ in }
+        connection.close()
     }
+}
+
+/// Read-only connections, leased one per session; a session that finds them all busy waits for
+/// the next one returned. Once closed, sessions fail at once.
+final class SQLiteReaderPool: Sendable {
+    private let readers: [DirectSQLiteDatabase]
+    private let state: Mutex<State>
+
+    private struct State {
+        var free: [Int]
+        var waiters: [CheckedContinuation<Int?, Never>] = []
+        var closed = false
+        /// `close()` waiting for the last lease to come back.
+        var closer: CheckedContinuation<Void, Never>?
+
+        mutating func take() -> Lease {
+            if closed { return .closed }
+            if let index = free.popLast() { return .reader(index) }
+            return .wait
+        }
+    }
+
+    private enum Lease { case reader(Int), closed, wait }
+
+    init(_ readers: [DirectSQLiteDatabase]) {
+        self.readers = readers
+        self.state = Mutex(State(free: Array(readers.indices)))
+    }
+
+    func withReader<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        guard let index = await lease() else { throw DatabaseClosedError() }
+        defer { giveBack(index) }
+        return try await body(readers[index])
+    }
+
+    private func lease() async -> Int? {
+        switch state.withLock({ $0.take() }) {
+        case .reader(let index): return index
+        case .closed: return nil
+        case .wait: break
+        }
+        return await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Lease in
+                let lease = state.take()
+                if case .wait = lease { state.waiters.append(continuation) }
+                return lease
+            }
+            switch now {
+            case .reader(let index): continuation.resume(returning: index)
+            case .closed: continuation.resume(returning: nil)
+            case .wait: break
+            }
+        }
+    }
+
+    private func giveBack(_ index: Int) {
+        let (waiter, closer) = state.withLock { state -> (CheckedContinuation<Int?, Never>?, CheckedContinuation<Void, Never>?) in
+            if !state.closed, !state.waiters.isEmpty { return (state.waiters.removeFirst(), nil) }
+            state.free.append(index)
+            guard state.closed, state.free.count == readers.count else { return (nil, nil) }
+            defer { state.closer = nil }
+            return (nil, state.closer)
+        }
+        waiter?.resume(returning: index)
+        closer?.resume()
+    }
+
+    /// Refuses new sessions, waits for the running ones, then closes the connections.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (waiters, done) = state.withLock { state -> ([CheckedContinuation<Int?, Never>], Bool) in
+                state.closed = true
+                defer { state.waiters.removeAll() }
+                if state.free.count == readers.count { return (state.waiters, true) }
+                state.closer = continuation
+                return (state.waiters, false)
+            }
+            for waiter in waiters { waiter.resume(returning: nil) }
+            if done { continuation.resume() }
+        }
+        for reader in readers { reader.connection.close() }
+    }
+}
+
+/// The database was shut down.
+struct DatabaseClosedError: Error, CustomStringConvertible {
+    var description: String { "the database is closed" }
 }
 
 /// A database session was opened inside another one on the same task.

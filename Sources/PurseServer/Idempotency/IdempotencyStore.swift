@@ -59,7 +59,7 @@ public struct IdempotencyStore: Sendable {
         scope: String,
         requestHash: String,
         now: Date,
-        effect: @Sendable (any SQLDatabase) async throws -> StoredResponse
+        effect: @escaping @Sendable (any SQLDatabase) async throws -> StoredResponse
     ) async throws -> StoredResponse {
         try await database.transaction { db in
             // Claim the key. The placeholder row takes the row lock that concurrent requests with

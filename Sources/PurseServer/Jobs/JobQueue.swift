@@ -105,7 +105,7 @@ public struct JobQueue: Sendable {
 
     /// Marks a claimed job done.
     public func complete(_ job: Job, now: Date) async throws {
-        try await database.read { db in
+        try await database.transaction { db in
             try await db.raw("""
                 UPDATE jobs SET state = 'done', locked_until = NULL, last_error = NULL, updated_at = \(bind: now.epochMillis) WHERE id = \(bind: job.id)
                 """).run()
@@ -119,7 +119,7 @@ public struct JobQueue: Sendable {
         let state: JobState = job.attempts >= job.maxAttempts ? .dead : .queued
         let runAt = now.addingTimeInterval(backoff.delay(afterAttempts: job.attempts)).epochMillis
         let message = String(error.prefix(1000))
-        try await database.read { db in
+        try await database.transaction { db in
             try await db.raw("""
                 UPDATE jobs SET state = \(bind: state.rawValue), run_at = \(bind: runAt), locked_until = NULL,
                 last_error = \(bind: message), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: job.id)

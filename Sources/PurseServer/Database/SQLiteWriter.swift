@@ -1,0 +1,221 @@
+import Foundation
+import SQLKit
+import Synchronization
+import VaporCSQLite
+
+/// Write transactions on SQLite's one writer connection, committed in groups.
+///
+/// SQLite lets one connection write at a time. Taking a lock per transaction meant every
+/// transaction paid a `BEGIN`, a `COMMIT` (the WAL writes of every page it touched) and a wake-up
+/// of the next waiter, one after another. Here transactions queue, and whoever finds the writer
+/// idle runs everything queued as **one** SQLite transaction (group commit), each caller's body
+/// inside its own savepoint:
+///
+/// - a body that throws rolls back to its savepoint alone and its caller gets the error at once;
+///   the others in the group are unaffected;
+/// - a caller whose body returned is answered only after the `COMMIT` that contains its writes —
+///   if that commit fails, every such caller gets the error and nothing of theirs was written;
+/// - bodies run one after another in arrival order, each seeing the writes of those before it:
+///   the same serial order a lock gives, so invariants checked inside a body still hold.
+///
+/// The group is run by the first caller that found the writer idle (no task hop at low load);
+/// if more work queued meanwhile, a fresh task takes over so that caller can answer its request.
+final class SQLiteWriter: Sendable {
+    private let database: any SQLDatabase
+    private let connection: SQLiteConnectionHandle
+    private let maxGroup: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var queue: [any QueuedTransaction] = []
+        var head = 0
+        var leading = false
+
+        var isEmpty: Bool { head == queue.count }
+
+        mutating func take(upTo limit: Int) -> [any QueuedTransaction] {
+            let end = min(queue.count, head + limit)
+            let group = Array(queue[head..<end])
+            head = end
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return group
+        }
+    }
+
+    /// Set on the task that runs transaction bodies: a `read` or `transaction` started from inside
+    /// a body would wait for the writer that is running it, so it is refused instead.
+    @TaskLocal static var runningBody = false
+
+    init(database: any SQLDatabase, connection: SQLiteConnectionHandle, maxGroup: Int = 64) {
+        self.database = database
+        self.connection = connection
+        self.maxGroup = max(1, maxGroup)
+    }
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        guard !Self.runningBody else { throw NestedSessionError() }
+        let item = Queued(body)
+        let lead = state.withLock { state -> Bool in
+            state.queue.append(item)
+            if state.leading { return false }
+            state.leading = true
+            return true
+        }
+        if lead {
+            if Task.isCancelled {
+                // Other callers' bodies must not run on a cancelled task.
+                Task { await self.lead() }
+            } else {
+                await runGroup()
+                if stillLeading() { Task { await self.lead() } }
+            }
+        }
+        return try await item.value()
+    }
+
+    /// Runs groups until the queue is empty.
+    private func lead() async {
+        repeat { await runGroup() } while stillLeading()
+    }
+
+    /// True when more work is queued (the caller keeps leading); otherwise gives up the lead.
+    private func stillLeading() -> Bool {
+        state.withLock { state in
+            if state.isEmpty { state.leading = false }
+            return state.leading
+        }
+    }
+
+    private func runGroup() async {
+        let group = state.withLock { $0.take(upTo: maxGroup) }
+        guard !group.isEmpty else { return }
+        await Self.$runningBody.withValue(true) { await execute(group) }
+    }
+
+    private func execute(_ group: [any QueuedTransaction]) async {
+        var committing: [any QueuedTransaction] = []
+        var open = false
+        for item in group {
+            do {
+                if !open {
+                    try await statement("BEGIN IMMEDIATE")
+                    open = true
+                }
+                try await statement("SAVEPOINT purse_transaction")
+            } catch {
+                item.finish(error)
+                continue
+            }
+            var refusal: (any Error)?
+            if await item.run(in: database) {
+                if !connection.hasDeferredForeignKeyViolations {
+                    do {
+                        try await statement("RELEASE purse_transaction")
+                        committing.append(item)
+                    } catch {
+                        item.finish(error)
+                    }
+                    continue
+                }
+                // A deferred foreign key would fail the whole group's COMMIT: refuse this body alone.
+                refusal = SQLiteStatementError(code: SQLITE_CONSTRAINT | (3 << 8), message: "FOREIGN KEY constraint failed", sql: nil)
+            }
+            if connection.inTransaction {
+                try? await statement("ROLLBACK TO purse_transaction")
+                try? await statement("RELEASE purse_transaction")
+            } else {
+                // SQLite rolled back the whole transaction (I/O error, disk full): the group's
+                // earlier bodies are gone with it.
+                let lost = TransactionAbandonedError()
+                for earlier in committing { earlier.finish(lost) }
+                committing.removeAll()
+                open = false
+            }
+            item.finish(refusal)
+        }
+        guard open else { return }
+        do {
+            try await statement("COMMIT")
+        } catch {
+            if connection.inTransaction { try? await statement("ROLLBACK") }
+            for item in committing { item.finish(error) }
+            return
+        }
+        for item in committing { item.finish(nil) }
+    }
+
+    private func statement(_ sql: String) async throws {
+        try await database.raw(SQLQueryString(sql)).run()
+    }
+}
+
+/// A transaction of a group was rolled back by SQLite itself (an I/O error or a full disk in a
+/// later member of the group); nothing of it was written.
+struct TransactionAbandonedError: Error, CustomStringConvertible {
+    var description: String { "the database rolled the transaction back; nothing was written" }
+}
+
+/// A queued transaction, type-erased so one queue holds every result type.
+private protocol QueuedTransaction: AnyObject, Sendable {
+    /// Runs the body; true when it returned (its value waits for the commit).
+    func run(in db: any SQLDatabase) async -> Bool
+    /// Answers the caller: with `error`, or else with what the body produced (its value after a
+    /// commit, its error after a rollback to its savepoint).
+    func finish(_ error: (any Error)?)
+}
+
+private final class Queued<T: Sendable>: QueuedTransaction, @unchecked Sendable {
+    private enum Answer {
+        case pending(CheckedContinuation<T, any Error>?)
+        case ready(Result<T, any Error>)
+    }
+
+    /// Let go as soon as it has run (or will not run): a read of an in-memory database passes a
+    /// non-escaping closure through `withoutActuallyEscaping`, which checks that nothing kept it.
+    private var body: (@Sendable (any SQLDatabase) async throws -> T)?
+    /// Written by `run` and read by `finish`, both on the leader (one task, in that order).
+    private var outcome: Result<T, any Error>?
+    private let answer = Mutex(Answer.pending(nil))
+
+    init(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) {
+        self.body = body
+    }
+
+    func run(in db: any SQLDatabase) async -> Bool {
+        guard let body else { return false }
+        self.body = nil
+        do {
+            outcome = .success(try await body(db))
+            return true
+        } catch {
+            outcome = .failure(error)
+            return false
+        }
+    }
+
+    func finish(_ error: (any Error)?) {
+        body = nil
+        let result: Result<T, any Error> = error.map { .failure($0) } ?? outcome ?? .failure(TransactionAbandonedError())
+        let waiter = answer.withLock { answer -> CheckedContinuation<T, any Error>? in
+            guard case .pending(let waiter) = answer else { return nil }
+            answer = .ready(result)
+            return waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func value() async throws -> T {
+        if case .ready(let result) = answer.withLock({ $0 }) { return try result.get() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let ready = answer.withLock { answer -> Result<T, any Error>? in
+                if case .ready(let result) = answer { return result }
+                answer = .pending(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+}
