@@ -35,6 +35,18 @@ final class LatencyRecorder: Sendable {
     }
 }
 
+/// CPU time this process has used (user + system), from `getrusage`. In-process runs it covers
+/// server and load generator together: a steadier measure of cost per operation than the rate on
+/// a noisy machine.
+enum ProcessCPU {
+    static func now() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
 struct NexusBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nexus",
@@ -74,6 +86,7 @@ struct NexusBench: AsyncParsableCommand {
         }
         try await waitForHealth(base)
         print("purse bench nexus: \(connections) connections, \(duration) s per phase, server \(base.absoluteString)")
+        print(server == nil ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
 
         try await measure(base: base)
     }
@@ -87,13 +100,15 @@ struct NexusBench: AsyncParsableCommand {
         let seconds = Duration.seconds(duration)
 
         let health = LatencyRecorder()
+        var cpu = ProcessCPU.now()
         let healthElapsed = try await load(users, for: seconds) { user in
             let start = ContinuousClock.now
             do { _ = try await user.api.sendRaw("GET", "/health", authenticated: false); health.record(.now - start) } catch { health.fail() }
         }
-        report("GET /health", health.summary(over: healthElapsed))
+        report("GET /health", health.summary(over: healthElapsed), cpuSince: &cpu)
 
         let flows = LatencyRecorder(), topups = LatencyRecorder()
+        cpu = ProcessCPU.now()
         let flowElapsed = try await load(users, for: seconds) { user in
             let start = ContinuousClock.now
             do {
@@ -106,7 +121,7 @@ struct NexusBench: AsyncParsableCommand {
                 flows.fail()
             }
         }
-        report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed))
+        report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
 
         // Top-up alone: tokens minted first (untimed), then spent as fast as possible.
         let minted = try await withThrowingTaskGroup(of: (Int, [String]).self, returning: [Int: [String]].self) { group in
@@ -121,6 +136,7 @@ struct NexusBench: AsyncParsableCommand {
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
         let alone = LatencyRecorder()
+        cpu = ProcessCPU.now()
         let aloneStart = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, user) in users.enumerated() {
@@ -138,7 +154,7 @@ struct NexusBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let aloneSummary = alone.summary(over: .now - aloneStart)
-        report("top-up alone", aloneSummary)
+        report("top-up alone", aloneSummary, cpuSince: &cpu)
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
@@ -147,8 +163,14 @@ struct NexusBench: AsyncParsableCommand {
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
 
-    func report(_ name: String, _ s: (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int)) {
-        print(name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   (%d ok, %d errors)", s.perSecond, s.p50, s.p99, s.count, s.errors))
+    /// Prints a phase's figures and the CPU time per operation since `cpu` (then resets it).
+    func report(_ name: String, _ s: (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int), cpuSince cpu: inout Double) {
+        let now = ProcessCPU.now()
+        let perOperation = (now - cpu) / Double(max(1, s.count)) * 1000
+        cpu = now
+        print(name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(
+            format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   cpu %.3f ms/op   (%d ok, %d errors)",
+            s.perSecond, s.p50, s.p99, perOperation, s.count, s.errors))
     }
 
     /// Runs `body` in a loop on every user's connection until `duration` passes.

@@ -45,6 +45,15 @@ struct HTTPTests {
             #expect(metrics.text.contains(#"purse_http_requests_total{method="GET",route="/health",status="200"} 2"#))
             #expect(metrics.text.contains(#"purse_http_requests_total{method="POST",route="/auth/login",status="400"} 1"#))
             #expect(metrics.text.contains("purse_http_request_duration_seconds_bucket"))
+            // Migrations and every write are transactions; SQLite may carry several per commit.
+            let counters = Dictionary(uniqueKeysWithValues: metrics.text.split(separator: "\n").compactMap { line -> (String, Int)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, parts[0].hasPrefix("purse_db_"), let value = Int(parts[1]) else { return nil }
+                return (String(parts[0]), value)
+            })
+            let transactions = try #require(counters["purse_db_transactions_total"])
+            let commits = try #require(counters["purse_db_commits_total"])
+            #expect(transactions > 0 && commits > 0 && commits <= transactions)
         }
     }
 

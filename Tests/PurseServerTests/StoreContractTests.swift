@@ -173,6 +173,42 @@ struct StoreContractTests {
         }
     }
 
+    /// A posting may name an account more than once; the balance rule applies to each account's
+    /// net change, and every entry is recorded as given.
+    @Test(arguments: TestEngines.all)
+    func balanceRuleAppliesToEachAccountsNetChange(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let user = try await makeUser(env)
+            let (wallet, revenue) = try await env.database.transaction { db async throws in
+                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
+                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
+                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -100), LedgerEntry(wallet.id, 100)], now: env.now(), in: db)
+                return (wallet, revenue)
+            }
+            let posting = try await env.database.transaction { db async throws in
+                try await env.ledger.posting(
+                    kind: "spend with refund", entries: [LedgerEntry(wallet.id, -150), LedgerEntry(wallet.id, 100), LedgerEntry(revenue.id, 50)],
+                    now: env.now(), in: db
+                )
+            }
+            #expect(posting.balances == [wallet.id: 50, revenue.id: 50])
+            await #expect(throws: LedgerError.insufficientFunds(account: wallet.id)) {
+                try await env.database.transaction { db async throws in
+                    try await env.ledger.post(
+                        kind: "spend", entries: [LedgerEntry(wallet.id, -30), LedgerEntry(wallet.id, -21), LedgerEntry(revenue.id, 51)], now: env.now(), in: db
+                    )
+                }
+            }
+            try await env.database.read { db async throws in
+                #expect(try await env.ledger.balance(of: wallet.id, in: db) == 50)
+                let entries = try await db.raw("SELECT COUNT(*) AS n FROM ledger_entries WHERE transaction_id = \(bind: posting.id.rawValue)").first()
+                #expect(try entries?.decode(column: "n", as: Int.self) == 3)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
     @Test(arguments: TestEngines.all)
     func currenciesDoNotMix(engine: DatabaseEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in

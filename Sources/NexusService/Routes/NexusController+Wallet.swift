@@ -129,9 +129,13 @@ extension NexusController {
 
             let amount = Naira.kobo(body.amount)
             let cashbackUsed = body.useCashback == true ? min(amount, cashback.balance) : 0
+            let earned = body.amount * configuration.cashbackPercent / 100
+            // One journal entry for the purchase: the settlement account is owed the price, paid
+            // from the wallet and any cashback spent; the cashback earned moves from promotions.
             var entries = [LedgerEntry(settlement.id, amount)]
             if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet.id, -(amount - cashbackUsed))) }
             if cashbackUsed > 0 { entries.append(LedgerEntry(cashback.id, -cashbackUsed)) }
+            if earned > 0 { entries += [LedgerEntry(promotions.id, -Naira.kobo(earned)), LedgerEntry(cashback.id, Naira.kobo(earned))] }
             let id = RandomID.make("tx")
             let posting: LedgerPosting
             do {
@@ -139,18 +143,10 @@ extension NexusController {
             } catch LedgerError.insufficientFunds {
                 throw NexusFailure.error(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "insufficient_balance", "Insufficient balance", param: "amount")
             }
-            let earned = body.amount * configuration.cashbackPercent / 100
-            if earned > 0 {
-                try await ledger.post(
-                    kind: "nexus.cashback", memo: "Cashback on \(id)", reference: id,
-                    entries: [LedgerEntry(promotions.id, -Naira.kobo(earned)), LedgerEntry(cashback.id, Naira.kobo(earned))], now: now, in: db
-                )
-            }
             try await store.insertTransaction(
                 id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
                 cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: posting.id, now: now, in: db
             )
-            // The cashback posting does not touch the wallet, so this is its final balance.
             let balance = posting.balances[wallet.id] ?? wallet.balance
             let response = NexusWire.TopupResponse(data: .init(
                 transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),

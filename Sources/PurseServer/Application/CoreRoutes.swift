@@ -51,7 +51,7 @@ struct CoreRoutes {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: env.metrics.exposition()))
+                body: .init(byteBuffer: ByteBuffer(string: env.metrics.exposition() + Self.exposition(env.database.statistics)))
             )
         }
         let yaml = document.yaml()
@@ -104,6 +104,19 @@ struct CoreRoutes {
             <a href="/metrics">/metrics</a>, <a href="/openapi.yaml">/openapi.yaml</a>.</p>
             \(sections)</body></html>
             """
+    }
+
+    /// The database's counters in Prometheus text format.
+    static func exposition(_ statistics: DatabaseStatistics) -> String {
+        """
+        # HELP purse_db_transactions_total Write transactions committed.
+        # TYPE purse_db_transactions_total counter
+        purse_db_transactions_total \(statistics.committedTransactions)
+        # HELP purse_db_commits_total Database commits (SQLite commits queued transactions together).
+        # TYPE purse_db_commits_total counter
+        purse_db_commits_total \(statistics.commits)
+
+        """
     }
 }
 

@@ -24,8 +24,12 @@ public struct SessionAuthenticator: RouterMiddleware {
         guard let header = request.headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        // Foundation's trimmingCharacters(in:) bridges through NSString: a measurable share of
+        // every authenticated request.
+        var token = parts[1]
+        while let first = token.first, first == " " || first == "\t" { token = token.dropFirst() }
+        while let last = token.last, last == " " || last == "\t" { token = token.dropLast() }
+        return token.isEmpty ? nil : String(token)
     }
 }
 

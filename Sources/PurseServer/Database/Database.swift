@@ -41,6 +41,16 @@ public struct SQLDialectDifferences: Sendable {
     }
 }
 
+/// What the database has done since it opened, for `/metrics`.
+public struct DatabaseStatistics: Sendable, Equatable {
+    /// Write transactions that committed.
+    public var committedTransactions = 0
+    /// `COMMIT`s that carried them: fewer than the transactions when SQLite commits them in groups.
+    public var commits = 0
+
+    public init() {}
+}
+
 /// A database driver: hands out sessions for reads and runs write transactions.
 protocol DatabaseDriver: Sendable {
     var engine: DatabaseEngine { get }
@@ -50,6 +60,7 @@ protocol DatabaseDriver: Sendable {
     /// periodically by the server while it runs.
     func maintain() async throws
     func shutdown() async
+    var statistics: DatabaseStatistics { get }
 }
 
 /// The service's database: SQLite by default, PostgreSQL when a `postgres://` URL is configured.
@@ -97,6 +108,9 @@ public final class Database: Sendable {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await driver.transaction(body)
     }
+
+    /// Transactions and commits so far.
+    public var statistics: DatabaseStatistics { driver.statistics }
 
     /// `SELECT 1`, for health checks.
     public func ping() async throws {

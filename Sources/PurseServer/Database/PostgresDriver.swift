@@ -4,12 +4,22 @@ import NIOSSL
 import PostgresKit
 import PostgresNIO
 import SQLKit
+import Synchronization
 
 /// PostgreSQL through postgres-nio's connection pool; each session leases one connection.
 final class PostgresDriver: DatabaseDriver {
     let engine = DatabaseEngine.postgres
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
+    private let committed = Atomic<Int>(0)
+
+    /// One commit per transaction.
+    var statistics: DatabaseStatistics {
+        var statistics = DatabaseStatistics()
+        statistics.committedTransactions = committed.load(ordering: .relaxed)
+        statistics.commits = statistics.committedTransactions
+        return statistics
+    }
 
     init(url: String, logger: Logger) throws {
         guard let components = URLComponents(string: url), let host = components.host else {
@@ -55,6 +65,7 @@ final class PostgresDriver: DatabaseDriver {
             do {
                 let result = try await body(db)
                 try await db.raw("COMMIT").run()
+                committed.add(1, ordering: .relaxed)
                 return result
             } catch {
                 try? await db.raw("ROLLBACK").run()

@@ -25,6 +25,10 @@ final class SQLiteWriter: Sendable {
     private let connection: SQLiteConnectionHandle
     private let maxGroup: Int
     private let state = Mutex(State())
+    private let counts = Mutex(DatabaseStatistics())
+
+    /// Transactions committed and the commits that carried them, since the database opened.
+    var statistics: DatabaseStatistics { counts.withLock { $0 } }
 
     private struct State {
         var queue: [any QueuedTransaction] = []
@@ -143,6 +147,10 @@ final class SQLiteWriter: Sendable {
             if connection.inTransaction { try? await statement("ROLLBACK") }
             for item in committing { item.finish(error) }
             return
+        }
+        counts.withLock { counts in
+            counts.commits += 1
+            counts.committedTransactions += committing.count
         }
         for item in committing { item.finish(nil) }
     }

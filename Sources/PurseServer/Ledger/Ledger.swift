@@ -115,8 +115,7 @@ public struct Ledger: Sendable {
     public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
         guard !specs.isEmpty else { return [] }
         let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
-        let rows = try await db.select().column("*").from("ledger_accounts")
-            .where(SQLList(conditions, separator: SQLRaw(" OR "))).all()
+        let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
         let found = try rows.map(Self.account(from:))
         var result: [LedgerAccount] = []
         for spec in specs {
@@ -130,9 +129,8 @@ public struct Ledger: Sendable {
     }
 
     public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
-        try await db.select().column("*").from("ledger_accounts")
-            .where(Self.matching(owner: owner, kind: kind, currency: currency)).first()
-            .map(Self.account(from:))
+        try await db.raw("SELECT * FROM ledger_accounts WHERE " + Self.matching(owner: owner, kind: kind, currency: currency))
+            .first().map(Self.account(from:))
     }
 
     /// The `WHERE` condition for one account (a system account has no owner: `IS NULL`, not `= NULL`).
@@ -177,15 +175,46 @@ public struct Ledger: Sendable {
         }
         guard sum == 0 else { throw LedgerError.unbalanced(sum: sum) }
 
-        // Credits before debits would let a transfer between the same accounts pass a balance
-        // check it should fail; apply debits first, in a stable order (fewer lock inversions).
-        let ordered = entries.enumerated().sorted { lhs, rhs in
-            if (lhs.element.amount < 0) != (rhs.element.amount < 0) { return lhs.element.amount < 0 }
-            if lhs.element.account.rawValue != rhs.element.account.rawValue {
-                return lhs.element.account.rawValue < rhs.element.account.rawValue
-            }
-            return lhs.offset < rhs.offset
-        }.map(\.element)
+        // The balance rule applies to each account's net change (a transaction's intermediate
+        // states are never visible): one guarded UPDATE moves every balance.
+        var net: [LedgerAccountID: Int64] = [:]
+        for entry in entries {
+            let (next, overflow) = net[entry.account, default: 0].addingReportingOverflow(entry.amount)
+            guard !overflow else { throw LedgerError.malformed("amounts overflow") }
+            net[entry.account] = next
+        }
+        let changes = net.sorted { lhs, rhs in
+            if (lhs.value < 0) != (rhs.value < 0) { return lhs.value < 0 }
+            return lhs.key.rawValue < rhs.key.rawValue
+        }
+        var delta: SQLQueryString = "CASE id"
+        for (account, amount) in changes { delta += " WHEN \(bind: account.rawValue) THEN \(bind: amount)" }
+        delta += " END"
+        let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
+        if db.dialect.name == "postgresql" {
+            // One UPDATE locks its rows in whatever order it finds them; concurrent postings of
+            // the same accounts would deadlock. Take the row locks first, in id order.
+            _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id FOR UPDATE").all()
+        }
+        let updated = try await db.raw(
+            "UPDATE ledger_accounts SET balance = balance + " + delta + " WHERE id IN (" + ids + ")"
+                + " AND (allow_negative OR balance + " + delta + " >= 0) RETURNING id, currency, balance"
+        ).all()
+        var currencies: [LedgerAccountID: String] = [:]
+        var balances: [LedgerAccountID: Int64] = [:]
+        for row in updated {
+            let id = LedgerAccountID(try row.decode(column: "id", as: String.self))
+            currencies[id] = try row.decode(column: "currency", as: String.self)
+            balances[id] = try row.decode(column: "balance", as: Int64.self)
+        }
+        for (account, _) in changes where balances[account] == nil {
+            if try await self.account(account, in: db) == nil { throw LedgerError.unknownAccount(account) }
+            throw LedgerError.insufficientFunds(account: account)
+        }
+        let currency = currencies[changes[0].key] ?? ""
+        if let mixed = changes.first(where: { currencies[$0.key] != currency }) {
+            throw LedgerError.currencyMismatch(account: mixed.key)
+        }
 
         let transactionID = LedgerTransactionID(RandomID.make("ltx"))
         let millis = now.epochMillis
@@ -193,32 +222,13 @@ public struct Ledger: Sendable {
             INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
             VALUES (\(bind: transactionID.rawValue), \(bind: kind), \(bind: memo), \(bind: reference), \(bind: millis))
             """).run()
-        var currency: String?
-        var balances: [LedgerAccountID: Int64] = [:]
-        for entry in ordered {
-            let updated = try await db.raw("""
-                UPDATE ledger_accounts SET balance = balance + \(bind: entry.amount)
-                WHERE id = \(bind: entry.account.rawValue) AND (allow_negative OR balance + \(bind: entry.amount) >= 0)
-                RETURNING currency, balance
-                """).first()
-            guard let updated else {
-                if try await account(entry.account, in: db) == nil { throw LedgerError.unknownAccount(entry.account) }
-                throw LedgerError.insufficientFunds(account: entry.account)
-            }
-            let entryCurrency = try updated.decode(column: "currency", as: String.self)
-            if let currency, currency != entryCurrency { throw LedgerError.currencyMismatch(account: entry.account) }
-            currency = entryCurrency
-            balances[entry.account] = try updated.decode(column: "balance", as: Int64.self)
+        // Every entry as given (not netted), in one statement.
+        let rows = entries.map { entry -> SQLQueryString in
+            "(\(bind: RandomID.make("len")), \(bind: transactionID.rawValue), \(bind: entry.account.rawValue), \(bind: entry.amount), \(bind: currency), \(bind: millis))"
         }
-        // All entries in one statement; the currency check above already covers every one.
-        let insert = db.insert(into: "ledger_entries").columns("id", "transaction_id", "account_id", "amount", "currency", "created_at")
-        for entry in ordered {
-            insert.values(
-                SQLBind(RandomID.make("len")), SQLBind(transactionID.rawValue), SQLBind(entry.account.rawValue),
-                SQLBind(entry.amount), SQLBind(currency ?? ""), SQLBind(millis)
-            )
-        }
-        try await insert.run()
+        try await db.raw(
+            "INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
+        ).run()
         return LedgerPosting(id: transactionID, balances: balances)
     }
 
