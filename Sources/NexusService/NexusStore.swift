@@ -134,10 +134,6 @@ struct NexusStore: Sendable {
         try await db.raw("SELECT * FROM nexus_products WHERE active ORDER BY category, network, min_amount").all().map(Self.product)
     }
 
-    func product(code: String, in db: any SQLDatabase) async throws -> NexusWire.Product? {
-        try await db.raw("SELECT * FROM nexus_products WHERE code = \(bind: code) AND active").first().map(Self.product)
-    }
-
     static func product(_ row: any SQLRow) throws -> NexusWire.Product {
         NexusWire.Product(
             code: try row.decode(column: "code", as: String.self),

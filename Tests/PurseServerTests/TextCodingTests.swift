@@ -36,7 +36,14 @@ struct TextCodingTests {
     @Test func randomIDsHaveTheirShape() {
         let ids = (0..<1_000).map { _ in RandomID.make("tx") }
         #expect(Set(ids).count == ids.count)
-        #expect(ids.allSatisfy { $0.count == 27 && $0.hasPrefix("tx_") && $0.dropFirst(3).allSatisfy { "0123456789abcdef".contains($0) } })
+        #expect(ids.allSatisfy { $0.count == 31 && $0.hasPrefix("tx_") && $0.dropFirst(3).allSatisfy { "0123456789abcdef".contains($0) } })
+        // Time first: ids made later sort later; the time part is the current millisecond.
+        let millis = UInt64(Date().timeIntervalSince1970 * 1000)
+        let stamp = UInt64(ids[0].dropFirst(3).prefix(12), radix: 16) ?? 0
+        #expect(stamp <= millis && millis - stamp < 60_000)
+        let later = RandomID.make("tx")
+        #expect(UInt64(later.dropFirst(3).prefix(12), radix: 16)! >= stamp)
+        if let first = ids.first, let last = ids.last, first.prefix(15) != last.prefix(15) { #expect(first < last) }
         #expect(RandomID.bytes(5).count == 5 && RandomID.bytes(0).isEmpty && RandomID.bytes(17).count == 17)
     }
 }

@@ -12,7 +12,7 @@ extension NexusController {
 
     func mountWallet(on router: Router<PurseRequestContext>) {
         router.get("products") { _, _ -> Response in
-            let products = try await environment.database.read { db in try await store.products(in: db) }
+            let products = try await catalogue.products()
             struct List: Encodable { var products: [NexusWire.Product] }
             return try .json(List(products: products))
         }
@@ -80,7 +80,7 @@ extension NexusController {
 
     func topup(_ body: NexusWire.TopupRequest, request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response {
         // 1. The request itself.
-        guard let product = try await environment.database.read({ db in try await store.product(code: body.productCode, in: db) }) else {
+        guard let product = try await catalogue.product(code: body.productCode) else {
             throw NexusFailure.error(.badRequest, "unknown_product", "Unknown product \(body.productCode)", param: "productCode")
         }
         if let slug = body.supplierSlug, slug != product.supplierSlug {

@@ -11,6 +11,13 @@ struct NexusController: Sendable {
     let configuration: NexusConfiguration
     let environment: ServerEnvironment
     let store = NexusStore()
+    let catalogue: ProductCatalogue
+
+    init(configuration: NexusConfiguration, environment: ServerEnvironment) {
+        self.configuration = configuration
+        self.environment = environment
+        self.catalogue = ProductCatalogue(store: store, database: environment.database)
+    }
 
     static let verificationPurpose = "nexus.verification"
     var rp: RelyingParty { configuration.relyingParty }
