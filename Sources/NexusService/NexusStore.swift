@@ -94,6 +94,12 @@ struct NexusStore: Sendable {
         try await db.raw("DELETE FROM nexus_challenges WHERE expires_at < \(bind: now.epochMillis - 86_400_000) RETURNING challenge").all().count
     }
 
+    /// A challenge as stored (used or not), without changing it.
+    func challenge(_ challenge: String, in db: any SQLDatabase) async throws -> Challenge? {
+        guard let row = try await db.raw("SELECT * FROM nexus_challenges WHERE challenge = \(bind: challenge)").first() else { return nil }
+        return try Self.challenge(row, usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) })
+    }
+
     /// Marks a challenge used and returns it as it was before (so the caller can tell why it is
     /// unusable). One statement when the challenge is fresh; the explanation is read only when not.
     func consumeChallenge(_ challenge: String, now: Date, in db: any SQLDatabase) async throws -> Challenge? {
@@ -103,8 +109,7 @@ struct NexusStore: Sendable {
             """).first() {
             return try Self.challenge(row, usedAt: nil)
         }
-        guard let row = try await db.raw("SELECT * FROM nexus_challenges WHERE challenge = \(bind: challenge)").first() else { return nil }
-        return try Self.challenge(row, usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) })
+        return try await self.challenge(challenge, in: db)
     }
 
     static func challenge(_ row: any SQLRow, usedAt: Date?) throws -> Challenge {

@@ -44,6 +44,39 @@ struct NexusReliabilityTests {
         }
     }
 
+    /// Assertions are checked outside the write transaction; spending the challenge inside it is
+    /// what decides. Of 20 concurrent answers to one challenge exactly one verifies, and a failed
+    /// attempt spends its challenge too.
+    @Test func aChallengeIsSpentOnceUnderConcurrencyAndByFailedAttempts() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            let options = try await user.nexus.authenticationOptions()
+            var assertions: [Assertion] = []
+            for _ in 0..<20 { assertions.append(try await user.authenticator.makeAssertion(for: options, userVerified: true)) }
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String).self) { group in
+                for assertion in assertions {
+                    group.addTask {
+                        let response = try await h.post("/biometric/auth/verify", assertion, token: user.token)
+                        return (response.status, response.object["message"] as? String ?? "")
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0.0 == .ok }.count == 1)
+            #expect(statuses.filter { $0.0 == .unauthorized && $0.1 == "Challenge already used" }.count == 19)
+
+            let impostorStore = InMemorySecureStore()
+            try await impostorStore.setString(try #require(try await user.authenticator.credentialID()), for: "nexus.credential.id")
+            try await impostorStore.setString("1000", for: "nexus.credential.counter")
+            let impostor = DeviceAuthenticator(store: impostorStore, origin: NexusHarness.origin)
+            let next = try await user.nexus.authenticationOptions()
+            let forged = try await impostor.makeAssertion(for: next, userVerified: true)
+            try await expectRefused(try await h.post("/biometric/auth/verify", forged, token: user.token), "Signature verification failed", user: user, h: h)
+            let genuine = try await user.authenticator.makeAssertion(for: next, userVerified: true)
+            try await expectRefused(try await h.post("/biometric/auth/verify", genuine, token: user.token), "Challenge already used", user: user, h: h)
+        }
+    }
+
     @Test func expiredChallengeIsRefused() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()

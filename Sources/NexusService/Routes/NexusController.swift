@@ -141,17 +141,15 @@ extension NexusController {
     func authenticationOptions(for user: UserID, intent: String) async throws -> Response {
         let challenge = Self.newChallenge()
         let now = now()
-        let credentials = try await environment.database.transaction { db -> [NexusStore.StoredCredential] in
-            let credentials = try await store.credentials(of: user, in: db)
-            guard !credentials.isEmpty else { return [] }
+        let credentials = try await environment.database.read { db in try await store.credentials(of: user, in: db) }
+        guard !credentials.isEmpty else {
+            throw NexusFailure.error(.notFound, "no_credentials", "No biometric credential is enrolled for this user. Enrol one or use your PIN.")
+        }
+        try await environment.database.transaction { db in
             try await store.insertChallenge(
                 challenge, user: user, ceremony: "authentication", intent: intent, userVerification: configuration.userVerification,
                 expiresAt: now.addingTimeInterval(configuration.challengeLifetime), now: now, in: db
             )
-            return credentials
-        }
-        guard !credentials.isEmpty else {
-            throw NexusFailure.error(.notFound, "no_credentials", "No biometric credential is enrolled for this user. Enrol one or use your PIN.")
         }
         let options = NexusWire.AuthenticationOptions(
             challenge: challenge, rpId: rp.id,
@@ -172,41 +170,29 @@ extension NexusController {
         let now = now()
         let (clientData, clientDataRaw) = try webAuthn { try rp.clientData(body.response.clientDataJSON, expectedType: "webauthn.get") }
         let credentialID = Base64URL.encode(rawID)
+        // Read, then check the assertion — the signature is the expensive part — outside the write
+        // transaction, so verifications run side by side instead of inside the single writer.
+        let (found, credential) = try await environment.database.read { db in
+            (try await store.challenge(clientData.challenge, in: db), try await store.credential(id: credentialID, in: db))
+        }
+        guard found != nil else { throw NexusFailure.verification(.unauthorized, "Challenge not recognised") }
+        let assessed = assessAssertion(body, clientDataRaw: clientDataRaw, challenge: found, credential: credential, user: user, logger: logger)
+        // Any attempt spends the challenge; a valid one also moves the sign count. Both updates
+        // are conditional, so a concurrent use of the same challenge or counter loses here.
         let outcome = try await environment.database.transaction { db -> Result<String, APIError> in
             let challenge = try await store.consumeChallenge(clientData.challenge, now: now, in: db)
             if let failure = Self.challengeProblem(challenge, user: user, ceremony: "authentication", now: now) { return .failure(failure) }
             guard let challenge else { return .failure(NexusFailure.verification(.unauthorized, "Challenge not recognised")) }
-            guard let credential = try await store.credential(id: credentialID, in: db) else {
-                return .failure(NexusFailure.verification(.unauthorized, "Unknown credential"))
-            }
-            guard credential.userID == user else {
-                return .failure(NexusFailure.verification(.unauthorized, "Credential does not belong to this user"))
-            }
-            if let handle = body.response.userHandle.flatMap(Base64URL.decode), !handle.isEmpty, handle != Data(user.rawValue.utf8) {
-                return .failure(NexusFailure.verification(.unauthorized, "userHandle does not match this user"))
-            }
-            let key: COSEKey
-            let newCount: UInt32
-            do {
-                key = try COSEKey(cose: credential.publicKey)
-                newCount = try rp.verifyAssertion(
-                    body, clientDataRaw: clientDataRaw, credentialKey: key, storedSignCount: credential.signCount,
-                    requireUserVerification: challenge.userVerification == "required"
-                )
-            } catch let error as WebAuthnError {
-                if error.description.hasPrefix("Sign count") {
-                    logger.warning("nexus sign count regression: possible cloned authenticator", metadata: [
-                        "credential": "\(credentialID)", "user": "\(user)",
-                    ])
+            switch assessed {
+            case .failure(let failure):
+                return .failure(failure)
+            case .success(let newCount):
+                guard let credential,
+                      try await store.advanceSignCount(credentialID: credentialID, from: credential.signCount, to: newCount, now: now, in: db) else {
+                    return .failure(NexusFailure.verification(.unauthorized, "Sign count did not increase (possible cloned authenticator)"))
                 }
-                return .failure(NexusFailure.verification(.unauthorized, error.description))
-            } catch let error as CBORError {
-                return .failure(NexusFailure.verification(.badRequest, "Malformed authenticator data: \(error.description)"))
+                return .success(challenge.intent)
             }
-            guard try await store.advanceSignCount(credentialID: credentialID, from: credential.signCount, to: newCount, now: now, in: db) else {
-                return .failure(NexusFailure.verification(.unauthorized, "Sign count did not increase (possible cloned authenticator)"))
-            }
-            return .success(challenge.intent)
         }
         switch outcome {
         case .failure(let error):
@@ -217,6 +203,40 @@ extension NexusController {
                 for: user, purpose: Self.verificationPurpose, lifetime: configuration.verificationTokenLifetime, intent: intent
             ).token
             return try .json(NexusWire.VerifySuccess(verificationToken: token, expiresIn: Int(configuration.verificationTokenLifetime)))
+        }
+    }
+
+    /// The checks of an assertion that need no writes: the credential is known and the user's,
+    /// the user handle matches, and the signature, flags and counter verify. Returns the new sign
+    /// count.
+    func assessAssertion(
+        _ body: AuthenticationResponseJSON, clientDataRaw: Data, challenge: NexusStore.Challenge?, credential: NexusStore.StoredCredential?,
+        user: UserID, logger: Logger
+    ) -> Result<UInt32, APIError> {
+        guard let credential else { return .failure(NexusFailure.verification(.unauthorized, "Unknown credential")) }
+        guard credential.userID == user else {
+            return .failure(NexusFailure.verification(.unauthorized, "Credential does not belong to this user"))
+        }
+        if let handle = body.response.userHandle.flatMap(Base64URL.decode), !handle.isEmpty, handle != Data(user.rawValue.utf8) {
+            return .failure(NexusFailure.verification(.unauthorized, "userHandle does not match this user"))
+        }
+        do {
+            let key = try COSEKey(cose: credential.publicKey)
+            return .success(try rp.verifyAssertion(
+                body, clientDataRaw: clientDataRaw, credentialKey: key, storedSignCount: credential.signCount,
+                requireUserVerification: challenge?.userVerification == "required"
+            ))
+        } catch let error as WebAuthnError {
+            if error.description.hasPrefix("Sign count") {
+                logger.warning("nexus sign count regression: possible cloned authenticator", metadata: [
+                    "credential": "\(credential.id)", "user": "\(user)",
+                ])
+            }
+            return .failure(NexusFailure.verification(.unauthorized, error.description))
+        } catch let error as CBORError {
+            return .failure(NexusFailure.verification(.badRequest, "Malformed authenticator data: \(error.description)"))
+        } catch {
+            return .failure(NexusFailure.verification(.unauthorized, "\(error)"))
         }
     }
 
