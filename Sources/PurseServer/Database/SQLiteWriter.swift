@@ -31,20 +31,15 @@ final class SQLiteWriter: Sendable {
     var statistics: DatabaseStatistics { counts.withLock { $0 } }
 
     private struct State {
+        /// Bounded by the number of callers waiting, so taking from the front by copying is cheap.
         var queue: [any QueuedTransaction] = []
-        var head = 0
         var leading = false
 
-        var isEmpty: Bool { head == queue.count }
+        var isEmpty: Bool { queue.isEmpty }
 
         mutating func take(upTo limit: Int) -> [any QueuedTransaction] {
-            let end = min(queue.count, head + limit)
-            let group = Array(queue[head..<end])
-            head = end
-            if head == queue.count {
-                queue.removeAll(keepingCapacity: true)
-                head = 0
-            }
+            let group = Array(queue.prefix(limit))
+            queue.removeFirst(group.count)
             return group
         }
     }
