@@ -14,6 +14,16 @@ public enum DatabaseEngine: String, Sendable {
 public struct SQLDialectDifferences: Sendable {
     public let engine: DatabaseEngine
 
+    init(engine: DatabaseEngine) {
+        self.engine = engine
+    }
+
+    /// The differences for the engine behind a session (code that is handed a `db`, not the
+    /// ``Database``).
+    public init(_ db: any SQLDatabase) {
+        self.engine = db.dialect.name == "postgresql" ? .postgres : .sqlite
+    }
+
     /// Appended to a `SELECT` that claims rows for exclusive work (job claiming).
     /// PostgreSQL locks the rows and lets other replicas skip them; SQLite has already taken
     /// the database write lock with `BEGIN IMMEDIATE`, so it needs nothing here.
@@ -24,11 +34,13 @@ public struct SQLDialectDifferences: Sendable {
         }
     }
 
-    /// Appended to a `SELECT` whose rows the transaction is about to update (read-modify-write).
-    public var lockRowsClause: String {
+    /// Appended to a `SELECT` that locks the rows the transaction is about to update, or nil
+    /// where no such `SELECT` is needed: a SQLite write transaction already excludes every other
+    /// writer.
+    public var lockRowsClause: String? {
         switch engine {
         case .postgres: " FOR UPDATE"
-        case .sqlite: ""
+        case .sqlite: nil
         }
     }
 

@@ -167,22 +167,18 @@ public struct Ledger: Sendable {
     ) async throws -> LedgerPosting {
         guard entries.count >= 2 else { throw LedgerError.malformed("a transaction needs at least two entries") }
         guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
-        var sum: Int64 = 0
-        for entry in entries {
-            let (next, overflow) = sum.addingReportingOverflow(entry.amount)
-            guard !overflow else { throw LedgerError.malformed("amounts overflow") }
-            sum = next
-        }
-        guard sum == 0 else { throw LedgerError.unbalanced(sum: sum) }
-
         // The balance rule applies to each account's net change (a transaction's intermediate
         // states are never visible): one guarded UPDATE moves every balance.
+        var sum: Int64 = 0
         var net: [LedgerAccountID: Int64] = [:]
         for entry in entries {
-            let (next, overflow) = net[entry.account, default: 0].addingReportingOverflow(entry.amount)
-            guard !overflow else { throw LedgerError.malformed("amounts overflow") }
-            net[entry.account] = next
+            let (total, totalOverflow) = sum.addingReportingOverflow(entry.amount)
+            let (account, accountOverflow) = net[entry.account, default: 0].addingReportingOverflow(entry.amount)
+            guard !totalOverflow, !accountOverflow else { throw LedgerError.malformed("amounts overflow") }
+            sum = total
+            net[entry.account] = account
         }
+        guard sum == 0 else { throw LedgerError.unbalanced(sum: sum) }
         let changes = net.sorted { lhs, rhs in
             if (lhs.value < 0) != (rhs.value < 0) { return lhs.value < 0 }
             return lhs.key.rawValue < rhs.key.rawValue
@@ -191,10 +187,10 @@ public struct Ledger: Sendable {
         for (account, amount) in changes { delta += " WHEN \(bind: account.rawValue) THEN \(bind: amount)" }
         delta += " END"
         let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
-        if db.dialect.name == "postgresql" {
+        if let lockRows = SQLDialectDifferences(db).lockRowsClause {
             // One UPDATE locks its rows in whatever order it finds them; concurrent postings of
             // the same accounts would deadlock. Take the row locks first, in id order.
-            _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id FOR UPDATE").all()
+            _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id" + SQLQueryString(lockRows)).all()
         }
         let updated = try await db.raw(
             "UPDATE ledger_accounts SET balance = balance + " + delta + " WHERE id IN (" + ids + ")"
