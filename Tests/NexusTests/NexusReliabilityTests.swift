@@ -21,6 +21,14 @@ struct NexusReliabilityTests {
         #expect(try await h.balance(user) == 5_000, sourceLocation: sourceLocation)
     }
 
+    /// An authenticator that claims `user`'s credential id but holds another private key.
+    func impostor(of user: NexusHarness.User, counter: UInt32) async throws -> DeviceAuthenticator {
+        let store = InMemorySecureStore()
+        try await store.setString(try #require(try await user.authenticator.credentialID()), for: "nexus.credential.id")
+        try await store.setString(String(counter), for: "nexus.credential.counter")
+        return DeviceAuthenticator(store: store, origin: NexusHarness.origin)
+    }
+
     @Test func replayedChallengeIsRefused() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
@@ -65,10 +73,7 @@ struct NexusReliabilityTests {
             #expect(statuses.filter { $0.0 == .ok }.count == 1)
             #expect(statuses.filter { $0.0 == .unauthorized && $0.1 == "Challenge already used" }.count == 19)
 
-            let impostorStore = InMemorySecureStore()
-            try await impostorStore.setString(try #require(try await user.authenticator.credentialID()), for: "nexus.credential.id")
-            try await impostorStore.setString("1000", for: "nexus.credential.counter")
-            let impostor = DeviceAuthenticator(store: impostorStore, origin: NexusHarness.origin)
+            let impostor = try await impostor(of: user, counter: 1000)
             let next = try await user.nexus.authenticationOptions()
             let forged = try await impostor.makeAssertion(for: next, userVerified: true)
             try await expectRefused(try await h.post("/biometric/auth/verify", forged, token: user.token), "Signature verification failed", user: user, h: h)
@@ -127,11 +132,7 @@ struct NexusReliabilityTests {
     @Test func signatureByAnotherKeyIsRefused() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
-            // Same credential id, another private key.
-            let impostorStore = InMemorySecureStore()
-            try await impostorStore.setString(try #require(try await user.authenticator.credentialID()), for: "nexus.credential.id")
-            try await impostorStore.setString("10", for: "nexus.credential.counter")
-            let impostor = DeviceAuthenticator(store: impostorStore, origin: NexusHarness.origin)
+            let impostor = try await impostor(of: user, counter: 10)
             let options = try await user.nexus.authenticationOptions()
             let assertion = try await impostor.makeAssertion(for: options, userVerified: true)
             try await expectRefused(try await h.post("/biometric/auth/verify", assertion, token: user.token), "Signature verification failed", user: user, h: h)

@@ -8,19 +8,6 @@ import Testing
 /// statements: values round-trip exactly, failures leave it usable, the cache never changes results.
 @Suite("SQLite connection")
 struct SQLiteConnectionTests {
-    func withDatabase(_ body: (Database) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await Database.open(url: directory.appendingPathComponent("test.sqlite").path, logger: Logger(label: "test"))
-        do {
-            try await body(database)
-        } catch {
-            await database.shutdown()
-            throw error
-        }
-        await database.shutdown()
-    }
-
     struct Sample: Codable, Equatable, Sendable {
         var id: Int
         var name: String
@@ -32,7 +19,7 @@ struct SQLiteConnectionTests {
     }
 
     @Test func valuesRoundTripExactly() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             let samples = [
                 Sample(id: 1, name: "Adaeze Ọkafọ́r 🇳🇬", amount: .max, ratio: 0.1, flag: true, payload: Data([0, 255, 1, 0]), note: nil),
                 Sample(id: 2, name: "", amount: .min, ratio: -2.5e-300, flag: false, payload: Data(), note: "with\u{0}nul"),
@@ -49,7 +36,7 @@ struct SQLiteConnectionTests {
     }
 
     @Test func aFailedStatementLeavesTheConnectionUsable() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             try await database.transaction { db in
                 try await db.raw("CREATE TABLE things (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE CHECK (length(name) > 0))").run()
             }
@@ -75,7 +62,7 @@ struct SQLiteConnectionTests {
     }
 
     @Test func moreDistinctStatementsThanTheCacheHolds() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             let sums = try await database.read { db -> [Int] in
                 var sums: [Int] = []
                 for round in 0..<2 {

@@ -11,19 +11,6 @@ import Testing
 struct SQLiteWriterTests {
     struct Refused: Error, Equatable { var number: Int }
 
-    func withDatabase(_ body: (Database) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-writer-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await Database.open(url: directory.appendingPathComponent("test.sqlite").path, logger: Logger(label: "test"))
-        do {
-            try await body(database)
-        } catch {
-            await database.shutdown()
-            throw error
-        }
-        await database.shutdown()
-    }
-
     func count(_ table: String, in database: Database) async throws -> Int {
         try await database.read { db in
             try await db.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table)").first()?.decode(column: "n", as: Int.self) ?? -1
@@ -36,7 +23,7 @@ struct SQLiteWriterTests {
     /// writing) or whose statement breaks a constraint leave nothing; the rest are all there, and
     /// every caller can read its own row the moment it hears back.
     @Test func eachTransactionOfAGroupCommitsOrRollsBackAlone() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             try await database.transaction { db in
                 try await db.raw("CREATE TABLE items (number INTEGER PRIMARY KEY, label TEXT NOT NULL CHECK (label <> 'bad'))").run()
                 try await db.raw("CREATE TABLE audit (number INTEGER NOT NULL)").run()
@@ -79,7 +66,7 @@ struct SQLiteWriterTests {
     /// A deferred foreign key is checked only at `COMMIT`; in a group that would fail everyone's
     /// commit, so the offending transaction is refused alone when its body ends.
     @Test func aDeferredForeignKeyViolationFailsOnlyItsOwnTransaction() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             try await database.transaction { db in
                 try await db.raw("CREATE TABLE parents (id INTEGER PRIMARY KEY)").run()
                 try await db.raw("""
@@ -110,7 +97,7 @@ struct SQLiteWriterTests {
     }
 
     @Test func readsCannotWrite() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             try await database.transaction { db in try await db.raw("CREATE TABLE notes (body TEXT NOT NULL)").run() }
             await #expect(throws: (any Error).self) {
                 try await database.read { db in try await db.raw("INSERT INTO notes (body) VALUES ('sneaky')").run() }
@@ -123,7 +110,7 @@ struct SQLiteWriterTests {
     /// (or, for a read, miss the body's uncommitted writes): it is refused, and the transaction
     /// that tried it rolls back.
     @Test func sessionsInsideATransactionAreRefused() async throws {
-        try await withDatabase { database in
+        try await withSQLiteFile { database in
             try await database.transaction { db in try await db.raw("CREATE TABLE notes (body TEXT NOT NULL)").run() }
             await #expect(throws: (any Error).self) {
                 try await database.transaction { db in

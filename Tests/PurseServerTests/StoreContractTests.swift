@@ -25,6 +25,18 @@ struct StoreContractTests {
         try await env.accounts.create(email: "\(label.lowercased())@example.com", phone: nil, name: nil, passwordHash: "x", now: env.now())
     }
 
+    /// A funding account (may go negative), the user's wallet funded from it with `amount`, and a
+    /// revenue account to spend into.
+    func fundedWallet(_ env: ServerEnvironment, user: User, amount: Int64) async throws -> (funding: LedgerAccount, wallet: LedgerAccount, revenue: LedgerAccount) {
+        try await env.database.transaction { db async throws in
+            let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
+            let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
+            let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
+            try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -amount), LedgerEntry(wallet.id, amount)], now: env.now(), in: db)
+            return (funding, wallet, revenue)
+        }
+    }
+
     // MARK: Accounts
 
     @Test(arguments: TestEngines.all)
@@ -147,13 +159,7 @@ struct StoreContractTests {
     func overdraftIsRefusedAndTheWholeTransactionRollsBack(engine: DatabaseEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (funding, wallet, revenue) = try await env.database.transaction { db async throws in
-                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
-                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
-                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
-                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -100), LedgerEntry(wallet.id, 100)], now: env.now(), in: db)
-                return (funding, wallet, revenue)
-            }
+            let (funding, wallet, revenue) = try await fundedWallet(env, user: user, amount: 100)
             await #expect(throws: LedgerError.insufficientFunds(account: wallet.id)) {
                 try await env.database.transaction { db async throws in
                     try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -101), LedgerEntry(revenue.id, 101)], now: env.now(), in: db)
@@ -179,13 +185,7 @@ struct StoreContractTests {
     func balanceRuleAppliesToEachAccountsNetChange(engine: DatabaseEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (wallet, revenue) = try await env.database.transaction { db async throws in
-                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
-                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
-                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
-                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -100), LedgerEntry(wallet.id, 100)], now: env.now(), in: db)
-                return (wallet, revenue)
-            }
+            let (_, wallet, revenue) = try await fundedWallet(env, user: user, amount: 100)
             let posting = try await env.database.transaction { db async throws in
                 try await env.ledger.posting(
                     kind: "spend with refund", entries: [LedgerEntry(wallet.id, -150), LedgerEntry(wallet.id, 100), LedgerEntry(revenue.id, 50)],
@@ -227,13 +227,7 @@ struct StoreContractTests {
     func concurrentDebitsNeverOverdraw(engine: DatabaseEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
-            let (wallet, revenue) = try await env.database.transaction { db async throws in
-                let funding = try await env.ledger.account(owner: nil, kind: "funding", currency: "NGN", allowNegative: true, now: env.now(), in: db)
-                let wallet = try await env.ledger.account(owner: user.id, kind: "wallet", currency: "NGN", now: env.now(), in: db)
-                let revenue = try await env.ledger.account(owner: nil, kind: "revenue", currency: "NGN", now: env.now(), in: db)
-                try await env.ledger.post(kind: "funding", entries: [LedgerEntry(funding.id, -500), LedgerEntry(wallet.id, 500)], now: env.now(), in: db)
-                return (wallet, revenue)
-            }
+            let (_, wallet, revenue) = try await fundedWallet(env, user: user, amount: 500)
             let outcomes = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
                 for _ in 0..<100 {
                     group.addTask {
