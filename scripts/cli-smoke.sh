@@ -13,17 +13,12 @@ expect_in() {
   if ! grep -qF -- "$text" <<<"$out"; then echo "expected '$text' in the output of: $*"; echo "$out"; return 1; fi
 }
 cd "$(dirname "$0")/.."
-PURSE=${PURSE:-.build/debug/purse}
+source scripts/lib/server.sh
 work=$(mktemp -d /tmp/purse-cli.XXXXXX)
-port=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
 export PURSE_HOME="$work/home"
-"$PURSE" serve --port "$port" --data-dir "$work/data" --log-level warning > "$work/serve.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
-curl -sf "http://127.0.0.1:$port/health" >/dev/null || { cat "$work/serve.log"; exit 1; }
+trap 'stop_server || true; rm -rf "$work"' EXIT
+start_server "$work"
 
-url="http://127.0.0.1:$port"
 email="cli-$RANDOM$RANDOM@example.com"
 "$PURSE" account register --server "$url" --email "$email" --password "correct horse" --name "CLI User"
 expect_in "$email" "$PURSE" account whoami --server "$url"
@@ -59,17 +54,16 @@ waiter=$!
 # Submit the form only once the waiter is waiting; otherwise it may find onboarding already complete.
 for _ in $(seq 1 100); do grep -q "Open this page" "$work/onboard.out" && break; sleep 0.1; done
 grep -q "Open this page" "$work/onboard.out" || { echo "connect onboard did not present the link"; cat "$work/onboard.out"; exit 1; }
-status=$(curl -s -o "$work/form.out" -w '%{http_code}' -X POST "$link" \
+status=$(curl -s --max-time 30 -o "$work/form.out" -w '%{http_code}' -X POST "$link" \
   --data 'business_type=individual&business_name=CLI+Events&email=cli%40example.com&first_name=Jenny&last_name=Rosen&phone=%2B12025550143&dob=1990-01-01&address_line1=address_full_match&city=SF&postal_code=94103&ssn_last_4=0000&routing_number=110000000&account_number=000123456789&tos=accepted&action=submit')
 if [ "$status" != 303 ]; then echo "sandbox onboarding form answered $status, not 303"; cat "$work/form.out"; exit 1; fi
 if ! wait "$waiter"; then echo "connect onboard did not see completion"; cat "$work/onboard.out"; exit 1; fi
 grep -q "Onboarding complete" "$work/onboard.out" || { echo "connect onboard ended without seeing completion"; cat "$work/onboard.out"; exit 1; }
 "$PURSE" connect verify --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["onboardingComplete"] and s["chargesEnabled"] and s["payoutsEnabled"], s'
 
-# Secrets stay out of the server log.
-if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
+# Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
+stop_server
 
-# Graceful shutdown: SIGTERM stops the server cleanly (exit 0) and it says so.
-kill -TERM "$server"
-if ! wait "$server"; then echo "purse serve did not exit cleanly on SIGTERM"; cat "$work/serve.log"; exit 1; fi
+# Secrets stay out of the server log, to its last line.
+if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"

@@ -37,6 +37,31 @@ struct StoreContractTests {
         }
     }
 
+    /// No session waits for a lock without bound: SQLite's busy timeout; PostgreSQL's lock,
+    /// statement and idle-in-transaction timeouts (a hung session fails instead of hanging the server).
+    @Test(arguments: TestEngines.all)
+    func sessionsWaitForLocksWithABound(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let settings = try await env.database.transaction { db async throws -> [String: String] in
+                switch engine {
+                case .sqlite:
+                    let timeout = try await db.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self)
+                    return ["busy_timeout": timeout.map(String.init) ?? "?"]
+                case .postgres:
+                    var settings: [String: String] = [:]
+                    for name in ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"] {
+                        settings[name] = try await db.raw("SHOW \(unsafeRaw: name)").first()?.decode(column: name, as: String.self)
+                    }
+                    return settings
+                }
+            }
+            switch engine {
+            case .sqlite: #expect(settings == ["busy_timeout": "5000"])
+            case .postgres: #expect(settings == ["statement_timeout": "30s", "lock_timeout": "10s", "idle_in_transaction_session_timeout": "1min"])
+            }
+        }
+    }
+
     // MARK: Accounts
 
     @Test(arguments: TestEngines.all)

@@ -69,13 +69,15 @@ public func buildApplication(
     router.add(middleware: SessionAuthenticator(tokens: environment.tokens))
 
     CoreRoutes(environment: environment, modules: allModules, document: document).mount(on: router)
-    var services: [any Service] = []
+    // Graceful shutdown runs in reverse order: the HTTP server (which Hummingbird adds last) finishes
+    // its requests, then the job worker and the modules' services stop, and only then does the
+    // maintenance service close the database they were using.
+    var services: [any Service] = [DatabaseMaintenance(database: database, logger: logger)]
     for module in allModules {
         services += try await module.mount(on: router, environment: environment)
     }
     let handlers = allModules.flatMap { $0.jobHandlers(environment: environment) }
     services.append(JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger))
-    services.append(DatabaseMaintenance(database: database, logger: logger))
     try router.validate()
     let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
 
@@ -89,7 +91,9 @@ public func buildApplication(
 }
 
 /// Runs the database's housekeeping while the server runs (SQLite: a WAL checkpoint every
-/// 200 ms off the request path), then closes the database once the server has stopped.
+/// 200 ms off the request path), then closes the database once the server has stopped. It must be
+/// the first service of the group, so that graceful shutdown reaches it after every service that
+/// uses the database has returned.
 struct DatabaseMaintenance: Service {
     let database: Database
     let logger: Logger

@@ -138,3 +138,8 @@ public final class Database: Sendable {
         await driver.shutdown()
     }
 }
+
+/// The database was shut down.
+struct DatabaseClosedError: Error, CustomStringConvertible {
+    var description: String { "the database is closed" }
+}

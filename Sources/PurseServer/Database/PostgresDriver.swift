@@ -12,6 +12,7 @@ final class PostgresDriver: DatabaseDriver {
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
     private let committed = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
 
     /// One commit per transaction.
     var statistics: DatabaseStatistics {
@@ -47,19 +48,28 @@ final class PostgresDriver: DatabaseDriver {
             tls: tls
         )
         configuration.options.maximumConnections = Int(query["pool_size"] ?? "") ?? 16
+        // No session waits without bound: a statement or lock wait that runs away fails its request,
+        // and a connection left inside a transaction is closed by the server.
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", query["statement_timeout"] ?? "30s"),
+            ("lock_timeout", query["lock_timeout"] ?? "10s"),
+            ("idle_in_transaction_session_timeout", query["idle_in_transaction_session_timeout"] ?? "60s"),
+        ]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.runTask = Task { await client.run() }
     }
 
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
+        guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
+        return try await client.withConnection { connection in
             try await body(connection.sql(queryLogLevel: .trace))
         }
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
+        guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
+        return try await client.withConnection { connection in
             let db = connection.sql(queryLogLevel: .trace)
             try await db.raw("BEGIN").run()
             do {
@@ -68,7 +78,13 @@ final class PostgresDriver: DatabaseDriver {
                 committed.add(1, ordering: .relaxed)
                 return result
             } catch {
-                try? await db.raw("ROLLBACK").run()
+                do {
+                    try await db.raw("ROLLBACK").run()
+                } catch {
+                    // A connection whose transaction could not be ended (and may still hold locks)
+                    // must not go back to the pool for another session to inherit.
+                    try? await connection.close()
+                }
                 throw error
             }
         }
@@ -77,7 +93,10 @@ final class PostgresDriver: DatabaseDriver {
     /// PostgreSQL checkpoints and vacuums on its own.
     func maintain() async throws {}
 
+    /// Closes the pool; sessions asked for afterwards fail with `DatabaseClosedError` at once
+    /// rather than waiting for a connection that will never come.
     func shutdown() async {
+        closed.store(true, ordering: .relaxed)
         runTask.cancel()
         _ = await runTask.value
     }

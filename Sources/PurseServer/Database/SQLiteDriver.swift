@@ -88,13 +88,17 @@ final class SQLiteDriver: DatabaseDriver {
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         guard !SQLiteWriter.runningBody else { throw NestedSessionError() }
         guard let readers else {
+            guard !closed.withLock({ $0 }) else { throw DatabaseClosedError() }
             return try await withoutActuallyEscaping(body) { body in try await writer.transaction(body) }
         }
         return try await readers.withReader(body)
     }
 
+    /// Fails with `DatabaseClosedError` once the database is shut down; transactions queued
+    /// before that still run (shutdown waits for them).
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await writer.transaction(body)
+        guard !closed.withLock({ $0 }) else { throw DatabaseClosedError() }
+        return try await writer.transaction(body)
     }
 
     var statistics: DatabaseStatistics { writer.statistics }
@@ -203,11 +207,6 @@ final class SQLiteReaderPool: Sendable {
         }
         for reader in readers { reader.connection.close() }
     }
-}
-
-/// The database was shut down.
-struct DatabaseClosedError: Error, CustomStringConvertible {
-    var description: String { "the database is closed" }
 }
 
 /// A database session was opened inside another one on the same task.

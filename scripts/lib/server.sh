@@ -1,0 +1,35 @@
+# Sourced by the scripts that need a live `purse serve`: start_server runs one on a free loopback
+# port with a throwaway data directory, stop_server stops it with SIGTERM and gives it 30 s to
+# exit. Nothing here waits without a bound.
+#   start_server WORKDIR [extra serve args...]   sets $server (pid), $port, $url
+#   stop_server                                  returns 1 unless the server exited cleanly in time
+PURSE=${PURSE:-.build/debug/purse}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_server() {
+  local work=$1
+  shift
+  port=${PORT:-$(free_port)}
+  url="http://127.0.0.1:$port"
+  server_log="$work/serve.log"
+  "$PURSE" serve --port "$port" --data-dir "$work/data" --log-level warning "$@" > "$server_log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 100); do curl -sf --max-time 5 "$url/health" >/dev/null && return 0; sleep 0.1; done
+  curl -sf --max-time 5 "$url/health" >/dev/null || { echo "purse serve did not answer /health"; cat "$server_log"; return 1; }
+}
+
+stop_server() {
+  [ -n "${server:-}" ] || return 0
+  kill -TERM "$server" 2>/dev/null || true
+  for _ in $(seq 1 300); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$server" 2>/dev/null; then
+    echo "purse serve was still running 30 s after SIGTERM; its log ends:"; tail -50 "$server_log"
+    kill -KILL "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; server=
+    return 1
+  fi
+  local status=0
+  wait "$server" 2>/dev/null || status=$?
+  server=
+  if [ "$status" != 0 ]; then echo "purse serve exited with status $status on SIGTERM; its log ends:"; tail -50 "$server_log"; return 1; fi
+}
