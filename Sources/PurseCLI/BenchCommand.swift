@@ -56,11 +56,13 @@ struct NexusBench: AsyncParsableCommand {
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
     @Option(help: "Concurrent connections.") var connections: Int = 32
+    @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so counting the server's instructions (perf stat) compares two builds where rates on a noisy machine cannot.")
+    var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
 
     func run() async throws {
-        guard (1...512).contains(connections), (1...300).contains(duration) else {
-            throw ValidationError("--connections 1-512 and --duration 1-300")
+        guard (1...512).contains(connections), (1...300).contains(duration), (1...1_000_000).contains(count ?? 1) else {
+            throw ValidationError("--connections 1-512, --duration 1-300 and --count 1-1000000")
         }
         var serverTask: Task<Void, any Error>?
         let base: URL
@@ -85,7 +87,8 @@ struct NexusBench: AsyncParsableCommand {
             try? FileManager.default.removeItem(at: work)
         }
         try await waitForHealth(base)
-        print("purse bench nexus: \(connections) connections, \(duration) s per phase, server \(base.absoluteString)")
+        let budget = count.map { "\($0) operations per connection" } ?? "\(duration) s"
+        print("purse bench nexus: \(connections) connections, \(budget) per phase, server \(base.absoluteString)")
         print(server == nil ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
 
         try await measure(base: base)
@@ -97,11 +100,10 @@ struct NexusBench: AsyncParsableCommand {
             for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index) } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        let seconds = Duration.seconds(duration)
 
         let health = LatencyRecorder()
         var cpu = ProcessCPU.now()
-        let healthElapsed = try await load(users, for: seconds) { user in
+        let healthElapsed = try await load(users) { user in
             let start = ContinuousClock.now
             do { _ = try await user.api.sendRaw("GET", "/health", authenticated: false); health.record(.now - start) } catch { health.fail() }
         }
@@ -109,7 +111,7 @@ struct NexusBench: AsyncParsableCommand {
 
         let flows = LatencyRecorder(), topups = LatencyRecorder()
         cpu = ProcessCPU.now()
-        let flowElapsed = try await load(users, for: seconds) { user in
+        let flowElapsed = try await load(users) { user in
             let start = ContinuousClock.now
             do {
                 let token = try await user.stepUp()
@@ -128,8 +130,8 @@ struct NexusBench: AsyncParsableCommand {
             for (index, user) in users.enumerated() {
                 group.addTask {
                     var tokens: [String] = []
-                    let deadline = ContinuousClock.now + seconds
-                    while ContinuousClock.now < deadline { tokens.append(try await user.stepUp()) }
+                    let deadline = ContinuousClock.now + .seconds(duration)
+                    while count.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) { tokens.append(try await user.stepUp()) }
                     return (index, tokens)
                 }
             }
@@ -173,13 +175,21 @@ struct NexusBench: AsyncParsableCommand {
             s.perSecond, s.p50, s.p99, perOperation, s.count, s.errors))
     }
 
-    /// Runs `body` in a loop on every user's connection until `duration` passes.
-    func load(_ users: [BenchUser], for duration: Duration, _ body: @escaping @Sendable (BenchUser) async -> Void) async throws -> Duration {
+    /// Runs `body` in a loop on every user's connection: `--count` times each, or until
+    /// `--duration` passes.
+    func load(_ users: [BenchUser], _ body: @escaping @Sendable (BenchUser) async -> Void) async throws -> Duration {
         let start = ContinuousClock.now
-        let deadline = start + duration
+        let deadline = start + .seconds(duration)
+        let count = count
         await withTaskGroup(of: Void.self) { group in
             for user in users {
-                group.addTask { while ContinuousClock.now < deadline { await body(user) } }
+                group.addTask {
+                    if let count {
+                        for _ in 0..<count { await body(user) }
+                    } else {
+                        while ContinuousClock.now < deadline { await body(user) }
+                    }
+                }
             }
         }
         return .now - start

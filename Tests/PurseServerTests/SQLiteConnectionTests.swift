@@ -35,6 +35,30 @@ struct SQLiteConnectionTests {
         }
     }
 
+    /// Plain columns read through the row's fast paths (text, integer, their optionals, NULL)
+    /// and everything else through SQLiteKit's decoder.
+    @Test func columnsDecodeAsTheirSwiftTypes() async throws {
+        try await withSQLiteFile { database in
+            let row = try await database.read { db in
+                try await db.raw("SELECT '42' AS t, \(bind: Int64.max) AS i, NULL AS n, \(bind: true) AS b, \(bind: 1.5) AS r").first()
+            }
+            let columns = try #require(row)
+            #expect(try columns.decode(column: "t", as: String.self) == "42")
+            #expect(try columns.decode(column: "t", as: String?.self) == "42")
+            #expect(try columns.decode(column: "i", as: Int.self) == Int.max)
+            #expect(try columns.decode(column: "i", as: Int64.self) == .max)
+            #expect(try columns.decode(column: "i", as: Int?.self) == Int.max)
+            #expect(try columns.decode(column: "b", as: Bool.self) == true)
+            #expect(try columns.decode(column: "b", as: Int.self) == 1)
+            #expect(try columns.decode(column: "r", as: Double.self) == 1.5)
+            #expect(try columns.decode(column: "n", as: String?.self) == nil)
+            #expect(try columns.decode(column: "n", as: Int?.self) == nil)
+            #expect(try columns.decode(column: "n", as: Int64?.self) == nil)
+            #expect(throws: (any Error).self) { try columns.decode(column: "n", as: String.self) }
+            #expect(throws: (any Error).self) { try columns.decode(column: "missing", as: String.self) }
+        }
+    }
+
     @Test func aFailedStatementLeavesTheConnectionUsable() async throws {
         try await withSQLiteFile { database in
             try await database.transaction { db in

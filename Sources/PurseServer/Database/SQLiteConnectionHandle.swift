@@ -83,10 +83,10 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: (SQLiteResultRow) throws -> Void) throws {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql) }
         let statement = try prepared(sql, on: handle)
-        defer {
-            sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
-        }
+        // Every parameter is bound afresh below, so the old values need no clearing — and
+        // `sqlite3_clear_bindings` expires any statement whose plan looked at a bound value,
+        // making the next run prepare it again (the credentials query did, every time).
+        defer { sqlite_nio_sqlite3_reset(statement) }
         for (offset, value) in binds.enumerated() {
             try check(bind(value, at: Int32(offset + 1), to: statement), sql: sql, on: handle)
         }
@@ -212,7 +212,23 @@ struct SQLiteResultRow: SQLRow {
                 SQLiteColumnKey(stringValue: column),
                 .init(codingPath: [], debugDescription: "No column named \(column)"))
         }
-        return try SQLiteDataDecoder().decode(D.self, from: values[offset])
+        let value = values[offset]
+        // The common column types directly; anything else (and any mismatch, for its error)
+        // through SQLiteKit's decoder, which gives the same results for these.
+        switch value {
+        case .text(let text):
+            if D.self == String.self || D.self == String?.self { return text as! D }
+        case .integer(let integer):
+            if D.self == Int.self || D.self == Int?.self { return integer as! D }
+            if D.self == Int64.self || D.self == Int64?.self { return Int64(integer) as! D }
+        case .null:
+            if D.self == String?.self { return String?.none as! D }
+            if D.self == Int?.self { return Int?.none as! D }
+            if D.self == Int64?.self { return Int64?.none as! D }
+        default:
+            break
+        }
+        return try SQLiteDataDecoder().decode(D.self, from: value)
     }
 }
 
@@ -258,13 +274,26 @@ struct DirectSQLiteDatabase: SQLDatabase {
         try await closure(self)
     }
 
+    /// A bound value as SQLite stores it: the common types directly, the rest through SQLiteKit's
+    /// encoder (which gives the same results for these: text, integer, 1/0 for booleans, real).
+    static func sqliteData(_ value: any Encodable & Sendable, encoder: SQLiteDataEncoder) throws -> SQLiteData {
+        switch value {
+        case let text as String: return .text(text)
+        case let bool as Bool: return .integer(bool ? 1 : 0)
+        case let integer as Int: return .integer(integer)
+        case let integer as Int64: return .integer(Int(integer))
+        case let double as Double: return .float(double)
+        default: return try encoder.encode(value)
+        }
+    }
+
     private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
         let (sql, rawBinds) = serialize(query)
         if let queryLogLevel {
             // Statement text only: bound values can be secrets (hashes, tokens).
             logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(sql)])
         }
-        let binds = try rawBinds.map { try encoder.encode($0) }
+        let binds = try rawBinds.map { try Self.sqliteData($0, encoder: encoder) }
         try connection.execute(sql, binds) { onRow($0) }
     }
 }
