@@ -50,7 +50,10 @@ public enum Base64URL {
         guard utf8.count <= 1 << 20 else { return nil }
         while utf8.last == UInt8(ascii: "=") { utf8.removeLast() }
         guard utf8.count % 4 != 1 else { return nil }
-        var out = Data(capacity: utf8.count * 3 / 4)
+        // Bytes gather in an array and become `Data` once: appending to `Data` byte by byte goes
+        // through its generic `replaceSubrange` every time.
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
         for byte in utf8 {
@@ -64,6 +67,6 @@ public enum Base64URL {
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
-        return out
+        return Data(out)
     }
 }
