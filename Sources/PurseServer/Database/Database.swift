@@ -93,7 +93,7 @@ public final class Database: Sendable {
     /// or `postgres://user:pass@host:port/db`).
     public static func open(url: String, logger: Logger) async throws -> Database {
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            return Database(driver: try PostgresDriver(url: url, logger: logger))
+            return Database(driver: try await PostgresDriver(url: url, logger: logger))
         }
         let path: String?
         if url == "sqlite::memory:" || url == ":memory:" {

@@ -22,7 +22,7 @@ final class PostgresDriver: DatabaseDriver {
         return statistics
     }
 
-    init(url: String, logger: Logger) throws {
+    init(url: String, logger: Logger) async throws {
         guard let components = URLComponents(string: url), let host = components.host else {
             throw DatabaseConfigurationError(message: "DATABASE_URL is not a postgres:// URL")
         }
@@ -57,7 +57,15 @@ final class PostgresDriver: DatabaseDriver {
         ]
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
-        self.runTask = Task { await client.run() }
+        // The pool must be running before the first lease (postgres-nio warns otherwise): wait
+        // until the task is about to call `run()`, which marks the client running before it
+        // first suspends.
+        let (started, signal) = AsyncStream<Never>.makeStream()
+        self.runTask = Task {
+            signal.finish()
+            await client.run()
+        }
+        for await _ in started {}
     }
 
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
