@@ -7,6 +7,7 @@ import NexusService
 import PurseKit
 import PurseKitAHC
 import PurseServer
+import ServiceLifecycle
 import Synchronization
 
 /// `purse bench …`: load measurements on loopback. Not tests: they print figures.
@@ -64,11 +65,11 @@ struct NexusBench: AsyncParsableCommand {
         guard (1...512).contains(connections), (1...300).contains(duration), (1...1_000_000).contains(count ?? 1) else {
             throw ValidationError("--connections 1-512, --duration 1-300 and --count 1-1000000")
         }
-        var serverTask: Task<Void, any Error>?
+        var server: (group: ServiceGroup, task: Task<Void, any Error>)?
         let base: URL
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
-        if let server {
-            guard let url = URL(string: server) else { throw ValidationError("bad --server") }
+        if let url = self.server {
+            guard let url = URL(string: url) else { throw ValidationError("bad --server") }
             base = url
         } else {
             let port = try LoopbackPort.free()
@@ -79,19 +80,30 @@ struct NexusBench: AsyncParsableCommand {
             configuration.logLevel = .warning
             configuration.bcryptCost = 4
             let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
-            serverTask = Task { try await app.application.run() }
+            let group = ServiceGroup(configuration: .init(services: [app.application], logger: app.application.logger))
+            server = (group, Task { try await group.run() })
             base = URL(string: "http://127.0.0.1:\(port)")!
         }
-        defer {
-            serverTask?.cancel()
-            try? FileManager.default.removeItem(at: work)
+        defer { try? FileManager.default.removeItem(at: work) }
+        do {
+            try await waitForHealth(base)
+            let budget = count.map { "\($0) operations per connection" } ?? "\(duration) s"
+            print("purse bench nexus: \(connections) connections, \(budget) per phase, server \(base.absoluteString)")
+            print(self.server == nil ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
+            try await measure(base: base)
+        } catch {
+            await Self.stop(server)
+            throw error
         }
-        try await waitForHealth(base)
-        let budget = count.map { "\($0) operations per connection" } ?? "\(duration) s"
-        print("purse bench nexus: \(connections) connections, \(budget) per phase, server \(base.absoluteString)")
-        print(server == nil ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
+        await Self.stop(server)
+    }
 
-        try await measure(base: base)
+    /// Stops the in-process server as `purse serve` stops on SIGTERM: requests finish, then the
+    /// database closes.
+    static func stop(_ server: (group: ServiceGroup, task: Task<Void, any Error>)?) async {
+        guard let server else { return }
+        await server.group.triggerGracefulShutdown()
+        _ = await server.task.result
     }
 
     func measure(base: URL) async throws {
