@@ -4,6 +4,7 @@
 # journey against it, then removes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/server.sh
 start=${start:-$(date +%s)}
 step() { printf '\n==== %s (+%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
 
@@ -15,7 +16,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 PGBIN=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
 PGDATA=$(mktemp -d /tmp/purse-pg.XXXXXX)
-PGPORT=${PURSE_CI_PG_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+PGPORT=${PURSE_CI_PG_PORT:-$(free_port)}
 chown postgres "$PGDATA"
 runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA" --auth=trust -U postgres >/dev/null
 if ! runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "-p $PGPORT -k $PGDATA -c listen_addresses=127.0.0.1 -c max_connections=300" -l "$PGDATA/log" -w start >/dev/null; then

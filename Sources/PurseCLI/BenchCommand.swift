@@ -57,7 +57,7 @@ struct NexusBench: AsyncParsableCommand {
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
     @Option(help: "Concurrent connections.") var connections: Int = 32
-    @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so counting the server's instructions (perf stat) compares two builds where rates on a noisy machine cannot.")
+    @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so the CPU time two builds spend on it compares them where rates on a noisy machine cannot (benchmarks/compare.sh).")
     var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
 

@@ -1,4 +1,4 @@
-# Sourced by the scripts that need a live `purse serve`: start_server runs one on a free loopback
+# Sourced by the scripts that need a free loopback port (`free_port`) or a live `purse serve`: start_server runs one on a free loopback
 # port with a throwaway data directory, stop_server stops it with SIGTERM and gives it 30 s to
 # exit. Nothing here waits without a bound.
 #   start_server WORKDIR [extra serve args...]   sets $server (pid), $port, $url
