@@ -137,4 +137,67 @@ struct SQLiteConnectionTests {
         try await memory.maintain()
         await memory.shutdown()
     }
+
+    /// A checkpoint copies the WAL into the database file: afterwards the file alone, without
+    /// its WAL, holds every committed row. (The checkpointing connection once had never read the
+    /// file, so SQLite did not know it was in WAL mode and each checkpoint quietly did nothing;
+    /// the writer then checkpointed by itself, fsyncs and all, while every request waited.)
+    @Test func aCheckpointPutsEverythingCommittedIntoTheDatabaseFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("test.sqlite").path
+        let database = try await Database.open(url: path, logger: Logger(label: "test"))
+        try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
+        for batch in 0..<10 {
+            try await database.transaction { db in
+                for item in 0..<10 { try await db.raw("INSERT INTO notes (body) VALUES (\(bind: "note \(batch)-\(item)"))").run() }
+            }
+        }
+        try await database.maintain()
+        let copy = directory.appendingPathComponent("copy.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        await database.shutdown()
+
+        let alone = try await Database.open(url: copy, logger: Logger(label: "test"))
+        let count = try await alone.read { db in try await db.raw("SELECT COUNT(*) AS n FROM notes").first()?.decode(column: "n", as: Int.self) }
+        #expect(count == 100)
+        await alone.shutdown()
+    }
+
+    /// Under a steady stream of commits the WAL is started again from its beginning once it
+    /// passes 2,000 pages (8 MiB), so its file stays near that size — plus what was committed
+    /// during one round of housekeeping (here at most eight transactions of 100 pages). Without the restart it grows
+    /// to 40 MB, where the writer's own checkpoint takes over.
+    @Test func steadyWritesKeepTheWALBounded() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("test.sqlite").path
+        let database = try await Database.open(url: path, logger: Logger(label: "test"))
+        try await database.transaction { db in try await db.raw("CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)").run() }
+        let page = Data(repeating: 7, count: 3_000)
+        // Eight writers, so transactions queue and commit in groups with the checkpoint's pauses
+        // between them; each runs the housekeeping after each of its transactions.
+        let largest = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    var largest = 0
+                    for _ in 0..<15 {
+                        try await database.transaction { db in
+                            for _ in 0..<100 { try await db.raw("INSERT INTO pages (body) VALUES (\(bind: page))").run() }
+                        }
+                        try await database.maintain()
+                        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+                        largest = max(largest, size)
+                    }
+                    return largest
+                }
+            }
+            return try await group.reduce(0, max)
+        }
+        let count = try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
+        #expect(count == 12_000)
+        #expect(largest > 0)
+        #expect(largest < 16_000_000, "WAL grew to \(largest) bytes")
+        await database.shutdown()
+    }
 }

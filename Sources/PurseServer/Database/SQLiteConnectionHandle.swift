@@ -61,20 +61,25 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         return current > 0
     }
 
-    /// Copies committed WAL frames into the database file. `restart: false` never blocks
-    /// writers or readers (`SQLITE_CHECKPOINT_PASSIVE`); `restart: true` also makes the next
-    /// writer start the WAL from its beginning, briefly holding writers back
-    /// (`SQLITE_CHECKPOINT_RESTART`) — under a steady stream of commits a passive checkpoint
-    /// never catches up, and the WAL would only grow. Returns the WAL's size and how much of it
-    /// is now in the database, in pages. Blocks on file I/O: call it off the cooperative pool.
-    @discardableResult
-    func checkpoint(restart: Bool = false) throws -> (walPages: Int, checkpointedPages: Int) {
+    /// Copies committed WAL frames into the database file without holding writers or readers
+    /// back (`SQLITE_CHECKPOINT_PASSIVE`): frames a running reader may still need stay in the
+    /// WAL. Returns the WAL's size and how much of it is now in the database, in frames (pages),
+    /// or nil when another checkpoint was running. Blocks on file I/O (two fsyncs): call it off the
+    /// cooperative pool.
+    ///
+    /// Fails when the connection is not in WAL mode — a connection only learns that the file is
+    /// in WAL mode when it first reads it, and until then SQLite answers a checkpoint with
+    /// success and does nothing.
+    func checkpoint() throws -> (walPages: Int, checkpointedPages: Int)? {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
         var walPages: Int32 = 0, checkpointed: Int32 = 0
-        let mode = restart ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_PASSIVE
-        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, mode, &walPages, &checkpointed)
-        guard status == SQLITE_OK || status == SQLITE_BUSY else {
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walPages, &checkpointed)
+        if status == SQLITE_BUSY { return nil }
+        guard status == SQLITE_OK else {
             throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
+        }
+        guard walPages >= 0 else {
+            throw SQLiteStatementError(code: SQLITE_MISUSE, message: "checkpoint on a connection that is not in WAL mode", sql: "checkpoint")
         }
         return (Int(walPages), Int(checkpointed))
     }

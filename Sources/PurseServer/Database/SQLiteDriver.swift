@@ -5,6 +5,7 @@ import NIOPosix
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
+import VaporCSQLite
 import Synchronization
 
 /// SQLite in WAL mode: one writer connection and a few read-only connections.
@@ -52,9 +53,9 @@ final class SQLiteDriver: DatabaseDriver {
         if path != nil {
             try await setup.raw("PRAGMA journal_mode = WAL").run()
             try await setup.raw("PRAGMA synchronous = NORMAL").run()
-            // The server checkpoints every 200 ms from the second connection (``maintain()``);
-            // committing writers checkpoint themselves only if the WAL outgrows ~40 MB (a backstop
-            // for tools that open the database without the server's housekeeping).
+            // The server checkpoints every 200 ms from a connection of its own (``maintain()``);
+            // the writer checkpoints itself — fsyncs and all, inside the write lock — only if the
+            // WAL outgrows ~40 MB (a backstop for tools that open the file without the server).
             try await setup.raw("PRAGMA wal_autocheckpoint = 10000").run()
             try await setup.raw("PRAGMA journal_size_limit = 16777216").run()
             // Keep up to 32 MiB of pages in memory (SQLite's default is 2 MiB): every page the
@@ -79,9 +80,19 @@ final class SQLiteDriver: DatabaseDriver {
                 return Self.sqlDatabase(reader, logger: logger)
             })
         }
-        let checkpointer = try path.map { try SQLiteConnectionHandle(path: $0) }
-        // A restarting checkpoint waits up to 50 ms for the writer's current transaction.
-        try checkpointer?.execute("PRAGMA busy_timeout = 50", []) { _ in }
+        let checkpointer = try path.map { path in
+            let checkpointer = try SQLiteConnectionHandle(path: path)
+            try checkpointer.execute("PRAGMA busy_timeout = 50", []) { _ in }
+            // A connection finds out that the file is in WAL mode when it first reads it; until
+            // then its checkpoints succeed without doing anything.
+            var mode = ""
+            try checkpointer.execute("SELECT count(*) FROM sqlite_schema", []) { _ in }
+            try checkpointer.execute("PRAGMA journal_mode", []) { row in mode = (try? row.decode(column: "journal_mode", as: String.self)) ?? "" }
+            guard mode == "wal" else {
+                throw SQLiteStatementError(code: SQLITE_ERROR, message: "journal mode is \(mode), not wal", sql: "PRAGMA journal_mode")
+            }
+            return checkpointer
+        }
         return SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, logger: logger)
     }
 
@@ -103,15 +114,29 @@ final class SQLiteDriver: DatabaseDriver {
 
     var statistics: DatabaseStatistics { writer.statistics }
 
-    /// A WAL past this many pages (8 MiB) is restarted by the next checkpoint.
+    /// A WAL past this many pages (8 MiB) is started again from its beginning.
     static let restartThresholdPages = 2_000
 
+    /// Copies the WAL into the database file, off the request path: the fsyncs this takes
+    /// (tens of milliseconds under load on a virtual disk) happen on a thread-pool thread while
+    /// the writer keeps committing.
+    ///
+    /// The writer starts the WAL again from its beginning only when a transaction begins while
+    /// every frame in it is already in the database — under a steady stream of commits that
+    /// never happens by itself, and the WAL would grow until the writer's own backstop
+    /// checkpoint stalled every request. So once the WAL passes ``restartThresholdPages``, a
+    /// second pass runs with the writer paused (``SQLiteWriter/paused(_:)``): it has only the
+    /// frames committed during the first pass left to copy, and the next transaction restarts
+    /// the WAL (unless a reader still holds an older snapshot; the next round tries again).
+    /// No connection waits on a lock for this — `SQLITE_CHECKPOINT_RESTART` would make the
+    /// writer sleep in SQLite's busy handler, on a cooperative thread, for as long as it ran.
     func maintain() async throws {
         guard let checkpointer else { return }
         try await checkpointLock.withLock {
-            try await NIOThreadPool.singleton.runIfActive {
-                let (walPages, _) = try checkpointer.checkpoint()
-                if walPages > Self.restartThresholdPages { try checkpointer.checkpoint(restart: true) }
+            let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+            guard let first, first.walPages > Self.restartThresholdPages else { return }
+            _ = try await writer.paused {
+                try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
             }
         }
     }

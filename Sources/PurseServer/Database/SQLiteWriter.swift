@@ -37,9 +37,12 @@ final class SQLiteWriter: Sendable {
 
         var isEmpty: Bool { queue.isEmpty }
 
+        /// The next group: transactions up to `limit`, stopping before a pause — or a pause alone.
         mutating func take(upTo limit: Int) -> [any QueuedTransaction] {
-            let group = Array(queue.prefix(limit))
-            queue.removeFirst(group.count)
+            guard let first = queue.first else { return [] }
+            let count = first.isPause ? 1 : queue.prefix(limit).prefix { !$0.isPause }.count
+            let group = Array(queue.prefix(count))
+            queue.removeFirst(count)
             return group
         }
     }
@@ -55,8 +58,18 @@ final class SQLiteWriter: Sendable {
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await enqueue(Queued(body))
+    }
+
+    /// Runs `work` between two groups, with no transaction open and none starting until it
+    /// returns: the writer is paused, in arrival order like any transaction, and callers that
+    /// come meanwhile queue as usual. `work` must not use the writer's connection.
+    func paused<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await enqueue(Queued(pause: work))
+    }
+
+    private func enqueue<T: Sendable>(_ item: Queued<T>) async throws -> T {
         guard !Self.runningBody else { throw NestedSessionError() }
-        let item = Queued(body)
         let lead = state.withLock { state -> Bool in
             state.queue.append(item)
             if state.leading { return false }
@@ -95,6 +108,11 @@ final class SQLiteWriter: Sendable {
     }
 
     private func execute(_ group: [any QueuedTransaction]) async {
+        if group.count == 1, let pause = group.first, pause.isPause {
+            _ = await pause.run(in: database)
+            pause.finish(nil)
+            return
+        }
         var committing: [any QueuedTransaction] = []
         var open = false
         for item in group {
@@ -163,6 +181,8 @@ struct TransactionAbandonedError: Error, CustomStringConvertible {
 
 /// A queued transaction, type-erased so one queue holds every result type.
 private protocol QueuedTransaction: AnyObject, Sendable {
+    /// Runs alone, outside any transaction (``SQLiteWriter/paused(_:)``).
+    var isPause: Bool { get }
     /// Runs the body; true when it returned (its value waits for the commit).
     func run(in db: any SQLDatabase) async -> Bool
     /// Answers the caller: with `error`, or else with what the body produced (its value after a
@@ -182,9 +202,16 @@ private final class Queued<T: Sendable>: QueuedTransaction, @unchecked Sendable 
     /// Written by `run` and read by `finish`, both on the leader (one task, in that order).
     private var outcome: Result<T, any Error>?
     private let answer = Mutex(Answer.pending(nil))
+    let isPause: Bool
 
     init(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) {
         self.body = body
+        self.isPause = false
+    }
+
+    init(pause work: @escaping @Sendable () async throws -> T) {
+        self.body = { _ in try await work() }
+        self.isPause = true
     }
 
     func run(in db: any SQLDatabase) async -> Bool {
