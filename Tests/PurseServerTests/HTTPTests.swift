@@ -54,6 +54,7 @@ struct HTTPTests {
             let transactions = try #require(counters["purse_db_transactions_total"])
             let commits = try #require(counters["purse_db_commits_total"])
             #expect(transactions > 0 && commits > 0 && commits <= transactions)
+            #expect(counters["purse_db_checkpoints_total"] != nil && counters["purse_db_writer_pauses_total"] != nil)
         }
     }
 

@@ -153,7 +153,10 @@ struct SQLiteConnectionTests {
                 for item in 0..<10 { try await db.raw("INSERT INTO notes (body) VALUES (\(bind: "note \(batch)-\(item)"))").run() }
             }
         }
+        #expect(database.statistics.checkpoints == 0)
         try await database.maintain()
+        #expect(database.statistics.checkpoints == 1)
+        #expect(database.statistics.walPages > 0)
         let copy = directory.appendingPathComponent("copy.sqlite").path
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         await database.shutdown()
@@ -197,6 +200,9 @@ struct SQLiteConnectionTests {
         let count = try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
         #expect(count == 12_000)
         #expect(largest > 0)
+        // Each restart paused the writer once (`/metrics` shows the count and the time).
+        #expect(database.statistics.writerPauses > 0)
+        #expect(database.statistics.writerPausedSeconds > 0)
         #expect(largest < 16_000_000, "WAL grew to \(largest) bytes")
         await database.shutdown()
     }

@@ -115,6 +115,18 @@ struct CoreRoutes {
         # HELP purse_db_commits_total Database commits (SQLite commits queued transactions together).
         # TYPE purse_db_commits_total counter
         purse_db_commits_total \(statistics.commits)
+        # HELP purse_db_checkpoints_total SQLite WAL checkpoints run by the server's housekeeping.
+        # TYPE purse_db_checkpoints_total counter
+        purse_db_checkpoints_total \(statistics.checkpoints)
+        # HELP purse_db_wal_pages SQLite WAL size in pages at the last checkpoint.
+        # TYPE purse_db_wal_pages gauge
+        purse_db_wal_pages \(statistics.walPages)
+        # HELP purse_db_writer_pauses_total Times SQLite's writer paused so the WAL could start again from its beginning.
+        # TYPE purse_db_writer_pauses_total counter
+        purse_db_writer_pauses_total \(statistics.writerPauses)
+        # HELP purse_db_writer_paused_seconds_total Time SQLite's writer spent paused for those restarts.
+        # TYPE purse_db_writer_paused_seconds_total counter
+        purse_db_writer_paused_seconds_total \(statistics.writerPausedSeconds)
 
         """
     }

@@ -59,6 +59,15 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var committedTransactions = 0
     /// `COMMIT`s that carried them: fewer than the transactions when SQLite commits them in groups.
     public var commits = 0
+    /// SQLite: checkpoints that copied the WAL into the database file (housekeeping passes,
+    /// including the paused ones below).
+    public var checkpoints = 0
+    /// SQLite: the WAL's size, in pages, at the last checkpoint.
+    public var walPages = 0
+    /// SQLite: times the writer was paused so that the WAL could start again from its beginning,
+    /// and how long those pauses took in all.
+    public var writerPauses = 0
+    public var writerPausedSeconds = 0.0
 
     public init() {}
 }

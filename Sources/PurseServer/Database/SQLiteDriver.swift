@@ -27,6 +27,8 @@ final class SQLiteDriver: DatabaseDriver {
     /// outside the write lock and off the request path (nil for in-memory databases).
     private let checkpointer: SQLiteConnectionHandle?
     private let checkpointLock = AsyncLock()
+    /// The checkpoint counters of ``DatabaseStatistics``.
+    private let checkpoints = Mutex(DatabaseStatistics())
     private let closed = Mutex(false)
 
     /// Read-only connections per database file.
@@ -112,7 +114,16 @@ final class SQLiteDriver: DatabaseDriver {
         return try await writer.transaction(body)
     }
 
-    var statistics: DatabaseStatistics { writer.statistics }
+    var statistics: DatabaseStatistics {
+        var statistics = writer.statistics
+        checkpoints.withLock { checkpoints in
+            statistics.checkpoints = checkpoints.checkpoints
+            statistics.walPages = checkpoints.walPages
+            statistics.writerPauses = checkpoints.writerPauses
+            statistics.writerPausedSeconds = checkpoints.writerPausedSeconds
+        }
+        return statistics
+    }
 
     /// A WAL past this many pages (8 MiB) is started again from its beginning.
     static let restartThresholdPages = 2_000
@@ -134,9 +145,25 @@ final class SQLiteDriver: DatabaseDriver {
         guard let checkpointer else { return }
         try await checkpointLock.withLock {
             let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+            record(first)
             guard let first, first.walPages > Self.restartThresholdPages else { return }
-            _ = try await writer.paused {
+            let start = ContinuousClock.now
+            let second = try await writer.paused {
                 try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+            }
+            record(second, paused: ContinuousClock.now - start)
+        }
+    }
+
+    private func record(_ checkpoint: (walPages: Int, checkpointedPages: Int)?, paused: Duration? = nil) {
+        checkpoints.withLock { statistics in
+            if let checkpoint {
+                statistics.checkpoints += 1
+                statistics.walPages = checkpoint.walPages
+            }
+            if let paused {
+                statistics.writerPauses += 1
+                statistics.writerPausedSeconds += paused.milliseconds / 1000
             }
         }
     }
