@@ -115,7 +115,7 @@ struct CoreRoutes {
         # HELP purse_db_commits_total Database commits (SQLite commits queued transactions together).
         # TYPE purse_db_commits_total counter
         purse_db_commits_total \(statistics.commits)
-        # HELP purse_db_checkpoints_total SQLite WAL checkpoints run by the server's housekeeping.
+        # HELP purse_db_checkpoints_total SQLite WAL checkpoint passes run by the server's housekeeping.
         # TYPE purse_db_checkpoints_total counter
         purse_db_checkpoints_total \(statistics.checkpoints)
         # HELP purse_db_wal_pages SQLite WAL size in pages at the last checkpoint.

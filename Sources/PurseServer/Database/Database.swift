@@ -59,8 +59,8 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var committedTransactions = 0
     /// `COMMIT`s that carried them: fewer than the transactions when SQLite commits them in groups.
     public var commits = 0
-    /// SQLite: checkpoints that copied the WAL into the database file (housekeeping passes,
-    /// including the paused ones below).
+    /// SQLite: checkpoint passes of the server's housekeeping (one every 200 ms, plus the paused
+    /// ones below); a pass with nothing new to copy costs next to nothing.
     public var checkpoints = 0
     /// SQLite: the WAL's size, in pages, at the last checkpoint.
     public var walPages = 0

@@ -84,6 +84,7 @@ final class SQLiteDriver: DatabaseDriver {
         }
         let checkpointer = try path.map { path in
             let checkpointer = try SQLiteConnectionHandle(path: path)
+            // Passive checkpoints never wait on a lock; its one read below waits at most 50 ms.
             try checkpointer.execute("PRAGMA busy_timeout = 50", []) { _ in }
             // A connection finds out that the file is in WAL mode when it first reads it; until
             // then its checkpoints succeed without doing anything.
