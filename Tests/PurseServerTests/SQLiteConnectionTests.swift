@@ -143,96 +143,95 @@ struct SQLiteConnectionTests {
     /// file, so SQLite did not know it was in WAL mode and each checkpoint quietly did nothing;
     /// the writer then checkpointed by itself, fsyncs and all, while every request waited.)
     @Test func aCheckpointPutsEverythingCommittedIntoTheDatabaseFile() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("test.sqlite").path
-        let database = try await Database.open(url: path, logger: Logger(label: "test"))
-        try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
-        for batch in 0..<10 {
-            try await database.transaction { db in
-                for item in 0..<10 { try await db.raw("INSERT INTO notes (body) VALUES (\(bind: "note \(batch)-\(item)"))").run() }
+        try await withSQLiteFile { database, path in
+            try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
+            for batch in 0..<10 {
+                try await database.transaction { db in
+                    for item in 0..<10 { try await db.raw("INSERT INTO notes (body) VALUES (\(bind: "note \(batch)-\(item)"))").run() }
+                }
             }
-        }
-        #expect(database.statistics.checkpoints == 0)
-        try await database.maintain()
-        #expect(database.statistics.checkpoints == 1)
-        #expect(database.statistics.walPages > 0)
-        let copy = directory.appendingPathComponent("copy.sqlite").path
-        try FileManager.default.copyItem(atPath: path, toPath: copy)
-        await database.shutdown()
+            #expect(database.statistics.checkpoints == 0)
+            try await database.maintain()
+            #expect(database.statistics.checkpoints == 1)
+            #expect(database.statistics.walPages > 0)
+            let copy = path + "-copy.sqlite"
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
 
-        let alone = try await Database.open(url: copy, logger: Logger(label: "test"))
-        let count = try await alone.read { db in try await db.raw("SELECT COUNT(*) AS n FROM notes").first()?.decode(column: "n", as: Int.self) }
-        #expect(count == 100)
-        await alone.shutdown()
+            let alone = try await Database.open(url: copy, logger: Logger(label: "test"))
+            let count = try await alone.read { db in try await db.raw("SELECT COUNT(*) AS n FROM notes").first()?.decode(column: "n", as: Int.self) }
+            #expect(count == 100)
+            await alone.shutdown()
+        }
+    }
+
+    /// Creates the `pages` table of the WAL tests.
+    func createPages(in database: Database) async throws {
+        try await database.transaction { db in try await db.raw("CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)").run() }
+    }
+
+    /// One transaction inserting `count` rows of about a page (4 KiB) each.
+    func insertPages(_ count: Int, into database: Database) async throws {
+        let page = Data(repeating: 7, count: 3_000)
+        try await database.transaction { db in
+            for _ in 0..<count { try await db.raw("INSERT INTO pages (body) VALUES (\(bind: page))").run() }
+        }
+    }
+
+    func countPages(in database: Database) async throws -> Int? {
+        try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
     }
 
     /// Under a steady stream of commits the WAL is started again from its beginning once it
     /// passes 2,000 pages (8 MiB), so its file stays near that size — plus what was committed
     /// during one round of housekeeping (here at most eight transactions of 100 pages). Whether a
     /// round needs its paused pass here depends on timing (when every writer happens to be in
-    /// the housekeeping at once, the WAL restarts by itself), so only the bound is checked. Without the restart it grows
-    /// to 40 MB, where the writer's own checkpoint takes over.
+    /// the housekeeping at once, the WAL restarts by itself), so only the bound is checked.
+    /// Without the restart it grows to 40 MB, where the writer's own checkpoint takes over.
     @Test func steadyWritesKeepTheWALBounded() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("test.sqlite").path
-        let database = try await Database.open(url: path, logger: Logger(label: "test"))
-        try await database.transaction { db in try await db.raw("CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)").run() }
-        let page = Data(repeating: 7, count: 3_000)
-        // Eight writers, so transactions queue and commit in groups with the checkpoint's pauses
-        // between them; each runs the housekeeping after each of its transactions.
-        let largest = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<8 {
-                group.addTask {
-                    var largest = 0
-                    for _ in 0..<15 {
-                        try await database.transaction { db in
-                            for _ in 0..<100 { try await db.raw("INSERT INTO pages (body) VALUES (\(bind: page))").run() }
+        try await withSQLiteFile { database, path in
+            try await createPages(in: database)
+            // Eight writers, so transactions queue and commit in groups with the checkpoint's
+            // pauses between them; each runs the housekeeping after each of its transactions.
+            let largest = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        var largest = 0
+                        for _ in 0..<15 {
+                            try await insertPages(100, into: database)
+                            try await database.maintain()
+                            let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+                            largest = max(largest, size)
                         }
-                        try await database.maintain()
-                        let size = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
-                        largest = max(largest, size)
+                        return largest
                     }
-                    return largest
                 }
+                return try await group.reduce(0, max)
             }
-            return try await group.reduce(0, max)
+            #expect(try await countPages(in: database) == 12_000)
+            #expect(largest > 0)
+            #expect(largest < 16_000_000, "WAL grew to \(largest) bytes")
         }
-        let count = try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
-        #expect(count == 12_000)
-        #expect(largest > 0)
-        #expect(largest < 16_000_000, "WAL grew to \(largest) bytes")
-        await database.shutdown()
     }
 
     /// A WAL past 2,000 pages costs one pause of the writer: the paused pass copies what is left,
     /// and the next transaction starts the WAL from its beginning. `/metrics` shows the counters.
     @Test func aLargeWALStartsAgainAfterOnePause() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sqlite-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await Database.open(url: directory.appendingPathComponent("test.sqlite").path, logger: Logger(label: "test"))
-        try await database.transaction { db in try await db.raw("CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)").run() }
-        let page = Data(repeating: 7, count: 3_000)
-        for _ in 0..<30 {
-            try await database.transaction { db in
-                for _ in 0..<100 { try await db.raw("INSERT INTO pages (body) VALUES (\(bind: page))").run() }
-            }
-        }
-        try await database.maintain()
-        var statistics = database.statistics
-        #expect(statistics.writerPauses == 1)
-        #expect(statistics.writerPausedSeconds > 0)
-        #expect(statistics.checkpoints == 2)
-        #expect(statistics.walPages >= 3_000)
+        try await withSQLiteFile { database in
+            try await createPages(in: database)
+            for _ in 0..<30 { try await insertPages(100, into: database) }
+            try await database.maintain()
+            var statistics = database.statistics
+            #expect(statistics.writerPauses == 1)
+            #expect(statistics.writerPausedSeconds > 0)
+            #expect(statistics.checkpoints == 2)
+            #expect(statistics.walPages >= 3_000)
 
-        try await database.transaction { db in try await db.raw("INSERT INTO pages (body) VALUES (\(bind: page))").run() }
-        try await database.maintain()
-        statistics = database.statistics
-        #expect(statistics.walPages < 50, "the WAL did not start again: \(statistics.walPages) pages")
-        #expect(statistics.writerPauses == 1)
-        let count = try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
-        #expect(count == 3_001)
-        await database.shutdown()
+            try await insertPages(1, into: database)
+            try await database.maintain()
+            statistics = database.statistics
+            #expect(statistics.walPages < 50, "the WAL did not start again: \(statistics.walPages) pages")
+            #expect(statistics.writerPauses == 1)
+            #expect(try await countPages(in: database) == 3_001)
+        }
     }
 }
