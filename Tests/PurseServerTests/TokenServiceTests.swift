@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PurseServer
 import PurseTestSupport
@@ -27,4 +28,91 @@ struct TokenServiceTests {
         clock.advance(by: 61)
         await #expect(throws: TokenError.expired) { try await tokens.verify(token, purpose: TokenService.sessionPurpose) }
     }
+}
+
+/// The tokens are standard HS256 JWTs: pyjwt's verify in ours, ours verify in pyjwt (the Python
+/// half runs in `.ci/run`: `scripts/oracles/tokens_pyjwt.py`).
+@Suite("Token service: HS256 interop")
+struct TokenInteropTests {
+    struct Fixture: Decodable {
+        struct Case: Decodable {
+            struct Claims: Decodable { var sub: String; var exp: Int; var iat: Int; var jti: String; var purpose: String; var intent: String? }
+            var name: String
+            var token: String
+            var claims: Claims?
+        }
+        var secret_hex: String
+        var cases: [Case]
+    }
+
+    static func secret(_ hex: String) -> [UInt8] {
+        stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+    }
+
+    @Test func pyjwtTokensVerifyAndForgeriesDoNot() async throws {
+        let url = try #require(Bundle.module.url(forResource: "pyjwt_tokens", withExtension: "json", subdirectory: "Fixtures"))
+        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        let clock = TestClock(Date(timeIntervalSince1970: 1_999_999_800))
+        let tokens = await TokenService(secret: Self.secret(fixture.secret_hex), now: clock.closure)
+        #expect(fixture.cases.count == 12)
+        for item in fixture.cases {
+            if let expected = item.claims {
+                let claims = try await tokens.verify(item.token, purpose: expected.purpose)
+                #expect(claims.userID.rawValue == expected.sub, "\(item.name)")
+                #expect(claims.expiresAt == Date(timeIntervalSince1970: TimeInterval(expected.exp)), "\(item.name)")
+                #expect(claims.issuedAt == Date(timeIntervalSince1970: TimeInterval(expected.iat)), "\(item.name)")
+                #expect(claims.tokenID == expected.jti, "\(item.name)")
+                #expect(claims.purpose == expected.purpose, "\(item.name)")
+                #expect(claims.intent == expected.intent, "\(item.name)")
+            } else {
+                for purpose in ["session", "nexus.verification"] {
+                    await #expect(throws: TokenError.invalid, "\(item.name)") { try await tokens.verify(item.token, purpose: purpose) }
+                }
+            }
+        }
+    }
+
+    /// Our token taken apart with Foundation and CryptoKit alone: the fixed header, the claims as
+    /// JSON numbers and strings, and an HMAC-SHA256 over `header.payload`.
+    @Test func ourTokensAreStandardHS256() async throws {
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let tokens = await TokenService(secret: secret, now: TestClock().closure)
+        var vectors: [[String: Any]] = []
+        for (purpose, intent) in [("session", nil), ("nexus.verification", "transaction" as String?)] {
+            let (token, claims) = try await tokens.issue(for: UserID("usr_\"é\\"), purpose: purpose, lifetime: 300, intent: intent)
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            try #require(parts.count == 3)
+            let headerJSON = try #require(base64URLDecode(parts[0]))
+            let payloadJSON = try #require(base64URLDecode(parts[1]))
+            let header = try JSONSerialization.jsonObject(with: headerJSON) as? [String: String]
+            #expect(header == ["alg": "HS256", "typ": "JWT"])
+            let payload = try #require(try JSONSerialization.jsonObject(with: payloadJSON) as? [String: Any])
+            #expect(payload["sub"] as? String == "usr_\"é\\")
+            #expect(payload["exp"] as? Int == 1_800_000_300)
+            #expect(payload["iat"] as? Int == 1_800_000_000)
+            #expect(payload["jti"] as? String == claims.tokenID)
+            #expect(payload["purpose"] as? String == purpose)
+            #expect(payload["intent"] as? String == intent)
+            #expect(Set(payload.keys) == Set(["sub", "exp", "iat", "jti", "purpose"] + (intent == nil ? [] : ["intent"])))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data((parts[0] + "." + parts[1]).utf8), using: SymmetricKey(data: secret))
+            #expect(parts[2] == base64URLEncode(Data(mac)))
+            var recorded: [String: Any] = ["sub": claims.userID.rawValue, "exp": 1_800_000_300, "iat": 1_800_000_000, "jti": claims.tokenID, "purpose": purpose]
+            if let intent { recorded["intent"] = intent }
+            vectors.append(["token": token, "claims": recorded])
+        }
+        if let out = ProcessInfo.processInfo.environment["PURSE_TOKEN_VECTORS_OUT"] {
+            let document: [String: Any] = ["secret_hex": secret.map { String(format: "%02x", $0) }.joined(), "tokens": vectors]
+            try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: out))
+        }
+    }
+}
+
+private func base64URLDecode(_ text: String) -> Data? {
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: base64)
+}
+
+private func base64URLEncode(_ data: Data) -> String {
+    data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
 }

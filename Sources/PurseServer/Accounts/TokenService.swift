@@ -14,6 +14,8 @@ public struct PurseTokenClaims: JWTPayload, Equatable {
     public var intent: String?
 
     public var userID: UserID { UserID(sub.value) }
+    public var expiresAt: Date { exp.value }
+    public var issuedAt: Date { iat.value }
     /// The token's unique id (`jti`), for single-use tokens.
     public var tokenID: String { jti.value }
 
@@ -64,6 +66,9 @@ public struct TokenService: Sendable {
     /// Verifies signature, expiry and purpose.
     /// - Throws: ``TokenError``.
     public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
+        // Compact serialisation only: three base64url parts, unpadded (RFC 7515 §7.1), so one
+        // token has one spelling (jwt-kit would also take a padded signature).
+        guard Self.isCompact(token) else { throw TokenError.invalid }
         let claims: PurseTokenClaims
         if let known = verified.claims(of: token) {
             claims = known
@@ -78,6 +83,21 @@ public struct TokenService: Sendable {
         guard claims.purpose == purpose else { throw TokenError.wrongPurpose }
         guard claims.exp.value > now() else { throw TokenError.expired }
         return claims
+    }
+}
+
+extension TokenService {
+    static func isCompact(_ token: String) -> Bool {
+        var dots = 0
+        for byte in token.utf8 {
+            switch byte {
+            case UInt8(ascii: "."): dots += 1
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"): continue
+            default: return false
+            }
+        }
+        return dots == 2
     }
 }
 
