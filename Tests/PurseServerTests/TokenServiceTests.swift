@@ -28,6 +28,17 @@ struct TokenServiceTests {
         clock.advance(by: 61)
         await #expect(throws: TokenError.expired) { try await tokens.verify(token, purpose: TokenService.sessionPurpose) }
     }
+
+    /// One token, one spelling: padding, other alphabets, whitespace or a fourth part are refused
+    /// even though the signature inside is good.
+    @Test func onlyTheCompactFormIsAccepted() async throws {
+        let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
+        let token = try await tokens.issue(for: UserID("usr_1"), purpose: TokenService.sessionPurpose, lifetime: 60).token
+        _ = try await tokens.verify(token, purpose: TokenService.sessionPurpose)
+        for variant in [token + "=", token + "==", " " + token, token + "\n", token + ".", token.replacingOccurrences(of: "-", with: "+") + "+", ""] {
+            await #expect(throws: TokenError.invalid, "\(variant.debugDescription)") { try await tokens.verify(variant, purpose: TokenService.sessionPurpose) }
+        }
+    }
 }
 
 /// The tokens are standard HS256 JWTs: pyjwt's verify in ours, ours verify in pyjwt (the Python

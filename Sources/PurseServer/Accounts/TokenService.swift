@@ -87,6 +87,8 @@ public struct TokenService: Sendable {
 }
 
 extension TokenService {
+    /// True for the JWS compact serialisation as we write it: three parts of the base64url
+    /// alphabet without padding, split by two dots. Anything else is refused before jwt-kit sees it.
     static func isCompact(_ token: String) -> Bool {
         var dots = 0
         for byte in token.utf8 {
