@@ -66,13 +66,14 @@ public struct TokenService: Sendable {
     /// Verifies signature, expiry and purpose.
     /// - Throws: ``TokenError``.
     public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
-        // Compact serialisation only: three base64url parts, unpadded (RFC 7515 §7.1), so one
-        // token has one spelling (jwt-kit would also take a padded signature).
-        guard Self.isCompact(token) else { throw TokenError.invalid }
         let claims: PurseTokenClaims
         if let known = verified.claims(of: token) {
+            // Remembered tokens passed every check below, the form included, when they were stored.
             claims = known
         } else {
+            // Compact serialisation only: three base64url parts, unpadded (RFC 7515 §7.1), so one
+            // token has one spelling (jwt-kit would also take a padded signature).
+            guard Self.isCompact(token) else { throw TokenError.invalid }
             do {
                 claims = try await keys.verify(token, as: PurseTokenClaims.self)
             } catch {
