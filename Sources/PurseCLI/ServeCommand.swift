@@ -50,10 +50,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.logLevel = level
         }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = PurseLogHandler(label: label)
             handler.logLevel = configuration.logLevel
             return handler
         }
+        // Lines below `notice` wait up to 100 ms in memory; none is lost when the server stops.
+        defer { BufferedLogOutput.standardError.flush() }
         let server = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
         let engine = server.environment.database.engine
         server.environment.logger.notice("purse serving", metadata: [
