@@ -46,14 +46,14 @@ final class BenchConnection: HTTPTransport {
         let body = request.body.map { ByteBuffer(bytes: $0) }
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
 
-        let channel = self.channel, collector = self.collector
+        let channel = self.channel, collector = self.collector, requestHead = head
         return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<TransportResponse> in
             let promise = channel.eventLoop.makePromise(of: TransportResponse.self)
             guard collector.value.pending == nil else {
                 return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
             }
             collector.value.pending = promise
-            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             return promise.futureResult

@@ -49,9 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.logLevel = level
         }
+        let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = PurseLogHandler(label: label)
-            handler.logLevel = configuration.logLevel
+            handler.logLevel = level
             return handler
         }
         // Lines below `notice` wait up to 100 ms in memory; none is lost when the server stops.
