@@ -30,6 +30,9 @@ final class SQLiteDriver: DatabaseDriver {
     /// The checkpoint counters of ``DatabaseStatistics``.
     private let checkpoints = Mutex(DatabaseStatistics())
     private let closed = Mutex(false)
+    private let logger: Logger
+    /// Long writer pauses are logged at most once a minute, with how many there were.
+    private let longPauses = Mutex(ThrottledCount(interval: .seconds(60)))
 
     /// Read-only connections per database file.
     static let readerCount = 4
@@ -38,6 +41,7 @@ final class SQLiteDriver: DatabaseDriver {
         self.connection = connection
         self.readers = readers
         self.checkpointer = checkpointer
+        self.logger = logger
         self.writer = SQLiteWriter(database: Self.sqlDatabase(connection, logger: logger), connection: connection)
     }
 
@@ -126,6 +130,9 @@ final class SQLiteDriver: DatabaseDriver {
         return statistics
     }
 
+    /// A writer pause for a WAL restart longer than this is logged as a warning.
+    static let longPause = Duration.milliseconds(100)
+
     /// A WAL past this many pages (8 MiB) is started again from its beginning.
     static let restartThresholdPages = 2_000
 
@@ -152,7 +159,14 @@ final class SQLiteDriver: DatabaseDriver {
             let second = try await writer.paused {
                 try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
             }
-            record(second, paused: ContinuousClock.now - start)
+            let paused = ContinuousClock.now - start
+            record(second, paused: paused)
+            // The pass copies a few frames; what takes long is its fsyncs, i.e. the disk.
+            if paused > Self.longPause, let count = longPauses.withLock({ $0.record(at: ContinuousClock.now) }) {
+                logger.warning("SQLite writes were held for a WAL restart longer than expected: the disk is slow to sync", metadata: [
+                    "paused_ms": "\(Int(paused.milliseconds))", "long_pauses": "\(count)",
+                ])
+            }
         }
     }
 
