@@ -257,7 +257,7 @@ struct StoreContractTests {
                 for _ in 0..<100 {
                     group.addTask {
                         do {
-                            try await env.database.transaction { db async throws in
+                            _ = try await env.database.transaction { db async throws in
                                 try await env.ledger.post(kind: "spend", entries: [LedgerEntry(wallet.id, -10), LedgerEntry(revenue.id, 10)], now: env.now(), in: db)
                             }
                             return true
