@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PurseServer
+@testable import PurseServer
 import SQLKit
 import Testing
 
@@ -188,7 +188,7 @@ struct SQLiteConnectionTests {
     /// the housekeeping at once, the WAL restarts by itself), so only the bound is checked.
     /// Without the restart it grows to 40 MB, where the writer's own checkpoint takes over.
     @Test func steadyWritesKeepTheWALBounded() async throws {
-        try await withSQLiteFile { database, path in
+        try await withSQLiteFile(walRestarts: .regardlessOfTheDisk) { database, path in
             try await createPages(in: database)
             // Eight writers, so transactions queue and commit in groups with the checkpoint's
             // pauses between them; each runs the housekeeping after each of its transactions.
@@ -216,7 +216,7 @@ struct SQLiteConnectionTests {
     /// A WAL past 2,000 pages costs one pause of the writer: the paused pass copies what is left,
     /// and the next transaction starts the WAL from its beginning. `/metrics` shows the counters.
     @Test func aLargeWALStartsAgainAfterOnePause() async throws {
-        try await withSQLiteFile { database in
+        try await withSQLiteFile(walRestarts: .regardlessOfTheDisk) { database in
             try await createPages(in: database)
             for _ in 0..<30 { try await insertPages(100, into: database) }
             try await database.maintain()
@@ -233,5 +233,44 @@ struct SQLiteConnectionTests {
             #expect(statistics.writerPauses == 1)
             #expect(try await countPages(in: database) == 3_001)
         }
+    }
+
+    /// When the disk is slow to sync, the paused pass would hold every write as long as the first
+    /// pass's fsyncs took, so the restart waits — until the WAL nears the writer's own backstop.
+    @Test func aRestartWaitsWhileTheDiskIsSlowToSync() async throws {
+        // Every first pass counts as slow here.
+        try await withSQLiteFile(walRestarts: WALRestartPolicy(slowPass: .zero)) { database in
+            try await createPages(in: database)
+            for _ in 0..<30 { try await insertPages(100, into: database) }
+            try await database.maintain()
+            let statistics = database.statistics
+            #expect(statistics.walPages >= 3_000)
+            #expect(statistics.writerPauses == 0)
+            #expect(statistics.deferredRestarts == 1)
+        }
+        // Past `forcedPages` it restarts all the same.
+        try await withSQLiteFile(walRestarts: WALRestartPolicy(slowPass: .zero, forcedPages: 2_500)) { database in
+            try await createPages(in: database)
+            for _ in 0..<30 { try await insertPages(100, into: database) }
+            try await database.maintain()
+            #expect(database.statistics.writerPauses == 1)
+            #expect(database.statistics.deferredRestarts == 0)
+            try await insertPages(1, into: database)
+            try await database.maintain()
+            #expect(database.statistics.walPages < 50, "the WAL did not start again: \(database.statistics.walPages) pages")
+            #expect(try await countPages(in: database) == 3_001)
+        }
+    }
+
+    @Test func theRestartPolicy() {
+        let policy = WALRestartPolicy()
+        #expect(!policy.shouldPause(walPages: 1_500, firstPass: .milliseconds(5)))
+        #expect(policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(30)))
+        #expect(policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(100)))
+        #expect(!policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(101)))
+        #expect(!policy.shouldPause(walPages: 8_000, firstPass: .seconds(2)))
+        #expect(policy.shouldPause(walPages: 8_001, firstPass: .seconds(2)))
+        #expect(WALRestartPolicy.regardlessOfTheDisk.shouldPause(walPages: 2_500, firstPass: .seconds(2)))
+        #expect(!WALRestartPolicy.regardlessOfTheDisk.shouldPause(walPages: 2_000, firstPass: .zero))
     }
 }

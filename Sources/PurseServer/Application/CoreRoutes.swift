@@ -127,6 +127,9 @@ struct CoreRoutes {
         # HELP purse_db_writer_paused_seconds_total Time SQLite's writer spent paused for those restarts.
         # TYPE purse_db_writer_paused_seconds_total counter
         purse_db_writer_paused_seconds_total \(statistics.writerPausedSeconds)
+        # HELP purse_db_wal_restarts_deferred_total WAL restarts put off because the disk was slow to sync.
+        # TYPE purse_db_wal_restarts_deferred_total counter
+        purse_db_wal_restarts_deferred_total \(statistics.deferredRestarts)
 
         """
     }

@@ -68,6 +68,8 @@ public struct DatabaseStatistics: Sendable, Equatable {
     /// and how long those pauses took in all.
     public var writerPauses = 0
     public var writerPausedSeconds = 0.0
+    /// SQLite: restarts put off because the disk was slow to sync at the time.
+    public var deferredRestarts = 0
 
     public init() {}
 }
@@ -101,6 +103,11 @@ public final class Database: Sendable {
     /// Opens the database named by `url` (`sqlite:///path`, a plain path, `sqlite::memory:`,
     /// or `postgres://user:pass@host:port/db`).
     public static func open(url: String, logger: Logger) async throws -> Database {
+        try await open(url: url, walRestarts: WALRestartPolicy(), logger: logger)
+    }
+
+    /// ``open(url:logger:)`` with SQLite's WAL restarts as `walRestarts` says.
+    static func open(url: String, walRestarts: WALRestartPolicy, logger: Logger) async throws -> Database {
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
             return Database(driver: try await PostgresDriver(url: url, logger: logger))
         }
@@ -112,7 +119,7 @@ public final class Database: Sendable {
         } else {
             path = url
         }
-        return Database(driver: try await SQLiteDriver.open(path: path, logger: logger))
+        return Database(driver: try await SQLiteDriver.open(path: path, walRestarts: walRestarts, logger: logger))
     }
 
     /// Runs `body` with a session for reading, outside any explicit transaction. On SQLite it is

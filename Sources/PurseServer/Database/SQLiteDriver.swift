@@ -31,17 +31,21 @@ final class SQLiteDriver: DatabaseDriver {
     private let checkpoints = Mutex(DatabaseStatistics())
     private let closed = Mutex(false)
     private let logger: Logger
+    private let walRestarts: WALRestartPolicy
     /// Long writer pauses are logged at most once a minute, with how many there were.
     private let longPauses = Mutex(ThrottledCount(interval: .seconds(60)))
 
     /// Read-only connections per database file.
     static let readerCount = 4
 
-    private init(connection: SQLiteConnectionHandle, readers: SQLiteReaderPool?, checkpointer: SQLiteConnectionHandle?, logger: Logger) {
+    private init(
+        connection: SQLiteConnectionHandle, readers: SQLiteReaderPool?, checkpointer: SQLiteConnectionHandle?, walRestarts: WALRestartPolicy, logger: Logger
+    ) {
         self.connection = connection
         self.readers = readers
         self.checkpointer = checkpointer
         self.logger = logger
+        self.walRestarts = walRestarts
         self.writer = SQLiteWriter(database: Self.sqlDatabase(connection, logger: logger), connection: connection)
     }
 
@@ -49,7 +53,7 @@ final class SQLiteDriver: DatabaseDriver {
         DirectSQLiteDatabase(connection: connection, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
     }
 
-    static func open(path: String?, logger: Logger) async throws -> SQLiteDriver {
+    static func open(path: String?, walRestarts: WALRestartPolicy = WALRestartPolicy(), logger: Logger) async throws -> SQLiteDriver {
         if let path {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -100,7 +104,7 @@ final class SQLiteDriver: DatabaseDriver {
             }
             return checkpointer
         }
-        return SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, logger: logger)
+        return SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, walRestarts: walRestarts, logger: logger)
     }
 
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -126,15 +130,13 @@ final class SQLiteDriver: DatabaseDriver {
             statistics.walPages = checkpoints.walPages
             statistics.writerPauses = checkpoints.writerPauses
             statistics.writerPausedSeconds = checkpoints.writerPausedSeconds
+            statistics.deferredRestarts = checkpoints.deferredRestarts
         }
         return statistics
     }
 
-    /// A writer pause for a WAL restart longer than this is logged as a warning.
+    /// A writer pause longer than this is logged as a warning.
     static let longPause = Duration.milliseconds(100)
-
-    /// A WAL past this many pages (8 MiB) is started again from its beginning.
-    static let restartThresholdPages = 2_000
 
     /// Copies the WAL into the database file, off the request path: the fsyncs this takes
     /// (tens of milliseconds under load on a virtual disk) happen on a thread-pool thread while
@@ -143,7 +145,7 @@ final class SQLiteDriver: DatabaseDriver {
     /// The writer starts the WAL again from its beginning only when a transaction begins while
     /// every frame in it is already in the database — under a steady stream of commits that
     /// never happens by itself, and the WAL would grow until the writer's own backstop
-    /// checkpoint stalled every request. So once the WAL passes ``restartThresholdPages``, a
+    /// checkpoint stalled every request. So once the WAL passes ``WALRestartPolicy/thresholdPages``, a
     /// second pass runs with the writer paused (``SQLiteWriter/paused(_:)``): it has only the
     /// frames committed during the first pass left to copy, and the next transaction restarts
     /// the WAL (unless a reader still holds an older snapshot; the next round tries again).
@@ -152,9 +154,15 @@ final class SQLiteDriver: DatabaseDriver {
     func maintain() async throws {
         guard let checkpointer else { return }
         try await checkpointLock.withLock {
+            let started = ContinuousClock.now
             let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+            let firstPass = ContinuousClock.now - started
             record(first)
-            guard let first, first.walPages > Self.restartThresholdPages else { return }
+            guard let first, first.walPages > walRestarts.thresholdPages else { return }
+            guard walRestarts.shouldPause(walPages: first.walPages, firstPass: firstPass) else {
+                checkpoints.withLock { $0.deferredRestarts += 1 }
+                return
+            }
             let start = ContinuousClock.now
             let second = try await writer.paused {
                 try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
@@ -279,4 +287,29 @@ final class SQLiteReaderPool: Sendable {
 /// A database session was opened inside another one on the same task.
 struct NestedSessionError: Error, CustomStringConvertible {
     var description: String { "nested database session: use the db of the enclosing transaction" }
+}
+
+/// When the WAL is started again from its beginning (``SQLiteDriver/maintain()``).
+struct WALRestartPolicy: Sendable {
+    /// A WAL past this many pages (8 MiB) is restarted.
+    var thresholdPages = 2_000
+    /// A first checkpoint pass slower than this means the disk is slow to sync, and the restart
+    /// waits for a quicker moment; nil restarts whatever the disk.
+    var slowPass: Duration? = .milliseconds(100)
+    /// Past this many pages (32 MiB) the WAL is restarted however slow the disk: the writer's own
+    /// checkpoint (`wal_autocheckpoint = 10000`) would otherwise run inside the write lock.
+    var forcedPages = 8_000
+
+    /// Restarts whatever the disk (for tests that count pauses).
+    static let regardlessOfTheDisk = WALRestartPolicy(slowPass: nil)
+
+    /// Whether to hold writes for the second pass of a restart. That pass's time is its two fsyncs,
+    /// and they take as long as the first pass's did: when the disk is slow to sync (seen here:
+    /// 0.1–2 s while another process wrote heavily), every write would wait that long, so the
+    /// restart is put off while the WAL grows — until it nears the writer's own backstop.
+    func shouldPause(walPages: Int, firstPass: Duration) -> Bool {
+        guard walPages > thresholdPages else { return false }
+        guard let slowPass else { return true }
+        return firstPass <= slowPass || walPages > forcedPages
+    }
 }
