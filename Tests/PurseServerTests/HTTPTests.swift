@@ -55,6 +55,7 @@ struct HTTPTests {
             let commits = try #require(counters["purse_db_commits_total"])
             #expect(transactions > 0 && commits > 0 && commits <= transactions)
             #expect(counters["purse_db_checkpoints_total"] != nil && counters["purse_db_writer_pauses_total"] != nil)
+            #expect(counters["purse_db_wal_restarts_deferred_total"] == 0)
         }
     }
 

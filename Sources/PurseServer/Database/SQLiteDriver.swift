@@ -53,7 +53,7 @@ final class SQLiteDriver: DatabaseDriver {
         DirectSQLiteDatabase(connection: connection, logger: logger, eventLoop: MultiThreadedEventLoopGroup.singleton.any(), queryLogLevel: .trace)
     }
 
-    static func open(path: String?, walRestarts: WALRestartPolicy = WALRestartPolicy(), logger: Logger) async throws -> SQLiteDriver {
+    static func open(path: String?, walRestarts: WALRestartPolicy, logger: Logger) async throws -> SQLiteDriver {
         if let path {
             let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -149,6 +149,8 @@ final class SQLiteDriver: DatabaseDriver {
     /// second pass runs with the writer paused (``SQLiteWriter/paused(_:)``): it has only the
     /// frames committed during the first pass left to copy, and the next transaction restarts
     /// the WAL (unless a reader still holds an older snapshot; the next round tries again).
+    /// That pass's time is its fsyncs, so while the disk is slow to sync the restart is put off
+    /// (``WALRestartPolicy/shouldPause(walPages:firstPass:)``).
     /// No connection waits on a lock for this — `SQLITE_CHECKPOINT_RESTART` would make the
     /// writer sleep in SQLite's busy handler, on a cooperative thread, for as long as it ran.
     func maintain() async throws {
