@@ -42,7 +42,7 @@ public final class BufferedLogOutput: Sendable {
     public init(fileDescriptor: Int32, interval: Duration? = .milliseconds(100)) {
         self.fileDescriptor = fileDescriptor
         guard let interval else { return }
-        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        let seconds = interval.milliseconds / 1000
         // The thread holds the output weakly and ends once nobody else does.
         Thread.detachNewThread { [weak self] in
             while true {
