@@ -253,6 +253,9 @@ let package = Package(
             dependencies: [
                 "PurseCLI",
                 "PurseServer",
+                "NexusService",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import Hummingbird
 import Logging
@@ -60,6 +61,8 @@ struct NexusBench: AsyncParsableCommand {
     @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so the CPU time two builds spend on it compares them where rates on a noisy machine cannot (benchmarks/compare.sh).")
     var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
+    @Option(help: "The load generator: lean (prepared request bytes, like wrk; the default) or core (the real NexusPay client core, which costs the shared CPUs about three times as much per flow).")
+    var client: BenchClientKind = .lean
 
     func run() async throws {
         guard (1...512).contains(connections), (1...300).contains(duration), (1...1_000_000).contains(count ?? 1) else {
@@ -89,6 +92,7 @@ struct NexusBench: AsyncParsableCommand {
             try await waitForHealth(base)
             let budget = count.map { "\($0) operations per connection" } ?? "\(duration) s"
             print("purse bench nexus: \(connections) connections, \(budget) per phase, server \(base.absoluteString)")
+            print("load generator: \(client == .lean ? "lean (prepared requests)" : "the NexusPay client core")")
             print(self.server == nil ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
             try await measure(base: base)
         } catch {
@@ -108,8 +112,14 @@ struct NexusBench: AsyncParsableCommand {
 
     func measure(base: URL) async throws {
         // One user, device and keep-alive connection per --connections.
-        let users = try await withThrowingTaskGroup(of: BenchUser.self, returning: [BenchUser].self) { group in
-            for index in 0..<connections { group.addTask { try await BenchUser.make(base: base, index: index) } }
+        let client = self.client
+        let users = try await withThrowingTaskGroup(of: (any BenchDriver).self, returning: [any BenchDriver].self) { group in
+            for index in 0..<connections {
+                group.addTask {
+                    let user = try await BenchUser.make(base: base, index: index)
+                    return client == .core ? user : try await user.lean(base: base)
+                }
+            }
             return try await group.reduce(into: []) { $0.append($1) }
         }
 
@@ -117,19 +127,17 @@ struct NexusBench: AsyncParsableCommand {
         var cpu = ProcessCPU.now()
         let healthElapsed = try await load(users) { user in
             let start = ContinuousClock.now
-            do { _ = try await user.api.sendRaw("GET", "/health", authenticated: false); health.record(.now - start) } catch { health.fail() }
+            do { try await user.health(); health.record(.now - start) } catch { health.fail() }
         }
         report("GET /health", health.summary(over: healthElapsed), cpuSince: &cpu)
 
-        let flows = LatencyRecorder(), topups = LatencyRecorder()
+        let flows = LatencyRecorder()
         cpu = ProcessCPU.now()
         let flowElapsed = try await load(users) { user in
             let start = ContinuousClock.now
             do {
                 let token = try await user.stepUp()
-                let topupStart = ContinuousClock.now
-                _ = try await user.nexus.topup(Self.order, authorization: .verificationToken(token), idempotencyKey: IdempotencyKey.make())
-                topups.record(.now - topupStart)
+                try await user.topup(token: token)
                 flows.record(.now - start)
             } catch {
                 flows.fail()
@@ -159,7 +167,7 @@ struct NexusBench: AsyncParsableCommand {
                     for token in tokens {
                         let start = ContinuousClock.now
                         do {
-                            _ = try await user.nexus.topup(Self.order, authorization: .verificationToken(token), idempotencyKey: IdempotencyKey.make())
+                            try await user.topup(token: token)
                             alone.record(.now - start)
                         } catch { alone.fail() }
                     }
@@ -172,7 +180,7 @@ struct NexusBench: AsyncParsableCommand {
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
-        for user in users { await user.connection.close() }
+        for user in users { await user.close() }
     }
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
@@ -189,7 +197,7 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Runs `body` in a loop on every user's connection: `--count` times each, or until
     /// `--duration` passes.
-    func load(_ users: [BenchUser], _ body: @escaping @Sendable (BenchUser) async -> Void) async throws -> Duration {
+    func load(_ users: [any BenchDriver], _ body: @escaping @Sendable (any BenchDriver) async -> Void) async throws -> Duration {
         let start = ContinuousClock.now
         let deadline = start + .seconds(duration)
         let count = count
@@ -217,12 +225,29 @@ struct NexusBench: AsyncParsableCommand {
     }
 }
 
-/// A benchmark user: account, enrolled device, funded wallet, its own client.
-struct BenchUser: Sendable {
+/// Which load generator drives the benchmark.
+enum BenchClientKind: String, ExpressibleByArgument, Sendable {
+    case lean, core
+}
+
+/// One connection's worth of load: what each phase asks of it.
+protocol BenchDriver: Sendable {
+    func health() async throws
+    /// options → sign → verify; returns the verificationToken.
+    func stepUp() async throws -> String
+    func topup(token: String) async throws
+    func close() async
+}
+
+/// A benchmark user: account, enrolled device and funded wallet, made through the real client
+/// core (untimed), which also drives the load with `--client core`.
+struct BenchUser: BenchDriver {
     let api: APIClient
     let nexus: NexusClient
     let authenticator: DeviceAuthenticator
     let connection: BenchConnection
+    let sessionToken: String
+    let key: P256.Signing.PrivateKey
 
     static func make(base: URL, index: Int) async throws -> BenchUser {
         let transport = try await BenchConnection.connect(host: base.host ?? "127.0.0.1", port: base.port ?? 80)
@@ -233,19 +258,49 @@ struct BenchUser: Sendable {
             authenticated: false
         )
         try await api.session.setToken(auth.token)
-        var origin = "\(base.scheme ?? "http")://\(base.host ?? "127.0.0.1")"
-        if let port = base.port { origin += ":\(port)" }
-        let authenticator = DeviceAuthenticator(store: InMemorySecureStore(), origin: origin)
+        let key = P256.Signing.PrivateKey()
+        let authenticator = DeviceAuthenticator(store: InMemorySecureStore(), origin: origin(of: base)) { _, _ in SoftwareDeviceKey(privateKey: key) }
         let nexus = NexusClient(api: api)
         _ = try await Enrollment(client: nexus, gate: SoftwareBiometricGate.scripted([.success]), authenticator: authenticator).enroll()
         _ = try await nexus.fund(amount: 10_000_000)
-        return BenchUser(api: api, nexus: nexus, authenticator: authenticator, connection: transport)
+        return BenchUser(api: api, nexus: nexus, authenticator: authenticator, connection: transport, sessionToken: auth.token, key: key)
     }
 
-    /// options → sign → verify; returns the verificationToken.
+    static func origin(of base: URL) -> String {
+        var origin = "\(base.scheme ?? "http")://\(base.host ?? "127.0.0.1")"
+        if let port = base.port { origin += ":\(port)" }
+        return origin
+    }
+
+    /// The same user and device driven by the lean load generator on a connection of its own.
+    func lean(base: URL) async throws -> LeanBenchClient {
+        guard let credentialID = try await authenticator.credentialID() else { throw CLIError("bench user is not enrolled") }
+        let rpID = try await nexus.authenticationOptions().rpId
+        await connection.close()
+        let host = base.host ?? "127.0.0.1", port = base.port ?? 80
+        return LeanBenchClient(
+            connection: try await RawHTTPConnection.connect(host: host, port: port), host: "\(host):\(port)", sessionToken: sessionToken,
+            signer: AssertionSigner(key: key, credentialID: credentialID, origin: Self.origin(of: base), rpID: rpID, signCount: 0)
+        )
+    }
+
+    func health() async throws {
+        _ = try await api.sendRaw("GET", "/health", authenticated: false)
+    }
+
     func stepUp() async throws -> String {
         let options = try await nexus.authenticationOptions()
         let assertion = try await authenticator.makeAssertion(for: options, userVerified: true)
         return try await nexus.verify(assertion).verificationToken
     }
+
+    func topup(token: String) async throws {
+        _ = try await nexus.topup(NexusBench.order, authorization: .verificationToken(token), idempotencyKey: IdempotencyKey.make())
+    }
+
+    func close() async { await connection.close() }
+}
+
+extension LeanBenchClient: BenchDriver {
+    func close() async { await connection.close() }
 }
