@@ -103,10 +103,13 @@ extension Response {
 
 /// The server's JSON coders.
 public enum JSONCoding {
-    public static var encoder: JSONEncoder {
+    /// One encoder shared by every response: its settings never change after this, and
+    /// encoding with it from several tasks at once is safe. (A new one per response cost an
+    /// allocation and its options' setup on every request.)
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
-    }
+    }()
 }
