@@ -253,6 +253,7 @@ let package = Package(
             dependencies: [
                 "PurseCLI",
                 "PurseServer",
+                "NexusPay",
                 "NexusService",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

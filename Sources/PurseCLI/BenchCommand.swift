@@ -61,7 +61,7 @@ struct NexusBench: AsyncParsableCommand {
     @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so the CPU time two builds spend on it compares them where rates on a noisy machine cannot (benchmarks/compare.sh).")
     var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
-    @Option(help: "The load generator: lean (prepared request bytes, like wrk; the default) or core (the real NexusPay client core, which costs the shared CPUs about three times as much per flow).")
+    @Option(help: "The load generator: lean (prepared request bytes, like wrk; the default) or core (the real NexusPay client core, which costs the shared CPUs about twice as much per flow).")
     var client: BenchClientKind = .lean
 
     func run() async throws {
@@ -275,12 +275,14 @@ struct BenchUser: BenchDriver {
     /// The same user and device driven by the lean load generator on a connection of its own.
     func lean(base: URL) async throws -> LeanBenchClient {
         guard let credentialID = try await authenticator.credentialID() else { throw CLIError("bench user is not enrolled") }
+        // The relying party's id, from one options request (its challenge is left to expire).
         let rpID = try await nexus.authenticationOptions().rpId
         await connection.close()
         let host = base.host ?? "127.0.0.1", port = base.port ?? 80
-        return LeanBenchClient(
+        return try LeanBenchClient(
             connection: try await RawHTTPConnection.connect(host: host, port: port), host: "\(host):\(port)", sessionToken: sessionToken,
-            signer: AssertionSigner(key: key, credentialID: credentialID, origin: Self.origin(of: base), rpID: rpID, signCount: 0)
+            signer: AssertionSigner(key: key, credentialID: credentialID, origin: Self.origin(of: base), rpID: rpID, signCount: 0),
+            order: NexusBench.order
         )
     }
 

@@ -21,12 +21,14 @@ final class LeanBenchClient: Sendable {
     private let authorization: String
     private let host: String
     private let signer: AssertionSigner
+    private let topupBody: TopupBody
 
-    init(connection: RawHTTPConnection, host: String, sessionToken: String, signer: AssertionSigner) {
+    init(connection: RawHTTPConnection, host: String, sessionToken: String, signer: AssertionSigner, order: TopupOrder) throws {
         self.connection = connection
         self.host = host
         self.authorization = "Bearer \(sessionToken)"
         self.signer = signer
+        self.topupBody = try TopupBody(order)
         self.healthRequest = RawHTTPRequest.make("GET", "/health", host: host)
         self.optionsRequest = RawHTTPRequest.make("GET", "/biometric/auth/options", host: host, authorization: authorization)
     }
@@ -49,12 +51,24 @@ final class LeanBenchClient: Sendable {
     }
 
     func topup(token: String) async throws {
-        let body = #"{"amount":50,"productCode":"AIRTIME_MTN","recipientPhone":"08012345678","supplierSlug":"mtn","verificationToken":"\#(token)"}"#
         let response = try await connection.send(RawHTTPRequest.make(
-            "POST", "/user/topup", host: host, authorization: authorization, idempotencyKey: IdempotencyKey.make(), body: body
+            "POST", "/user/topup", host: host, authorization: authorization, idempotencyKey: IdempotencyKey.make(), body: topupBody.with(token: token)
         ))
         try response.requireStatus(200)
     }
+}
+
+/// A top-up request body: the order encoded once, each token appended.
+struct TopupBody: Sendable {
+    /// The order's JSON without its closing brace.
+    private let prefix: String
+
+    init(_ order: TopupOrder) throws {
+        prefix = String(String(decoding: try JSONEncoder().encode(order), as: UTF8.self).dropLast())
+    }
+
+    /// The body for one top-up; `token` is a JWT (base64url and dots), so it needs no escaping.
+    func with(token: String) -> String { prefix + #","verificationToken":"\#(token)"}"# }
 }
 
 /// A platform authenticator's assertions, written straight as `AuthenticationResponseJSON`: the

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import NexusPay
 import NexusService
 import Testing
 
@@ -34,6 +35,15 @@ struct LeanBenchClientTests {
             #expect(count == lastCount + 1)
             lastCount = count
         }
+    }
+
+    @Test func topUpBodiesAreTheOrderWithItsToken() throws {
+        let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
+        let body = try TopupBody(order).with(token: "aGVhZA.cGF5bG9hZA.c2ln")
+        struct Sent: Decodable, Equatable { var amount: Int; var productCode: String; var recipientPhone: String; var supplierSlug: String?; var useCashback: Bool; var verificationToken: String }
+        #expect(try JSONDecoder().decode(Sent.self, from: Data(body.utf8)) == Sent(
+            amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn", useCashback: false, verificationToken: "aGVhZA.cGF5bG9hZA.c2ln"
+        ))
     }
 
     @Test func requestsAreHTTP11WithTheirHeadersAndALength() {
