@@ -11,30 +11,22 @@ import PurseKit
 /// response read. The client core above it (``APIClient``, `NexusClient`, the authenticator's
 /// signatures) is unchanged, so a flow still does the work a phone does.
 final class BenchConnection: HTTPTransport {
-    private let channel: any Channel
-    private let collector: NIOLoopBound<ResponseCollector>
+    private let link: BenchChannel<ResponseCollector>
     private let host: String
 
-    private init(channel: any Channel, collector: NIOLoopBound<ResponseCollector>, host: String) {
-        self.channel = channel
-        self.collector = collector
+    private init(link: BenchChannel<ResponseCollector>, host: String) {
+        self.link = link
         self.host = host
     }
 
     static func connect(host: String, port: Int) async throws -> BenchConnection {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector())
-                }
-            }
-            .connect(host: host, port: port).get()
-        let collector = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: ResponseCollector.self), eventLoop: channel.eventLoop)
-        }.get()
-        return BenchConnection(channel: channel, collector: collector, host: "\(host):\(port)")
+        let link = try await BenchChannel.connect(host: host, port: port) { pipeline in
+            try pipeline.addHTTPClientHandlers()
+            let collector = ResponseCollector()
+            try pipeline.addHandler(collector)
+            return collector
+        }
+        return BenchConnection(link: link, host: "\(host):\(port)")
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -46,16 +38,74 @@ final class BenchConnection: HTTPTransport {
         let body = request.body.map { ByteBuffer(bytes: $0) }
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
 
-        let channel = self.channel, collector = self.collector, requestHead = head
-        return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<TransportResponse> in
-            let promise = channel.eventLoop.makePromise(of: TransportResponse.self)
-            guard collector.value.pending == nil else {
-                return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
-            }
-            collector.value.pending = promise
+        let requestHead = head
+        return try await link.send { channel in
             channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
+    }
+
+    func close() async {
+        await link.close()
+    }
+}
+
+/// The last handler of a bench connection's pipeline: it answers the one request in flight.
+protocol PendingResponseHandler: ChannelInboundHandler, SendableMetatype {
+    associatedtype Response: Sendable
+    var pending: EventLoopPromise<Response>? { get set }
+}
+
+extension PendingResponseHandler {
+    /// Answers the request in flight, if any.
+    func succeedPending(_ response: Response) {
+        let promise = pending
+        pending = nil
+        promise?.succeed(response)
+    }
+
+    /// Fails the request in flight, if any.
+    func failPending(_ error: any Error) {
+        let promise = pending
+        pending = nil
+        promise?.fail(error)
+    }
+}
+
+/// One persistent keep-alive connection carrying one request at a time — the part both load
+/// generators share: connect with `TCP_NODELAY`, write a request on the channel's event loop, wait
+/// for the handler at the end of the pipeline to answer it.
+struct BenchChannel<Handler: PendingResponseHandler>: Sendable {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<Handler>
+
+    /// - Parameter pipeline: Adds the connection's handlers and returns the last one.
+    static func connect(
+        host: String, port: Int, pipeline: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Handler
+    ) async throws -> BenchChannel {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { _ = try pipeline(channel.pipeline.syncOperations) }
+            }
+            .connect(host: host, port: port).get()
+        let handler = try await channel.eventLoop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: Handler.self), eventLoop: channel.eventLoop)
+        }.get()
+        return BenchChannel(channel: channel, handler: handler)
+    }
+
+    /// Writes a request with `write` (on the channel's event loop) and returns its response.
+    func send(_ write: @escaping @Sendable (any Channel) -> Void) async throws -> Handler.Response {
+        let channel = self.channel, handler = self.handler
+        return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Handler.Response> in
+            let promise = channel.eventLoop.makePromise(of: Handler.Response.self)
+            guard handler.value.pending == nil else {
+                return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
+            }
+            handler.value.pending = promise
+            write(channel)
             return promise.futureResult
         }.get()
     }
@@ -66,7 +116,7 @@ final class BenchConnection: HTTPTransport {
 }
 
 /// Collects one response at a time into a ``TransportResponse``; lives on the channel's loop.
-private final class ResponseCollector: ChannelInboundHandler {
+private final class ResponseCollector: PendingResponseHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     var pending: EventLoopPromise<TransportResponse>?
@@ -84,26 +134,17 @@ private final class ResponseCollector: ChannelInboundHandler {
         case .body(var chunk):
             body.writeBuffer(&chunk)
         case .end:
-            let response = TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView))
-            let promise = pending
-            pending = nil
-            promise?.succeed(response)
+            succeedPending(TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView)))
         }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(PurseError.offline("connection closed by the server"))
+        failPending(PurseError.offline("connection closed by the server"))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(PurseError.offline("connection failed: \(error)"))
+        failPending(PurseError.offline("connection failed: \(error)"))
         context.close(promise: nil)
-    }
-
-    private func fail(_ error: PurseError) {
-        let promise = pending
-        pending = nil
-        promise?.fail(error)
     }
 }

@@ -160,49 +160,29 @@ enum ByteSearch {
 
 /// One keep-alive connection, one request at a time: prepared request bytes out, status and
 /// body back.
-final class RawHTTPConnection: Sendable {
-    private let channel: any Channel
-    private let parser: NIOLoopBound<RawResponseParser>
-
-    private init(channel: any Channel, parser: NIOLoopBound<RawResponseParser>) {
-        self.channel = channel
-        self.parser = parser
-    }
+struct RawHTTPConnection: Sendable {
+    private let link: BenchChannel<RawResponseParser>
 
     static func connect(host: String, port: Int) async throws -> RawHTTPConnection {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(RawResponseParser()) }
-            }
-            .connect(host: host, port: port).get()
-        let parser = try await channel.eventLoop.submit {
-            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: RawResponseParser.self), eventLoop: channel.eventLoop)
-        }.get()
-        return RawHTTPConnection(channel: channel, parser: parser)
+        RawHTTPConnection(link: try await BenchChannel.connect(host: host, port: port) { pipeline in
+            let parser = RawResponseParser()
+            try pipeline.addHandler(parser)
+            return parser
+        })
     }
 
     func send(_ request: ByteBuffer) async throws -> RawHTTPResponse {
-        let channel = self.channel, parser = self.parser
-        return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<RawHTTPResponse> in
-            let promise = channel.eventLoop.makePromise(of: RawHTTPResponse.self)
-            guard parser.value.pending == nil else {
-                return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
-            }
-            parser.value.pending = promise
-            channel.writeAndFlush(request, promise: nil)
-            return promise.futureResult
-        }.get()
+        try await link.send { channel in channel.writeAndFlush(request, promise: nil) }
     }
 
     func close() async {
-        try? await channel.close()
+        await link.close()
     }
 }
 
 /// Reads HTTP/1.1 responses framed by `Content-Length` (what the server sends for every JSON
 /// response) and answers the pending request with each.
-final class RawResponseParser: ChannelInboundHandler {
+final class RawResponseParser: PendingResponseHandler {
     typealias InboundIn = ByteBuffer
 
     var pending: EventLoopPromise<RawHTTPResponse>?
@@ -214,13 +194,9 @@ final class RawResponseParser: ChannelInboundHandler {
         var chunk = unwrapInboundIn(data)
         buffer.writeBuffer(&chunk)
         do {
-            while let response = try Self.parse(&buffer) {
-                let promise = pending
-                pending = nil
-                promise?.succeed(response)
-            }
+            while let response = try Self.parse(&buffer) { succeedPending(response) }
         } catch {
-            fail(error)
+            failPending(error)
             context.close(promise: nil)
         }
     }
@@ -270,18 +246,12 @@ final class RawResponseParser: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        fail(PurseError.offline("connection closed by the server"))
+        failPending(PurseError.offline("connection closed by the server"))
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(PurseError.offline("connection failed: \(error)"))
+        failPending(PurseError.offline("connection failed: \(error)"))
         context.close(promise: nil)
-    }
-
-    private func fail(_ error: any Error) {
-        let promise = pending
-        pending = nil
-        promise?.fail(error)
     }
 }
