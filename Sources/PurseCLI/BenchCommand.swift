@@ -23,8 +23,23 @@ struct BenchCommand: AsyncParsableCommand {
 final class LatencyRecorder: Sendable {
     private let samples = Mutex<[Double]>([])
     private let errors = Atomic<Int>(0)
+    /// With `--trace`: every operation as (connection, start since the phase began, latency).
+    private let trace: Mutex<[(connection: Int, start: Double, latency: Double)]>?
+
+    init(tracing: Bool = false) { trace = tracing ? Mutex([]) : nil }
 
     func record(_ duration: Duration) { samples.withLock { $0.append(duration.seconds) } }
+
+    func record(_ duration: Duration, connection: Int, startedAfter offset: Duration) {
+        record(duration)
+        trace?.withLock { $0.append((connection, offset.seconds, duration.seconds)) }
+    }
+
+    /// The trace as text, one operation a line: `connection start_s latency_s`, in start order.
+    func traceText() -> String {
+        let entries = trace?.withLock { $0 }.sorted { $0.start < $1.start } ?? []
+        return entries.map { "\($0.connection) \($0.start) \($0.latency)\n" }.joined()
+    }
     func fail() { errors.add(1, ordering: .relaxed) }
 
     func summary(over elapsed: Duration) -> (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int) {
@@ -63,6 +78,8 @@ struct NexusBench: AsyncParsableCommand {
     @Option(help: "Seconds per phase.") var duration: Int = 10
     @Option(help: "The load generator: lean (prepared request bytes, like wrk; the default) or core (the real NexusPay client core, which costs the shared CPUs about twice as much per flow).")
     var client: BenchClientKind = .lean
+    @Option(help: "Write every top-up of the top-up-alone phase to this file, one a line: connection, start (s since the phase began), latency (s) — to tell stalls that hold every connection at once from ordinary queueing.")
+    var trace: String?
 
     func run() async throws {
         guard (1...512).contains(connections), (1...300).contains(duration), (1...1_000_000).contains(count ?? 1) else {
@@ -157,7 +174,7 @@ struct NexusBench: AsyncParsableCommand {
             }
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
-        let alone = LatencyRecorder()
+        let alone = LatencyRecorder(tracing: trace != nil)
         cpu = ProcessCPU.now()
         let aloneStart = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -168,7 +185,7 @@ struct NexusBench: AsyncParsableCommand {
                         let start = ContinuousClock.now
                         do {
                             try await user.topup(token: token)
-                            alone.record(.now - start)
+                            alone.record(.now - start, connection: index, startedAfter: start - aloneStart)
                         } catch { alone.fail() }
                     }
                 }
@@ -176,6 +193,7 @@ struct NexusBench: AsyncParsableCommand {
             try await group.waitForAll()
         }
         let aloneSummary = alone.summary(over: .now - aloneStart)
+        if let trace { try alone.traceText().write(toFile: trace, atomically: true, encoding: .utf8) }
         report("top-up alone", aloneSummary, cpuSince: &cpu)
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))

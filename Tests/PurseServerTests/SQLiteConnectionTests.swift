@@ -262,6 +262,36 @@ struct SQLiteConnectionTests {
         }
     }
 
+    /// Housekeeping comes every 20 ms while writes commit and every 200 ms otherwise: a pass says
+    /// whether the writer committed since the pass before, and the maintenance service waits by it.
+    @Test func housekeepingKeepsPaceWithTheWrites() async throws {
+        try await withSQLiteFile { database in
+            let maintenance = DatabaseMaintenance(database: database, logger: Logger(label: "test"))
+            try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
+            #expect(try await maintenance.nextPass() == .milliseconds(20))
+            #expect(try await maintenance.nextPass() == .milliseconds(200))
+            #expect(try await database.maintain() == .idle)
+            try await database.transaction { db in try await db.raw("INSERT INTO notes (body) VALUES ('one')").run() }
+            #expect(try await database.maintain() == .busy)
+            #expect(try await database.maintain() == .idle)
+            // A read commits nothing; a transaction that rolls back neither.
+            _ = try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM notes").first() }
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await database.transaction { db in
+                    try await db.raw("INSERT INTO notes (body) VALUES ('two')").run()
+                    throw Refused()
+                }
+            }
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.checkpoints == 6)
+        }
+        let memory = try await Database.open(url: "sqlite::memory:", logger: Logger(label: "test"))
+        try await memory.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY)").run() }
+        #expect(try await memory.maintain() == .idle, "an in-memory database has no WAL to copy")
+        await memory.shutdown()
+    }
+
     @Test func theRestartPolicy() {
         let policy = WALRestartPolicy()
         #expect(!policy.shouldPause(walPages: 1_500, firstPass: .milliseconds(5)))

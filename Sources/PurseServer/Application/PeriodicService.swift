@@ -7,9 +7,15 @@ public struct PeriodicService: Service {
     public let name: String
     let interval: Duration
     let logger: Logger
-    let work: @Sendable () async throws -> Void
+    /// Does one round; returns how long to wait before the next, or nil for `interval`.
+    let work: @Sendable () async throws -> Duration?
 
     public init(_ name: String, every interval: Duration, logger: Logger, _ work: @escaping @Sendable () async throws -> Void) {
+        self.init(name, every: interval, logger: logger, adaptive: { try await work(); return nil })
+    }
+
+    /// A round that decides when the next one runs (a failed round waits `interval`).
+    public init(_ name: String, every interval: Duration, logger: Logger, adaptive work: @escaping @Sendable () async throws -> Duration?) {
         self.name = name
         self.interval = interval
         self.logger = logger
@@ -19,12 +25,13 @@ public struct PeriodicService: Service {
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
+                var wait = interval
                 do {
-                    try await work()
+                    wait = try await work() ?? interval
                 } catch {
                     logger.warning("\(name) failed", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: interval)
+                try? await Task.sleep(for: wait)
             }
         }
     }

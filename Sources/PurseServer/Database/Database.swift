@@ -59,8 +59,9 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var committedTransactions = 0
     /// `COMMIT`s that carried them: fewer than the transactions when SQLite commits them in groups.
     public var commits = 0
-    /// SQLite: checkpoint passes of the server's housekeeping (one every 200 ms, plus the paused
-    /// ones below); a pass with nothing new to copy costs next to nothing.
+    /// SQLite: checkpoint passes of the server's housekeeping (every 20 ms while writes commit,
+    /// every 200 ms when idle, plus the paused ones below); a pass with nothing new to copy costs
+    /// next to nothing.
     public var checkpoints = 0
     /// SQLite: the WAL's size, in pages, at the last checkpoint.
     public var walPages = 0
@@ -74,6 +75,13 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public init() {}
 }
 
+/// What a housekeeping pass found: writes committed since the pass before (`busy`: the next
+/// should come soon, while there is little to copy) or none (`idle`).
+public enum MaintenancePace: Sendable, Equatable {
+    case busy
+    case idle
+}
+
 /// A database driver: hands out sessions for reads and runs write transactions.
 protocol DatabaseDriver: Sendable {
     var engine: DatabaseEngine { get }
@@ -81,7 +89,7 @@ protocol DatabaseDriver: Sendable {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Housekeeping that must not run inside requests (SQLite: WAL checkpoints). Called
     /// periodically by the server while it runs.
-    func maintain() async throws
+    func maintain() async throws -> MaintenancePace
     func shutdown() async
     var statistics: DatabaseStatistics { get }
 }
@@ -146,7 +154,9 @@ public final class Database: Sendable {
     }
 
     /// Runs the engine's periodic housekeeping once (see ``DatabaseMaintenance``).
-    public func maintain() async throws {
+    /// - Returns: Whether writes committed since the previous pass, so the next should come soon.
+    @discardableResult
+    public func maintain() async throws -> MaintenancePace {
         try await driver.maintain()
     }
 

@@ -99,7 +99,7 @@ final class PostgresDriver: DatabaseDriver {
     }
 
     /// PostgreSQL checkpoints and vacuums on its own.
-    func maintain() async throws {}
+    func maintain() async throws -> MaintenancePace { .idle }
 
     /// Closes the pool; sessions asked for afterwards fail with `DatabaseClosedError` at once
     /// rather than waiting for a connection that will never come.

@@ -34,6 +34,8 @@ final class SQLiteDriver: DatabaseDriver {
     private let walRestarts: WALRestartPolicy
     /// Long writer pauses are logged at most once a minute, with how many there were.
     private let longPauses = Mutex(ThrottledCount(interval: .seconds(60)))
+    /// The writer's commit count when the last housekeeping pass began.
+    private let commitsAtLastPass = Mutex(0)
 
     /// Read-only connections per database file.
     static let readerCount = 4
@@ -63,7 +65,7 @@ final class SQLiteDriver: DatabaseDriver {
         if path != nil {
             try await setup.raw("PRAGMA journal_mode = WAL").run()
             try await setup.raw("PRAGMA synchronous = NORMAL").run()
-            // The server checkpoints every 200 ms from a connection of its own (``maintain()``);
+            // The server checkpoints from a connection of its own (``maintain()``, every 20 ms while writes commit);
             // the writer checkpoints itself — fsyncs and all, inside the write lock — only if the
             // WAL outgrows ~40 MB (a backstop for tools that open the file without the server).
             try await setup.raw("PRAGMA wal_autocheckpoint = 10000").run()
@@ -153,8 +155,15 @@ final class SQLiteDriver: DatabaseDriver {
     /// (``WALRestartPolicy/shouldPause(walPages:firstPass:)``).
     /// No connection waits on a lock for this — `SQLITE_CHECKPOINT_RESTART` would make the
     /// writer sleep in SQLite's busy handler, on a cooperative thread, for as long as it ran.
-    func maintain() async throws {
-        guard let checkpointer else { return }
+    ///
+    /// Returns `busy` when the writer committed since the previous pass began.
+    func maintain() async throws -> MaintenancePace {
+        guard let checkpointer else { return .idle }
+        let commits = writer.statistics.commits
+        let pace = commitsAtLastPass.withLock { last -> MaintenancePace in
+            defer { last = commits }
+            return commits == last ? .idle : .busy
+        }
         try await checkpointLock.withLock {
             let started = ContinuousClock.now
             let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
@@ -178,6 +187,7 @@ final class SQLiteDriver: DatabaseDriver {
                 ])
             }
         }
+        return pace
     }
 
     private func record(_ checkpoint: (walPages: Int, checkpointedPages: Int)?, paused: Duration? = nil) {

@@ -161,9 +161,12 @@ final class SQLiteWriter: Sendable {
             for item in committing { item.finish(error) }
             return
         }
-        counts.withLock { counts in
-            counts.commits += 1
-            counts.committedTransactions += committing.count
+        // A group whose every body was refused commits nothing: not counted.
+        if !committing.isEmpty {
+            counts.withLock { counts in
+                counts.commits += 1
+                counts.committedTransactions += committing.count
+            }
         }
         for item in committing { item.finish(nil) }
     }
