@@ -78,6 +78,8 @@ struct NexusBench: AsyncParsableCommand {
     @Option(help: "Seconds per phase.") var duration: Int = 10
     @Option(help: "The load generator: lean (prepared request bytes, like wrk; the default) or core (the real NexusPay client core, which costs the shared CPUs about twice as much per flow).")
     var client: BenchClientKind = .lean
+    @Option(help: "Also run top-ups at this many per second in all (open loop, spread evenly over the connections). Latency counts from each request's scheduled time, so an answer that comes late also delays the requests due behind it on its connection instead of hiding them (no coordinated omission): the latency users see at that load, where the closed-loop phases' latency is set by their connection count (connections ÷ rate).")
+    var rate: Double?
     @Option(help: "Write every top-up of the top-up-alone phase to this file, one a line: connection, start (s since the phase began), latency (s) — to tell stalls that hold every connection at once from ordinary queueing.")
     var trace: String?
 
@@ -85,6 +87,7 @@ struct NexusBench: AsyncParsableCommand {
         guard (1...512).contains(connections), (1...300).contains(duration), (1...1_000_000).contains(count ?? 1) else {
             throw ValidationError("--connections 1-512, --duration 1-300 and --count 1-1000000")
         }
+        guard (1...100_000).contains(rate ?? 1) else { throw ValidationError("--rate 1-100000 top-ups per second") }
         var server: (group: ServiceGroup, task: Task<Void, any Error>)?
         let base: URL
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
@@ -163,17 +166,7 @@ struct NexusBench: AsyncParsableCommand {
         report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
 
         // Top-up alone: tokens minted first (untimed), then spent as fast as possible.
-        let minted = try await withThrowingTaskGroup(of: (Int, [String]).self, returning: [Int: [String]].self) { group in
-            for (index, user) in users.enumerated() {
-                group.addTask {
-                    var tokens: [String] = []
-                    let deadline = ContinuousClock.now + .seconds(duration)
-                    while count.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) { tokens.append(try await user.stepUp()) }
-                    return (index, tokens)
-                }
-            }
-            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
-        }
+        let minted = try await mint(users, perConnection: count)
         let alone = LatencyRecorder(tracing: trace != nil)
         cpu = ProcessCPU.now()
         let aloneStart = ContinuousClock.now
@@ -198,7 +191,68 @@ struct NexusBench: AsyncParsableCommand {
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
+        if let rate {
+            let perConnection = count ?? Int((rate * Double(duration) / Double(connections)).rounded(.up))
+            try await paced(users, rate: rate, tokens: try await mint(users, perConnection: perConnection), cpuSince: &cpu)
+        }
         for user in users { await user.close() }
+    }
+
+    /// Step-up tokens for every connection, untimed: `perConnection` each, or as many as
+    /// `--duration` allows.
+    func mint(_ users: [any BenchDriver], perConnection: Int?) async throws -> [Int: [String]] {
+        let duration = duration
+        return try await withThrowingTaskGroup(of: (Int, [String]).self, returning: [Int: [String]].self) { group in
+            for (index, user) in users.enumerated() {
+                group.addTask {
+                    var tokens: [String] = []
+                    let deadline = ContinuousClock.now + .seconds(duration)
+                    while perConnection.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) { tokens.append(try await user.stepUp()) }
+                    return (index, tokens)
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+    }
+
+    /// Top-ups at `rate` per second in all, each at its scheduled time (``openLoopSchedule``);
+    /// latency from that time.
+    func paced(_ users: [any BenchDriver], rate: Double, tokens: [Int: [String]], cpuSince cpu: inout Double) async throws {
+        let recorder = LatencyRecorder()
+        let connections = users.count
+        cpu = ProcessCPU.now()
+        let start = ContinuousClock.now + .milliseconds(20)
+        await withTaskGroup(of: Void.self) { group in
+            for (index, user) in users.enumerated() {
+                let tokens = tokens[index] ?? []
+                let due = Self.openLoopSchedule(connection: index, connections: connections, rate: rate, count: tokens.count).map { start + $0 }
+                group.addTask {
+                    for (token, due) in zip(tokens, due) {
+                        if ContinuousClock.now < due { try? await Task.sleep(until: due, clock: .continuous) }
+                        do {
+                            try await user.topup(token: token)
+                            recorder.record(.now - due)
+                        } catch { recorder.fail() }
+                    }
+                }
+            }
+        }
+        // Over at least the schedule's span (n requests take n ÷ rate), so a short run is not
+        // reported faster than it was asked to go.
+        let scheduled = Duration.seconds(Double(tokens.values.map(\.count).reduce(0, +)) / rate)
+        let summary = recorder.summary(over: max(.now - start, scheduled))
+        report(String(format: "top-up at %.0f/s (open loop)", rate), summary, cpuSince: &cpu)
+        if summary.perSecond < rate * 0.95 {
+            print(String(format: "  the server kept up with %.0f of the %.0f top-ups/s asked for: latencies include the backlog", summary.perSecond, rate))
+        }
+    }
+
+    /// When each request of connection `connection` is due, from the phase's start: `rate`
+    /// requests a second in all, every connection at `connections ÷ rate` intervals and the
+    /// connections staggered by `1 ÷ rate`, so that the requests of all connections together come
+    /// evenly `1 ÷ rate` apart.
+    static func openLoopSchedule(connection: Int, connections: Int, rate: Double, count: Int) -> [Duration] {
+        (0..<count).map { .seconds((Double($0 * connections + connection)) / rate) }
     }
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
