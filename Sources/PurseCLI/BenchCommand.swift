@@ -40,6 +40,7 @@ final class LatencyRecorder: Sendable {
         let entries = trace?.withLock { $0 }.sorted { $0.start < $1.start } ?? []
         return entries.map { "\($0.connection) \($0.start) \($0.latency)\n" }.joined()
     }
+
     func fail() { errors.add(1, ordering: .relaxed) }
 
     func summary(over elapsed: Duration) -> (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int) {
