@@ -285,6 +285,12 @@ struct SQLiteConnectionTests {
             }
             #expect(try await database.maintain() == .idle)
             #expect(database.statistics.checkpoints == 6)
+            // A round that comes after the database closed (the server stops it at any moment)
+            // does nothing instead of failing on the closed connection.
+            try await database.transaction { db in try await db.raw("INSERT INTO notes (body) VALUES ('three')").run() }
+            await database.shutdown()
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.checkpoints == 6)
         }
         let memory = try await Database.open(url: "sqlite::memory:", logger: Logger(label: "test"))
         try await memory.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY)").run() }

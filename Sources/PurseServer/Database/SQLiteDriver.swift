@@ -156,7 +156,8 @@ final class SQLiteDriver: DatabaseDriver {
     /// No connection waits on a lock for this — `SQLITE_CHECKPOINT_RESTART` would make the
     /// writer sleep in SQLite's busy handler, on a cooperative thread, for as long as it ran.
     ///
-    /// Returns `busy` when the writer committed since the previous pass began.
+    /// Returns `busy` when the writer committed since the previous pass began. Once the database
+    /// is shut down a pass does nothing (a round already scheduled may still come).
     func maintain() async throws -> MaintenancePace {
         guard let checkpointer else { return .idle }
         let commits = writer.statistics.commits
@@ -164,30 +165,38 @@ final class SQLiteDriver: DatabaseDriver {
             defer { last = commits }
             return commits == last ? .idle : .busy
         }
-        try await checkpointLock.withLock {
-            let started = ContinuousClock.now
-            let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
-            let firstPass = ContinuousClock.now - started
-            record(first)
-            guard let first, first.walPages > walRestarts.thresholdPages else { return }
-            guard walRestarts.shouldPause(walPages: first.walPages, firstPass: firstPass) else {
-                checkpoints.withLock { $0.deferredRestarts += 1 }
-                return
-            }
-            let start = ContinuousClock.now
-            let second = try await writer.paused {
-                try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
-            }
-            let paused = ContinuousClock.now - start
-            record(second, paused: paused)
-            // The pass copies a few frames; what takes long is its fsyncs, i.e. the disk.
-            if paused > Self.longPause, let count = longPauses.withLock({ $0.record(at: ContinuousClock.now) }) {
-                logger.warning("SQLite writes were held for a WAL restart longer than expected: the disk is slow to sync", metadata: [
-                    "paused_ms": "\(Int(paused.milliseconds))", "long_pauses": "\(count)",
-                ])
-            }
+        return try await checkpointLock.withLock {
+            // `shutdown()` marks the database closed before it takes this lock to close the
+            // checkpointer, so a pass that gets here first finishes with it open.
+            guard !closed.withLock({ $0 }) else { return .idle }
+            try await checkpointPass(checkpointer)
+            return pace
         }
-        return pace
+    }
+
+    /// One checkpoint pass, and the paused second pass when the WAL is due to start again.
+    private func checkpointPass(_ checkpointer: SQLiteConnectionHandle) async throws {
+        let started = ContinuousClock.now
+        let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+        let firstPass = ContinuousClock.now - started
+        record(first)
+        guard let first, first.walPages > walRestarts.thresholdPages else { return }
+        guard walRestarts.shouldPause(walPages: first.walPages, firstPass: firstPass) else {
+            checkpoints.withLock { $0.deferredRestarts += 1 }
+            return
+        }
+        let start = ContinuousClock.now
+        let second = try await writer.paused {
+            try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+        }
+        let paused = ContinuousClock.now - start
+        record(second, paused: paused)
+        // The pass copies a few frames; what takes long is its fsyncs, i.e. the disk.
+        if paused > Self.longPause, let count = longPauses.withLock({ $0.record(at: ContinuousClock.now) }) {
+            logger.warning("SQLite writes were held for a WAL restart longer than expected: the disk is slow to sync", metadata: [
+                "paused_ms": "\(Int(paused.milliseconds))", "long_pauses": "\(count)",
+            ])
+        }
     }
 
     private func record(_ checkpoint: (walPages: Int, checkpointedPages: Int)?, paused: Duration? = nil) {
