@@ -2,7 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// Runs `work` every `interval` while the server runs, until graceful shutdown. A failed round is
-/// logged and the next one runs as usual: housekeeping never stops the server.
+/// logged and the next one runs as usual: housekeeping never stops the server. A round that shutdown
+/// cancels ends the loop quietly.
 public struct PeriodicService: Service {
     public let name: String
     let interval: Duration
@@ -28,6 +29,8 @@ public struct PeriodicService: Service {
                 var wait = interval
                 do {
                     wait = try await work() ?? interval
+                } catch is CancellationError where Task.isCancelled {
+                    break  // The server is stopping: the round was cut short, it did not fail.
                 } catch {
                     logger.warning("\(name) failed", metadata: ["error": "\(error)"])
                 }
