@@ -99,7 +99,8 @@ public func buildApplication(
 /// Short, frequent checkpoints keep writes flowing: while a pass copies the WAL into the database
 /// file, commits slow down, and how long they do grows with what the pass has to copy. Passes
 /// every 200 ms under a steady write load held every connection for 15–25 ms about four times a
-/// second (the top-up p99 was 5–6 × its p50); every 20 ms the p99 is 2–2.5 × the p50.
+/// second (the top-up p99 was 5–6 × its p50); every 20 ms the p99 is 2–2.5 × the p50. The wait
+/// starts when a pass ends, so a disk that is slow to sync spaces the passes out by itself.
 struct DatabaseMaintenance: Service {
     let database: Database
     let logger: Logger
