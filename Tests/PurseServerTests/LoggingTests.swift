@@ -7,16 +7,21 @@ import PurseTestSupport
 import Synchronization
 import Testing
 
-/// Captures every log line of the process while a test runs.
+/// Captures log lines: every line of the process (``shared``, once ``bootstrap`` ran), or the lines
+/// of one ``logger``.
 final class CapturedLogs: Sendable {
     static let shared = CapturedLogs()
     let lines = Mutex<[String]>([])
     static let bootstrap: Void = {
-        LoggingSystem.bootstrap { label in CaptureHandler(label: label) }
+        LoggingSystem.bootstrap { label in CaptureHandler(label: label, sink: shared) }
     }()
+
+    /// A logger whose lines this capture alone receives.
+    var logger: Logger { Logger(label: "test") { label in CaptureHandler(label: label, sink: self) } }
 
     struct CaptureHandler: LogHandler {
         var label: String
+        let sink: CapturedLogs
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .trace
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -25,7 +30,7 @@ final class CapturedLogs: Sendable {
         }
         func log(event: LogEvent) {
             let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            CapturedLogs.shared.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+            sink.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
         }
     }
 }
