@@ -65,6 +65,36 @@ enum ProcessCPU {
     }
 }
 
+/// The server's SQLite writer counters from `/metrics`, to tell per phase how busy the one
+/// writer was: near 100 %, top-ups queue behind it whatever the CPUs have left.
+struct WriterCounters: Equatable {
+    var busySeconds: Double
+    var transactions: Int
+    var commits: Int
+
+    /// Reads them from Prometheus text; nil when the server does not report them.
+    init?(exposition: String) {
+        var values: [Substring: Double] = [:]
+        for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { values[parts[0]] = value }
+        }
+        guard let busy = values["purse_db_writer_busy_seconds_total"], let transactions = values["purse_db_transactions_total"],
+              let commits = values["purse_db_commits_total"] else { return nil }
+        self.busySeconds = busy
+        self.transactions = Int(transactions)
+        self.commits = Int(commits)
+    }
+
+    /// One phase's line: the writer's share of `elapsed` and transactions per commit since `earlier`.
+    func since(_ earlier: WriterCounters, over elapsed: Duration) -> String? {
+        let busy = busySeconds - earlier.busySeconds, commits = self.commits - earlier.commits
+        guard busy > 0, commits > 0 else { return nil }
+        return String(format: "  SQLite writer busy %.0f %% of the phase, %.1f transactions per commit",
+                      busy / elapsed.seconds * 100, Double(transactions - earlier.transactions) / Double(commits))
+    }
+}
+
 struct NexusBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nexus",
@@ -153,6 +183,7 @@ struct NexusBench: AsyncParsableCommand {
         report("GET /health", health.summary(over: healthElapsed), cpuSince: &cpu)
 
         let flows = LatencyRecorder()
+        var writer = await writerCounters(base)
         cpu = ProcessCPU.now()
         let flowElapsed = try await load(users) { user in
             let start = ContinuousClock.now
@@ -165,10 +196,12 @@ struct NexusBench: AsyncParsableCommand {
             }
         }
         report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
+        await reportWriter(base, since: &writer, over: flowElapsed)
 
         // Top-up alone: tokens minted first (untimed), then spent as fast as possible.
         let minted = try await mint(users, perConnection: count)
         let alone = LatencyRecorder(tracing: trace != nil)
+        writer = await writerCounters(base)
         cpu = ProcessCPU.now()
         let aloneStart = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -186,9 +219,11 @@ struct NexusBench: AsyncParsableCommand {
             }
             try await group.waitForAll()
         }
-        let aloneSummary = alone.summary(over: .now - aloneStart)
+        let aloneElapsed = ContinuousClock.now - aloneStart
+        let aloneSummary = alone.summary(over: aloneElapsed)
         if let trace { try alone.traceText().write(toFile: trace, atomically: true, encoding: .utf8) }
         report("top-up alone", aloneSummary, cpuSince: &cpu)
+        await reportWriter(base, since: &writer, over: aloneElapsed)
         let healthRate = health.summary(over: healthElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms)", aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
@@ -257,6 +292,21 @@ struct NexusBench: AsyncParsableCommand {
     }
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
+
+    /// The server's writer counters now; nil when it does not report them or
+    /// `/metrics` cannot be read.
+    func writerCounters(_ base: URL) async -> WriterCounters? {
+        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+        guard let response = try? await api.sendRaw("GET", "/metrics", authenticated: false), response.status == 200 else { return nil }
+        return WriterCounters(exposition: String(decoding: response.body, as: UTF8.self))
+    }
+
+    /// Prints how busy the SQLite writer was since `earlier` (then resets it).
+    func reportWriter(_ base: URL, since earlier: inout WriterCounters?, over elapsed: Duration) async {
+        let now = await writerCounters(base)
+        if let now, let before = earlier, let line = now.since(before, over: elapsed) { print(line) }
+        earlier = now
+    }
 
     /// Prints a phase's figures and the CPU time per operation since `cpu` (then resets it).
     func report(_ name: String, _ s: (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int), cpuSince cpu: inout Double) {

@@ -27,6 +27,26 @@ struct BenchScheduleTests {
         #expect(NexusBench.openLoopSchedule(connection: 3, connections: 4, rate: 10, count: 0).isEmpty)
     }
 
+    /// The per-phase line about the SQLite writer, from two readings of `/metrics`.
+    @Test func writerUtilisationComesFromTwoReadingsOfMetrics() throws {
+        func exposition(busy: String, transactions: Int, commits: Int) -> String {
+            """
+            # HELP purse_db_transactions_total Write transactions committed.
+            purse_db_transactions_total \(transactions)
+            purse_db_commits_total \(commits)
+            purse_db_writer_busy_seconds_total \(busy)
+            purse_http_requests_total{method="GET",route="/health",status="200"} 7
+
+            """
+        }
+        let before = try #require(WriterCounters(exposition: exposition(busy: "1.5", transactions: 100, commits: 50)))
+        #expect(before == WriterCounters(exposition: exposition(busy: "1.50", transactions: 100, commits: 50)))
+        let after = try #require(WriterCounters(exposition: exposition(busy: "4.5", transactions: 900, commits: 150)))
+        #expect(after.since(before, over: .seconds(4)) == "  SQLite writer busy 75 % of the phase, 8.0 transactions per commit")
+        #expect(after.since(after, over: .seconds(4)) == nil, "no commits in the phase: nothing to say")
+        #expect(WriterCounters(exposition: "purse_db_transactions_total 3\n") == nil, "a server without the writer counter")
+    }
+
     func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

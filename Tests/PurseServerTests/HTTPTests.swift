@@ -46,9 +46,9 @@ struct HTTPTests {
             #expect(metrics.text.contains(#"purse_http_requests_total{method="POST",route="/auth/login",status="400"} 1"#))
             #expect(metrics.text.contains("purse_http_request_duration_seconds_bucket"))
             // Migrations and every write are transactions; SQLite may carry several per commit.
-            let counters = Dictionary(uniqueKeysWithValues: metrics.text.split(separator: "\n").compactMap { line -> (String, Int)? in
+            let counters = Dictionary(uniqueKeysWithValues: metrics.text.split(separator: "\n").compactMap { line -> (String, Double)? in
                 let parts = line.split(separator: " ")
-                guard parts.count == 2, parts[0].hasPrefix("purse_db_"), let value = Int(parts[1]) else { return nil }
+                guard parts.count == 2, parts[0].hasPrefix("purse_db_"), let value = Double(parts[1]) else { return nil }
                 return (String(parts[0]), value)
             })
             let transactions = try #require(counters["purse_db_transactions_total"])
@@ -56,6 +56,9 @@ struct HTTPTests {
             #expect(transactions > 0 && commits > 0 && commits <= transactions)
             #expect(counters["purse_db_checkpoints_total"] != nil && counters["purse_db_writer_pauses_total"] != nil)
             #expect(counters["purse_db_wal_restarts_deferred_total"] == 0)
+            // The writer ran those transactions, so it was busy for some (short) time.
+            let busy = try #require(counters["purse_db_writer_busy_seconds_total"])
+            #expect(busy > 0 && busy < 60)
         }
     }
 

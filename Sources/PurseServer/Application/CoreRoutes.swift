@@ -115,6 +115,9 @@ struct CoreRoutes {
         # HELP purse_db_commits_total Database commits (SQLite commits queued transactions together).
         # TYPE purse_db_commits_total counter
         purse_db_commits_total \(statistics.commits)
+        # HELP purse_db_writer_busy_seconds_total Time SQLite's writer spent running transactions and their commits.
+        # TYPE purse_db_writer_busy_seconds_total counter
+        purse_db_writer_busy_seconds_total \(statistics.writerBusySeconds)
         # HELP purse_db_checkpoints_total SQLite WAL checkpoint passes run by the server's housekeeping.
         # TYPE purse_db_checkpoints_total counter
         purse_db_checkpoints_total \(statistics.checkpoints)

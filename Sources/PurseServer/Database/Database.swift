@@ -59,6 +59,9 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var committedTransactions = 0
     /// `COMMIT`s that carried them: fewer than the transactions when SQLite commits them in groups.
     public var commits = 0
+    /// SQLite: time the one writer spent running transaction groups (bodies and `COMMIT`). Its
+    /// growth per second of wall time is the writer's utilisation: near 1, writes queue behind it.
+    public var writerBusySeconds = 0.0
     /// SQLite: checkpoint passes of the server's housekeeping (every 20 ms while writes commit,
     /// every 200 ms when idle, plus the paused ones below); a pass with nothing new to copy costs
     /// next to nothing.

@@ -104,7 +104,10 @@ final class SQLiteWriter: Sendable {
     private func runGroup() async {
         let group = state.withLock { $0.take(upTo: maxGroup) }
         guard !group.isEmpty else { return }
+        let started = ContinuousClock.now
         await Self.$runningBody.withValue(true) { await execute(group) }
+        let busy = ContinuousClock.now - started
+        counts.withLock { $0.writerBusySeconds += busy.milliseconds / 1000 }
     }
 
     private func execute(_ group: [any QueuedTransaction]) async {
