@@ -86,12 +86,14 @@ struct WriterCounters: Equatable {
         self.commits = Int(commits)
     }
 
-    /// One phase's line: the writer's share of `elapsed` and transactions per commit since `earlier`.
+    /// One phase's line since `earlier`: the writer's share of `elapsed`, transactions per commit,
+    /// and the writer's time per transaction (what bounds the rate of a write-bound phase).
     func since(_ earlier: WriterCounters, over elapsed: Duration) -> String? {
         let busy = busySeconds - earlier.busySeconds, commits = self.commits - earlier.commits
-        guard busy > 0, commits > 0 else { return nil }
-        return String(format: "  SQLite writer busy %.0f %% of the phase, %.1f transactions per commit",
-                      busy / elapsed.seconds * 100, Double(transactions - earlier.transactions) / Double(commits))
+        let transactions = self.transactions - earlier.transactions
+        guard busy > 0, commits > 0, transactions > 0 else { return nil }
+        return String(format: "  SQLite writer busy %.0f %% of the phase, %.1f transactions per commit, %.0f µs per transaction",
+                      busy / elapsed.seconds * 100, Double(transactions) / Double(commits), busy / Double(transactions) * 1e6)
     }
 }
 

@@ -42,7 +42,7 @@ struct BenchScheduleTests {
         let before = try #require(WriterCounters(exposition: exposition(busy: "1.5", transactions: 100, commits: 50)))
         #expect(before == WriterCounters(exposition: exposition(busy: "1.50", transactions: 100, commits: 50)))
         let after = try #require(WriterCounters(exposition: exposition(busy: "4.5", transactions: 900, commits: 150)))
-        #expect(after.since(before, over: .seconds(4)) == "  SQLite writer busy 75 % of the phase, 8.0 transactions per commit")
+        #expect(after.since(before, over: .seconds(4)) == "  SQLite writer busy 75 % of the phase, 8.0 transactions per commit, 3750 µs per transaction")
         #expect(after.since(after, over: .seconds(4)) == nil, "no commits in the phase: nothing to say")
         #expect(WriterCounters(exposition: "purse_db_transactions_total 3\n") == nil, "a server without the writer counter")
     }

@@ -1,7 +1,7 @@
 import HummingbirdTesting
 import HTTPTypes
 import Foundation
-import PurseServer
+@testable import PurseServer
 import PurseTestSupport
 import SQLKit
 import Testing
@@ -153,6 +153,81 @@ struct StoreContractTests {
                 #expect(try await env.ledger.audit(in: db).isEmpty)
             }
         }
+    }
+
+    /// `accountIDs` remembers the ids it found in the database — never those of accounts created
+    /// in a transaction that may still roll back — and forgets one that turns out missing.
+    @Test(arguments: TestEngines.all)
+    func accountIDsAreRememberedOnceFoundAndForgottenWhenMissing(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let user = try await makeUser(env)
+            let specs = [
+                LedgerAccountSpec(owner: user.id, kind: "wallet", currency: "NGN"),
+                LedgerAccountSpec(owner: nil, kind: "funding", currency: "NGN", allowNegative: true),
+            ]
+            @Sendable func post(_ ids: [LedgerAccountID], in db: any SQLDatabase) async throws -> LedgerPosting {
+                try await env.ledger.posting(kind: "funding", entries: [LedgerEntry(ids[1], -100), LedgerEntry(ids[0], 100)], now: env.now(), in: db)
+            }
+            // Created in a transaction that rolls back: gone, and not remembered.
+            struct Refused: Error { var ids: [LedgerAccountID] }
+            var rolledBack: [LedgerAccountID] = []
+            do {
+                try await env.database.transaction { db async throws in
+                    throw Refused(ids: try await env.ledger.accountIDs(specs, now: env.now(), in: db))
+                }
+            } catch let refused as Refused {
+                rolledBack = refused.ids
+            }
+            #expect(rolledBack.count == 2)
+            #expect(env.ledger.rememberedAccounts == 0)
+            // Created again (the wallet under a new id), still not remembered; found by the next
+            // transaction and remembered from then on.
+            let created = try await env.database.transaction { db async throws in try await env.ledger.accountIDs(specs, now: env.now(), in: db) }
+            #expect(created[0] != rolledBack[0])
+            #expect(env.ledger.rememberedAccounts == 0)
+            let found = try await env.database.transaction { db async throws in
+                let ids = try await env.ledger.accountIDs(specs, now: env.now(), in: db)
+                #expect(try await post(ids, in: db).balances == [ids[0]: 100, ids[1]: -100])
+                return ids
+            }
+            #expect(found == created)
+            #expect(env.ledger.rememberedAccounts == 2)
+            #expect(try await env.database.transaction { db async throws in try await env.ledger.accountIDs(specs, now: env.now(), in: db) } == created)
+
+            // A remembered account that is missing (as after a group commit that failed): the
+            // posting that names it is refused, the id forgotten, and the next one creates it.
+            let other = try await makeUser(env)
+            let otherSpecs = [LedgerAccountSpec(owner: other.id, kind: "wallet", currency: "NGN"), specs[1]]
+            let lost = try await env.database.transaction { db async throws in try await env.ledger.accountIDs(otherSpecs, now: env.now(), in: db) }
+            _ = try await env.database.transaction { db async throws in try await env.ledger.accountIDs(otherSpecs, now: env.now(), in: db) }
+            #expect(env.ledger.rememberedAccounts == 3)
+            try await env.database.transaction { db async throws in
+                try await db.raw("DELETE FROM ledger_accounts WHERE id = \(bind: lost[0].rawValue)").run()
+            }
+            await #expect(throws: LedgerError.unknownAccount(lost[0])) {
+                try await env.database.transaction { db async throws in
+                    _ = try await post(try await env.ledger.accountIDs(otherSpecs, now: env.now(), in: db), in: db)
+                }
+            }
+            #expect(env.ledger.rememberedAccounts == 2)
+            let renewed = try await env.database.transaction { db async throws in
+                let ids = try await env.ledger.accountIDs(otherSpecs, now: env.now(), in: db)
+                _ = try await post(ids, in: db)
+                return ids
+            }
+            #expect(renewed[0] != lost[0] && renewed[1] == lost[1])
+            #expect(try await env.database.read { db in try await env.ledger.audit(in: db) }.isEmpty)
+        }
+        // Bounded: full, it starts again empty; with no room it remembers nothing.
+        let directory = LedgerAccountDirectory(capacity: 2)
+        let specs = (0..<3).map { LedgerAccountSpec(owner: nil, kind: "k\($0)", currency: "NGN") }
+        for (index, spec) in specs.enumerated() { directory.remember(LedgerAccountID("a\(index)"), for: spec) }
+        #expect(directory.count == 1)
+        #expect(directory.ids(of: [specs[2]]) == [LedgerAccountID("a2")])
+        #expect(directory.ids(of: specs) == nil)
+        let none = LedgerAccountDirectory(capacity: 0)
+        none.remember(LedgerAccountID("a"), for: specs[0])
+        #expect(none.count == 0)
     }
 
     @Test(arguments: TestEngines.all)

@@ -119,7 +119,7 @@ extension NexusController {
                 throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
             }
             let ledger = environment.ledger
-            let accounts = try await ledger.accounts([
+            let accounts = try await ledger.accountIDs([
                 LedgerAccountSpec(owner: user, kind: Self.walletKind, currency: Naira.currency),
                 LedgerAccountSpec(owner: user, kind: Self.cashbackKind, currency: Naira.currency),
                 LedgerAccountSpec(owner: nil, kind: "nexus_airtime_settlement", currency: Naira.currency),
@@ -128,14 +128,14 @@ extension NexusController {
             let (wallet, cashback, settlement, promotions) = (accounts[0], accounts[1], accounts[2], accounts[3])
 
             let amount = Naira.kobo(body.amount)
-            let cashbackUsed = body.useCashback == true ? min(amount, cashback.balance) : 0
+            let cashbackUsed = body.useCashback == true ? min(amount, try await ledger.balance(of: cashback, in: db)) : 0
             let earned = body.amount * configuration.cashbackPercent / 100
             // One journal entry for the purchase: the settlement account is owed the price, paid
             // from the wallet and any cashback spent; the cashback earned moves from promotions.
-            var entries = [LedgerEntry(settlement.id, amount)]
-            if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet.id, -(amount - cashbackUsed))) }
-            if cashbackUsed > 0 { entries.append(LedgerEntry(cashback.id, -cashbackUsed)) }
-            if earned > 0 { entries += [LedgerEntry(promotions.id, -Naira.kobo(earned)), LedgerEntry(cashback.id, Naira.kobo(earned))] }
+            var entries = [LedgerEntry(settlement, amount)]
+            if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet, -(amount - cashbackUsed))) }
+            if cashbackUsed > 0 { entries.append(LedgerEntry(cashback, -cashbackUsed)) }
+            if earned > 0 { entries += [LedgerEntry(promotions, -Naira.kobo(earned)), LedgerEntry(cashback, Naira.kobo(earned))] }
             let id = RandomID.make("tx")
             let posting: LedgerPosting
             do {
@@ -147,7 +147,8 @@ extension NexusController {
                 id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
                 cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: posting.id, now: now, in: db
             )
-            let balance = posting.balances[wallet.id] ?? wallet.balance
+            // Paid with cashback alone, the posting left the wallet alone: read its balance.
+            let balance = if let moved = posting.balances[wallet] { moved } else { try await ledger.balance(of: wallet, in: db) }
             let response = NexusWire.TopupResponse(data: .init(
                 transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned

@@ -1,5 +1,6 @@
 import Foundation
 import SQLKit
+import Synchronization
 
 /// A ledger account's id.
 public struct LedgerAccountID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
@@ -91,7 +92,13 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
 /// All methods take the caller's `db` session so a posting joins whatever else the caller's
 /// transaction writes (an order row, an idempotency record, a job).
 public struct Ledger: Sendable {
-    public init() {}
+    /// Ids of accounts found in the database, shared by copies of this ledger.
+    private let directory: LedgerAccountDirectory
+
+    /// - Parameter rememberedAccounts: How many account ids ``accountIDs(_:now:in:)`` keeps in memory.
+    public init(rememberedAccounts: Int = 100_000) {
+        directory = LedgerAccountDirectory(capacity: rememberedAccounts)
+    }
 
     /// Returns the account of `owner` for `kind` and `currency`, creating it on first use.
     public func account(
@@ -113,19 +120,51 @@ public struct Ledger: Sendable {
     /// The accounts named by `specs`, in the same order, creating the missing ones — one query
     /// when they all exist (a request that touches four accounts should not pay four round trips).
     public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
-        guard !specs.isEmpty else { return [] }
-        let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
-        let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
-        let found = try rows.map(Self.account(from:))
         var result: [LedgerAccount] = []
-        for spec in specs {
-            if let account = found.first(where: { $0.ownerID == spec.owner && $0.kind == spec.kind && $0.currency == spec.currency }) {
-                result.append(account)
+        for (spec, existing) in zip(specs, try await existingAccounts(specs, in: db)) {
+            if let existing {
+                result.append(existing)
             } else {
                 result.append(try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db))
             }
         }
         return result
+    }
+
+    /// The ids of the accounts named by `specs`, in the same order, creating the missing ones —
+    /// for a posting, which needs ids, not balances (it returns the balances it leaves).
+    ///
+    /// An account's id never changes and accounts are never deleted, so ids read from the
+    /// database are remembered and a request that posts to accounts used before reads nothing
+    /// here (in SQLite every statement of a posting runs on the one writer). Ids of accounts
+    /// created in the caller's transaction are not remembered until a later transaction finds
+    /// them: the transaction may still roll back. Should a remembered account turn out missing
+    /// (a group commit that failed after it was found), the posting that names it fails with
+    /// ``LedgerError/unknownAccount(_:)`` and the id is forgotten.
+    public func accountIDs(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccountID] {
+        if let known = directory.ids(of: specs) { return known }
+        var result: [LedgerAccountID] = []
+        for (spec, existing) in zip(specs, try await existingAccounts(specs, in: db)) {
+            if let existing {
+                directory.remember(existing.id, for: spec)
+                result.append(existing.id)
+            } else {
+                result.append(try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db).id)
+            }
+        }
+        return result
+    }
+
+    /// How many account ids ``accountIDs(_:now:in:)`` remembers now.
+    var rememberedAccounts: Int { directory.count }
+
+    /// The accounts named by `specs` that exist, in the same order (nil for the others), in one query.
+    private func existingAccounts(_ specs: [LedgerAccountSpec], in db: any SQLDatabase) async throws -> [LedgerAccount?] {
+        guard !specs.isEmpty else { return [] }
+        let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
+        let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
+        let found = try rows.map(Self.account(from:))
+        return specs.map { spec in found.first { $0.ownerID == spec.owner && $0.kind == spec.kind && $0.currency == spec.currency } }
     }
 
     public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
@@ -204,7 +243,10 @@ public struct Ledger: Sendable {
             balances[id] = try row.decode(column: "balance", as: Int64.self)
         }
         for (account, _) in changes where balances[account] == nil {
-            if try await self.account(account, in: db) == nil { throw LedgerError.unknownAccount(account) }
+            if try await self.account(account, in: db) == nil {
+                directory.forget(account)
+                throw LedgerError.unknownAccount(account)
+            }
             throw LedgerError.insufficientFunds(account: account)
         }
         let currency = currencies[changes[0].key] ?? ""
@@ -273,4 +315,54 @@ public struct Ledger: Sendable {
             allowNegative: try row.decode(column: "allow_negative", as: Bool.self)
         )
     }
+}
+
+/// Account ids by owner, kind and currency, for ``Ledger/accountIDs(_:now:in:)``. Bounded: when
+/// full it starts again empty (a miss costs one query).
+final class LedgerAccountDirectory: Sendable {
+    private struct Key: Hashable {
+        var owner: String?
+        var kind: String
+        var currency: String
+
+        init(_ spec: LedgerAccountSpec) {
+            owner = spec.owner?.rawValue
+            kind = spec.kind
+            currency = spec.currency
+        }
+    }
+
+    private let capacity: Int
+    private let ids = Mutex<[Key: LedgerAccountID]>([:])
+
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    /// The ids of all of `specs`, or nil unless every one is known.
+    func ids(of specs: [LedgerAccountSpec]) -> [LedgerAccountID]? {
+        ids.withLock { ids in
+            var result: [LedgerAccountID] = []
+            result.reserveCapacity(specs.count)
+            for spec in specs {
+                guard let id = ids[Key(spec)] else { return nil }
+                result.append(id)
+            }
+            return result
+        }
+    }
+
+    func remember(_ id: LedgerAccountID, for spec: LedgerAccountSpec) {
+        guard capacity > 0 else { return }
+        ids.withLock { ids in
+            if ids.count >= capacity { ids.removeAll(keepingCapacity: true) }
+            ids[Key(spec)] = id
+        }
+    }
+
+    func forget(_ id: LedgerAccountID) {
+        ids.withLock { ids in
+            for (key, value) in ids where value == id { ids[key] = nil }
+        }
+    }
+
+    var count: Int { ids.withLock { $0.count } }
 }
