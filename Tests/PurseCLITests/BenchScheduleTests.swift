@@ -29,12 +29,14 @@ struct BenchScheduleTests {
 
     /// The per-phase line about the SQLite writer, from two readings of `/metrics`.
     @Test func writerUtilisationComesFromTwoReadingsOfMetrics() throws {
-        func exposition(busy: String, transactions: Int, commits: Int) -> String {
+        func exposition(busy: String, transactions: Int, commits: Int, pauses: Int = 0, paused: Double = 0) -> String {
             """
             # HELP purse_db_transactions_total Write transactions committed.
             purse_db_transactions_total \(transactions)
             purse_db_commits_total \(commits)
             purse_db_writer_busy_seconds_total \(busy)
+            purse_db_writer_pauses_total \(pauses)
+            purse_db_writer_paused_seconds_total \(paused)
             purse_http_requests_total{method="GET",route="/health",status="200"} 7
 
             """
@@ -44,6 +46,9 @@ struct BenchScheduleTests {
         let after = try #require(WriterCounters(exposition: exposition(busy: "4.5", transactions: 900, commits: 150)))
         #expect(after.since(before, over: .seconds(4)) == "  SQLite writer busy 75 % of the phase, 8.0 transactions per commit, 3750 µs per transaction")
         #expect(after.since(after, over: .seconds(4)) == nil, "no commits in the phase: nothing to say")
+        let paused = try #require(WriterCounters(exposition: exposition(busy: "4.5", transactions: 900, commits: 150, pauses: 4, paused: 0.03)))
+        #expect(paused.since(before, over: .seconds(4))
+            == "  SQLite writer busy 75 % of the phase, 8.0 transactions per commit, 3750 µs per transaction; held 4 times for WAL restarts, 7.5 ms each")
         #expect(WriterCounters(exposition: "purse_db_transactions_total 3\n") == nil, "a server without the writer counter")
     }
 
