@@ -71,6 +71,9 @@ struct WriterCounters: Equatable {
     var busySeconds: Double
     var transactions: Int
     var commits: Int
+    /// WAL restarts: the writer held for a last checkpoint pass (every request waits meanwhile).
+    var pauses: Int
+    var pausedSeconds: Double
 
     /// Reads them from Prometheus text; nil when the server does not report them.
     init?(exposition: String) {
@@ -87,10 +90,6 @@ struct WriterCounters: Equatable {
         self.pauses = Int(values["purse_db_writer_pauses_total"] ?? 0)
         self.pausedSeconds = values["purse_db_writer_paused_seconds_total"] ?? 0
     }
-
-    /// WAL restarts: the writer held for a last checkpoint pass (every request waits meanwhile).
-    var pauses = 0
-    var pausedSeconds = 0.0
 
     /// One phase's line since `earlier`: the writer's share of `elapsed`, transactions per commit,
     /// the writer's time per transaction (what bounds the rate of a write-bound phase), and the
