@@ -242,7 +242,7 @@ struct NexusBench: AsyncParsableCommand {
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
         if let rate {
             let perConnection = count ?? Int((rate * Double(duration) / Double(connections)).rounded(.up))
-            try await paced(users, rate: rate, tokens: try await mint(users, perConnection: perConnection), cpuSince: &cpu)
+            try await paced(users, base: base, rate: rate, tokens: try await mint(users, perConnection: perConnection), cpuSince: &cpu)
         }
         for user in users { await user.close() }
     }
@@ -266,9 +266,10 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Top-ups at `rate` per second in all, each at its scheduled time (``openLoopSchedule``);
     /// latency from that time.
-    func paced(_ users: [any BenchDriver], rate: Double, tokens: [Int: [String]], cpuSince cpu: inout Double) async throws {
+    func paced(_ users: [any BenchDriver], base: URL, rate: Double, tokens: [Int: [String]], cpuSince cpu: inout Double) async throws {
         let recorder = LatencyRecorder()
         let connections = users.count
+        var writer = await writerCounters(base)
         cpu = ProcessCPU.now()
         let start = ContinuousClock.now + .milliseconds(20)
         await withTaskGroup(of: Void.self) { group in
@@ -289,8 +290,10 @@ struct NexusBench: AsyncParsableCommand {
         // Over at least the schedule's span (n requests take n ÷ rate), so a short run is not
         // reported faster than it was asked to go.
         let scheduled = Duration.seconds(Double(tokens.values.map(\.count).reduce(0, +)) / rate)
-        let summary = recorder.summary(over: max(.now - start, scheduled))
+        let elapsed = max(.now - start, scheduled)
+        let summary = recorder.summary(over: elapsed)
         report(String(format: "top-up at %.0f/s (open loop)", rate), summary, cpuSince: &cpu)
+        await reportWriter(base, since: &writer, over: elapsed)
         if summary.perSecond < rate * 0.95 {
             print(String(format: "  the server kept up with %.0f of the %.0f top-ups/s asked for: latencies include the backlog", summary.perSecond, rate))
         }
