@@ -120,15 +120,7 @@ public struct Ledger: Sendable {
     /// The accounts named by `specs`, in the same order, creating the missing ones — one query
     /// when they all exist (a request that touches four accounts should not pay four round trips).
     public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
-        var result: [LedgerAccount] = []
-        for (spec, existing) in zip(specs, try await existingAccounts(specs, in: db)) {
-            if let existing {
-                result.append(existing)
-            } else {
-                result.append(try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db))
-            }
-        }
-        return result
+        try await resolve(specs, now: now, in: db).map(\.account)
     }
 
     /// The ids of the accounts named by `specs`, in the same order, creating the missing ones —
@@ -143,28 +135,30 @@ public struct Ledger: Sendable {
     /// ``LedgerError/unknownAccount(_:)`` and the id is forgotten.
     public func accountIDs(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccountID] {
         if let known = directory.ids(of: specs) { return known }
-        var result: [LedgerAccountID] = []
-        for (spec, existing) in zip(specs, try await existingAccounts(specs, in: db)) {
-            if let existing {
-                directory.remember(existing.id, for: spec)
-                result.append(existing.id)
-            } else {
-                result.append(try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db).id)
-            }
-        }
-        return result
+        let resolved = try await resolve(specs, now: now, in: db)
+        for (spec, (account, found)) in zip(specs, resolved) where found { directory.remember(account.id, for: spec) }
+        return resolved.map(\.account.id)
     }
 
     /// How many account ids ``accountIDs(_:now:in:)`` remembers now.
     var rememberedAccounts: Int { directory.count }
 
-    /// The accounts named by `specs` that exist, in the same order (nil for the others), in one query.
-    private func existingAccounts(_ specs: [LedgerAccountSpec], in db: any SQLDatabase) async throws -> [LedgerAccount?] {
+    /// The accounts named by `specs`, in the same order: those that exist read in one query
+    /// (`found`), the others created.
+    private func resolve(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [(account: LedgerAccount, found: Bool)] {
         guard !specs.isEmpty else { return [] }
         let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
         let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
-        let found = try rows.map(Self.account(from:))
-        return specs.map { spec in found.first { $0.ownerID == spec.owner && $0.kind == spec.kind && $0.currency == spec.currency } }
+        let existing = try rows.map(Self.account(from:))
+        var result: [(account: LedgerAccount, found: Bool)] = []
+        for spec in specs {
+            if let account = existing.first(where: { $0.ownerID == spec.owner && $0.kind == spec.kind && $0.currency == spec.currency }) {
+                result.append((account, true))
+            } else {
+                result.append((try await account(owner: spec.owner, kind: spec.kind, currency: spec.currency, allowNegative: spec.allowNegative, now: now, in: db), false))
+            }
+        }
+        return result
     }
 
     public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
