@@ -309,10 +309,16 @@ struct NexusBench: AsyncParsableCommand {
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
 
+    /// A client for the bench's own unauthenticated probes (`/health`, `/metrics`), outside the
+    /// measured connections and without retries.
+    static func probe(_ base: URL) -> APIClient {
+        APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+    }
+
     /// The server's writer counters now; nil when it does not report them or
     /// `/metrics` cannot be read.
     func writerCounters(_ base: URL) async -> WriterCounters? {
-        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+        let api = Self.probe(base)
         guard let response = try? await api.sendRaw("GET", "/metrics", authenticated: false), response.status == 200 else { return nil }
         return WriterCounters(exposition: String(decoding: response.body, as: UTF8.self))
     }
@@ -355,7 +361,7 @@ struct NexusBench: AsyncParsableCommand {
     }
 
     func waitForHealth(_ base: URL) async throws {
-        let api = APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
+        let api = Self.probe(base)
         for _ in 0..<100 {
             if (try? await api.sendRaw("GET", "/health", authenticated: false)) != nil { return }
             try await Task.sleep(for: .milliseconds(100))
