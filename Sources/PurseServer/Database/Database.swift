@@ -69,7 +69,7 @@ public struct DatabaseStatistics: Sendable, Equatable {
     /// SQLite: the WAL's size, in pages, at the last checkpoint.
     public var walPages = 0
     /// SQLite: times the writer was paused so that the WAL could start again from its beginning,
-    /// and how long those pauses took in all.
+    /// and how long it was held in all (from when it stopped, not from when the pause was queued).
     public var writerPauses = 0
     public var writerPausedSeconds = 0.0
     /// SQLite: restarts put off because the disk was slow to sync at the time.

@@ -84,6 +84,21 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         return (Int(walPages), Int(checkpointed))
     }
 
+    /// Syncs the main database file to disk through SQLite's own file (its VFS's `xSync`, as a
+    /// checkpoint would): pages an earlier passive checkpoint copied into the file are durable
+    /// afterwards, so the checkpoint that finally reaches the end of the WAL has only its own pages
+    /// left to sync. Blocks on file I/O: call it off the cooperative pool.
+    func syncDatabaseFile() throws {
+        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let status = sqlite_nio_sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file)
+        guard status == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else {
+            throw SQLiteStatementError(code: status == SQLITE_OK ? SQLITE_MISUSE : status, message: "no database file to sync", sql: "sync")
+        }
+        let synced = sync(file, SQLITE_SYNC_NORMAL)
+        guard synced == SQLITE_OK else { throw SQLiteStatementError(code: synced, message: "sync of the database file failed", sql: "sync") }
+    }
+
     /// Runs one statement with its parameters, calling `onRow` for every result row.
     func execute(_ sql: String, _ binds: [SQLiteData], onRow: (SQLiteResultRow) throws -> Void) throws {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql) }

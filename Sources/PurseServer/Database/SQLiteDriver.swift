@@ -148,9 +148,10 @@ final class SQLiteDriver: DatabaseDriver {
     /// every frame in it is already in the database — under a steady stream of commits that
     /// never happens by itself, and the WAL would grow until the writer's own backstop
     /// checkpoint stalled every request. So once the WAL passes ``WALRestartPolicy/thresholdPages``, a
-    /// second pass runs with the writer paused (``SQLiteWriter/paused(_:)``): it has only the
-    /// frames committed during the first pass left to copy, and the next transaction restarts
-    /// the WAL (unless a reader still holds an older snapshot; the next round tries again).
+    /// last pass runs with the writer paused (``SQLiteWriter/paused(_:)``), after catch-up passes
+    /// that leave it only the frames committed during the last of them to copy and sync, and the
+    /// next transaction restarts the WAL (unless a reader still holds an older snapshot; the next
+    /// round tries again).
     /// That pass's time is its fsyncs, so while the disk is slow to sync the restart is put off
     /// (``WALRestartPolicy/shouldPause(walPages:firstPass:)``).
     /// No connection waits on a lock for this — `SQLITE_CHECKPOINT_RESTART` would make the
@@ -174,29 +175,54 @@ final class SQLiteDriver: DatabaseDriver {
         }
     }
 
-    /// One checkpoint pass, and the paused second pass when the WAL is due to start again.
+    /// One checkpoint pass, and the paused last pass when the WAL is due to start again.
+    ///
+    /// A passive checkpoint that cannot reach the end of the WAL (under steady writes it never
+    /// can) copies pages into the database file without syncing it; only the pass that reaches
+    /// the end syncs — every page copied since the last restart. That was the paused pass, so the
+    /// writer was held for one large sync at every restart. Before pausing, a few more unpaused
+    /// passes catch up, each followed by a sync of the database file, until a pass is quick: the
+    /// paused pass then copies and syncs only what was committed during the last of them.
     private func checkpointPass(_ checkpointer: SQLiteConnectionHandle) async throws {
-        let started = ContinuousClock.now
-        let first = try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
-        let firstPass = ContinuousClock.now - started
-        record(first)
-        guard let first, first.walPages > walRestarts.thresholdPages else { return }
-        guard walRestarts.shouldPause(walPages: first.walPages, firstPass: firstPass) else {
+        var (pass, took) = try await timedCheckpoint(checkpointer, syncingDatabase: false)
+        record(pass)
+        guard let first = pass, first.walPages > walRestarts.thresholdPages else { return }
+        guard walRestarts.shouldPause(walPages: first.walPages, firstPass: took) else {
             checkpoints.withLock { $0.deferredRestarts += 1 }
             return
         }
-        let start = ContinuousClock.now
-        let second = try await writer.paused {
-            try await NIOThreadPool.singleton.runIfActive { try checkpointer.checkpoint() }
+        var catchUps = 0
+        while catchUps < walRestarts.catchUpPasses, took > walRestarts.quickPass {
+            (pass, took) = try await timedCheckpoint(checkpointer, syncingDatabase: true)
+            record(pass)
+            catchUps += 1
         }
-        let paused = ContinuousClock.now - start
-        record(second, paused: paused)
+        // Timed from when the writer stops, not from when the pause was queued: the
+        // transactions ahead of it in the queue were not held.
+        let (last, paused) = try await writer.paused {
+            try await self.timedCheckpoint(checkpointer, syncingDatabase: false)
+        }
+        record(last, paused: paused)
         // The pass copies a few frames; what takes long is its fsyncs, i.e. the disk.
         if paused > Self.longPause, let count = longPauses.withLock({ $0.record(at: ContinuousClock.now) }) {
             logger.warning("SQLite writes were held for a WAL restart longer than expected: the disk is slow to sync", metadata: [
                 "paused_ms": "\(Int(paused.milliseconds))", "long_pauses": "\(count)",
             ])
         }
+    }
+
+    /// A passive checkpoint on a thread-pool thread (it blocks on file I/O), optionally followed
+    /// by a sync of the database file, and how long both took.
+    private func timedCheckpoint(
+        _ checkpointer: SQLiteConnectionHandle, syncingDatabase: Bool
+    ) async throws -> ((walPages: Int, checkpointedPages: Int)?, Duration) {
+        let started = ContinuousClock.now
+        let pass = try await NIOThreadPool.singleton.runIfActive {
+            let pass = try checkpointer.checkpoint()
+            if syncingDatabase, pass != nil { try checkpointer.syncDatabaseFile() }
+            return pass
+        }
+        return (pass, ContinuousClock.now - started)
     }
 
     private func record(_ checkpoint: (walPages: Int, checkpointedPages: Int)?, paused: Duration? = nil) {
@@ -320,6 +346,10 @@ struct WALRestartPolicy: Sendable {
     /// Past this many pages (32 MiB) the WAL is restarted however slow the disk: the writer's own
     /// checkpoint (`wal_autocheckpoint = 10000`) would otherwise run inside the write lock.
     var forcedPages = 8_000
+    /// Unpaused passes (each with a sync of the database file) run before the paused one, at
+    /// most this many and only while a pass takes longer than ``quickPass``.
+    var catchUpPasses = 3
+    var quickPass: Duration = .milliseconds(1)
 
     /// Restarts whatever the disk (for tests that count pauses).
     static let regardlessOfTheDisk = WALRestartPolicy(slowPass: nil)
