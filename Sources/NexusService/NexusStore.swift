@@ -127,11 +127,12 @@ struct NexusStore: Sendable {
 
     /// Records a step-up token as spent. False when it was spent before.
     func spendToken(jti: String, user: UserID, now: Date, in db: any SQLDatabase) async throws -> Bool {
-        try await db.raw("""
-            INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES (\(bind: jti), \(bind: user.rawValue), \(bind: now.epochMillis))
-            ON CONFLICT DO NOTHING RETURNING jti
-            """).first() != nil
+        try await !db.query(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]).isEmpty
     }
+
+    static let spendToken = SQLStatement(
+        "INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING jti"
+    )
 
     // MARK: Products
 
@@ -203,12 +204,16 @@ struct NexusStore: Sendable {
         id: String, user: UserID, kind: String, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
         cashbackEarned: Int, method: String?, ledgerTransaction: LedgerTransactionID, now: Date, in db: any SQLDatabase
     ) async throws {
-        try await db.raw("""
-            INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
-            VALUES (\(bind: id), \(bind: user.rawValue), \(bind: kind), \(bind: productCode), \(bind: phone), \(bind: Int64(amount)), \(bind: Int64(cashbackUsed)),
-                    \(bind: Int64(cashbackEarned)), \(bind: method), 'completed', \(bind: ledgerTransaction.rawValue), \(bind: now.epochMillis))
-            """).run()
+        try await db.run(Self.insertTransaction, [
+            .text(id), .text(user.rawValue), .text(kind), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
+            .integer(cashbackEarned), .text(method), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
+        ])
     }
+
+    static let insertTransaction = SQLStatement("""
+        INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'completed', $10, $11)
+        """)
 
     /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.
     func transactions(of user: UserID, limit: Int, cursor: (Int64, String)?, in db: any SQLDatabase) async throws -> [NexusWire.Transaction] {

@@ -345,3 +345,26 @@ struct SQLiteConnectionTests {
         #expect(!WALRestartPolicy.regardlessOfTheDisk.shouldPause(walPages: 2_000, firstPass: .zero))
     }
 }
+
+@Suite("SQL statements")
+struct SQLStatementTests {
+    /// Parsed once: SQLite's `?n` spelling, the text between parameters, how many values it takes.
+    @Test func parametersAreNumberedAsWritten() {
+        let statement = SQLStatement("UPDATE t SET a = $2 + $10 WHERE id = $1 AND b = $2 AND c = '$x' AND d = $0")
+        #expect(statement.sqliteText == "UPDATE t SET a = ?2 + ?10 WHERE id = ?1 AND b = ?2 AND c = '$x' AND d = $0")
+        #expect(statement.parameters == [2, 10, 1, 2])
+        #expect(statement.segments == ["UPDATE t SET a = ", " + ", " WHERE id = ", " AND b = ", " AND c = '$x' AND d = $0"])
+        #expect(statement.parameterCount == 10)
+        #expect(SQLStatement("SELECT 1").parameterCount == 0)
+        #expect(SQLStatement("SELECT 1").sqliteText == "SELECT 1")
+    }
+
+    /// The ledger's statements for every size it caches and past it.
+    @Test func ledgerStatementsTakeTheirValues() {
+        #expect(LedgerStatements.moveBalances(accounts: 3).parameterCount == 6)
+        #expect(LedgerStatements.moveBalances(accounts: 20).parameterCount == 40)
+        #expect(LedgerStatements.insertEntries(count: 4).parameterCount == 15)
+        #expect(LedgerStatements.insertEntries(count: 17).parameterCount == 54)
+        #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?4, ?1, ?5, ?6, ?2, ?3), (?7, ?1, ?8, ?9, ?2, ?3)"))
+    }
+}

@@ -501,6 +501,33 @@ struct StoreContractTests {
             #expect(try await env.jobs.state(of: badID)?.state == .queued)
         }
     }
+
+    /// A ``SQLStatement`` reads the same on both engines: parameters by number, reused and out of
+    /// order, text, integers and NULL, rows from `RETURNING`; a wrong number of values is refused
+    /// before anything runs.
+    @Test(arguments: TestEngines.all)
+    func numberedStatementsRunTheSameOnBothEngines(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let rows = try await env.database.transaction { db async throws -> [any SQLRow] in
+                try await db.run(SQLStatement("CREATE TABLE statement_notes (id TEXT PRIMARY KEY, body TEXT, copy TEXT, size BIGINT NOT NULL)"), [])
+                let insert = SQLStatement(
+                    "INSERT INTO statement_notes (id, body, copy, size) VALUES ($2, $1, $1, $3) RETURNING id, body, copy, size"
+                )
+                let first = try await db.query(insert, [.text("hello $1"), .text("a"), .integer(Int64.max)])
+                try await db.run(insert, [.text(nil), .text("b"), .integer(-7)])
+                await #expect(throws: SQLStatementValuesError.self) { try await db.run(insert, [.text("c")]) }
+                return first + (try await db.query(SQLStatement("SELECT id, body, size FROM statement_notes WHERE size < $1 ORDER BY id"), [.integer(0)]))
+            }
+            #expect(rows.count == 2)
+            #expect(try rows[0].decode(column: "id", as: String.self) == "a")
+            #expect(try rows[0].decode(column: "body", as: String.self) == "hello $1")
+            #expect(try rows[0].decode(column: "copy", as: String.self) == "hello $1")
+            #expect(try rows[0].decode(column: "size", as: Int64.self) == Int64.max)
+            #expect(try rows[1].decode(column: "id", as: String.self) == "b")
+            #expect(try rows[1].decodeNil(column: "body"))
+            #expect(try rows[1].decode(column: "size", as: Int64.self) == -7)
+        }
+    }
 }
 
 extension DatabaseEngine: CustomTestStringConvertible {

@@ -307,6 +307,17 @@ struct DirectSQLiteDatabase: SQLDatabase {
         }
     }
 
+    /// A ``SQLStatement`` straight to the connection: its SQLite text (the prepared-statement
+    /// cache's key) and its values, with no serialisation and no boxing.
+    func run(_ statement: SQLStatement, _ values: [SQLValue]) throws -> [any SQLRow] {
+        if let queryLogLevel {
+            logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(statement.sqliteText)])
+        }
+        var rows: [any SQLRow] = []
+        try connection.execute(statement.sqliteText, values.map(\.sqliteData)) { rows.append($0) }
+        return rows
+    }
+
     private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
         let (sql, rawBinds) = serialize(query)
         if let queryLogLevel {

@@ -64,12 +64,10 @@ public struct IdempotencyStore: Sendable {
         try await database.transaction { db in
             // Claim the key. The placeholder row takes the row lock that concurrent requests with
             // the same key queue on; it is completed below or vanishes with a rollback.
-            let claimed = try await db.raw("""
-                INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
-                VALUES (\(bind: user.rawValue), \(bind: key), \(bind: scope), \(bind: requestHash), 102, '', \(bind: now.epochMillis))
-                ON CONFLICT DO NOTHING RETURNING key
-                """).first()
-            if claimed == nil {
+            let claimed = try await db.query(Self.claim, [
+                .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(now.epochMillis),
+            ])
+            if claimed.isEmpty {
                 guard let row = try await db.raw("""
                     SELECT scope, request_hash, status_code, response_body FROM idempotency_keys
                     WHERE user_id = \(bind: user.rawValue) AND key = \(bind: key)
@@ -87,11 +85,21 @@ public struct IdempotencyStore: Sendable {
                 )
             }
             let response = try await effect(db)
-            try await db.raw("""
-                UPDATE idempotency_keys SET status_code = \(bind: response.status), response_body = \(bind: String(decoding: response.body, as: UTF8.self))
-                WHERE user_id = \(bind: user.rawValue) AND key = \(bind: key)
-                """).run()
+            try await db.run(Self.complete, [
+                .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
+            ])
             return response
         }
     }
+
+    /// Claims a key with a placeholder row (status 102), or finds it taken.
+    static let claim = SQLStatement("""
+        INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
+        VALUES ($1, $2, $3, $4, 102, '', $5)
+        ON CONFLICT DO NOTHING RETURNING key
+        """)
+    /// Stores the response under a claimed key.
+    static let complete = SQLStatement(
+        "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
+    )
 }

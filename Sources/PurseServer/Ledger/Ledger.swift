@@ -216,19 +216,16 @@ public struct Ledger: Sendable {
             if (lhs.value < 0) != (rhs.value < 0) { return lhs.value < 0 }
             return lhs.key.rawValue < rhs.key.rawValue
         }
-        var delta: SQLQueryString = "CASE id"
-        for (account, amount) in changes { delta += " WHEN \(bind: account.rawValue) THEN \(bind: amount)" }
-        delta += " END"
-        let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
         if let lockRows = SQLDialectDifferences(db).lockRowsClause {
             // One UPDATE locks its rows in whatever order it finds them; concurrent postings of
             // the same accounts would deadlock. Take the row locks first, in id order.
+            let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
             _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id" + SQLQueryString(lockRows)).all()
         }
-        let updated = try await db.raw(
-            "UPDATE ledger_accounts SET balance = balance + " + delta + " WHERE id IN (" + ids + ")"
-                + " AND (allow_negative OR balance + " + delta + " >= 0) RETURNING id, currency, balance"
-        ).all()
+        let updated = try await db.query(
+            LedgerStatements.moveBalances(accounts: changes.count),
+            changes.flatMap { [SQLValue.text($0.key.rawValue), .integer($0.value)] }
+        )
         var currencies: [LedgerAccountID: String] = [:]
         var balances: [LedgerAccountID: Int64] = [:]
         for row in updated {
@@ -250,17 +247,16 @@ public struct Ledger: Sendable {
 
         let transactionID = LedgerTransactionID(RandomID.make("ltx"))
         let millis = now.epochMillis
-        try await db.raw("""
-            INSERT INTO ledger_transactions (id, kind, memo, reference, created_at)
-            VALUES (\(bind: transactionID.rawValue), \(bind: kind), \(bind: memo), \(bind: reference), \(bind: millis))
-            """).run()
+        try await db.run(LedgerStatements.insertTransaction, [
+            .text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis),
+        ])
         // Every entry as given (not netted), in one statement.
-        let rows = entries.map { entry -> SQLQueryString in
-            "(\(bind: RandomID.make("len")), \(bind: transactionID.rawValue), \(bind: entry.account.rawValue), \(bind: entry.amount), \(bind: currency), \(bind: millis))"
+        var values: [SQLValue] = [.text(transactionID.rawValue), .text(currency), .integer(millis)]
+        values.reserveCapacity(3 + 3 * entries.count)
+        for entry in entries {
+            values += [.text(RandomID.make("len")), .text(entry.account.rawValue), .integer(entry.amount)]
         }
-        try await db.raw(
-            "INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
-        ).run()
+        try await db.run(LedgerStatements.insertEntries(count: entries.count), values)
         return LedgerPosting(id: transactionID, balances: balances)
     }
 
@@ -359,4 +355,46 @@ final class LedgerAccountDirectory: Sendable {
     }
 
     var count: Int { ids.withLock { $0.count } }
+}
+
+/// The posting's statements, written once per number of accounts or entries (up to
+/// ``cached``; longer postings build theirs when they come).
+enum LedgerStatements {
+    static let cached = 16
+
+    static let insertTransaction = SQLStatement(
+        "INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5)"
+    )
+
+    /// Moves the balances of `accounts` accounts by their net change, refusing (no row back for
+    /// that account) a change that would take a balance below zero where that is not allowed.
+    /// Values: account id and change, for each account (`$1, $2`, `$3, $4`, …). Returns `id,
+    /// currency, balance` of every account it moved.
+    static func moveBalances(accounts: Int) -> SQLStatement {
+        accounts <= cached ? movingBalances[accounts] : makeMoveBalances(accounts)
+    }
+
+    /// Values: transaction id, currency, time, then id, account and amount of each entry.
+    static func insertEntries(count: Int) -> SQLStatement {
+        count <= cached ? insertingEntries[count] : makeInsertEntries(count)
+    }
+
+    private static let movingBalances = (0...cached).map(makeMoveBalances)
+    private static let insertingEntries = (0...cached).map(makeInsertEntries)
+
+    private static func makeMoveBalances(_ accounts: Int) -> SQLStatement {
+        let pairs = (0..<accounts).map { (id: "$\(2 * $0 + 1)", change: "$\(2 * $0 + 2)") }
+        let delta = "CASE id " + pairs.map { "WHEN \($0.id) THEN \($0.change)" }.joined(separator: " ") + " END"
+        return SQLStatement(
+            "UPDATE ledger_accounts SET balance = balance + \(delta) WHERE id IN (\(pairs.map(\.id).joined(separator: ", ")))"
+                + " AND (allow_negative OR balance + \(delta) >= 0) RETURNING id, currency, balance"
+        )
+    }
+
+    private static func makeInsertEntries(_ count: Int) -> SQLStatement {
+        let rows = (0..<count).map { "($\(3 * $0 + 4), $1, $\(3 * $0 + 5), $\(3 * $0 + 6), $2, $3)" }
+        return SQLStatement(
+            "INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
+        )
+    }
 }
