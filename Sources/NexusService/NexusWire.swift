@@ -94,6 +94,25 @@ enum NexusWire {
         var success = true
         var message = "Topup successful"
         var data: TopupData
+
+        /// What `JSONCoding.encoder` makes of it, written directly: it is encoded inside the
+        /// top-up's write transaction (stored with the idempotency key), where every other
+        /// write waits for it.
+        var json: Data {
+            var data = JSONObjectWriter()
+            data.field("amount", self.data.amount)
+            data.field("balance", self.data.balance)
+            data.field("cashbackEarned", self.data.cashbackEarned)
+            data.field("cashbackUsed", self.data.cashbackUsed)
+            data.field("status", self.data.status)
+            data.field("timestamp", self.data.timestamp)
+            data.field("transactionId", self.data.transactionId)
+            var response = JSONObjectWriter()
+            response.field("data", data)
+            response.field("message", message)
+            response.field("success", success)
+            return response.data
+        }
     }
 
     struct Product: Codable {

@@ -14,6 +14,33 @@ struct TextCodingTests {
         #expect(Hex.encode([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
     }
 
+    /// Byte for byte what the shared encoder writes, for awkward strings too (quotes, backslashes,
+    /// every control character, slashes, non-ASCII, empty).
+    @Test func jsonObjectWriterMatchesTheEncoder() throws {
+        struct Inner: Encodable { var a: Int; var b: String; var c: Bool }
+        struct Outer: Encodable { var inner: Inner; var name: String; var ok: Bool; var total: Int }
+        var awkward = ["", "plain", "tx_019aa7c3b2e15f0c9d81e4a27b36", "q\"uote\\back/slash", "naïve ₦500 🙂", "2026-11-22T19:00:00Z"]
+        awkward.append(String(String.UnicodeScalarView((0..<0x20).compactMap(Unicode.Scalar.init))))
+        awkward.append("\u{7F}\u{2028}\u{FEFF}end")
+        for text in awkward {
+            for number in [0, -1, 7, Int.max, Int.min] {
+                let value = Outer(inner: Inner(a: number, b: text, c: number > 0), name: text, ok: number == 0, total: number)
+                var inner = JSONObjectWriter()
+                inner.field("a", number)
+                inner.field("b", text)
+                inner.field("c", number > 0)
+                var outer = JSONObjectWriter()
+                outer.field("inner", inner)
+                outer.field("name", text)
+                outer.field("ok", number == 0)
+                outer.field("total", number)
+                let expected = try JSONCoding.encoder.encode(value)
+                #expect(outer.data == expected, "\(String(decoding: outer.data, as: UTF8.self)) != \(String(decoding: expected, as: UTF8.self))")
+            }
+        }
+        #expect(JSONObjectWriter().data == Data("{}".utf8))
+    }
+
     @Test func internetDateTimeMatchesISO8601DateFormatter() {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]

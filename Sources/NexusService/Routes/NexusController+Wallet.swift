@@ -153,7 +153,7 @@ extension NexusController {
                 transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
             ))
-            return (.ok, try JSONCoding.encoder.encode(response))
+            return (.ok, response.json)
         }
     }
 
