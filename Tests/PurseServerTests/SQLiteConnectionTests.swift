@@ -182,13 +182,13 @@ struct SQLiteConnectionTests {
     }
 
     /// Under a steady stream of commits the WAL is started again from its beginning once it
-    /// passes 2,000 pages (8 MiB), so its file stays near that size — plus what was committed
+    /// passes its threshold (here 2,000 pages, 8 MiB), so its file stays near that size — plus what was committed
     /// during one round of housekeeping (here at most eight transactions of 100 pages). Whether a
     /// round needs its paused pass here depends on timing (when every writer happens to be in
     /// the housekeeping at once, the WAL restarts by itself), so only the bound is checked.
-    /// Without the restart it grows to 40 MB, where the writer's own checkpoint takes over.
+    /// Without the restart it grows to 40 MB (here), where the writer's own checkpoint takes over.
     @Test func steadyWritesKeepTheWALBounded() async throws {
-        try await withSQLiteFile(walRestarts: .regardlessOfTheDisk) { database, path in
+        try await withSQLiteFile(walRestarts: .small()) { database, path in
             try await createPages(in: database)
             // Eight writers, so transactions queue and commit in groups with the checkpoint's
             // pauses between them; each runs the housekeeping after each of its transactions.
@@ -216,7 +216,7 @@ struct SQLiteConnectionTests {
     /// A WAL past 2,000 pages costs one pause of the writer: the paused pass copies what is left,
     /// and the next transaction starts the WAL from its beginning. `/metrics` shows the counters.
     @Test func aLargeWALStartsAgainAfterOnePause() async throws {
-        try await withSQLiteFile(walRestarts: .regardlessOfTheDisk) { database in
+        try await withSQLiteFile(walRestarts: .small()) { database in
             try await createPages(in: database)
             for _ in 0..<30 { try await insertPages(100, into: database) }
             try await database.maintain()
@@ -225,7 +225,7 @@ struct SQLiteConnectionTests {
             #expect(statistics.writerPausedSeconds > 0)
             // The first pass, at least one catch-up pass (the first took longer than a quick
             // pass: it copied 3,000 pages), the paused one.
-            let policy = WALRestartPolicy.regardlessOfTheDisk
+            let policy = WALRestartPolicy.small()
             #expect((3...(2 + policy.catchUpPasses)).contains(statistics.checkpoints), "\(statistics.checkpoints) passes")
             #expect(statistics.walPages >= 3_000)
 
@@ -241,7 +241,7 @@ struct SQLiteConnectionTests {
     /// Without catch-up passes the paused pass comes straight after the first (and syncs every page
     /// copied since the last restart); the WAL starts again all the same.
     @Test func withoutCatchUpPassesTheRestartPausesAfterTheFirstPass() async throws {
-        var policy = WALRestartPolicy.regardlessOfTheDisk
+        var policy = WALRestartPolicy.small()
         policy.catchUpPasses = 0
         try await withSQLiteFile(walRestarts: policy) { database in
             try await createPages(in: database)
@@ -274,7 +274,7 @@ struct SQLiteConnectionTests {
     /// pass's fsyncs took, so the restart waits — until the WAL nears the writer's own backstop.
     @Test func aRestartWaitsWhileTheDiskIsSlowToSync() async throws {
         // Every first pass counts as slow here.
-        try await withSQLiteFile(walRestarts: WALRestartPolicy(slowPass: .zero)) { database in
+        try await withSQLiteFile(walRestarts: WALRestartPolicy.small(slowPass: .zero)) { database in
             try await createPages(in: database)
             for _ in 0..<30 { try await insertPages(100, into: database) }
             try await database.maintain()
@@ -284,7 +284,7 @@ struct SQLiteConnectionTests {
             #expect(statistics.deferredRestarts == 1)
         }
         // Past `forcedPages` it restarts all the same.
-        try await withSQLiteFile(walRestarts: WALRestartPolicy(slowPass: .zero, forcedPages: 2_500)) { database in
+        try await withSQLiteFile(walRestarts: WALRestartPolicy.small(slowPass: .zero, forcedPages: 2_500)) { database in
             try await createPages(in: database)
             for _ in 0..<30 { try await insertPages(100, into: database) }
             try await database.maintain()
@@ -334,15 +334,44 @@ struct SQLiteConnectionTests {
     }
 
     @Test func theRestartPolicy() {
-        let policy = WALRestartPolicy()
+        let policy = WALRestartPolicy.small(slowPass: .milliseconds(100))
         #expect(!policy.shouldPause(walPages: 1_500, firstPass: .milliseconds(5)))
         #expect(policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(30)))
         #expect(policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(100)))
         #expect(!policy.shouldPause(walPages: 2_500, firstPass: .milliseconds(101)))
         #expect(!policy.shouldPause(walPages: 8_000, firstPass: .seconds(2)))
         #expect(policy.shouldPause(walPages: 8_001, firstPass: .seconds(2)))
-        #expect(WALRestartPolicy.regardlessOfTheDisk.shouldPause(walPages: 2_500, firstPass: .seconds(2)))
-        #expect(!WALRestartPolicy.regardlessOfTheDisk.shouldPause(walPages: 2_000, firstPass: .zero))
+        #expect(WALRestartPolicy.small().shouldPause(walPages: 2_500, firstPass: .seconds(2)))
+        #expect(!WALRestartPolicy.small().shouldPause(walPages: 2_000, firstPass: .zero))
+        // The server's: restarts past ~65 MB of WAL, forced past ~131 MB, the writer's own
+        // checkpoint a quarter beyond that, and the WAL file cut back to ~131 MB at a restart.
+        let server = WALRestartPolicy()
+        #expect(server.thresholdPages == 16_000 && server.forcedPages == 32_000)
+        #expect(server.writerCheckpointPages == 40_000)
+        #expect(server.journalSizeLimitBytes == 131_072_000)
+        #expect(!server.shouldPause(walPages: 16_000, firstPass: .zero))
+        #expect(server.shouldPause(walPages: 16_001, firstPass: .milliseconds(100)))
+    }
+
+    /// The writer connection's backstop checkpoint and WAL size limit follow the policy.
+    @Test func theWritersPragmasFollowThePolicy() async throws {
+        for policy in [WALRestartPolicy(), .small()] {
+            try await withSQLiteFile(walRestarts: policy) { database in
+                let (autocheckpoint, limit) = try await database.transaction { db in
+                    (try await db.raw("PRAGMA wal_autocheckpoint").first()?.decode(column: "wal_autocheckpoint", as: Int.self),
+                     try await db.raw("PRAGMA journal_size_limit").first()?.decode(column: "journal_size_limit", as: Int.self))
+                }
+                #expect(autocheckpoint == policy.writerCheckpointPages)
+                #expect(limit == policy.journalSizeLimitBytes)
+            }
+        }
+    }
+}
+
+extension WALRestartPolicy {
+    /// The mechanism at a size tests fill quickly: restarts past 2,000 pages, forced past 8,000.
+    static func small(slowPass: Duration? = nil, forcedPages: Int = 8_000) -> WALRestartPolicy {
+        WALRestartPolicy(thresholdPages: 2_000, slowPass: slowPass, forcedPages: forcedPages)
     }
 }
 

@@ -67,9 +67,9 @@ final class SQLiteDriver: DatabaseDriver {
             try await setup.raw("PRAGMA synchronous = NORMAL").run()
             // The server checkpoints from a connection of its own (``maintain()``, every 20 ms while writes commit);
             // the writer checkpoints itself — fsyncs and all, inside the write lock — only if the
-            // WAL outgrows ~40 MB (a backstop for tools that open the file without the server).
-            try await setup.raw("PRAGMA wal_autocheckpoint = 10000").run()
-            try await setup.raw("PRAGMA journal_size_limit = 16777216").run()
+            // WAL outgrows the forced restart by a quarter (``WALRestartPolicy``).
+            try await setup.raw("PRAGMA wal_autocheckpoint = \(unsafeRaw: String(walRestarts.writerCheckpointPages))").run()
+            try await setup.raw("PRAGMA journal_size_limit = \(unsafeRaw: String(walRestarts.journalSizeLimitBytes))").run()
             // Keep up to 32 MiB of pages in memory (SQLite's default is 2 MiB): every page the
             // writer misses is a read from the file inside the write lock.
             try await setup.raw("PRAGMA cache_size = -32768").run()
@@ -338,14 +338,18 @@ struct NestedSessionError: Error, CustomStringConvertible {
 
 /// When the WAL is started again from its beginning (``SQLiteDriver/maintain()``).
 struct WALRestartPolicy: Sendable {
-    /// A WAL past this many pages (8 MiB) is restarted.
-    var thresholdPages = 2_000
+    /// A WAL past this many pages (~65 MB of 4 KiB pages) is restarted. Every restart holds the
+    /// writer for a few milliseconds and every connection's request with it, and under load the
+    /// WAL grows by 30,000–40,000 pages a second: at 2,000 pages restarts came ~15 times a second
+    /// and their stalls were the top-up's p99; at 16,000, about twice. The price is disk space
+    /// (the WAL file stays near this size) and a longer WAL to read back after a crash.
+    var thresholdPages = 16_000
     /// A first checkpoint pass slower than this means the disk is slow to sync, and the restart
     /// waits for a quicker moment; nil restarts whatever the disk.
     var slowPass: Duration? = .milliseconds(100)
-    /// Past this many pages (32 MiB) the WAL is restarted however slow the disk: the writer's own
-    /// checkpoint (`wal_autocheckpoint = 10000`) would otherwise run inside the write lock.
-    var forcedPages = 8_000
+    /// Past this many pages (~131 MB) the WAL is restarted however slow the disk: the writer's
+    /// own checkpoint (``writerCheckpointPages``) would otherwise run inside the write lock.
+    var forcedPages = 32_000
     /// Unpaused passes (each with a sync of the database file) run before the paused one, at
     /// most this many and only while a pass takes longer than ``quickPass``.
     var catchUpPasses = 3
@@ -353,6 +357,15 @@ struct WALRestartPolicy: Sendable {
 
     /// Restarts whatever the disk (for tests that count pauses).
     static let regardlessOfTheDisk = WALRestartPolicy(slowPass: nil)
+
+    /// `wal_autocheckpoint` of the writer: its own checkpoint, fsyncs and all, inside the write
+    /// lock — a backstop past the forced restart, for when the server's checkpoints stop.
+    var writerCheckpointPages: Int { forcedPages + forcedPages / 4 }
+
+    /// `journal_size_limit`: a WAL that grew past the forced restart (the server's checkpoints
+    /// stopped, or a slow disk put restarts off) is cut back to this at its next restart; one
+    /// that stays below it keeps its blocks from one cycle to the next.
+    var journalSizeLimitBytes: Int { forcedPages * 4_096 }
 
     /// Whether to hold writes for the second pass of a restart. That pass's time is its two fsyncs,
     /// and they take as long as the first pass's did: when the disk is slow to sync (seen here:
