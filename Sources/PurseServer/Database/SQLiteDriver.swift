@@ -106,7 +106,24 @@ final class SQLiteDriver: DatabaseDriver {
             }
             return checkpointer
         }
-        return SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, walRestarts: walRestarts, logger: logger)
+        let driver = SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, walRestarts: walRestarts, logger: logger)
+        await driver.logWriterPriority()
+        return driver
+    }
+
+    /// Says once whether the writer's thread got its raised priority (it asks as it starts).
+    private func logWriterPriority() async {
+        var priority = writer.thread.priority
+        for _ in 0..<100 where priority == .starting {
+            try? await Task.sleep(for: .milliseconds(1))
+            priority = writer.thread.priority
+        }
+        switch priority {
+        case .raised:
+            logger.debug("SQLite writer thread runs at a raised priority", metadata: ["nice": "\(SQLiteWriter.niceness)"])
+        case .normal, .starting:
+            logger.notice("SQLite writer thread runs at the normal priority: raising it needs CAP_SYS_NICE or RLIMIT_NICE")
+        }
     }
 
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -246,6 +263,7 @@ final class SQLiteDriver: DatabaseDriver {
         await readers?.close()
         _ = try? await writer.transaction { _ in }
         connection.close()
+        writer.stop()
     }
 }
 

@@ -18,8 +18,9 @@ import VaporCSQLite
 /// - bodies run one after another in arrival order, each seeing the writes of those before it:
 ///   the same serial order a lock gives, so invariants checked inside a body still hold.
 ///
-/// The group is run by the first caller that found the writer idle (no task hop at low load);
-/// if more work queued meanwhile, a fresh task takes over so that caller can answer its request.
+/// Groups run on the writer's own thread (``WriterThread``), at a raised priority where the
+/// process may raise it: a task started by the caller that found the writer idle runs groups
+/// until the queue is empty.
 final class SQLiteWriter: Sendable {
     private let database: any SQLDatabase
     private let connection: SQLiteConnectionHandle
@@ -51,10 +52,22 @@ final class SQLiteWriter: Sendable {
     /// a body would wait for the writer that is running it, so it is refused instead.
     @TaskLocal static var runningBody = false
 
+    /// The thread every group runs on.
+    let thread: WriterThread
+    /// Its nice value, where the process may set it: the writer preempts the rest of the process
+    /// (see ``WriterThread``).
+    static let niceness: Int32 = -10
+
     init(database: any SQLDatabase, connection: SQLiteConnectionHandle, maxGroup: Int = 64) {
         self.database = database
         self.connection = connection
         self.maxGroup = max(1, maxGroup)
+        self.thread = WriterThread(name: "sqlite-writer", niceness: Self.niceness)
+    }
+
+    /// Lets the writer's thread finish once what is queued has run (the database is closing).
+    func stop() {
+        thread.stop()
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -77,13 +90,9 @@ final class SQLiteWriter: Sendable {
             return true
         }
         if lead {
-            if Task.isCancelled {
-                // Other callers' bodies must not run on a cancelled task.
-                Task { await self.lead() }
-            } else {
-                await runGroup()
-                if stillLeading() { Task { await self.lead() } }
-            }
+            // A task of its own (never the caller's, which may be cancelled: other callers'
+            // bodies run in it) on the writer's thread.
+            Task(executorPreference: thread) { await self.lead() }
         }
         return try await item.value()
     }
