@@ -3,6 +3,7 @@ import Logging
 @testable import PurseServer
 import SQLKit
 import Testing
+import Synchronization
 
 /// The SQLite connection that runs statements on the caller's thread with cached prepared
 /// statements: values round-trip exactly, failures leave it usable, the cache never changes results.
@@ -395,5 +396,43 @@ struct SQLStatementTests {
         #expect(LedgerStatements.insertEntries(count: 4).parameterCount == 15)
         #expect(LedgerStatements.insertEntries(count: 17).parameterCount == 54)
         #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?4, ?1, ?5, ?6, ?2, ?3), (?7, ?1, ?8, ?9, ?2, ?3)"))
+    }
+}
+
+@Suite("SQLite writer thread")
+struct WriterThreadTests {
+    /// Tasks that prefer the thread run on it, one job at a time; it settles its
+    /// priority as it starts; after `stop()` a task that still prefers it runs on the shared pool.
+    @Test func jobsRunInOrderOnTheThreadAndAfterItStops() async throws {
+        let thread = WriterThread(name: "test-writer", niceness: 0)
+        final class Record: Sendable {
+            let seen = Mutex<[Int]>([])
+            let threads = Mutex<Set<UInt>>([])
+        }
+        let record = Record()
+        await withTaskGroup(of: Void.self) { group in
+            for number in 0..<50 {
+                group.addTask(executorPreference: thread) {
+                    record.threads.withLock { _ = $0.insert(UInt(pthread_self())) }
+                    record.seen.withLock { $0.append(number) }
+                }
+            }
+        }
+        #expect(Set(record.seen.withLock { $0 }) == Set(0..<50))
+        #expect(record.threads.withLock { $0.count } == 1, "every job ran on the one thread")
+        #expect(thread.priority == .normal, "niceness 0 asks for nothing")
+        thread.stop()
+        try await Task.sleep(for: .milliseconds(20))
+        let late = await Task(executorPreference: thread) { 42 }.value
+        #expect(late == 42)
+    }
+
+    /// The server's writer asks for nice -10: it gets it where the process may (CI runs as root),
+    /// and says `.normal` where it may not — either way it has started.
+    @Test func theWritersThreadSettlesItsPriority() async throws {
+        let thread = WriterThread(name: "test-writer", niceness: SQLiteWriter.niceness)
+        for _ in 0..<100 where thread.priority == .starting { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(thread.priority != .starting)
+        thread.stop()
     }
 }
