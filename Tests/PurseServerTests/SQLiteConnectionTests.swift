@@ -403,7 +403,7 @@ struct SQLStatementTests {
 struct WriterThreadTests {
     /// Tasks that prefer the thread run on it, one job at a time; it settles its
     /// priority as it starts; after `stop()` a task that still prefers it runs on the shared pool.
-    @Test func jobsRunInOrderOnTheThreadAndAfterItStops() async throws {
+    @Test func jobsRunOnTheThreadAndAfterItStops() async throws {
         let thread = WriterThread(name: "test-writer", niceness: 0)
         final class Record: Sendable {
             let seen = Mutex<[Int]>([])
