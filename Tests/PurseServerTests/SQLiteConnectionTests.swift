@@ -178,6 +178,21 @@ struct SQLiteConnectionTests {
         }
     }
 
+    /// 3,000 pages written, then one round of housekeeping: past the small policy's threshold.
+    func fillPastTheThreshold(_ database: Database) async throws {
+        try await createPages(in: database)
+        for _ in 0..<30 { try await insertPages(100, into: database) }
+        try await database.maintain()
+    }
+
+    /// The next transaction starts the WAL from its beginning, and nothing was lost.
+    func expectTheWALStartsAgain(_ database: Database) async throws {
+        try await insertPages(1, into: database)
+        try await database.maintain()
+        #expect(database.statistics.walPages < 50, "the WAL did not start again: \(database.statistics.walPages) pages")
+        #expect(try await countPages(in: database) == 3_001)
+    }
+
     func countPages(in database: Database) async throws -> Int? {
         try await database.read { db in try await db.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self) }
     }
@@ -218,10 +233,8 @@ struct SQLiteConnectionTests {
     /// and the next transaction starts the WAL from its beginning. `/metrics` shows the counters.
     @Test func aLargeWALStartsAgainAfterOnePause() async throws {
         try await withSQLiteFile(walRestarts: .small()) { database in
-            try await createPages(in: database)
-            for _ in 0..<30 { try await insertPages(100, into: database) }
-            try await database.maintain()
-            var statistics = database.statistics
+            try await fillPastTheThreshold(database)
+            let statistics = database.statistics
             #expect(statistics.writerPauses == 1)
             #expect(statistics.writerPausedSeconds > 0)
             // The first pass, at least one catch-up pass (the first took longer than a quick
@@ -229,13 +242,8 @@ struct SQLiteConnectionTests {
             let policy = WALRestartPolicy.small()
             #expect((3...(2 + policy.catchUpPasses)).contains(statistics.checkpoints), "\(statistics.checkpoints) passes")
             #expect(statistics.walPages >= 3_000)
-
-            try await insertPages(1, into: database)
-            try await database.maintain()
-            statistics = database.statistics
-            #expect(statistics.walPages < 50, "the WAL did not start again: \(statistics.walPages) pages")
-            #expect(statistics.writerPauses == 1)
-            #expect(try await countPages(in: database) == 3_001)
+            try await expectTheWALStartsAgain(database)
+            #expect(database.statistics.writerPauses == 1)
         }
     }
 
@@ -245,15 +253,10 @@ struct SQLiteConnectionTests {
         var policy = WALRestartPolicy.small()
         policy.catchUpPasses = 0
         try await withSQLiteFile(walRestarts: policy) { database in
-            try await createPages(in: database)
-            for _ in 0..<30 { try await insertPages(100, into: database) }
-            try await database.maintain()
+            try await fillPastTheThreshold(database)
             #expect(database.statistics.writerPauses == 1)
             #expect(database.statistics.checkpoints == 2)
-            try await insertPages(1, into: database)
-            try await database.maintain()
-            #expect(database.statistics.walPages < 50, "the WAL did not start again: \(database.statistics.walPages) pages")
-            #expect(try await countPages(in: database) == 3_001)
+            try await expectTheWALStartsAgain(database)
         }
     }
 
@@ -276,9 +279,7 @@ struct SQLiteConnectionTests {
     @Test func aRestartWaitsWhileTheDiskIsSlowToSync() async throws {
         // Every first pass counts as slow here.
         try await withSQLiteFile(walRestarts: WALRestartPolicy.small(slowPass: .zero)) { database in
-            try await createPages(in: database)
-            for _ in 0..<30 { try await insertPages(100, into: database) }
-            try await database.maintain()
+            try await fillPastTheThreshold(database)
             let statistics = database.statistics
             #expect(statistics.walPages >= 3_000)
             #expect(statistics.writerPauses == 0)
@@ -286,15 +287,10 @@ struct SQLiteConnectionTests {
         }
         // Past `forcedPages` it restarts all the same.
         try await withSQLiteFile(walRestarts: WALRestartPolicy.small(slowPass: .zero, forcedPages: 2_500)) { database in
-            try await createPages(in: database)
-            for _ in 0..<30 { try await insertPages(100, into: database) }
-            try await database.maintain()
+            try await fillPastTheThreshold(database)
             #expect(database.statistics.writerPauses == 1)
             #expect(database.statistics.deferredRestarts == 0)
-            try await insertPages(1, into: database)
-            try await database.maintain()
-            #expect(database.statistics.walPages < 50, "the WAL did not start again: \(database.statistics.walPages) pages")
-            #expect(try await countPages(in: database) == 3_001)
+            try await expectTheWALStartsAgain(database)
         }
     }
 
