@@ -13,7 +13,7 @@ import SQLiteNIO
 ///
 /// A parameter may appear more than once and in any order. The text must not contain `$` other
 /// than in parameters (no string literals with dollar signs, no dollar quoting).
-public struct SQLStatement: Sendable, Hashable, CustomStringConvertible {
+public struct SQLStatement: Sendable, CustomStringConvertible {
     /// The text as written.
     public let text: String
     /// SQLite's spelling: `?1`, `?2`, … (SQLite numbers `$name` parameters by first appearance).
@@ -57,9 +57,6 @@ public struct SQLStatement: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { text }
-
-    public static func == (lhs: SQLStatement, rhs: SQLStatement) -> Bool { lhs.text == rhs.text }
-    public func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
 
 /// A value bound to a ``SQLStatement`` parameter: the types the schema uses (text, 64-bit

@@ -107,21 +107,15 @@ final class SQLiteDriver: DatabaseDriver {
             return checkpointer
         }
         let driver = SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, walRestarts: walRestarts, logger: logger)
-        await driver.logWriterPriority()
+        driver.logWriterPriority()
         return driver
     }
 
-    /// Says once whether the writer's thread got its raised priority (it asks as it starts).
-    private func logWriterPriority() async {
-        var priority = writer.thread.priority
-        for _ in 0..<100 where priority == .starting {
-            try? await Task.sleep(for: .milliseconds(1))
-            priority = writer.thread.priority
-        }
-        switch priority {
-        case .raised:
+    /// Says once whether the writer's thread got its raised priority.
+    private func logWriterPriority() {
+        if writer.thread.priorityRaised {
             logger.debug("SQLite writer thread runs at a raised priority", metadata: ["nice": "\(SQLiteWriter.niceness)"])
-        case .normal, .starting:
+        } else {
             logger.notice("SQLite writer thread runs at the normal priority: raising it needs CAP_SYS_NICE or RLIMIT_NICE")
         }
     }
@@ -389,10 +383,10 @@ struct WALRestartPolicy: Sendable {
     /// that stays below it keeps its blocks from one cycle to the next.
     var journalSizeLimitBytes: Int { forcedPages * 4_096 }
 
-    /// Whether to hold writes for the second pass of a restart. That pass's time is its two fsyncs,
-    /// and they take as long as the first pass's did: when the disk is slow to sync (seen here:
-    /// 0.1–2 s while another process wrote heavily), every write would wait that long, so the
-    /// restart is put off while the WAL grows — until it nears the writer's own backstop.
+    /// Whether to hold writes for the last pass of a restart. That pass's time is mostly its two
+    /// fsyncs: when the disk is slow to sync (seen here: 0.1–2 s while another process wrote
+    /// heavily, and the first pass shows it), every write would wait that long, so the restart is
+    /// put off while the WAL grows — until it nears the writer's own backstop.
     func shouldPause(walPages: Int, firstPass: Duration) -> Bool {
         guard walPages > thresholdPages else { return false }
         guard let slowPass else { return true }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,26 +13,32 @@ import Glibc
 /// takes one of the cooperative pool's few threads.
 ///
 /// Raising the priority needs `CAP_SYS_NICE` (or a raised `RLIMIT_NICE`); without it the thread
-/// runs at the normal priority and ``priority`` says so. Linux only: elsewhere it never changes.
+/// runs at the normal priority and ``priorityRaised`` says so. Linux only: elsewhere it never changes.
 final class WriterThread: TaskExecutor, @unchecked Sendable {
-    enum Priority: Int {
-        case starting = 0, raised, normal
-    }
-
     /// Jobs waiting for the thread, and whether it was asked to stop; guarded by `condition`.
     private var jobs: [UnownedJob] = []
     private var stopping = false
     private var stopped = false
     private let condition = NSCondition()
-    private let state = Atomic<Int>(Priority.starting.rawValue)
 
-    /// Whether the thread got the priority it asked for (`.starting` until it runs).
-    var priority: Priority { Priority(rawValue: state.load(ordering: .acquiring)) ?? .normal }
+    /// Whether the thread got the priority it asked for.
+    private(set) var priorityRaised = false
 
+    /// Starts the thread and returns once it has asked for its priority.
     /// - Parameter niceness: The thread's nice value (lower is more favoured; 0 is the default).
     init(name: String, niceness: Int32) {
-        let thread = Thread { [self] in self.run(name: name, niceness: niceness) }
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            #if canImport(Glibc)
+            // On Linux a nice value belongs to a thread, and `who == 0` is the calling thread.
+            priorityRaised = niceness != 0 && setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) == 0
+            #endif
+            started.signal()
+            run()
+        }
+        thread.name = name
         thread.start()
+        started.wait()
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -59,15 +64,7 @@ final class WriterThread: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
-    private func run(name: String, niceness: Int32) {
-        #if canImport(Glibc)
-        Thread.current.name = name
-        // On Linux a nice value belongs to a thread, and `who == 0` is the calling thread.
-        let raised = niceness != 0 && setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness) == 0
-        state.store((raised ? Priority.raised : .normal).rawValue, ordering: .releasing)
-        #else
-        state.store(Priority.normal.rawValue, ordering: .releasing)
-        #endif
+    private func run() {
         let executor = asUnownedTaskExecutor()
         var batch: [UnownedJob] = []
         while true {
