@@ -23,10 +23,15 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     private var statements: [String: OpaquePointer] = [:]
     private let statementCacheLimit = 256
 
-    init(path: String?) throws {
+    /// - Parameters:
+    ///   - path: The database file, or nil for a private in-memory database.
+    ///   - combiningWALWrites: Open the file through ``CombinedWALWrites`` (one write per commit)
+    ///     rather than the default VFS. Tests turn it off to read with a plain connection.
+    init(path: String?, combiningWALWrites: Bool = true) throws {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var handle: OpaquePointer?
-        let status = sqlite_nio_sqlite3_open_v2(path ?? ":memory:", &handle, flags, nil)
+        let vfs = path == nil || !combiningWALWrites || CombinedWALWrites.name.isEmpty ? nil : CombinedWALWrites.name
+        let status = sqlite_nio_sqlite3_open_v2(path ?? ":memory:", &handle, flags, vfs)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite_nio_sqlite3_close_v2(handle)
@@ -97,6 +102,15 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         }
         let synced = sync(file, SQLITE_SYNC_NORMAL)
         guard synced == SQLITE_OK else { throw SQLiteStatementError(code: synced, message: "sync of the database file failed", sql: "sync") }
+    }
+
+    /// The writes SQLite asked for on this connection's WAL and those made (``CombinedWALWrites``),
+    /// or nil when it has no WAL open through that VFS.
+    var walWriteCounts: CombinedWALWrites.Counts? {
+        guard let handle else { return nil }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite_nio_sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK, let file else { return nil }
+        return CombinedWALWrites.counts(of: file)
     }
 
     /// Runs one statement with its parameters, calling `onRow` for every result row.
