@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import PurseServer
+@testable import PurseServer
 import PurseTestSupport
 import Testing
 
@@ -27,6 +27,17 @@ struct TokenServiceTests {
 
         clock.advance(by: 61)
         await #expect(throws: TokenError.expired) { try await tokens.verify(token, purpose: TokenService.sessionPurpose) }
+    }
+
+    /// Step-up tokens are used once: they are not remembered, so they cannot push sessions out.
+    @Test func onlySessionsAreRemembered() async throws {
+        let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
+        let session = try await tokens.issue(for: UserID("usr_1"), purpose: TokenService.sessionPurpose, lifetime: 60)
+        let stepUp = try await tokens.issue(for: UserID("usr_1"), purpose: "nexus.verification", lifetime: 60, intent: "transaction")
+        #expect(try await tokens.verify(session.token, purpose: TokenService.sessionPurpose) == session.claims)
+        #expect(try await tokens.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
+        #expect(try await tokens.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
+        #expect(tokens.rememberedCount == 1)
     }
 
     /// One token, one spelling: padding, other alphabets, whitespace or a fourth part are refused

@@ -45,13 +45,13 @@ public struct TestDatabase: Sendable {
             }
             let name = "purse_test_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
             let adminDB = try await Database.open(url: admin, logger: Logger(label: "test"))
-            try await adminDB.read { db in try await db.raw(SQLQueryString("CREATE DATABASE \(name)")).run() }
+            try await adminDB.read { db in try await db.raw("CREATE DATABASE \(unsafeRaw: String(name))").run() }
             await adminDB.shutdown()
             components.path = "/\(name)"
             let url = components.string!
             return TestDatabase(url: url) {
                 if let adminDB = try? await Database.open(url: admin, logger: Logger(label: "test")) {
-                    try? await adminDB.read { db in try await db.raw(SQLQueryString("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")).run() }
+                    try? await adminDB.read { db in try await db.raw("DROP DATABASE IF EXISTS \(unsafeRaw: String(name)) WITH (FORCE)").run() }
                     await adminDB.shutdown()
                 }
             }

@@ -34,9 +34,10 @@ public struct TokenService: Sendable {
     public static let sessionPurpose = "session"
     let keys: JWTKeyCollection
     let now: @Sendable () -> Date
-    /// Tokens whose signature already checked out, so a session token sent with every request
+    /// Session tokens whose signature already checked out, so the token sent with every request
     /// is not parsed and re-verified (inside jwt-kit's key-collection actor, which all requests
-    /// share) each time. Expiry and purpose are still checked on every use.
+    /// share) each time. Expiry and purpose are still checked on every use. Tokens of other
+    /// purposes are single-use: remembering them would only push sessions out.
     private let verified = VerifiedTokens(limit: 10_000)
 
     public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {
@@ -63,6 +64,9 @@ public struct TokenService: Sendable {
         return (try await keys.sign(claims), claims)
     }
 
+    /// How many verified tokens are remembered (for tests).
+    var rememberedCount: Int { verified.count }
+
     /// Verifies signature, expiry and purpose.
     /// - Throws: ``TokenError``.
     public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
@@ -79,7 +83,7 @@ public struct TokenService: Sendable {
             } catch {
                 throw TokenError.invalid
             }
-            verified.remember(token, claims)
+            if claims.purpose == Self.sessionPurpose { verified.remember(token, claims) }
         }
         guard claims.purpose == purpose else { throw TokenError.wrongPurpose }
         guard claims.exp.value > now() else { throw TokenError.expired }
@@ -115,6 +119,8 @@ final class VerifiedTokens: Sendable {
     func claims(of token: String) -> PurseTokenClaims? {
         entries.withLock { $0[token] }
     }
+
+    var count: Int { entries.withLock { $0.count } }
 
     func remember(_ token: String, _ claims: PurseTokenClaims) {
         entries.withLock { entries in

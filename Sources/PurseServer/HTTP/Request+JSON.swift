@@ -31,7 +31,7 @@ public enum JSONBody {
 
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
             throw APIError.badRequest(message(for: error))
         } catch let error as APIError {
@@ -112,4 +112,7 @@ public enum JSONCoding {
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
+
+    /// One decoder shared by every request body and token, for the same reason.
+    public static let decoder = JSONDecoder()
 }
