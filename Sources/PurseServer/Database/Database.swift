@@ -44,6 +44,11 @@ public struct SQLDialectDifferences: Sendable {
         }
     }
 
+    /// True where a write transaction runs alone from its first statement to its commit (SQLite's
+    /// one writer), so what it read cannot be changed by another writer before it commits.
+    /// PostgreSQL runs them side by side: a row that must exist once is claimed, not looked up.
+    public var writesAreSerial: Bool { engine == .sqlite }
+
     /// Serialises concurrent migration runs of several replicas.
     var migrationLock: String? {
         switch engine {
