@@ -76,6 +76,8 @@ enum CombinedWALWrites {
         return (name, vfs)
     }
 
+    /// Writes that change what is in the file, or read it, go after the gathered bytes
+    /// (`flushingFirst`); the rest pass straight to the default VFS's file.
     private static let ioMethods = sqlite3_io_methods(
         iVersion: 3,
         xClose: { file in
@@ -86,90 +88,60 @@ enum CombinedWALWrites {
             return flushed != SQLITE_OK ? flushed : closed
         },
         xRead: { file, buffer, amount, offset in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            return wal.real.pointee.pMethods.pointee.xRead(wal.real, buffer, amount, offset)
+            WALFile(file!).flushingFirst { real, methods in methods.xRead(real, buffer, amount, offset) }
         },
         xWrite: { file, buffer, amount, offset in
             WALFile(file!).write(buffer!, count: Int(amount), at: offset)
         },
         xTruncate: { file, size in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            return wal.real.pointee.pMethods.pointee.xTruncate(wal.real, size)
+            WALFile(file!).flushingFirst { real, methods in methods.xTruncate(real, size) }
         },
         xSync: { file, flags in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            return wal.real.pointee.pMethods.pointee.xSync(wal.real, flags)
+            WALFile(file!).flushingFirst { real, methods in methods.xSync(real, flags) }
         },
         xFileSize: { file, size in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            return wal.real.pointee.pMethods.pointee.xFileSize(wal.real, size)
+            WALFile(file!).flushingFirst { real, methods in methods.xFileSize(real, size) }
         },
         xLock: { file, lock in
-            let wal = WALFile(file!)
-            return wal.real.pointee.pMethods.pointee.xLock(wal.real, lock)
+            WALFile(file!).passing { real, methods in methods.xLock(real, lock) }
         },
         xUnlock: { file, lock in
-            let wal = WALFile(file!)
-            return wal.real.pointee.pMethods.pointee.xUnlock(wal.real, lock)
+            WALFile(file!).passing { real, methods in methods.xUnlock(real, lock) }
         },
         xCheckReservedLock: { file, result in
-            let wal = WALFile(file!)
-            return wal.real.pointee.pMethods.pointee.xCheckReservedLock(wal.real, result)
+            WALFile(file!).passing { real, methods in methods.xCheckReservedLock(real, result) }
         },
         xFileControl: { file, operation, argument in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            return wal.real.pointee.pMethods.pointee.xFileControl(wal.real, operation, argument)
+            WALFile(file!).flushingFirst { real, methods in methods.xFileControl(real, operation, argument) }
         },
         xSectorSize: { file in
-            let wal = WALFile(file!)
-            return wal.real.pointee.pMethods.pointee.xSectorSize(wal.real)
+            WALFile(file!).passing { real, methods in methods.xSectorSize(real) }
         },
         xDeviceCharacteristics: { file in
-            let wal = WALFile(file!)
-            return wal.real.pointee.pMethods.pointee.xDeviceCharacteristics(wal.real)
+            WALFile(file!).passing { real, methods in methods.xDeviceCharacteristics(real) }
         },
         // A WAL file has no shared memory and is never memory-mapped: SQLite calls these on the
         // database file only. Passed through all the same.
         xShmMap: { file, page, size, extend, pointer in
-            let wal = WALFile(file!)
-            guard let map = wal.real.pointee.pMethods.pointee.xShmMap else { return SQLITE_IOERR }
-            return map(wal.real, page, size, extend, pointer)
+            WALFile(file!).passing { real, methods in methods.xShmMap.map { $0(real, page, size, extend, pointer) } ?? SQLITE_IOERR }
         },
         xShmLock: { file, offset, count, flags in
-            let wal = WALFile(file!)
-            guard let lock = wal.real.pointee.pMethods.pointee.xShmLock else { return SQLITE_IOERR }
-            return lock(wal.real, offset, count, flags)
+            WALFile(file!).passing { real, methods in methods.xShmLock.map { $0(real, offset, count, flags) } ?? SQLITE_IOERR }
         },
         xShmBarrier: { file in
-            let wal = WALFile(file!)
-            wal.real.pointee.pMethods.pointee.xShmBarrier?(wal.real)
+            _ = WALFile(file!).passing { real, methods in methods.xShmBarrier?(real); return SQLITE_OK }
         },
         xShmUnmap: { file, delete in
-            let wal = WALFile(file!)
-            guard let unmap = wal.real.pointee.pMethods.pointee.xShmUnmap else { return SQLITE_IOERR }
-            return unmap(wal.real, delete)
+            WALFile(file!).passing { real, methods in methods.xShmUnmap.map { $0(real, delete) } ?? SQLITE_IOERR }
         },
         xFetch: { file, offset, amount, pointer in
-            let wal = WALFile(file!)
-            let flushed = wal.flush()
-            guard flushed == SQLITE_OK else { return flushed }
-            guard let fetch = wal.real.pointee.pMethods.pointee.xFetch else { pointer?.pointee = nil; return SQLITE_OK }
-            return fetch(wal.real, offset, amount, pointer)
+            WALFile(file!).flushingFirst { real, methods in
+                guard let fetch = methods.xFetch else { pointer?.pointee = nil; return SQLITE_OK }
+                return fetch(real, offset, amount, pointer)
+            }
         },
         xUnfetch: { file, offset, pointer in
-            let wal = WALFile(file!)
-            guard let unfetch = wal.real.pointee.pMethods.pointee.xUnfetch else { return SQLITE_OK }
-            return unfetch(wal.real, offset, pointer)
+            WALFile(file!).passing { real, methods in methods.xUnfetch.map { $0(real, offset, pointer) } ?? SQLITE_OK }
         }
     )
 
@@ -205,6 +177,18 @@ enum CombinedWALWrites {
             wal.statePointer.pointee = Unmanaged.passRetained(GatheredWrites()).toOpaque()
             file.pointee.pMethods = UnsafePointer(CombinedWALWrites.methods)
             return SQLITE_OK
+        }
+
+        /// `operation` on the default VFS's file.
+        func passing(_ operation: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
+            operation(real, real.pointee.pMethods.pointee)
+        }
+
+        /// `operation` on the default VFS's file once the gathered bytes are written.
+        func flushingFirst(_ operation: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
+            let flushed = flush()
+            guard flushed == SQLITE_OK else { return flushed }
+            return passing(operation)
         }
 
         func release() {
