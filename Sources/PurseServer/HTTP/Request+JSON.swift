@@ -113,6 +113,6 @@ public enum JSONCoding {
         return encoder
     }()
 
-    /// One decoder shared by every request body and token, for the same reason.
+    /// One decoder shared by every request body, for the same reason.
     public static let decoder = JSONDecoder()
 }
