@@ -104,20 +104,6 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         guard synced == SQLITE_OK else { throw SQLiteStatementError(code: synced, message: "sync of the database file failed", sql: "sync") }
     }
 
-    /// Syncs the WAL file to disk through this connection's handle on it (its VFS's `xSync`):
-    /// frames committed so far are durable afterwards, so the next checkpoint's own sync of the
-    /// WAL has only what came since. Blocks on file I/O: call it off the cooperative pool.
-    func syncWALFile() throws {
-        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        let status = sqlite_nio_sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
-        guard status == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else {
-            throw SQLiteStatementError(code: status == SQLITE_OK ? SQLITE_MISUSE : status, message: "no WAL file to sync", sql: "sync")
-        }
-        let synced = sync(file, SQLITE_SYNC_NORMAL)
-        guard synced == SQLITE_OK else { throw SQLiteStatementError(code: synced, message: "sync of the WAL file failed", sql: "sync") }
-    }
-
     /// The writes SQLite asked for on this connection's WAL and those made (``CombinedWALWrites``),
     /// or nil when it has no WAL open through that VFS.
     var walWriteCounts: CombinedWALWrites.Counts? {

@@ -208,9 +208,6 @@ final class SQLiteDriver: DatabaseDriver {
             record(pass)
             catchUps += 1
         }
-        // The paused pass syncs the WAL before it copies: sync it now, unpaused, so that sync has
-        // only the frames of the next few hundred microseconds (pauses 5.3–5.8 → 4.5–4.7 ms).
-        try await NIOThreadPool.singleton.runIfActive { try checkpointer.syncWALFile() }
         // Timed from when the writer stops, not from when the pause was queued: the
         // transactions ahead of it in the queue were not held. The pass runs right there, on the
         // writer's own thread, which has nothing else to do meanwhile (a hop to the thread pool
