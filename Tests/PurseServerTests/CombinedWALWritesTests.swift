@@ -53,7 +53,7 @@ struct CombinedWALWritesTests {
         }
     }
 
-    /// Transactions larger than the buffer (written straight through), larger than one write of the
+    /// Transactions larger than the buffer (written as it fills), larger than one write of the
     /// default VFS (written in pieces), spilling their cache mid-transaction (frames written before
     /// the commit, some rewritten), and one rolled back after spilling: a copy of the files taken
     /// with the connection still open — so the WAL is all there is, recovered from the file alone

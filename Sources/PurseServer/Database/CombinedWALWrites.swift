@@ -200,17 +200,13 @@ enum CombinedWALWrites {
         func write(_ bytes: UnsafeRawPointer, count: Int, at offset: Int64) -> Int32 {
             let gathered = self.gathered
             gathered.requested += 1
-            if !gathered.isEmpty, offset != gathered.end {
+            // What was gathered goes first when this write does not continue it, or would take
+            // it past ``GatheredWrites/limit`` (a transaction of thousands of pages).
+            if !gathered.isEmpty, offset != gathered.end || gathered.count + count > GatheredWrites.limit {
                 let flushed = flush()
                 guard flushed == SQLITE_OK else { return flushed }
             }
-            guard gathered.append(bytes, count: count, at: offset) else {
-                // Larger than the buffer may grow: straight through, after what was gathered.
-                let flushed = flush()
-                guard flushed == SQLITE_OK else { return flushed }
-                gathered.made += 1
-                return real.pointee.pMethods.pointee.xWrite(real, bytes, Int32(count), offset)
-            }
+            gathered.append(bytes, count: count, at: offset)
             if gathered.commitPageFollows {
                 // This was the commit frame's page: the commit is complete.
                 gathered.commitPageFollows = false
@@ -251,7 +247,7 @@ enum CombinedWALWrites {
 
     /// Contiguous bytes waiting to be written to one WAL file, from `start`.
     fileprivate final class GatheredWrites {
-        /// Past this, writes go straight through (a commit of thousands of pages).
+        /// At most this many bytes wait (unless one write alone is larger; SQLite's are a page).
         static let limit = 8 << 20
         private(set) var bytes: UnsafeMutableRawPointer
         private var capacity = 256 << 10
@@ -268,11 +264,9 @@ enum CombinedWALWrites {
         var isEmpty: Bool { count == 0 }
         var end: Int64 { start + Int64(count) }
 
-        /// False when the bytes would not fit even after growing to ``limit``.
-        func append(_ source: UnsafeRawPointer, count extra: Int, at offset: Int64) -> Bool {
+        func append(_ source: UnsafeRawPointer, count extra: Int, at offset: Int64) {
             if count + extra > capacity {
-                guard count + extra <= Self.limit else { return false }
-                let grownCapacity = min(Self.limit, max(capacity * 2, count + extra))
+                let grownCapacity = max(min(Self.limit, capacity * 2), count + extra)
                 let grown = UnsafeMutableRawPointer.allocate(byteCount: grownCapacity, alignment: 16)
                 grown.copyMemory(from: bytes, byteCount: count)
                 bytes.deallocate()
@@ -282,7 +276,6 @@ enum CombinedWALWrites {
             if count == 0 { start = offset }
             (bytes + count).copyMemory(from: source, byteCount: extra)
             count += extra
-            return true
         }
 
         func clear() { count = 0 }
