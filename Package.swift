@@ -76,9 +76,17 @@ let package = Package(
 
         // MARK: - Shared server plumbing
 
+        // sqlite3_config is variadic, which Swift cannot call: two C functions that call it.
+        .target(
+            name: "CPurseSQLite",
+            dependencies: [
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ]
+        ),
         .target(
             name: "PurseServer",
             dependencies: [
+                "CPurseSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
