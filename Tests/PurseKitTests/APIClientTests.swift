@@ -109,6 +109,21 @@ struct APIClientTests {
         #expect(Set(transport.requests.map(\.body)).count == 1)
     }
 
+    /// Idempotency keys are random version-4 UUIDs in lowercase (the form servers log and compare).
+    @Test func idempotencyKeysAreRandomVersion4UUIDs() {
+        let keys = (0..<2_000).map { _ in IdempotencyKey.make() }
+        #expect(Set(keys).count == keys.count)
+        for key in keys {
+            #expect(key.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil, "\(key)")
+            #expect(UUID(uuidString: key) != nil)
+        }
+        // The dashes, version and variant are fixed; every other digit is the generator's.
+        func distinct(at position: Int) -> Int { Set(keys.map { Array($0)[position] }).count }
+        #expect([8, 13, 14, 18, 23].map(distinct) == [1, 1, 1, 1, 1])
+        #expect(distinct(at: 19) == 4)
+        #expect([0, 7, 9, 15, 20, 24, 35].map(distinct) == [16, 16, 16, 16, 16, 16, 16])
+    }
+
     @Test func givesUpAfterMaxAttempts() async throws {
         let transport = ScriptedTransport([json(503, "{}"), json(503, "{}"), json(503, "{}"), json(200, "{}")])
         let client = makeClient(transport, sleeper: RecordingSleeper(), attempts: 3)

@@ -187,7 +187,17 @@ public struct EmptyResponse: Decodable, Sendable, Equatable {
 
 /// A fresh key for one intended effect; reuse it on every retry of that effect.
 public enum IdempotencyKey {
-    public static func make() -> String { UUID().uuidString.lowercased() }
+    /// A random (version 4) UUID in lowercase, drawn from the system's CSPRNG directly: on Linux,
+    /// Foundation's `UUID()` opens, reads and closes `/dev/urandom` for every one.
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            raw[6] = raw[6] & 0x0F | 0x40  // version 4
+            raw[8] = raw[8] & 0x3F | 0x80  // RFC 9562 variant
+            return UUID(uuid: raw.load(as: uuid_t.self)).uuidString.lowercased()
+        }
+    }
 }
 
 extension JSONEncoder {

@@ -11,9 +11,19 @@ public enum RandomID {
     /// made; tokens use ``hex(bytes:)`` or ``bytes(_:)``.
     public static func make(_ prefix: String) -> String {
         let millis = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
-        var time = [UInt8](repeating: 0, count: 6)
-        for index in 0..<6 { time[index] = UInt8(truncatingIfNeeded: millis >> (8 * UInt64(5 - index))) }
-        return "\(prefix)_\(Hex.encode(time))\(hex(bytes: 8))"
+        var generator = SystemRandomNumberGenerator()
+        let random = generator.next() as UInt64
+        // Written straight into the string's storage: a ledger posting makes one per entry, on
+        // the database's one writer.
+        return String(unsafeUninitializedCapacity: prefix.utf8.count + 29) { buffer in
+            var end = buffer.initialize(fromContentsOf: prefix.utf8)
+            buffer[end] = UInt8(ascii: "_")
+            end += 1
+            for index in 0..<12 { buffer[end + index] = Hex.digit(UInt8(truncatingIfNeeded: millis >> (44 - 4 * UInt64(index)) & 0xF)) }
+            end += 12
+            for index in 0..<16 { buffer[end + index] = Hex.digit(UInt8(truncatingIfNeeded: random >> (60 - 4 * UInt64(index)) & 0xF)) }
+            return end + 16
+        }
     }
 
     public static func hex(bytes count: Int) -> String {

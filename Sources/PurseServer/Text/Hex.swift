@@ -12,4 +12,8 @@ public enum Hex {
         }
         return String(decoding: utf8, as: UTF8.self)
     }
+
+    /// The lowercase digit of `value` (0–15), as an ASCII byte.
+    @inline(__always)
+    public static func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
 }
