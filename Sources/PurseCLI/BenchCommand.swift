@@ -139,6 +139,8 @@ struct NexusBench: AsyncParsableCommand {
             guard let url = URL(string: url) else { throw ValidationError("bad --server") }
             base = url
         } else {
+            // The server logs as `purse serve --log-level warning` would.
+            ServeCommand.bootstrapLogging(level: .warning)
             let port = try LoopbackPort.free()
             var configuration = try PurseConfiguration.fromEnvironment()
             configuration.port = port

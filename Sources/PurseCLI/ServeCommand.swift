@@ -49,12 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.logLevel = level
         }
-        let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = PurseLogHandler(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        Self.bootstrapLogging(level: configuration.logLevel)
         // Lines below `notice` wait up to 100 ms in memory; none is lost when the server stops.
         defer { BufferedLogOutput.standardError.flush() }
         let server = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
@@ -63,5 +58,15 @@ struct ServeCommand: AsyncParsableCommand {
             "url": "\(configuration.effectivePublicURL)", "database": "\(engine.rawValue)", "mode": "\(configuration.mode.rawValue)",
         ])
         try await server.application.runService()
+    }
+
+    /// Every logger of the process writes through ``PurseLogHandler`` at `level` (once per
+    /// process: `purse serve`, and `purse bench` for the server it starts itself).
+    static func bootstrapLogging(level: Logger.Level) {
+        LoggingSystem.bootstrap { label in
+            var handler = PurseLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
     }
 }
