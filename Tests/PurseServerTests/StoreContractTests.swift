@@ -516,6 +516,15 @@ struct StoreContractTests {
                 let first = try await db.query(insert, [.text("hello $1"), .text("a"), .integer(Int64.max)])
                 try await db.run(insert, [.text(nil), .text("b"), .integer(-7)])
                 await #expect(throws: SQLStatementValuesError.self) { try await db.run(insert, [.text("c")]) }
+                // Empty text stays text; short (inline) and long non-ASCII text keep every byte; a
+                // second statement of the same text runs as the first.
+                let again = SQLStatement(insert.text)
+                try await db.run(again, [.text(""), .text("c"), .integer(1)])
+                try await db.run(insert, [.text("Ọ̀nà ₦"), .text("d"), .integer(2)])
+                try await db.run(again, [.text(String(repeating: "₦ 🪙 ", count: 40)), .text("e"), .integer(3)])
+                let texts = try await db.query(SQLStatement("SELECT id, body FROM statement_notes WHERE size BETWEEN $1 AND $2 ORDER BY id"), [.integer(1), .integer(3)])
+                #expect(try texts.map { try $0.decode(column: "id", as: String.self) } == ["c", "d", "e"])
+                #expect(try texts.map { try $0.decode(column: "body", as: String?.self) } == ["", "Ọ̀nà ₦", String(repeating: "₦ 🪙 ", count: 40)])
                 return first + (try await db.query(SQLStatement("SELECT id, body, size FROM statement_notes WHERE size < $1 ORDER BY id"), [.integer(0)]))
             }
             #expect(rows.count == 2)

@@ -21,6 +21,27 @@ public struct PurseTokenClaims: JWTPayload, Equatable {
 
     /// Expiry is checked by ``TokenService`` against its injected clock.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
+
+    public init(sub: SubjectClaim, exp: ExpirationClaim, iat: IssuedAtClaim, jti: IDClaim, purpose: String, intent: String?) {
+        (self.sub, self.exp, self.iat, self.jti, self.purpose, self.intent) = (sub, exp, iat, jti, purpose, intent)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case sub, exp, iat, jti, purpose, intent
+    }
+
+    /// Reads each claim as the plain JSON value it is — times as seconds since 1970, as jwt-kit
+    /// writes and reads them — rather than through the claim types' own decoders, which go through
+    /// the decoder's generic single-value path: this runs for every step-up token a top-up spends.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        sub = SubjectClaim(value: try container.decode(String.self, forKey: .sub))
+        exp = ExpirationClaim(value: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .exp)))
+        iat = IssuedAtClaim(value: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .iat)))
+        jti = IDClaim(value: try container.decode(String.self, forKey: .jti))
+        purpose = try container.decode(String.self, forKey: .purpose)
+        intent = try container.decodeIfPresent(String.self, forKey: .intent)
+    }
 }
 
 public enum TokenError: Error, Equatable {

@@ -1,5 +1,6 @@
 import SQLKit
 import SQLiteNIO
+import Synchronization
 
 /// A statement written once with numbered parameters — `$1`, `$2`, … as PostgreSQL spells them —
 /// and run with a list of ``SQLValue``s.
@@ -24,6 +25,11 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
     let parameters: [Int]
     /// The highest parameter number: how many values a run takes.
     public let parameterCount: Int
+    /// This statement's own number in the process, for a connection's prepared-statement cache
+    /// (hashing an integer rather than the whole text each run).
+    let cacheKey: Int
+
+    private static let statementsMade = Atomic<Int>(0)
 
     public init(_ text: String) {
         var segments: [String] = []
@@ -54,6 +60,7 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
             sqlite += "?\(number)" + segments[index + 1]
         }
         self.sqliteText = sqlite
+        self.cacheKey = Self.statementsMade.add(1, ordering: .relaxed).newValue
     }
 
     public var description: String { text }

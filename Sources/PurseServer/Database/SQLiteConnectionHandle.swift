@@ -21,6 +21,8 @@ import VaporCSQLite
 final class SQLiteConnectionHandle: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The same statements, by ``SQLStatement/cacheKey``, for those run as a `SQLStatement`.
+    private var statementsByKey: [Int: OpaquePointer] = [:]
     private let statementCacheLimit = 256
 
     /// - Parameters:
@@ -47,6 +49,7 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     func close() {
         for statement in statements.values { sqlite_nio_sqlite3_finalize(statement) }
         statements.removeAll()
+        statementsByKey.removeAll()
         if let handle { sqlite_nio_sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -125,6 +128,37 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         for (offset, value) in binds.enumerated() {
             try check(bind(value, at: Int32(offset + 1), to: statement), sql: sql, on: handle)
         }
+        try step(statement, sql: sql, on: handle, onRow: onRow)
+    }
+
+    /// Runs a ``SQLStatement`` with its values (value *n* for parameter *n*), calling `onRow` for
+    /// every result row. The statement is found in the cache by its ``SQLStatement/cacheKey``.
+    func execute(_ sql: SQLStatement, _ values: [SQLValue], onRow: (SQLiteResultRow) throws -> Void) throws {
+        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql.sqliteText) }
+        let statement: OpaquePointer
+        if let known = statementsByKey[sql.cacheKey] {
+            statement = known
+        } else {
+            statement = try prepared(sql.sqliteText, on: handle)
+            // Statements made per run (postings of more than `LedgerStatements.cached` entries)
+            // bring new keys for cached text: start the map again rather than let it grow.
+            if statementsByKey.count >= statementCacheLimit { statementsByKey.removeAll(keepingCapacity: true) }
+            statementsByKey[sql.cacheKey] = statement
+        }
+        defer { sqlite_nio_sqlite3_reset(statement) }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status = switch value {
+            case .integer(let integer): sqlite_nio_sqlite3_bind_int64(statement, index, integer)
+            case .text(let text): bind(text, at: index, to: statement)
+            case .null: sqlite_nio_sqlite3_bind_null(statement, index)
+            }
+            try check(status, sql: sql.sqliteText, on: handle)
+        }
+        try step(statement, sql: sql.sqliteText, on: handle, onRow: onRow)
+    }
+
+    private func step(_ statement: OpaquePointer, sql: String, on handle: OpaquePointer, onRow: (SQLiteResultRow) throws -> Void) throws {
         var columns: SQLiteResultColumns?
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
@@ -151,6 +185,7 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         if statements.count >= statementCacheLimit {
             for cached in statements.values { sqlite_nio_sqlite3_finalize(cached) }
             statements.removeAll(keepingCapacity: true)
+            statementsByKey.removeAll(keepingCapacity: true)
         }
         statements[sql] = statement
         return statement
@@ -163,13 +198,25 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         case .float(let double):
             return sqlite_nio_sqlite3_bind_double(statement, index, double)
         case .text(let text):
-            return sqlite_nio_sqlite3_bind_text64(statement, index, text, UInt64(text.utf8.count), transientDestructor, UInt8(SQLITE_UTF8))
+            return bind(text, at: index, to: statement)
         case .blob(let buffer):
             return buffer.withUnsafeReadableBytes {
                 sqlite_nio_sqlite3_bind_blob64(statement, index, $0.baseAddress, UInt64($0.count), transientDestructor)
             }
         case .null:
             return sqlite_nio_sqlite3_bind_null(statement, index)
+        }
+    }
+
+    /// Text by its UTF-8 bytes and length (SQLite copies them): no C string is made, which for
+    /// short strings — stored inline, without a terminator — meant a copy on the heap.
+    private func bind(_ text: String, at index: Int32, to statement: OpaquePointer) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            // A non-null pointer even for empty text, which SQLite would otherwise bind as NULL.
+            bytes.withMemoryRebound(to: CChar.self) { characters in
+                sqlite_nio_sqlite3_bind_text64(statement, index, characters.baseAddress ?? emptyText, UInt64(characters.count), transientDestructor, UInt8(SQLITE_UTF8))
+            }
         }
     }
 
@@ -203,6 +250,12 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
 
 /// `SQLITE_TRANSIENT`: SQLite copies a bound value before the call returns.
 private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// A C string of length 0, for binding empty text (a null pointer would bind NULL).
+nonisolated(unsafe) private let emptyText: UnsafePointer<CChar> = {
+    let text = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+    text.initialize(to: 0)
+    return UnsafePointer(text)
+}()
 
 /// A statement failed; `code` is SQLite's extended result code.
 struct SQLiteStatementError: Error, CustomStringConvertible {
@@ -329,7 +382,7 @@ struct DirectSQLiteDatabase: SQLDatabase {
             logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(statement.sqliteText)])
         }
         var rows: [any SQLRow] = []
-        try connection.execute(statement.sqliteText, values.map(\.sqliteData)) { rows.append($0) }
+        try connection.execute(statement, values) { rows.append($0) }
         return rows
     }
 
