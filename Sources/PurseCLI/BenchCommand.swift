@@ -213,7 +213,8 @@ struct NexusBench: AsyncParsableCommand {
         report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: flowElapsed)
 
-        // Top-up alone: tokens minted first (untimed), then spent as fast as possible.
+        // Top-up alone: tokens minted and their requests prepared first (untimed), then spent as
+        // fast as possible.
         let minted = try await mint(users, perConnection: count)
         let alone = LatencyRecorder(tracing: trace != nil)
         writer = await writerCounters(base)
@@ -226,7 +227,7 @@ struct NexusBench: AsyncParsableCommand {
                     for token in tokens {
                         let start = ContinuousClock.now
                         do {
-                            try await user.topup(token: token)
+                            try await user.topup(token)
                             alone.record(.now - start, connection: index, startedAfter: start - aloneStart)
                         } catch { alone.fail() }
                     }
@@ -251,14 +252,16 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Step-up tokens for every connection, untimed: `perConnection` each, or as many as
     /// `--duration` allows.
-    func mint(_ users: [any BenchDriver], perConnection: Int?) async throws -> [Int: [String]] {
+    func mint(_ users: [any BenchDriver], perConnection: Int?) async throws -> [Int: [PreparedTopup]] {
         let duration = duration
-        return try await withThrowingTaskGroup(of: (Int, [String]).self, returning: [Int: [String]].self) { group in
+        return try await withThrowingTaskGroup(of: (Int, [PreparedTopup]).self, returning: [Int: [PreparedTopup]].self) { group in
             for (index, user) in users.enumerated() {
                 group.addTask {
-                    var tokens: [String] = []
+                    var tokens: [PreparedTopup] = []
                     let deadline = ContinuousClock.now + .seconds(duration)
-                    while perConnection.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) { tokens.append(try await user.stepUp()) }
+                    while perConnection.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) {
+                        tokens.append(user.prepareTopup(token: try await user.stepUp()))
+                    }
                     return (index, tokens)
                 }
             }
@@ -268,7 +271,7 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Top-ups at `rate` per second in all, each at its scheduled time (``openLoopSchedule``);
     /// latency from that time.
-    func paced(_ users: [any BenchDriver], base: URL, rate: Double, tokens: [Int: [String]], cpuSince cpu: inout Double) async throws {
+    func paced(_ users: [any BenchDriver], base: URL, rate: Double, tokens: [Int: [PreparedTopup]], cpuSince cpu: inout Double) async throws {
         let recorder = LatencyRecorder()
         let connections = users.count
         var writer = await writerCounters(base)
@@ -282,7 +285,7 @@ struct NexusBench: AsyncParsableCommand {
                     for (token, due) in zip(tokens, due) {
                         if ContinuousClock.now < due { try? await Task.sleep(until: due, clock: .continuous) }
                         do {
-                            try await user.topup(token: token)
+                            try await user.topup(token)
                             recorder.record(.now - due)
                         } catch { recorder.fail() }
                     }
@@ -383,7 +386,28 @@ protocol BenchDriver: Sendable {
     /// options → sign → verify; returns the verificationToken.
     func stepUp() async throws -> String
     func topup(token: String) async throws
+    /// A top-up for a token minted ahead of a top-up phase, made ready to send while the tokens
+    /// are minted (untimed): the lean client's request bytes, idempotency key included, as `wrk`
+    /// sends prepared requests; the client core's token, as it builds each request itself.
+    func prepareTopup(token: String) -> PreparedTopup
+    func topup(_ prepared: PreparedTopup) async throws
     func close() async
+}
+
+enum PreparedTopup: Sendable {
+    case token(String)
+    case request(ByteBuffer)
+}
+
+extension BenchDriver {
+    func prepareTopup(token: String) -> PreparedTopup { .token(token) }
+
+    func topup(_ prepared: PreparedTopup) async throws {
+        switch prepared {
+        case .token(let token): try await topup(token: token)
+        case .request: throw PurseError.invalidResponse("a prepared request for a driver that sends none")
+        }
+    }
 }
 
 /// A benchmark user: account, enrolled device and funded wallet, made through the real client

@@ -51,10 +51,23 @@ final class LeanBenchClient: Sendable {
     }
 
     func topup(token: String) async throws {
-        let response = try await connection.send(RawHTTPRequest.make(
+        try await connection.send(topupRequest(token: token)).requireStatus(200)
+    }
+
+    func prepareTopup(token: String) -> PreparedTopup { .request(topupRequest(token: token)) }
+
+    func topup(_ prepared: PreparedTopup) async throws {
+        switch prepared {
+        case .request(let request): try await connection.send(request).requireStatus(200)
+        case .token(let token): try await topup(token: token)
+        }
+    }
+
+    /// The top-up request for `token` with a fresh idempotency key, as bytes.
+    private func topupRequest(token: String) -> ByteBuffer {
+        RawHTTPRequest.make(
             "POST", "/user/topup", host: host, authorization: authorization, idempotencyKey: IdempotencyKey.make(), body: topupBody.with(token: token)
-        ))
-        try response.requireStatus(200)
+        )
     }
 }
 
