@@ -9,10 +9,10 @@ import VaporCSQLite
 /// transaction paid a `BEGIN`, a `COMMIT` (the WAL writes of every page it touched) and a wake-up
 /// of the next waiter, one after another. Here transactions queue, and whoever finds the writer
 /// idle runs everything queued as **one** SQLite transaction (group commit), each caller's body
-/// inside its own savepoint:
+/// after the first inside its own savepoint:
 ///
-/// - a body that throws rolls back to its savepoint alone and its caller gets the error at once;
-///   the others in the group are unaffected;
+/// - a body that throws rolls back alone (to its savepoint, or the whole transaction when it is
+///   the first) and its caller gets the error at once; the others in the group are unaffected;
 /// - a caller whose body returned is answered only after the `COMMIT` that contains its writes —
 ///   if that commit fails, every such caller gets the error and nothing of theirs was written;
 /// - bodies run one after another in arrival order, each seeing the writes of those before it:
@@ -30,6 +30,9 @@ final class SQLiteWriter: Sendable {
 
     /// Transactions committed and the commits that carried them, since the database opened.
     var statistics: DatabaseStatistics { counts.withLock { $0 } }
+
+    /// Transactions and pauses waiting for the writer (for tests).
+    var queued: Int { state.withLock { $0.queue.count } }
 
     private struct State {
         /// Bounded by the number of callers waiting, so taking from the front by copying is cheap.
@@ -128,12 +131,18 @@ final class SQLiteWriter: Sendable {
         var committing: [any QueuedTransaction] = []
         var open = false
         for item in group {
+            // The first body of a transaction needs no savepoint: rolling the transaction back
+            // undoes it alone. (A savepoint copies every page a body first touches into its
+            // sub-journal; a lone transaction — the usual case on a quiet server — skips that and
+            // two statements.)
+            let first = !open
             do {
-                if !open {
+                if first {
                     try statement("BEGIN IMMEDIATE")
                     open = true
+                } else {
+                    try statement("SAVEPOINT purse_transaction")
                 }
-                try statement("SAVEPOINT purse_transaction")
             } catch {
                 item.finish(error)
                 continue
@@ -142,7 +151,7 @@ final class SQLiteWriter: Sendable {
             if await item.run(in: database) {
                 if !connection.hasDeferredForeignKeyViolations {
                     do {
-                        try statement("RELEASE purse_transaction")
+                        if !first { try statement("RELEASE purse_transaction") }
                         committing.append(item)
                     } catch {
                         item.finish(error)
@@ -152,7 +161,11 @@ final class SQLiteWriter: Sendable {
                 // A deferred foreign key would fail the whole group's COMMIT: refuse this body alone.
                 refusal = SQLiteStatementError(code: SQLITE_CONSTRAINT | (3 << 8), message: "FOREIGN KEY constraint failed", sql: nil)
             }
-            if connection.inTransaction {
+            if first {
+                // Nothing else is in the transaction yet: end it, and the next body begins another.
+                if connection.inTransaction { try? statement("ROLLBACK") }
+                open = false
+            } else if connection.inTransaction {
                 try? statement("ROLLBACK TO purse_transaction")
                 try? statement("RELEASE purse_transaction")
             } else {
@@ -184,8 +197,8 @@ final class SQLiteWriter: Sendable {
     }
 
     /// The group's own statements (`BEGIN`, savepoints, `COMMIT`) straight on the connection:
-    /// fixed text with no parameters, so nothing for SQLKit to serialise — and at ~10 transactions
-    /// per group, two of them run per transaction on the writer, which every write waits for.
+    /// fixed text with no parameters, so nothing for SQLKit to serialise — and two of them run for
+    /// every transaction after a group's first, on the writer, which every write waits for.
     private func statement(_ sql: String) throws {
         try connection.execute(sql, []) { _ in }
     }

@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+@testable import PurseServer
+import SQLKit
+import Synchronization
+import Testing
+
+/// One group of the writer, assembled on purpose: the writer is held by a pause while the bodies
+/// queue, so they run as one group in the order they ran in — which the bodies themselves count.
+@Suite("SQLite writer groups")
+struct SQLiteWriterGroupTests {
+    struct Refused: Error {}
+
+    /// Where the next body runs in the group.
+    final class RunOrder: Sendable {
+        private let next = Atomic(0)
+        func take() -> Int { next.add(1, ordering: .relaxed).oldValue }
+    }
+
+    /// The group's first body has no savepoint: when it fails, the transaction is rolled back and
+    /// the next body begins another, so the group still commits once, with exactly the bodies that
+    /// returned — and a later failure still rolls back to its own savepoint.
+    @Test(arguments: [[false, true, false, true, true], [false, false, true], [true, false, true, false], [false]])
+    func bodiesCommitOrRollBackAloneWhereverTheyRun(succeeds: [Bool]) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-writer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
+        try connection.execute("PRAGMA journal_mode = WAL", []) { _ in }
+        let writer = SQLiteWriter(database: SQLiteDriver.sqlDatabase(connection, logger: Logger(label: "test")), connection: connection)
+        defer { writer.stop() }
+        try await writer.transaction { db in try await db.raw("CREATE TABLE rows (position INTEGER PRIMARY KEY, note TEXT NOT NULL)").run() }
+        let before = writer.statistics
+
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let pause = Task { try await writer.paused { for await _ in released { return } } }
+        while writer.queued > 0 { try await Task.sleep(for: .milliseconds(1)) }  // the pause is running
+        let order = RunOrder()
+        let bodies = (0..<succeeds.count).map { _ in
+            Task {
+                try await writer.transaction { db in
+                    let at = order.take()
+                    // Several pages' worth, so the savepoints have pages to keep.
+                    for copy in 0..<20 {
+                        try await db.raw("INSERT INTO rows (position, note) VALUES (\(bind: at * 100 + copy), \(bind: String(repeating: "x", count: 500)))").run()
+                    }
+                    if !succeeds[at] { throw Refused() }
+                    return at
+                }
+            }
+        }
+        while writer.queued < succeeds.count { try await Task.sleep(for: .milliseconds(1)) }
+        release.yield()
+        try await pause.value
+
+        var returned: [Int] = []
+        for body in bodies {
+            do { returned.append(try await body.value) } catch is Refused {}
+        }
+        let expected = succeeds.indices.filter { succeeds[$0] }
+        #expect(returned.sorted() == expected)
+        var stored: [Int] = []
+        try connection.execute("SELECT DISTINCT position / 100 AS at FROM rows ORDER BY at", []) { row in
+            stored.append(try row.decode(column: "at", as: Int.self))
+        }
+        #expect(stored == expected)
+        let after = writer.statistics
+        #expect(after.commits - before.commits == (expected.isEmpty ? 0 : 1))
+        #expect(after.committedTransactions - before.committedTransactions == expected.count)
+    }
+}
