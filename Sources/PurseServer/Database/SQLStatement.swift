@@ -1,5 +1,4 @@
 import SQLKit
-import SQLiteNIO
 import Synchronization
 
 /// A statement written once with numbered parameters — `$1`, `$2`, … as PostgreSQL spells them —
@@ -75,14 +74,6 @@ public enum SQLValue: Sendable, Equatable {
 
     public static func text(_ value: String?) -> SQLValue { value.map(SQLValue.text) ?? .null }
     public static func integer(_ value: Int) -> SQLValue { .integer(Int64(value)) }
-
-    var sqliteData: SQLiteData {
-        switch self {
-        case .text(let text): .text(text)
-        case .integer(let integer): .integer(Int(integer))
-        case .null: .null
-        }
-    }
 
     var encodable: any Encodable & Sendable {
         switch self {

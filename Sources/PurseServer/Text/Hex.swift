@@ -7,13 +7,13 @@ public enum Hex {
         var utf8: [UInt8] = []
         utf8.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
-            utf8.append(digits[Int(byte >> 4)])
-            utf8.append(digits[Int(byte & 0x0f)])
+            utf8.append(digit(byte >> 4))
+            utf8.append(digit(byte & 0x0f))
         }
         return String(decoding: utf8, as: UTF8.self)
     }
 
     /// The lowercase digit of `value` (0–15), as an ASCII byte.
     @inline(__always)
-    public static func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+    public static func digit(_ value: UInt8) -> UInt8 { digits[Int(value)] }
 }

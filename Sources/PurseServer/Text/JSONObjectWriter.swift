@@ -48,7 +48,6 @@ public struct JSONObjectWriter: Sendable {
     }
 
     private static let `true` = Array("true".utf8)
-    private static let hexDigits = Array("0123456789abcdef".utf8)
     private static let `false` = Array("false".utf8)
 
     private mutating func name(_ key: String) {
@@ -96,7 +95,7 @@ public struct JSONObjectWriter: Sendable {
                 case 0x08: bytes.append(UInt8(ascii: "b"))
                 case 0x0C: bytes.append(UInt8(ascii: "f"))
                 default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), Hex.digit(byte >> 4), Hex.digit(byte & 0xF)])
                 }
                 plain = index + 1
             }
