@@ -222,12 +222,12 @@ struct NexusBench: AsyncParsableCommand {
         let aloneStart = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, user) in users.enumerated() {
-                let tokens = minted[index] ?? []
+                let topups = minted[index] ?? []
                 group.addTask {
-                    for token in tokens {
+                    for topup in topups {
                         let start = ContinuousClock.now
                         do {
-                            try await user.topup(token)
+                            try await user.topup(topup)
                             alone.record(.now - start, connection: index, startedAfter: start - aloneStart)
                         } catch { alone.fail() }
                     }
@@ -245,24 +245,24 @@ struct NexusBench: AsyncParsableCommand {
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
         if let rate {
             let perConnection = count ?? Int((rate * Double(duration) / Double(connections)).rounded(.up))
-            try await paced(users, base: base, rate: rate, tokens: try await mint(users, perConnection: perConnection), cpuSince: &cpu)
+            try await paced(users, base: base, rate: rate, topups: try await mint(users, perConnection: perConnection), cpuSince: &cpu)
         }
         for user in users { await user.close() }
     }
 
-    /// Step-up tokens for every connection, untimed: `perConnection` each, or as many as
-    /// `--duration` allows.
+    /// Top-ups ready to send for every connection, each with a step-up token minted for it,
+    /// untimed: `perConnection` each, or as many as `--duration` allows.
     func mint(_ users: [any BenchDriver], perConnection: Int?) async throws -> [Int: [PreparedTopup]] {
         let duration = duration
         return try await withThrowingTaskGroup(of: (Int, [PreparedTopup]).self, returning: [Int: [PreparedTopup]].self) { group in
             for (index, user) in users.enumerated() {
                 group.addTask {
-                    var tokens: [PreparedTopup] = []
+                    var topups: [PreparedTopup] = []
                     let deadline = ContinuousClock.now + .seconds(duration)
-                    while perConnection.map({ tokens.count < $0 }) ?? (ContinuousClock.now < deadline) {
-                        tokens.append(user.prepareTopup(token: try await user.stepUp()))
+                    while perConnection.map({ topups.count < $0 }) ?? (ContinuousClock.now < deadline) {
+                        topups.append(user.prepareTopup(token: try await user.stepUp()))
                     }
-                    return (index, tokens)
+                    return (index, topups)
                 }
             }
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
@@ -271,7 +271,7 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Top-ups at `rate` per second in all, each at its scheduled time (``openLoopSchedule``);
     /// latency from that time.
-    func paced(_ users: [any BenchDriver], base: URL, rate: Double, tokens: [Int: [PreparedTopup]], cpuSince cpu: inout Double) async throws {
+    func paced(_ users: [any BenchDriver], base: URL, rate: Double, topups: [Int: [PreparedTopup]], cpuSince cpu: inout Double) async throws {
         let recorder = LatencyRecorder()
         let connections = users.count
         var writer = await writerCounters(base)
@@ -279,13 +279,13 @@ struct NexusBench: AsyncParsableCommand {
         let start = ContinuousClock.now + .milliseconds(20)
         await withTaskGroup(of: Void.self) { group in
             for (index, user) in users.enumerated() {
-                let tokens = tokens[index] ?? []
-                let due = Self.openLoopSchedule(connection: index, connections: connections, rate: rate, count: tokens.count).map { start + $0 }
+                let topups = topups[index] ?? []
+                let due = Self.openLoopSchedule(connection: index, connections: connections, rate: rate, count: topups.count).map { start + $0 }
                 group.addTask {
-                    for (token, due) in zip(tokens, due) {
+                    for (topup, due) in zip(topups, due) {
                         if ContinuousClock.now < due { try? await Task.sleep(until: due, clock: .continuous) }
                         do {
-                            try await user.topup(token)
+                            try await user.topup(topup)
                             recorder.record(.now - due)
                         } catch { recorder.fail() }
                     }
@@ -294,7 +294,7 @@ struct NexusBench: AsyncParsableCommand {
         }
         // Over at least the schedule's span (n requests take n ÷ rate), so a short run is not
         // reported faster than it was asked to go.
-        let scheduled = Duration.seconds(Double(tokens.values.map(\.count).reduce(0, +)) / rate)
+        let scheduled = Duration.seconds(Double(topups.values.map(\.count).reduce(0, +)) / rate)
         let elapsed = max(.now - start, scheduled)
         let summary = recorder.summary(over: elapsed)
         report(String(format: "top-up at %.0f/s (open loop)", rate), summary, cpuSince: &cpu)
