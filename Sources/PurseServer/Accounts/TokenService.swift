@@ -62,8 +62,10 @@ public struct TokenService: Sendable {
     private let verified = VerifiedTokens(limit: 10_000)
 
     public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        // The collection's parser reads the header; the key's own parser reads the claims.
+        let parser = DefaultJWTParser(jsonDecoder: FlatFirstJWTDecoder())
+        let keys = JWTKeyCollection(defaultJWTParser: parser)
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256, parser: parser)
         self.keys = keys
         self.now = now
     }
@@ -126,6 +128,19 @@ extension TokenService {
             }
         }
         return dots == 2
+    }
+}
+
+/// jwt-kit's JSON decoder (seconds since 1970 for dates) behind ``FlatJSONDecoder``, which reads
+/// a token's header and claims — flat objects — with the same result and a fraction of the work.
+/// jwt-kit takes custom decoders for this (`DefaultJWTParser(jsonDecoder:)`); parsing, the
+/// signature check and the claims' verification stay jwt-kit's.
+struct FlatFirstJWTDecoder: JWTJSONDecoder {
+    private let fallback: any JWTJSONDecoder = .defaultForJWT
+
+    func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        if let value = FlatJSONDecoder().decodeIfFlat(T.self, from: data) { return value }
+        return try fallback.decode(T.self, from: data)
     }
 }
 

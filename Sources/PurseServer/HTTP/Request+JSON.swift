@@ -26,10 +26,16 @@ public enum JSONBody {
         guard buffer.readableBytes > 0 else {
             throw APIError.badRequest("Request body must be a JSON object")
         }
-        return try decode(type, from: Data(buffer.readableBytesView))
+        if let value = FlatJSONDecoder().decodeIfFlat(T.self, from: buffer) { return value }
+        return try decodeWithFoundation(type, from: Data(buffer.readableBytesView))
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        if let value = FlatJSONDecoder().decodeIfFlat(T.self, from: data) { return value }
+        return try decodeWithFoundation(type, from: data)
+    }
+
+    private static func decodeWithFoundation<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {
@@ -113,6 +119,7 @@ public enum JSONCoding {
         return encoder
     }()
 
-    /// One decoder shared by every request body, for the same reason.
+    /// One decoder shared by every request body, for the same reason. ``JSONBody`` tries
+    /// ``FlatJSONDecoder`` first, which gives the same answers for the flat objects most bodies are.
     public static let decoder = JSONDecoder()
 }
