@@ -251,10 +251,14 @@ struct NexusBench: AsyncParsableCommand {
     }
 
     /// Top-ups ready to send for every connection, each with a step-up token minted for it,
-    /// untimed: `perConnection` each, or as many as `--duration` allows.
+    /// untimed: `perConnection` each, or as many as `--duration` allows — then as many on every
+    /// connection as on the one that minted fewest, so that all of them stay busy until the phase
+    /// ends (the connections mint at slightly different speeds; with uneven shares the last ~10 %
+    /// of the phase ran on a dwindling number of connections, which is not the load the phase
+    /// measures).
     func mint(_ users: [any BenchDriver], perConnection: Int?) async throws -> [Int: [PreparedTopup]] {
         let duration = duration
-        return try await withThrowingTaskGroup(of: (Int, [PreparedTopup]).self, returning: [Int: [PreparedTopup]].self) { group in
+        let minted = try await withThrowingTaskGroup(of: (Int, [PreparedTopup]).self, returning: [Int: [PreparedTopup]].self) { group in
             for (index, user) in users.enumerated() {
                 group.addTask {
                     var topups: [PreparedTopup] = []
@@ -267,6 +271,13 @@ struct NexusBench: AsyncParsableCommand {
             }
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
+        return Self.evened(minted)
+    }
+
+    /// Every connection's share cut to the smallest share.
+    static func evened<T>(_ shares: [Int: [T]]) -> [Int: [T]] {
+        let smallest = shares.values.map(\.count).min() ?? 0
+        return shares.mapValues { Array($0.prefix(smallest)) }
     }
 
     /// Top-ups at `rate` per second in all, each at its scheduled time (``openLoopSchedule``);

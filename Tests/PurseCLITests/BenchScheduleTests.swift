@@ -52,6 +52,14 @@ struct BenchScheduleTests {
         #expect(WriterCounters(exposition: "purse_db_transactions_total 3\n") == nil, "a server without the writer counter")
     }
 
+    /// The top-up phase gives every connection the same number of top-ups, in the order minted.
+    @Test func mintedSharesAreEvened() {
+        let evened = NexusBench.evened([0: [1, 2, 3, 4], 1: [5, 6], 2: [7, 8, 9]])
+        #expect(evened == [0: [1, 2], 1: [5, 6], 2: [7, 8]])
+        #expect(NexusBench.evened([0: [1], 1: []]) == [0: [], 1: []])
+        #expect(NexusBench.evened([Int: [Int]]()).isEmpty)
+    }
+
     func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
