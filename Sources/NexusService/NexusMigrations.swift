@@ -94,6 +94,25 @@ enum NexusMigrations {
         Migration("nexus_0004_challenge_expiry_index", [
             "CREATE INDEX nexus_challenges_expiry ON nexus_challenges (expires_at)",
         ]),
+        // Spent step-up tokens are only ever inserted and looked up by their id: on SQLite one
+        // B-tree keyed by it (WITHOUT ROWID) instead of a table and its key's index. PostgreSQL
+        // keeps its table as it is.
+        Migration(
+            "nexus_0005_used_tokens_by_id",
+            sqlite: [
+                """
+                CREATE TABLE nexus_used_tokens_by_id (
+                    jti TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    used_at BIGINT NOT NULL
+                ) WITHOUT ROWID
+                """,
+                "INSERT INTO nexus_used_tokens_by_id (jti, user_id, used_at) SELECT jti, user_id, used_at FROM nexus_used_tokens",
+                "DROP TABLE nexus_used_tokens",
+                "ALTER TABLE nexus_used_tokens_by_id RENAME TO nexus_used_tokens",
+            ],
+            postgres: []
+        ),
     ]
 }
 

@@ -389,9 +389,9 @@ struct SQLStatementTests {
     @Test func ledgerStatementsTakeTheirValues() {
         #expect(LedgerStatements.moveBalances(accounts: 3).parameterCount == 6)
         #expect(LedgerStatements.moveBalances(accounts: 20).parameterCount == 40)
-        #expect(LedgerStatements.insertEntries(count: 4).parameterCount == 15)
-        #expect(LedgerStatements.insertEntries(count: 17).parameterCount == 54)
-        #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?4, ?1, ?5, ?6, ?2, ?3), (?7, ?1, ?8, ?9, ?2, ?3)"))
+        #expect(LedgerStatements.insertEntries(count: 4).parameterCount == 11)
+        #expect(LedgerStatements.insertEntries(count: 17).parameterCount == 37)
+        #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?1, 0, ?4, ?5, ?2, ?3), (?1, 1, ?6, ?7, ?2, ?3)"))
     }
 }
 

@@ -302,8 +302,11 @@ struct StoreContractTests {
             }
             try await env.database.read { db async throws in
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 50)
-                let entries = try await db.raw("SELECT COUNT(*) AS n FROM ledger_entries WHERE transaction_id = \(bind: posting.id.rawValue)").first()
-                #expect(try entries?.decode(column: "n", as: Int.self) == 3)
+                // The entries are the posting's lines, numbered in the order given.
+                let lines = try await db.raw("SELECT line, account_id, amount FROM ledger_entries WHERE transaction_id = \(bind: posting.id.rawValue) ORDER BY line").all()
+                #expect(try lines.map { try [
+                    String($0.decode(column: "line", as: Int.self)), $0.decode(column: "account_id", as: String.self), String($0.decode(column: "amount", as: Int64.self)),
+                ] } == [["0", wallet.id.rawValue, "-150"], ["1", wallet.id.rawValue, "100"], ["2", revenue.id.rawValue, "50"]])
                 #expect(try await env.ledger.audit(in: db).isEmpty)
             }
         }

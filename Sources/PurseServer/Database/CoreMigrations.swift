@@ -84,5 +84,49 @@ public enum CoreMigrations {
             """,
             "CREATE INDEX jobs_ready ON jobs (state, run_at)",
         ]),
+        // A journal entry is a line of its transaction: keyed by (transaction, line), as journals
+        // number them, instead of an id of its own that nothing read. On SQLite the table is
+        // clustered by that key (WITHOUT ROWID) — a transaction's entries are one append to one
+        // B-tree, where the id-keyed table took four B-tree inserts per entry (the rows, the id's
+        // index, the transaction index, the account index), the most of any table a payment
+        // writes; the key's index also serves lookups by transaction, so that index goes.
+        Migration(
+            "0005_core_ledger_entries_by_transaction",
+            sqlite: [
+                """
+                CREATE TABLE ledger_entries_by_line (
+                    transaction_id TEXT NOT NULL REFERENCES ledger_transactions(id),
+                    line INTEGER NOT NULL CHECK (line >= 0),
+                    account_id TEXT NOT NULL REFERENCES ledger_accounts(id),
+                    amount BIGINT NOT NULL CHECK (amount <> 0),
+                    currency TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (transaction_id, line)
+                ) WITHOUT ROWID
+                """,
+                """
+                INSERT INTO ledger_entries_by_line (transaction_id, line, account_id, amount, currency, created_at)
+                SELECT transaction_id, ROW_NUMBER() OVER (PARTITION BY transaction_id ORDER BY id) - 1, account_id, amount, currency, created_at
+                FROM ledger_entries
+                """,
+                "DROP TABLE ledger_entries",
+                "ALTER TABLE ledger_entries_by_line RENAME TO ledger_entries",
+                "CREATE INDEX ledger_entries_account ON ledger_entries (account_id, created_at)",
+            ],
+            postgres: [
+                "ALTER TABLE ledger_entries ADD COLUMN line INTEGER",
+                """
+                UPDATE ledger_entries e SET line = numbered.line
+                FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY transaction_id ORDER BY id) - 1 AS line FROM ledger_entries) numbered
+                WHERE numbered.id = e.id
+                """,
+                "ALTER TABLE ledger_entries ALTER COLUMN line SET NOT NULL",
+                "ALTER TABLE ledger_entries ADD CONSTRAINT ledger_entries_line_check CHECK (line >= 0)",
+                "ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_pkey",
+                "ALTER TABLE ledger_entries DROP COLUMN id",
+                "ALTER TABLE ledger_entries ADD PRIMARY KEY (transaction_id, line)",
+                "DROP INDEX ledger_entries_transaction",
+            ]
+        ),
     ]
 }

@@ -2,15 +2,34 @@ import Foundation
 import Logging
 import SQLKit
 
-/// One schema change, written once for both engines.
+/// One schema change, written once for both engines — or, where the engines cannot share the
+/// text (SQLite changes a table's layout by rebuilding it; PostgreSQL alters it in place), once
+/// for each.
 public struct Migration: Sendable {
     /// Unique and stable forever, e.g. `"0001_core_users"`.
     public let id: String
-    public let statements: [String]
+    private let sqlite: [String]
+    private let postgres: [String]
 
     public init(_ id: String, _ statements: [String]) {
         self.id = id
-        self.statements = statements
+        self.sqlite = statements
+        self.postgres = statements
+    }
+
+    /// A change whose statements differ by engine; either list may be empty (nothing to do there).
+    public init(_ id: String, sqlite: [String], postgres: [String]) {
+        self.id = id
+        self.sqlite = sqlite
+        self.postgres = postgres
+    }
+
+    /// The statements to run on `engine`.
+    public func statements(for engine: DatabaseEngine) -> [String] {
+        switch engine {
+        case .sqlite: sqlite
+        case .postgres: postgres
+        }
     }
 }
 
@@ -40,7 +59,7 @@ public struct Migrator: Sendable {
                 if let lock { try await db.raw(SQLQueryString(lock)).run() }
                 let rows = try await db.raw("SELECT id FROM purse_migrations WHERE id = \(bind: migration.id)").all()
                 if !rows.isEmpty { return false }
-                for statement in migration.statements {
+                for statement in migration.statements(for: database.dialect.engine) {
                     try await db.raw(SQLQueryString(statement)).run()
                 }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -250,11 +250,11 @@ public struct Ledger: Sendable {
         try await db.run(LedgerStatements.insertTransaction, [
             .text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis),
         ])
-        // Every entry as given (not netted), in one statement.
+        // Every entry as given (not netted), in one statement, numbered from 0 in that order.
         var values: [SQLValue] = [.text(transactionID.rawValue), .text(currency), .integer(millis)]
-        values.reserveCapacity(3 + 3 * entries.count)
+        values.reserveCapacity(3 + 2 * entries.count)
         for entry in entries {
-            values += [.text(RandomID.make("len")), .text(entry.account.rawValue), .integer(entry.amount)]
+            values += [.text(entry.account.rawValue), .integer(entry.amount)]
         }
         try await db.run(LedgerStatements.insertEntries(count: entries.count), values)
         return LedgerPosting(id: transactionID, balances: balances)
@@ -374,7 +374,8 @@ enum LedgerStatements {
         accounts <= cached ? movingBalances[accounts] : makeMoveBalances(accounts)
     }
 
-    /// Values: transaction id, currency, time, then id, account and amount of each entry.
+    /// Values: transaction id, currency, time, then account and amount of each entry (its line
+    /// is its position).
     static func insertEntries(count: Int) -> SQLStatement {
         count <= cached ? insertingEntries[count] : makeInsertEntries(count)
     }
@@ -392,9 +393,9 @@ enum LedgerStatements {
     }
 
     private static func makeInsertEntries(_ count: Int) -> SQLStatement {
-        let rows = (0..<count).map { "($\(3 * $0 + 4), $1, $\(3 * $0 + 5), $\(3 * $0 + 6), $2, $3)" }
+        let rows = (0..<count).map { "($1, \($0), $\(2 * $0 + 4), $\(2 * $0 + 5), $2, $3)" }
         return SQLStatement(
-            "INSERT INTO ledger_entries (id, transaction_id, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
+            "INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
         )
     }
 }
