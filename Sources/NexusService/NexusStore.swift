@@ -127,11 +127,11 @@ struct NexusStore: Sendable {
 
     /// Records a step-up token as spent. False when it was spent before.
     func spendToken(jti: String, user: UserID, now: Date, in db: any SQLDatabase) async throws -> Bool {
-        try await !db.query(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]).isEmpty
+        try await db.insertedRows(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]) == 1
     }
 
     static let spendToken = SQLStatement(
-        "INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING jti"
+        "INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
     )
 
     // MARK: Products

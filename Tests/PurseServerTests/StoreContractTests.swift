@@ -540,6 +540,29 @@ struct StoreContractTests {
             #expect(try rows[1].decode(column: "size", as: Int64.self) == -7)
         }
     }
+
+    /// `insertedRows` counts what an `INSERT … ON CONFLICT DO NOTHING` inserted, on both engines:
+    /// a new row, a conflicting one, two at once with one conflict, after an `UPDATE` that changed rows.
+    @Test(arguments: TestEngines.all)
+    func insertedRowsCountsWhatWasInserted(engine: DatabaseEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let counts = try await env.database.transaction { db async throws -> [Int] in
+                try await db.run(SQLStatement("CREATE TABLE spent_marks (id TEXT PRIMARY KEY, at BIGINT NOT NULL)"), [])
+                let one = SQLStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                let two = SQLStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $3), ($2, $3) ON CONFLICT DO NOTHING")
+                var counts = [
+                    try await db.insertedRows(one, [.text("a"), .integer(1)]),
+                    try await db.insertedRows(one, [.text("a"), .integer(2)]),
+                    try await db.insertedRows(two, [.text("a"), .text("b"), .integer(3)]),
+                ]
+                try await db.run(SQLStatement("UPDATE spent_marks SET at = at + 1"), [])
+                counts.append(try await db.insertedRows(one, [.text("b"), .integer(4)]))
+                counts.append(try await db.insertedRows(two, [.text("c"), .text("d"), .integer(5)]))
+                return counts
+            }
+            #expect(counts == [1, 0, 1, 0, 2])
+        }
+    }
 }
 
 extension DatabaseEngine: CustomTestStringConvertible {

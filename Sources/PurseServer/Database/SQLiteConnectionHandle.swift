@@ -61,6 +61,12 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         return sqlite_nio_sqlite3_get_autocommit(handle) == 0
     }
 
+    /// Rows the last finished `INSERT`, `UPDATE` or `DELETE` changed.
+    var changes: Int {
+        guard let handle else { return 0 }
+        return Int(sqlite_nio_sqlite3_changes64(handle))
+    }
+
     /// True when the open transaction holds foreign-key violations that a deferred constraint
     /// will only report at `COMMIT`.
     var hasDeferredForeignKeyViolations: Bool {
