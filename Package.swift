@@ -76,7 +76,8 @@ let package = Package(
 
         // MARK: - Shared server plumbing
 
-        // sqlite3_config is variadic, which Swift cannot call: two C functions that call it.
+        // sqlite3_config is variadic, which Swift cannot call: C functions that call it, and the
+        // allocator SQLite is given through it.
         .target(
             name: "CPurseSQLite",
             dependencies: [

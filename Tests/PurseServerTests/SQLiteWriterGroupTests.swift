@@ -68,4 +68,61 @@ struct SQLiteWriterGroupTests {
         #expect(after.commits - before.commits == (expected.isEmpty ? 0 : 1))
         #expect(after.committedTransactions - before.committedTransactions == expected.count)
     }
+
+    /// Savepoints that change many existing pages journal them in the in-memory sub-journal, whose
+    /// chunks ``SubJournalChunkPool`` hands out again: a refused body's pages come back from those
+    /// chunks exactly, and every body's changes are as it left them.
+    @Test func subJournalChunksAreReusedAndRestorePagesExactly() async throws {
+        #expect(SubJournalChunkPool.installed)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-writer-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
+        try connection.execute("PRAGMA journal_mode = WAL", []) { _ in }
+        try connection.execute("PRAGMA temp_store = MEMORY", []) { _ in }
+        let writer = SQLiteWriter(database: SQLiteDriver.sqlDatabase(connection, logger: Logger(label: "test")), connection: connection)
+        defer { writer.stop() }
+        // ~60 pages of rows, each body rewrites every row: every page goes through each savepoint.
+        try await writer.transaction { db in
+            try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run()
+            for id in 0..<480 { try await db.raw("INSERT INTO notes (id, body) VALUES (\(bind: id), \(bind: String(repeating: "-", count: 480)))").run() }
+        }
+        let reusedBefore = SubJournalChunkPool.reused
+        let succeeds = [true, false, true, false, true, true]
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let pause = Task { try await writer.paused { for await _ in released { return } } }
+        while writer.queued > 0 { try await Task.sleep(for: .milliseconds(1)) }
+        let order = RunOrder()
+        let bodies = succeeds.indices.map { _ in
+            Task {
+                try await writer.transaction { db in
+                    let at = order.take()
+                    let mark = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(at)))
+                    try await db.raw("UPDATE notes SET body = \(bind: String(repeating: mark, count: 480)) WHERE id % 2 = 0").run()
+                    try await db.raw("UPDATE notes SET body = \(bind: String(repeating: mark, count: 470)) WHERE id % 2 = 1").run()
+                    if !succeeds[at] { throw Refused() }
+                    return at
+                }
+            }
+        }
+        while writer.queued < succeeds.count { try await Task.sleep(for: .milliseconds(1)) }
+        release.yield()
+        try await pause.value
+        for body in bodies { _ = try? await body.value }
+
+        // The last body that returned wrote last; refused ones left nothing.
+        let last = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(succeeds.lastIndex(of: true)!)))
+        var bodiesSeen: [String: Int] = [:]
+        try connection.execute("SELECT id, body FROM notes ORDER BY id", []) { row in
+            let id = try row.decode(column: "id", as: Int.self)
+            let body = try row.decode(column: "body", as: String.self)
+            #expect(body == String(repeating: last, count: id % 2 == 0 ? 480 : 470), "row \(id)")
+            bodiesSeen[body, default: 0] += 1
+        }
+        #expect(bodiesSeen.values.reduce(0, +) == 480)
+        var integrity: [String] = []
+        try connection.execute("PRAGMA integrity_check", []) { row in integrity.append(try row.decode(column: "integrity_check", as: String.self)) }
+        #expect(integrity == ["ok"])
+        #expect(SubJournalChunkPool.reused > reusedBefore, "the savepoints' chunks came from the pool")
+    }
 }

@@ -13,4 +13,15 @@ int purse_sqlite3_config_getpcache2(void *methods);
 /// `sqlite3_pcache_methods2`, copied) the page cache of every connection.
 int purse_sqlite3_config_pcache2(const void *methods);
 
+/// Makes SQLite's allocator keep freed blocks of one size — requests that round to
+/// `requestBytes` — on a per-thread free list of up to `perThread` blocks (at most 256), handing
+/// them out again before asking the allocator underneath (SQLite's default: `malloc`). Everything
+/// else passes through. Freed blocks go to the pool of the thread that frees them; a thread's
+/// pool is returned to the allocator when the thread exits. Like `sqlite3_config`, only before
+/// SQLite initialises; returns its result code.
+int purse_sqlite3_install_chunk_pool(int requestBytes, int perThread);
+
+/// How many allocations the pool has served since the process started.
+long purse_sqlite3_chunk_pool_reused(void);
+
 #endif

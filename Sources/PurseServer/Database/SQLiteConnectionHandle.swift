@@ -30,7 +30,9 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     ///   - combiningWALWrites: Open the file through ``CombinedWALWrites`` (one write per commit)
     ///     rather than the default VFS. Tests turn it off to read with a plain connection.
     init(path: String?, combiningWALWrites: Bool = true) throws {
-        _ = PageCacheParking.installed  // before anything initialises SQLite in this process
+        // Before anything initialises SQLite in this process:
+        _ = PageCacheParking.installed
+        _ = SubJournalChunkPool.installed
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
         var handle: OpaquePointer?
         let vfs = path == nil || !combiningWALWrites || CombinedWALWrites.name.isEmpty ? nil : CombinedWALWrites.name
