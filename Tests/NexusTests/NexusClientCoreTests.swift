@@ -46,7 +46,7 @@ struct NexusClientCoreTests {
         let store = InMemorySecureStore()
         let lock = SoftLock(gate: SoftwareBiometricGate.scripted([]), store: store, iterations: 1_000)
         try await lock.setPin("2580")
-        let stored = try #require(try await store.data(for: "nexus.softlock.pin"))
+        let stored = try #require(await store.data(for: "nexus.softlock.pin"))
         #expect(stored.count == 48)
         #expect(!String(decoding: stored, as: UTF8.self).contains("2580"))
     }

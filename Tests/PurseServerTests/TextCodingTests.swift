@@ -9,7 +9,10 @@ struct TextCodingTests {
         var generator = SystemRandomNumberGenerator()
         for count in [0, 1, 2, 12, 32, 333] {
             let bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            #expect(Hex.encode(bytes) == bytes.map { String(format: "%02x", $0) }.joined())
+            let expected = bytes.map { String(format: "%02x", $0) }.joined()
+            #expect(Hex.encode(bytes) == expected)
+            #expect(bytes.withUnsafeBytes { Hex.encode($0) } == expected)
+            #expect(Hex.encode(AnySequence(bytes)) == expected, "a sequence without contiguous storage")
         }
         #expect(Hex.encode([0x00, 0x0f, 0xa0, 0xff]) == "000fa0ff")
     }

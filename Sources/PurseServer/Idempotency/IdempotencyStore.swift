@@ -48,10 +48,14 @@ public struct IdempotencyStore: Sendable {
     /// The fingerprint of a request: scope (method and path) and body bytes.
     public static func requestHash(scope: String, body: some DataProtocol) -> String {
         var hasher = SHA256()
-        hasher.update(data: Data(scope.utf8))
+        var scope = scope
+        scope.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         hasher.update(data: [0])
-        hasher.update(data: Data(body))
-        return Hex.encode(hasher.finalize())
+        // The body's bytes where they are (one region for a request body), without a copy.
+        for region in body.regions {
+            region.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        }
+        return hasher.finalize().withUnsafeBytes { Hex.encode($0) }
     }
 
     /// Runs `effect` once per (user, key) inside `database.transaction`.
