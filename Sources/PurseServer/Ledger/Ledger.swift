@@ -202,8 +202,10 @@ public struct Ledger: Sendable {
         guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
         // The balance rule applies to each account's net change (a transaction's intermediate
         // states are never visible): one guarded UPDATE moves every balance.
+        // Sized up front: this runs on the one writer for every payment.
         var sum: Int64 = 0
         var net: [LedgerAccountID: Int64] = [:]
+        net.reserveCapacity(entries.count)
         for entry in entries {
             let (total, totalOverflow) = sum.addingReportingOverflow(entry.amount)
             let (account, accountOverflow) = net[entry.account, default: 0].addingReportingOverflow(entry.amount)
@@ -222,12 +224,17 @@ public struct Ledger: Sendable {
             let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
             _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id" + SQLQueryString(lockRows)).all()
         }
-        let updated = try await db.query(
-            LedgerStatements.moveBalances(accounts: changes.count),
-            changes.flatMap { [SQLValue.text($0.key.rawValue), .integer($0.value)] }
-        )
+        var moves: [SQLValue] = []
+        moves.reserveCapacity(2 * changes.count)
+        for (account, change) in changes {
+            moves.append(.text(account.rawValue))
+            moves.append(.integer(change))
+        }
+        let updated = try await db.query(LedgerStatements.moveBalances(accounts: changes.count), moves)
         var currencies: [LedgerAccountID: String] = [:]
         var balances: [LedgerAccountID: Int64] = [:]
+        currencies.reserveCapacity(changes.count)
+        balances.reserveCapacity(changes.count)
         for row in updated {
             let id = LedgerAccountID(try row.decode(column: "id", as: String.self))
             currencies[id] = try row.decode(column: "currency", as: String.self)
@@ -254,7 +261,8 @@ public struct Ledger: Sendable {
         var values: [SQLValue] = [.text(transactionID.rawValue), .text(currency), .integer(millis)]
         values.reserveCapacity(3 + 2 * entries.count)
         for entry in entries {
-            values += [.text(entry.account.rawValue), .integer(entry.amount)]
+            values.append(.text(entry.account.rawValue))
+            values.append(.integer(entry.amount))
         }
         try await db.run(LedgerStatements.insertEntries(count: entries.count), values)
         return LedgerPosting(id: transactionID, balances: balances)
