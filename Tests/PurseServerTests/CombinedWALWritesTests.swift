@@ -9,7 +9,7 @@ import Testing
 @Suite("Combined WAL writes")
 struct CombinedWALWritesTests {
     @Test func eachCommitIsOneWrite() throws {
-        try withDirectory { directory in
+        try withTemporaryDirectory("purse-wal") { directory in
             let writer = try Self.open(directory, combining: true)
             try writer.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, body BLOB NOT NULL)", []) { _ in }
             try writer.execute("CREATE INDEX rows_tag ON rows (tag)", []) { _ in }
@@ -31,7 +31,7 @@ struct CombinedWALWritesTests {
     /// A plain connection (the default VFS) reading after every commit sees exactly what was
     /// committed: the commit's frames were in the file before the commit was published.
     @Test func everyCommitIsVisibleToOtherConnectionsAtOnce() throws {
-        try withDirectory { directory in
+        try withTemporaryDirectory("purse-wal") { directory in
             let writer = try Self.open(directory, combining: true)
             try writer.execute("CREATE TABLE ledger (id INTEGER PRIMARY KEY, amount INTEGER NOT NULL, memo TEXT NOT NULL)", []) { _ in }
             let reader = try Self.open(directory, combining: false)
@@ -59,7 +59,7 @@ struct CombinedWALWritesTests {
     /// with the connection still open — so the WAL is all there is, recovered from the file alone
     /// — holds exactly the committed rows and passes SQLite's integrity check.
     @Test func theFilesAlwaysHoldAValidDatabase() throws {
-        try withDirectory { directory in
+        try withTemporaryDirectory("purse-wal") { directory in
             let writer = try Self.open(directory, combining: true)
             try writer.execute("PRAGMA wal_autocheckpoint = 0", []) { _ in }
             try writer.execute("PRAGMA cache_size = 16", []) { _ in }
@@ -105,7 +105,7 @@ struct CombinedWALWritesTests {
 
     /// Connections opened without it have no counts: their WAL is the default VFS's.
     @Test func onlyItsOwnFilesHaveCounts() throws {
-        try withDirectory { directory in
+        try withTemporaryDirectory("purse-wal") { directory in
             let plain = try Self.open(directory, combining: false)
             try plain.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)", []) { _ in }
             #expect(plain.walWriteCounts == nil)
@@ -121,10 +121,4 @@ struct CombinedWALWritesTests {
         return connection
     }
 
-    func withDirectory(_ body: (URL) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-wal-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try body(directory)
-    }
 }

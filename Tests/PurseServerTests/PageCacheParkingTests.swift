@@ -10,7 +10,7 @@ import Testing
 struct PageCacheParkingTests {
     @Test(arguments: [512, 4096, 65536])
     func splitsKeepTheDatabaseIntact(pageSize: Int) throws {
-        try withDirectory { directory in
+        try withTemporaryDirectory("purse-pcache") { directory in
             let path = directory.appendingPathComponent("db.sqlite").path
             let writer = try SQLiteConnectionHandle(path: path)
             #expect(PageCacheParking.installed)
@@ -63,10 +63,4 @@ struct PageCacheParkingTests {
         }
     }
 
-    func withDirectory(_ body: (URL) throws -> Void) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-pcache-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try body(directory)
-    }
 }

@@ -263,15 +263,14 @@ struct SQLiteConnectionTests {
     /// The database file can be synced through SQLite's own file handle (the catch-up passes do);
     /// a closed connection refuses.
     @Test func theDatabaseFileSyncsThroughSQLite() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-sync-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
-        try connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)", []) { _ in }
-        try connection.execute("INSERT INTO notes (id) VALUES (1)", []) { _ in }
-        try connection.syncDatabaseFile()
-        connection.close()
-        #expect(throws: SQLiteStatementError.self) { try connection.syncDatabaseFile() }
+        try withTemporaryDirectory("purse-sync") { directory in
+            let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
+            try connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)", []) { _ in }
+            try connection.execute("INSERT INTO notes (id) VALUES (1)", []) { _ in }
+            try connection.syncDatabaseFile()
+            connection.close()
+            #expect(throws: SQLiteStatementError.self) { try connection.syncDatabaseFile() }
+        }
     }
 
     /// When the disk is slow to sync, the paused pass would hold every write as long as the first

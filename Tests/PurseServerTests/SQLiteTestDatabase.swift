@@ -23,3 +23,24 @@ func withSQLiteFile(walRestarts: WALRestartPolicy = WALRestartPolicy(), _ body: 
     }
     await database.shutdown()
 }
+
+/// Runs `body` with a fresh directory under the system's temporary directory (named `prefix-<uuid>`),
+/// removed with everything in it afterwards, also when `body` throws.
+func withTemporaryDirectory<T>(_ prefix: String, _ body: (URL) throws -> T) throws -> T {
+    let directory = try makeTemporaryDirectory(prefix)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try body(directory)
+}
+
+/// ``withTemporaryDirectory(_:_:)`` for an asynchronous `body`.
+func withTemporaryDirectory<T>(_ prefix: String, _ body: (URL) async throws -> T) async throws -> T {
+    let directory = try makeTemporaryDirectory(prefix)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try await body(directory)
+}
+
+private func makeTemporaryDirectory(_ prefix: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

@@ -19,15 +19,14 @@ struct SQLiteWriterGroupTests {
 
     /// A writer on a fresh WAL database in a temporary directory, removed after `body`.
     func withWriter(_ body: (SQLiteWriter, SQLiteConnectionHandle) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-writer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
-        try connection.execute("PRAGMA journal_mode = WAL", []) { _ in }
-        try connection.execute("PRAGMA temp_store = MEMORY", []) { _ in }
-        let writer = SQLiteWriter(database: SQLiteDriver.sqlDatabase(connection, logger: Logger(label: "test")), connection: connection)
-        defer { writer.stop() }
-        try await body(writer, connection)
+        try await withTemporaryDirectory("purse-writer") { directory in
+            let connection = try SQLiteConnectionHandle(path: directory.appendingPathComponent("db.sqlite").path)
+            try connection.execute("PRAGMA journal_mode = WAL", []) { _ in }
+            try connection.execute("PRAGMA temp_store = MEMORY", []) { _ in }
+            let writer = SQLiteWriter(database: SQLiteDriver.sqlDatabase(connection, logger: Logger(label: "test")), connection: connection)
+            defer { writer.stop() }
+            try await body(writer, connection)
+        }
     }
 
     /// Runs `count` transactions as one group: the writer is held by a pause while they queue.
