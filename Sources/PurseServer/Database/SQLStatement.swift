@@ -120,10 +120,7 @@ extension SQLDatabase {
     /// the statement with `RETURNING 1` and counts the rows.
     public func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> Int {
         if let direct = self as? DirectSQLiteDatabase {
-            guard values.count == statement.parameterCount else {
-                throw SQLStatementValuesError(statement: statement.text, expected: statement.parameterCount, given: values.count)
-            }
-            let _: [any SQLRow] = try direct.run(statement, values)
+            _ = try await query(statement, values)
             return direct.connection.changes
         }
         return try await query(SQLStatement(statement.text + " RETURNING 1"), values).count

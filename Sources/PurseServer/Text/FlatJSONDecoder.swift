@@ -85,19 +85,18 @@ struct FlatJSONObject {
     /// The member whose key is `key`'s UTF-8 bytes.
     func member(_ key: String) -> Member? {
         var key = key
-        return key.withUTF8 { wanted in
-            members.first { member in
-                member.key.count == wanted.count
-                    && (wanted.isEmpty || memcmp(bytes.baseAddress! + member.key.lowerBound, wanted.baseAddress!, wanted.count) == 0)
-            }
-        }
+        return key.withUTF8 { wanted in members.first { has($0, key: UnsafeRawBufferPointer(wanted)) } }
     }
 
     private func index(ofKey key: Range<Int>) -> Int? {
-        members.firstIndex { member in
-            member.key.count == key.count
-                && (key.isEmpty || memcmp(bytes.baseAddress! + member.key.lowerBound, bytes.baseAddress! + key.lowerBound, key.count) == 0)
-        }
+        let wanted = UnsafeRawBufferPointer(rebasing: bytes[key])
+        return members.firstIndex { has($0, key: wanted) }
+    }
+
+    /// Whether `member`'s key is exactly the bytes `key`.
+    private func has(_ member: Member, key: UnsafeRawBufferPointer) -> Bool {
+        member.key.count == key.count
+            && (key.isEmpty || memcmp(bytes.baseAddress! + member.key.lowerBound, key.baseAddress!, key.count) == 0)
     }
 
     func keyString(_ member: Member) -> String {

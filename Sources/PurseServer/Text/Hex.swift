@@ -6,6 +6,7 @@ public enum Hex {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         if let encoded = bytes.withContiguousStorageIfAvailable({ encode(UnsafeRawBufferPointer($0)) }) { return encoded }
         var utf8: [UInt8] = []
+        utf8.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             utf8.append(digit(byte >> 4))
             utf8.append(digit(byte & 0x0f))
