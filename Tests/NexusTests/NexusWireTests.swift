@@ -16,3 +16,29 @@ struct NexusWireTests {
         }
     }
 }
+
+@Suite("Nexus: recipient phone")
+struct NexusPhoneTests {
+    @Test func nigerianNumbersInBothForms() {
+        for phone in ["08012345678", "09087654321", "+2348012345678", "+2349087654321"] {
+            #expect(NexusController.isNigerianPhone(phone), "\(phone)")
+        }
+        let refused = [
+            "", "0", "+234", "0801234567", "080123456789", "8012345678", "+2340801234567", "+23480123456789",
+            "0801234567a", "00012345678", "+2340012345678", "234801234567", "+2438012345678", " 08012345678",
+            // Digits of other scripts are numbers to Unicode, not to a phone network.
+            "0٨٠١٢٣٤٥٦٧٨", "0８０１２３４５６７８", "080123456７8", "0801234567\u{0301}8",
+        ]
+        for phone in refused {
+            #expect(!NexusController.isNigerianPhone(phone), "\(phone.debugDescription)")
+        }
+    }
+
+    @Test func spacesAreDroppedAndNothingElse() {
+        #expect(NexusController.phoneWithoutSpaces("0801 234 5678") == "08012345678")
+        #expect(NexusController.phoneWithoutSpaces(" +234 801 234 5678 ") == "+2348012345678")
+        #expect(NexusController.phoneWithoutSpaces("08012345678") == "08012345678")
+        #expect(NexusController.phoneWithoutSpaces("0801\t234-5678") == "0801\t234-5678")
+        #expect(NexusController.phoneWithoutSpaces("٠ ٨") == "٠٨")
+    }
+}

@@ -29,15 +29,46 @@ struct TokenServiceTests {
         await #expect(throws: TokenError.expired) { try await tokens.verify(token, purpose: TokenService.sessionPurpose) }
     }
 
-    /// Step-up tokens are used once: they are not remembered, so they cannot push sessions out.
+    /// Step-up tokens are used once: they are not remembered once verified, so they cannot push
+    /// sessions out. Until then the claims of one this process issued wait for it (its first
+    /// verification skips parsing and the signature), and the next verification is a full one.
     @Test func onlySessionsAreRemembered() async throws {
         let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
         let session = try await tokens.issue(for: UserID("usr_1"), purpose: TokenService.sessionPurpose, lifetime: 60)
         let stepUp = try await tokens.issue(for: UserID("usr_1"), purpose: "nexus.verification", lifetime: 60, intent: "transaction")
+        #expect(tokens.pendingSingleUseCount == 1)
         #expect(try await tokens.verify(session.token, purpose: TokenService.sessionPurpose) == session.claims)
         #expect(try await tokens.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
+        #expect(tokens.pendingSingleUseCount == 0)
         #expect(try await tokens.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
         #expect(tokens.rememberedCount == 1)
+        #expect(tokens.pendingSingleUseCount == 0)
+    }
+
+    /// An issued step-up token waiting for its first verification is checked like any other:
+    /// only its exact text is served from memory, and expiry and purpose still decide.
+    @Test func issuedStepUpTokensAreStillChecked() async throws {
+        let clock = TestClock()
+        let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: clock.closure)
+        let stepUp = try await tokens.issue(for: UserID("usr_1"), purpose: "nexus.verification", lifetime: 60, intent: "transaction")
+        var characters = Array(stepUp.token)
+        let index = characters.count - 10
+        characters[index] = characters[index] == "A" ? "B" : "A"
+        for variant in [stepUp.token + "=", " " + stepUp.token, String(characters)] {
+            await #expect(throws: TokenError.invalid, "\(variant.debugDescription)") { try await tokens.verify(variant, purpose: "nexus.verification") }
+        }
+        #expect(tokens.pendingSingleUseCount == 1)
+        await #expect(throws: TokenError.wrongPurpose) { try await tokens.verify(stepUp.token, purpose: TokenService.sessionPurpose) }
+
+        let late = try await tokens.issue(for: UserID("usr_1"), purpose: "nexus.verification", lifetime: 60, intent: "transaction")
+        clock.advance(by: 61)
+        #expect(tokens.pendingSingleUseCount == 1)
+        await #expect(throws: TokenError.expired) { try await tokens.verify(late.token, purpose: "nexus.verification") }
+        await #expect(throws: TokenError.expired) { try await tokens.verify(late.token, purpose: "nexus.verification") }
+
+        // Another instance (behind the same balancer, same secret) verifies it in full.
+        let other = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
+        #expect(try await other.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
     }
 
     /// One token, one spelling: padding, other alphabets, whitespace or a fourth part are refused

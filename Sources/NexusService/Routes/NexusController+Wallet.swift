@@ -71,11 +71,24 @@ extension NexusController {
         }
     }
 
-    /// `0` + 10 digits, or `+234` + 10 digits (the national number without its leading 0).
+    /// `0` + 10 digits, or `+234` + 10 digits (the national number without its leading 0). ASCII
+    /// digits only, read as UTF-8 bytes: this runs for every top-up.
     static func isNigerianPhone(_ phone: String) -> Bool {
-        let digits: Substring
-        if phone.hasPrefix("+234") { digits = phone.dropFirst(4) } else if phone.hasPrefix("0") { digits = phone.dropFirst(1) } else { return false }
-        return digits.count == 10 && digits.allSatisfy { $0.isASCII && $0.isNumber } && digits.first != "0"
+        var bytes = phone.utf8[...]
+        if bytes.starts(with: "+234".utf8) {
+            bytes = bytes.dropFirst(4)
+        } else if bytes.first == UInt8(ascii: "0") {
+            bytes = bytes.dropFirst()
+        } else {
+            return false
+        }
+        return bytes.count == 10 && bytes.first != UInt8(ascii: "0") && bytes.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// The recipient as typed, without its spaces (`0801 234 5678`).
+    static func phoneWithoutSpaces(_ phone: String) -> String {
+        guard phone.utf8.contains(UInt8(ascii: " ")) else { return phone }
+        return String(decoding: phone.utf8.filter { $0 != UInt8(ascii: " ") }, as: UTF8.self)
     }
 
     func topup(_ body: NexusWire.TopupRequest, request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response {
@@ -86,7 +99,7 @@ extension NexusController {
         if let slug = body.supplierSlug, slug != product.supplierSlug {
             throw NexusFailure.error(.badRequest, "supplier_mismatch", "Product \(product.code) is not sold by \(slug)", param: "supplierSlug")
         }
-        let phone = body.recipientPhone.filter { $0 != " " }
+        let phone = Self.phoneWithoutSpaces(body.recipientPhone)
         guard Self.isNigerianPhone(phone) else {
             throw NexusFailure.error(.badRequest, "invalid_phone", "recipientPhone must be a Nigerian number: 0 followed by 10 digits, or +234 followed by 10 digits", param: "recipientPhone")
         }

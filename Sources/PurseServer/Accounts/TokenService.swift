@@ -60,6 +60,11 @@ public struct TokenService: Sendable {
     /// share) each time. Expiry and purpose are still checked on every use. Tokens of other
     /// purposes are single-use: remembering them would only push sessions out.
     private let verified = VerifiedTokens(limit: 10_000)
+    /// Single-use tokens this process signed, until their first verification: a step-up token is
+    /// issued and then spent moments later by the next request (a top-up), here unless a balancer
+    /// sent it to another instance, which verifies it in full. A token that is not spent (the
+    /// top-up was refused) is verified in full when it comes back.
+    private let issuedSingleUse = VerifiedTokens(limit: 32_768)
 
     public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {
         // The collection's parser reads the header; the key's own parser reads the claims.
@@ -84,18 +89,23 @@ public struct TokenService: Sendable {
             purpose: purpose,
             intent: intent
         )
-        return (try await keys.sign(claims), claims)
+        let token = try await keys.sign(claims)
+        if purpose != Self.sessionPurpose { issuedSingleUse.remember(token, claims) }
+        return (token, claims)
     }
 
     /// How many verified tokens are remembered (for tests).
     var rememberedCount: Int { verified.count }
+    /// How many issued single-use tokens wait for their first verification (for tests).
+    var pendingSingleUseCount: Int { issuedSingleUse.count }
 
     /// Verifies signature, expiry and purpose.
     /// - Throws: ``TokenError``.
     public func verify(_ token: String, purpose: String) async throws -> PurseTokenClaims {
         let claims: PurseTokenClaims
-        if let known = verified.claims(of: token) {
-            // Remembered tokens passed every check below, the form included, when they were stored.
+        if let known = verified.claims(of: token) ?? issuedSingleUse.take(token) {
+            // Remembered tokens passed every check below, the form included, when they were
+            // stored; issued ones are the very text `issue` signed.
             claims = known
         } else {
             // Compact serialisation only: three base64url parts, unpadded (RFC 7515 §7.1), so one
@@ -154,6 +164,11 @@ final class VerifiedTokens: Sendable {
 
     func claims(of token: String) -> PurseTokenClaims? {
         entries.withLock { $0[token] }
+    }
+
+    /// The claims of `token`, forgotten as they are handed out.
+    func take(_ token: String) -> PurseTokenClaims? {
+        entries.withLock { $0.removeValue(forKey: token) }
     }
 
     var count: Int { entries.withLock { $0.count } }

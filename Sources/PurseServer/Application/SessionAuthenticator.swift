@@ -20,16 +20,32 @@ public struct SessionAuthenticator: RouterMiddleware {
         return try await next(request, context)
     }
 
+    /// The token of the request's one `Authorization` field when its scheme is `Bearer` (any
+    /// case), without the spaces and tabs around it. Read as UTF-8 bytes, with no string made but
+    /// the token: every authenticated request passes here.
     static func bearerToken(_ request: Request) -> String? {
-        guard let header = request.headers[.authorization] else { return nil }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        // Foundation's trimmingCharacters(in:) bridges through NSString: a measurable share of
-        // every authenticated request.
-        var token = parts[1]
-        while let first = token.first, first == " " || first == "\t" { token = token.dropFirst() }
-        while let last = token.last, last == " " || last == "\t" { token = token.dropLast() }
-        return token.isEmpty ? nil : String(token)
+        var header: String?
+        for field in request.headers where field.name == .authorization {
+            // Two Authorization fields: neither is trusted.
+            guard header == nil else { return nil }
+            header = field.value
+        }
+        guard let header else { return nil }
+        return bearerToken(fromAuthorization: header)
+    }
+
+    static func bearerToken(fromAuthorization header: String) -> String? {
+        let bytes = header.utf8
+        let scheme = "bearer".utf8
+        guard bytes.count > scheme.count,
+              zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }),
+              bytes.dropFirst(scheme.count).first == UInt8(ascii: " ")
+        else { return nil }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var token = bytes.dropFirst(scheme.count + 1)
+        while let first = token.first, isBlank(first) { token = token.dropFirst() }
+        while let last = token.last, isBlank(last) { token = token.dropLast() }
+        return token.isEmpty ? nil : String(Substring(token))
     }
 }
 
