@@ -71,6 +71,38 @@ struct TokenServiceTests {
         #expect(try await other.verify(stepUp.token, purpose: "nexus.verification") == stepUp.claims)
     }
 
+    /// Tokens filed under one slot: the later one is kept, the other is simply not remembered,
+    /// and neither is ever answered with the other's claims.
+    @Test func collidingTokensNeverShareClaims() async throws {
+        let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
+        let first = try await tokens.issue(for: UserID("usr_1"), purpose: TokenService.sessionPurpose, lifetime: 60)
+        let second = try await tokens.issue(for: UserID("usr_2"), purpose: TokenService.sessionPurpose, lifetime: 60)
+        let memory = VerifiedTokens(limit: 10, slot: { _ in 42 })
+        memory.remember(first.token, first.claims)
+        #expect(memory.claims(of: first.token) == first.claims)
+        #expect(memory.claims(of: second.token) == nil)
+        memory.remember(second.token, second.claims)
+        #expect(memory.count == 1)
+        #expect(memory.claims(of: first.token) == nil)
+        #expect(memory.take(first.token) == nil)
+        #expect(memory.take(second.token) == second.claims)
+        #expect(memory.take(second.token) == nil)
+        #expect(memory.count == 0)
+    }
+
+    /// Full: emptied, then the newcomer kept.
+    @Test func aFullMemoryStartsAgain() async throws {
+        let tokens = await TokenService(secret: Array(repeating: 7, count: 32), now: TestClock().closure)
+        let claims = try await tokens.issue(for: UserID("usr_1"), purpose: TokenService.sessionPurpose, lifetime: 60).claims
+        let memory = VerifiedTokens(limit: 3)
+        for index in 0..<3 { memory.remember("t\(index)", claims) }
+        #expect(memory.count == 3)
+        memory.remember("t3", claims)
+        #expect(memory.count == 1)
+        #expect(memory.claims(of: "t3") == claims)
+        #expect(memory.claims(of: "t0") == nil)
+    }
+
     /// One token, one spelling: padding, other alphabets, whitespace or a fourth part are refused
     /// even though the signature inside is good.
     @Test func onlyTheCompactFormIsAccepted() async throws {

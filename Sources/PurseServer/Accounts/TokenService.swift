@@ -156,27 +156,52 @@ struct FlatFirstJWTDecoder: JWTJSONDecoder {
 
 /// A bounded map from token text to its verified claims (emptied when full: cheap and enough for
 /// a working set of live sessions).
+///
+/// Entries are filed under the token's hash and hold the token itself, which a lookup compares in
+/// full: a dictionary keyed by the text would hash ~300 bytes again for every entry it moves when
+/// one is removed. Two tokens with one hash share a slot, the later one kept — the other is
+/// verified in full when it comes.
 final class VerifiedTokens: Sendable {
-    private let entries = Mutex<[String: PurseTokenClaims]>([:])
-    private let limit: Int
+    private struct Entry {
+        var token: String
+        var claims: PurseTokenClaims
+    }
 
-    init(limit: Int) { self.limit = limit }
+    private let entries = Mutex<[Int: Entry]>([:])
+    private let limit: Int
+    private let slot: @Sendable (String) -> Int
+
+    /// - Parameter slot: Where a token is filed (its hash; tests pass one that collides).
+    init(limit: Int, slot: @escaping @Sendable (String) -> Int = { $0.hashValue }) {
+        self.limit = limit
+        self.slot = slot
+    }
 
     func claims(of token: String) -> PurseTokenClaims? {
-        entries.withLock { $0[token] }
+        let key = slot(token)
+        return entries.withLock { entries in
+            guard let entry = entries[key], entry.token == token else { return nil }
+            return entry.claims
+        }
     }
 
     /// The claims of `token`, forgotten as they are handed out.
     func take(_ token: String) -> PurseTokenClaims? {
-        entries.withLock { $0.removeValue(forKey: token) }
+        let key = slot(token)
+        return entries.withLock { entries in
+            guard let entry = entries[key], entry.token == token else { return nil }
+            entries[key] = nil
+            return entry.claims
+        }
     }
 
     var count: Int { entries.withLock { $0.count } }
 
     func remember(_ token: String, _ claims: PurseTokenClaims) {
+        let key = slot(token)
         entries.withLock { entries in
             if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
-            entries[token] = claims
+            entries[key] = Entry(token: token, claims: claims)
         }
     }
 }
