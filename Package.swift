@@ -6,6 +6,13 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Server modules: nonisolated async functions run on their caller's executor (SE-0461) instead of
+/// hopping to the global one at every call — on the SQLite writer's thread, a runtime check per
+/// call, dozens per top-up.
+let serverSwiftSettings = swiftSettings + [
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+]
+
 let package = Package(
     name: "purse",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -107,7 +114,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
 
         // MARK: - Services
@@ -123,7 +130,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
 
         .target(
@@ -141,7 +148,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
 
         // MARK: - Executable

@@ -11,7 +11,7 @@ public struct SessionAuthenticator: RouterMiddleware {
 
     public init(tokens: TokenService) { self.tokens = tokens }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if let token = Self.bearerToken(request),
            let claims = try? await tokens.verify(token, purpose: TokenService.sessionPurpose) {
@@ -53,7 +53,7 @@ public struct SessionAuthenticator: RouterMiddleware {
 public struct RequireAuthentication: RouterMiddleware {
     public typealias Context = PurseRequestContext
     public init() {}
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         _ = try context.requireUser()
         return try await next(request, context)
     }

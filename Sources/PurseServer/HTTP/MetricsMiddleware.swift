@@ -56,7 +56,7 @@ public struct MetricsMiddleware: RouterMiddleware {
 
     public init(metrics: RequestMetrics) { self.metrics = metrics }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - start

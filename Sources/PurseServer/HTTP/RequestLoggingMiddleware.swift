@@ -11,7 +11,7 @@ public struct RequestLoggingMiddleware: RouterMiddleware {
 
     public init(level: Logger.Level = .info) { self.level = level }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         let requestID = Self.requestID(from: request)
         context.requestID = requestID
