@@ -1,5 +1,5 @@
 import Foundation
-import PurseServer
+@testable import PurseServer
 import Testing
 
 /// The hand-written encoders of hot paths agree with Foundation's.
@@ -61,6 +61,28 @@ struct TextCodingTests {
             #expect(InternetDateTime.string(from: date) == formatter.string(from: date), "\(instant)")
         }
         #expect(InternetDateTime.string(from: Date(timeIntervalSince1970: 1_795_284_245)) == "2026-11-21T18:04:05Z")
+        // Before 1970, and the edges of four-digit years (the one-buffer path) and past them.
+        for instant: TimeInterval in [-1, -86_400.5, -2_208_988_800, -12_219_292_800, 253_402_300_799] {
+            let date = Date(timeIntervalSince1970: instant)
+            #expect(InternetDateTime.string(from: date) == formatter.string(from: date), "\(instant)")
+        }
+        #expect(InternetDateTime.string(from: Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
+        // RFC 3339 counts in the proleptic Gregorian calendar (Foundation turns Julian before 1582).
+        #expect(InternetDateTime.string(from: Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+    }
+
+    /// The ids' random words come 512 to a system call: across refills, all distinct, and every
+    /// bit set about half the time (4,096 words: each bit's count within ±6 standard deviations).
+    @Test func pooledRandomWordsAreRandom() {
+        let words = (0..<(8 * RandomWords.batch)).map { _ in RandomWords.shared.next() }
+        #expect(Set(words).count == words.count)
+        for bit in 0..<64 {
+            let ones = words.reduce(0) { $0 + Int($1 >> UInt64(bit) & 1) }
+            #expect(abs(ones - words.count / 2) < 6 * 32, "bit \(bit): \(ones) of \(words.count)")
+        }
+        var buffer = [UInt8](repeating: 0, count: 1_000)
+        buffer.withUnsafeMutableBytes { RandomWords.fill($0) }
+        #expect(buffer.filter { $0 == 0 }.count < 20)
     }
 
     @Test func randomIDsHaveTheirShape() {

@@ -15,21 +15,46 @@ public enum InternetDateTime {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
-        var text = ""
-        text.reserveCapacity(20)
-        append(year, width: 4, to: &text)
-        text.append("-")
-        append(month, width: 2, to: &text)
-        text.append("-")
-        append(day, width: 2, to: &text)
-        text.append("T")
-        append(secondOfDay / 3600, width: 2, to: &text)
-        text.append(":")
-        append(secondOfDay % 3600 / 60, width: 2, to: &text)
-        text.append(":")
-        append(secondOfDay % 60, width: 2, to: &text)
-        text.append("Z")
-        return text
+        guard (0...9999).contains(year) else {
+            var text = ""
+            append(year, width: 4, to: &text)
+            text.append("-")
+            append(month, width: 2, to: &text)
+            text.append("-")
+            append(day, width: 2, to: &text)
+            text.append("T")
+            append(secondOfDay / 3600, width: 2, to: &text)
+            text.append(":")
+            append(secondOfDay % 3600 / 60, width: 2, to: &text)
+            text.append(":")
+            append(secondOfDay % 60, width: 2, to: &text)
+            text.append("Z")
+            return text
+        }
+        // `YYYY-MM-DDTHH:MM:SSZ`, written into the string's own storage: every top-up response
+        // carries one, made on the database's one writer.
+        return String(unsafeUninitializedCapacity: 20) { buffer in
+            func put(_ value: Int64, at offset: Int, width: Int) {
+                var value = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+                    value /= 10
+                }
+            }
+            put(year, at: 0, width: 4)
+            buffer[4] = UInt8(ascii: "-")
+            put(month, at: 5, width: 2)
+            buffer[7] = UInt8(ascii: "-")
+            put(day, at: 8, width: 2)
+            buffer[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, at: 11, width: 2)
+            buffer[13] = UInt8(ascii: ":")
+            put(secondOfDay % 3600 / 60, at: 14, width: 2)
+            buffer[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, at: 17, width: 2)
+            buffer[19] = UInt8(ascii: "Z")
+            return 20
+        }
     }
 
     /// Year, month and day of the proleptic Gregorian calendar for days since 1970-01-01
