@@ -19,7 +19,7 @@ for round in $(seq 1 "$rounds"); do
   for side in base new; do
     # phase name, rate, cpu/op (µs) for /health, full flows and top-up alone
     line=$(awk '
-      /^GET \/health/ { n = "health" } /^full flow/ { n = "flows" } /^top-up alone/ { n = "topup" }
+      /^GET \/health/ && !/again/ { n = "health" } /^full flow/ { n = "flows" } /^top-up alone/ { n = "topup" }
       n != "" { for (i = 1; i <= NF; i++) { if ($i == "/s") rate = $(i - 1); if ($i == "cpu") cpu = $(i + 1) * 1000 }
                 printf "%s %s %.0f ", n, rate, cpu; n = "" }' "$work/$side")
     set -- $line
