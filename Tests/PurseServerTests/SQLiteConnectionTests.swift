@@ -247,6 +247,78 @@ struct SQLiteConnectionTests {
         }
     }
 
+    /// Once writes stop — the second pass in a row without a commit — a WAL file past the idle
+    /// limit is emptied (nothing lost, and writing goes on after); a reader still on the WAL puts
+    /// it off (without waiting: ``truncatingTheWALDoesNotWait()``), and the next idle pass does it.
+    @Test func anIdleServerEmptiesItsWAL() async throws {
+        var policy = WALRestartPolicy.small()
+        policy.idleWALBytes = 64 << 10
+        try await withSQLiteFile(walRestarts: policy) { database, path in
+            let wal = path + "-wal"
+            func walBytes() throws -> Int { try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int ?? -1 }
+            try await createPages(in: database)
+            try await insertPages(50, into: database)
+            // A reader whose snapshot takes the WAL's frames (another connection, as a backup
+            // would be): the WAL cannot start again under it.
+            let reader = try SQLiteConnectionHandle(path: path)
+            try reader.execute("BEGIN", []) { _ in }
+            try reader.execute("SELECT COUNT(*) AS n FROM pages", []) { _ in }
+            #expect(try await database.maintain() == .busy)
+            #expect(try walBytes() > 64 << 10)
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.walTruncations == 0, "one idle pass is not yet a stop")
+            #expect(try walBytes() > 64 << 10)
+
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.walTruncations == 0)
+            #expect(try walBytes() > 64 << 10)
+            try reader.execute("COMMIT", []) { _ in }
+            reader.close()
+
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.walTruncations == 1)
+            #expect(try walBytes() == 0)
+            #expect(try await countPages(in: database) == 50)
+            // Small enough now: later idle passes leave it alone.
+            #expect(try await database.maintain() == .idle)
+            #expect(database.statistics.walTruncations == 1)
+
+            try await insertPages(5, into: database)
+            #expect(try await database.maintain() == .busy)
+            #expect(try await countPages(in: database) == 55)
+            #expect(try walBytes() > 0)
+        }
+    }
+
+    /// The truncating checkpoint never waits: another connection's write lock makes it give up
+    /// at once, and the connection's own busy timeout is as it was afterwards.
+    @Test func truncatingTheWALDoesNotWait() throws {
+        try withTemporaryDirectory("purse-truncate") { directory in
+            let path = directory.appendingPathComponent("db.sqlite").path
+            let writer = try SQLiteConnectionHandle(path: path)
+            try writer.execute("PRAGMA journal_mode = WAL", []) { _ in }
+            try writer.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)", []) { _ in }
+            let checkpointer = try SQLiteConnectionHandle(path: path)
+            // Waiting would take the whole 10 s.
+            try checkpointer.execute("PRAGMA busy_timeout = 10000", []) { _ in }
+            try checkpointer.execute("SELECT COUNT(*) FROM notes", []) { _ in }
+            try writer.execute("BEGIN IMMEDIATE", []) { _ in }
+            try writer.execute("INSERT INTO notes (id) VALUES (1)", []) { _ in }
+            let started = ContinuousClock.now
+            #expect(try checkpointer.truncateWAL() == false)
+            #expect(ContinuousClock.now - started < .seconds(5))
+            var timeout = 0
+            try checkpointer.execute("PRAGMA busy_timeout", []) { row in timeout = (try? row.decode(column: "timeout", as: Int.self)) ?? -1 }
+            #expect(timeout == 10000)
+            try writer.execute("COMMIT", []) { _ in }
+            #expect(try checkpointer.truncateWAL() == true)
+            let size = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int
+            #expect(size == 0)
+            checkpointer.close()
+            writer.close()
+        }
+    }
+
     /// Without catch-up passes the paused pass comes straight after the first (and syncs every page
     /// copied since the last restart); the WAL starts again all the same.
     @Test func withoutCatchUpPassesTheRestartPausesAfterTheFirstPass() async throws {
@@ -339,14 +411,16 @@ struct SQLiteConnectionTests {
         #expect(policy.shouldPause(walPages: 8_001, firstPass: .seconds(2)))
         #expect(WALRestartPolicy.small().shouldPause(walPages: 2_500, firstPass: .seconds(2)))
         #expect(!WALRestartPolicy.small().shouldPause(walPages: 2_000, firstPass: .zero))
-        // The server's: restarts past ~65 MB of WAL, forced past ~131 MB, the writer's own
-        // checkpoint a quarter beyond that, and the WAL file cut back to ~131 MB at a restart.
+        // The server's: restarts past ~262 MB of WAL, forced past ~524 MB, the writer's own
+        // checkpoint a quarter beyond that, the WAL file cut back to ~524 MB at a restart, and
+        // emptied past 4 MiB once writes stop.
         let server = WALRestartPolicy()
-        #expect(server.thresholdPages == 16_000 && server.forcedPages == 32_000)
-        #expect(server.writerCheckpointPages == 40_000)
-        #expect(server.journalSizeLimitBytes == 131_072_000)
-        #expect(!server.shouldPause(walPages: 16_000, firstPass: .zero))
-        #expect(server.shouldPause(walPages: 16_001, firstPass: .milliseconds(100)))
+        #expect(server.thresholdPages == 64_000 && server.forcedPages == 128_000)
+        #expect(server.writerCheckpointPages == 160_000)
+        #expect(server.journalSizeLimitBytes == 524_288_000)
+        #expect(server.idleWALBytes == 4_194_304)
+        #expect(!server.shouldPause(walPages: 64_000, firstPass: .zero))
+        #expect(server.shouldPause(walPages: 64_001, firstPass: .milliseconds(100)))
     }
 
     /// The writer connection's backstop checkpoint and WAL size limit follow the policy.

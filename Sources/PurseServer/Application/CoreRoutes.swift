@@ -133,6 +133,9 @@ struct CoreRoutes {
         # HELP purse_db_wal_restarts_deferred_total WAL restarts put off because the disk was slow to sync.
         # TYPE purse_db_wal_restarts_deferred_total counter
         purse_db_wal_restarts_deferred_total \(statistics.deferredRestarts)
+        # HELP purse_db_wal_truncations_total Times the server emptied the WAL file once writes had stopped.
+        # TYPE purse_db_wal_truncations_total counter
+        purse_db_wal_truncations_total \(statistics.walTruncations)
 
         """
     }

@@ -79,6 +79,8 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var writerPausedSeconds = 0.0
     /// SQLite: restarts put off because the disk was slow to sync at the time.
     public var deferredRestarts = 0
+    /// SQLite: times an idle server emptied its WAL file.
+    public var walTruncations = 0
 
     public init() {}
 }

@@ -101,6 +101,25 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         return (Int(walPages), Int(checkpointed))
     }
 
+    /// Empties the WAL file (`SQLITE_CHECKPOINT_TRUNCATE`) without waiting on any lock: it copies
+    /// what is left, then cuts the file to zero bytes — unless a reader still reads from the WAL,
+    /// or another connection holds the write lock, and then it does nothing more. Returns true
+    /// when the file was emptied. Blocks on file I/O: call it where nothing waits on it.
+    func truncateWAL() throws -> Bool {
+        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
+        var timeout = 0
+        try execute("PRAGMA busy_timeout", []) { row in timeout = (try? row.decode(column: "timeout", as: Int.self)) ?? 0 }
+        try execute("PRAGMA busy_timeout = 0", []) { _ in }
+        defer { try? execute("PRAGMA busy_timeout = \(timeout)", []) { _ in } }
+        var walPages: Int32 = 0, checkpointed: Int32 = 0
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &walPages, &checkpointed)
+        if status == SQLITE_BUSY { return false }
+        guard status == SQLITE_OK else {
+            throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
+        }
+        return walPages == 0
+    }
+
     /// Syncs the main database file to disk through SQLite's own file (its VFS's `xSync`, as a
     /// checkpoint would): pages an earlier passive checkpoint copied into the file are durable
     /// afterwards, so the checkpoint that finally reaches the end of the WAL has only its own pages

@@ -36,14 +36,20 @@ final class SQLiteDriver: DatabaseDriver {
     private let longPauses = Mutex(ThrottledCount(interval: .seconds(60)))
     /// The writer's commit count when the last housekeeping pass began.
     private let commitsAtLastPass = Mutex(0)
+    /// Housekeeping passes in a row that found no new commit.
+    private let idlePasses = Mutex(0)
+    /// The WAL file, whose size tells when an idle server should empty it (nil in memory).
+    private let walPath: String?
 
     /// Read-only connections per database file.
     static let readerCount = 4
 
     private init(
-        connection: SQLiteConnectionHandle, readers: SQLiteReaderPool?, checkpointer: SQLiteConnectionHandle?, walRestarts: WALRestartPolicy, logger: Logger
+        connection: SQLiteConnectionHandle, readers: SQLiteReaderPool?, checkpointer: SQLiteConnectionHandle?, walPath: String?,
+        walRestarts: WALRestartPolicy, logger: Logger
     ) {
         self.connection = connection
+        self.walPath = walPath
         self.readers = readers
         self.checkpointer = checkpointer
         self.logger = logger
@@ -106,7 +112,9 @@ final class SQLiteDriver: DatabaseDriver {
             }
             return checkpointer
         }
-        let driver = SQLiteDriver(connection: connection, readers: readers, checkpointer: checkpointer, walRestarts: walRestarts, logger: logger)
+        let driver = SQLiteDriver(
+            connection: connection, readers: readers, checkpointer: checkpointer, walPath: path.map { $0 + "-wal" }, walRestarts: walRestarts, logger: logger
+        )
         driver.logWriterPriority()
         return driver
     }
@@ -144,6 +152,7 @@ final class SQLiteDriver: DatabaseDriver {
             statistics.writerPauses = checkpoints.writerPauses
             statistics.writerPausedSeconds = checkpoints.writerPausedSeconds
             statistics.deferredRestarts = checkpoints.deferredRestarts
+            statistics.walTruncations = checkpoints.walTruncations
         }
         return statistics
     }
@@ -177,12 +186,30 @@ final class SQLiteDriver: DatabaseDriver {
             defer { last = commits }
             return commits == last ? .idle : .busy
         }
+        let idleInARow = idlePasses.withLock { idle in
+            idle = pace == .idle ? idle + 1 : 0
+            return idle
+        }
         return try await checkpointLock.withLock {
             // `shutdown()` marks the database closed before it takes this lock to close the
             // checkpointer, so a pass that gets here first finishes with it open.
             guard !closed.withLock({ $0 }) else { return .idle }
             try await checkpointPass(checkpointer)
+            if idleInARow >= 2 { try await emptyIdleWAL(checkpointer) }
             return pace
+        }
+    }
+
+    /// Once writes have stopped (two passes in a row without a commit: 200 ms and more), a WAL
+    /// file larger than ``WALRestartPolicy/idleWALBytes`` — a restart keeps the file at its
+    /// high-water mark, up to hundreds of megabytes after a burst — is emptied, with the writer
+    /// paused for it (nothing is waiting then) so that it never meets SQLite's busy handler. A
+    /// reader still on the WAL puts it off to the next idle pass.
+    private func emptyIdleWAL(_ checkpointer: SQLiteConnectionHandle) async throws {
+        guard let walPath, let size = try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int,
+              size > walRestarts.idleWALBytes else { return }
+        if try await writer.paused({ try checkpointer.truncateWAL() }) {
+            checkpoints.withLock { $0.walTruncations += 1 }
         }
     }
 
@@ -354,18 +381,23 @@ struct NestedSessionError: Error, CustomStringConvertible {
 
 /// When the WAL is started again from its beginning (``SQLiteDriver/maintain()``).
 struct WALRestartPolicy: Sendable {
-    /// A WAL past this many pages (~65 MB of 4 KiB pages) is restarted. Every restart holds the
-    /// writer for a few milliseconds and every connection's request with it, and under load the
-    /// WAL grows by 30,000–40,000 pages a second: at 2,000 pages restarts came ~15 times a second
-    /// and their stalls were the top-up's p99; at 16,000, about twice. The price is disk space
-    /// (the WAL file stays near this size) and a longer WAL to read back after a crash.
-    var thresholdPages = 16_000
+    /// A WAL past this many pages (~262 MB of 4 KiB pages) is restarted. Every restart holds the
+    /// writer for a few milliseconds (5–10 under load: the last pass copies and syncs what was
+    /// committed during the one before) and every connection's request with it, and under load
+    /// the WAL grows by up to ~100,000 pages a second (13,000 top-ups a second): at 2,000 pages
+    /// restarts came ~15 times a second, at 16,000 five to seven times, and their stalls set the
+    /// top-up's p99; at 64,000, about once a second, p99 fell by 1–2 ms. The price is disk space
+    /// while writes continue — the WAL file stays near this size; an idle server empties it
+    /// (``idleWALBytes``) — and a longer WAL to read back after a crash (~1 s).
+    var thresholdPages = 64_000
     /// A first checkpoint pass slower than this means the disk is slow to sync, and the restart
     /// waits for a quicker moment; nil restarts whatever the disk.
     var slowPass: Duration? = .milliseconds(100)
-    /// Past this many pages (~131 MB) the WAL is restarted however slow the disk: the writer's
+    /// Past this many pages (~524 MB) the WAL is restarted however slow the disk: the writer's
     /// own checkpoint (``writerCheckpointPages``) would otherwise run inside the write lock.
-    var forcedPages = 32_000
+    var forcedPages = 128_000
+    /// Once writes stop, a WAL file larger than this (4 MiB) is emptied.
+    var idleWALBytes = 4 << 20
     /// Unpaused passes (each with a sync of the database file) run before the paused one, at
     /// most this many and only while a pass takes longer than ``quickPass``.
     var catchUpPasses = 3
