@@ -189,13 +189,8 @@ struct NexusBench: AsyncParsableCommand {
             return try await group.reduce(into: []) { $0.append($1) }
         }
 
-        let health = LatencyRecorder()
         var cpu = ProcessCPU.now()
-        let healthElapsed = try await load(users) { user in
-            let start = ContinuousClock.now
-            do { try await user.health(); health.record(.now - start) } catch { health.fail() }
-        }
-        report("GET /health", health.summary(over: healthElapsed), cpuSince: &cpu)
+        let healthRate = try await healthPhase(users, "GET /health", cpuSince: &cpu)
 
         let flows = LatencyRecorder()
         var writer = await writerCounters(base)
@@ -219,13 +214,8 @@ struct NexusBench: AsyncParsableCommand {
         // minutes, and a drift between the first /health phase and this one moved the ratio by
         // as much.
         let minted = try await mint(users, perConnection: count)
-        let healthAgain = LatencyRecorder()
         cpu = ProcessCPU.now()
-        let healthAgainElapsed = try await load(users) { user in
-            let start = ContinuousClock.now
-            do { try await user.health(); healthAgain.record(.now - start) } catch { healthAgain.fail() }
-        }
-        report("GET /health, again", healthAgain.summary(over: healthAgainElapsed), cpuSince: &cpu)
+        let healthAgainRate = try await healthPhase(users, "GET /health, again", cpuSince: &cpu)
         let alone = LatencyRecorder(tracing: trace != nil)
         writer = await writerCounters(base)
         cpu = ProcessCPU.now()
@@ -251,8 +241,6 @@ struct NexusBench: AsyncParsableCommand {
         report("top-up alone", aloneSummary, cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: aloneElapsed)
         // Each ratio against the /health phase next to it.
-        let healthRate = health.summary(over: healthElapsed).perSecond
-        let healthAgainRate = healthAgain.summary(over: healthAgainElapsed).perSecond
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms; against the first /health phase: %.1f %%)",
                      aloneSummary.perSecond / healthAgainRate * 100, aloneSummary.perSecond / healthRate * 100))
         print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
@@ -371,6 +359,18 @@ struct NexusBench: AsyncParsableCommand {
 
     /// Runs `body` in a loop on every user's connection: `--count` times each, or until
     /// `--duration` passes.
+    /// A `GET /health` phase, reported as `name`; returns its rate (requests a second).
+    func healthPhase(_ users: [any BenchDriver], _ name: String, cpuSince cpu: inout Double) async throws -> Double {
+        let health = LatencyRecorder()
+        let elapsed = try await load(users) { user in
+            let start = ContinuousClock.now
+            do { try await user.health(); health.record(.now - start) } catch { health.fail() }
+        }
+        let summary = health.summary(over: elapsed)
+        report(name, summary, cpuSince: &cpu)
+        return summary.perSecond
+    }
+
     func load(_ users: [any BenchDriver], _ body: @escaping @Sendable (any BenchDriver) async -> Void) async throws -> Duration {
         let start = ContinuousClock.now
         let deadline = start + .seconds(duration)

@@ -54,9 +54,9 @@ extension Date {
     public init(epochMillis: EpochMillis) { self.init(timeIntervalSince1970: Double(epochMillis) / 1000) }
 }
 
-/// Random 64-bit words for ids, drawn from the system's generator 512 at a time: one `getrandom`
-/// call for 512 ids instead of one each (a system call per id, several per top-up, on the
-/// database's one writer). Ids only — secrets draw from `SystemRandomNumberGenerator` directly.
+/// Random 64-bit words for ids, drawn from the system's generator 512 at a time: one read for 512
+/// ids instead of a `getrandom` call each (several per top-up, on the database's one writer). Ids
+/// only — secrets draw from `SystemRandomNumberGenerator` directly.
 final class RandomWords: Sendable {
     static let shared = RandomWords()
     static let batch = 512

@@ -79,18 +79,18 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     }
 
     /// Copies committed WAL frames into the database file without holding writers or readers
-    /// back (`SQLITE_CHECKPOINT_PASSIVE`): frames a running reader may still need stay in the
-    /// WAL. Returns the WAL's size and how much of it is now in the database, in frames (pages),
+    /// back (`SQLITE_CHECKPOINT_PASSIVE`, unless `mode` says otherwise): frames a running reader
+    /// may still need stay in the WAL. Returns the WAL's size and how much of it is now in the database, in frames (pages),
     /// or nil when another checkpoint was running. Blocks on file I/O (two fsyncs): call it off the
     /// cooperative pool.
     ///
     /// Fails when the connection is not in WAL mode — a connection only learns that the file is
     /// in WAL mode when it first reads it, and until then SQLite answers a checkpoint with
     /// success and does nothing.
-    func checkpoint() throws -> (walPages: Int, checkpointedPages: Int)? {
+    func checkpoint(_ mode: Int32 = SQLITE_CHECKPOINT_PASSIVE) throws -> (walPages: Int, checkpointedPages: Int)? {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
         var walPages: Int32 = 0, checkpointed: Int32 = 0
-        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &walPages, &checkpointed)
+        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, mode, &walPages, &checkpointed)
         if status == SQLITE_BUSY { return nil }
         guard status == SQLITE_OK else {
             throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
@@ -106,18 +106,11 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
     /// or another connection holds the write lock, and then it does nothing more. Returns true
     /// when the file was emptied. Blocks on file I/O: call it where nothing waits on it.
     func truncateWAL() throws -> Bool {
-        guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: nil) }
         var timeout = 0
         try execute("PRAGMA busy_timeout", []) { row in timeout = (try? row.decode(column: "timeout", as: Int.self)) ?? 0 }
         try execute("PRAGMA busy_timeout = 0", []) { _ in }
         defer { try? execute("PRAGMA busy_timeout = \(timeout)", []) { _ in } }
-        var walPages: Int32 = 0, checkpointed: Int32 = 0
-        let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &walPages, &checkpointed)
-        if status == SQLITE_BUSY { return false }
-        guard status == SQLITE_OK else {
-            throw SQLiteStatementError(code: status, message: String(cString: sqlite_nio_sqlite3_errmsg(handle)), sql: "checkpoint")
-        }
-        return walPages == 0
+        return try checkpoint(SQLITE_CHECKPOINT_TRUNCATE)?.walPages == 0
     }
 
     /// Syncs the main database file to disk through SQLite's own file (its VFS's `xSync`, as a

@@ -34,10 +34,9 @@ final class SQLiteDriver: DatabaseDriver {
     private let walRestarts: WALRestartPolicy
     /// Long writer pauses are logged at most once a minute, with how many there were.
     private let longPauses = Mutex(ThrottledCount(interval: .seconds(60)))
-    /// The writer's commit count when the last housekeeping pass began.
-    private let commitsAtLastPass = Mutex(0)
-    /// Housekeeping passes in a row that found no new commit.
-    private let idlePasses = Mutex(0)
+    /// The writer's commit count when the last housekeeping pass began, and how many passes in a
+    /// row found no new commit.
+    private let lastPass = Mutex((commits: 0, idleInARow: 0))
     /// The WAL file, whose size tells when an idle server should empty it (nil in memory).
     private let walPath: String?
 
@@ -182,13 +181,10 @@ final class SQLiteDriver: DatabaseDriver {
     func maintain() async throws -> MaintenancePace {
         guard let checkpointer else { return .idle }
         let commits = writer.statistics.commits
-        let pace = commitsAtLastPass.withLock { last -> MaintenancePace in
-            defer { last = commits }
-            return commits == last ? .idle : .busy
-        }
-        let idleInARow = idlePasses.withLock { idle in
-            idle = pace == .idle ? idle + 1 : 0
-            return idle
+        let (pace, idleInARow) = lastPass.withLock { last -> (MaintenancePace, Int) in
+            last.idleInARow = commits == last.commits ? last.idleInARow + 1 : 0
+            last.commits = commits
+            return (last.idleInARow > 0 ? .idle : .busy, last.idleInARow)
         }
         return try await checkpointLock.withLock {
             // `shutdown()` marks the database closed before it takes this lock to close the

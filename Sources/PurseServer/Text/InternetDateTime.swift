@@ -15,25 +15,9 @@ public enum InternetDateTime {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
-        guard (0...9999).contains(year) else {
-            var text = ""
-            append(year, width: 4, to: &text)
-            text.append("-")
-            append(month, width: 2, to: &text)
-            text.append("-")
-            append(day, width: 2, to: &text)
-            text.append("T")
-            append(secondOfDay / 3600, width: 2, to: &text)
-            text.append(":")
-            append(secondOfDay % 3600 / 60, width: 2, to: &text)
-            text.append(":")
-            append(secondOfDay % 60, width: 2, to: &text)
-            text.append("Z")
-            return text
-        }
         // `YYYY-MM-DDTHH:MM:SSZ`, written into the string's own storage: every top-up response
         // carries one, made on the database's one writer.
-        return String(unsafeUninitializedCapacity: 20) { buffer in
+        let text = String(unsafeUninitializedCapacity: 20) { buffer in
             func put(_ value: Int64, at offset: Int, width: Int) {
                 var value = value
                 for index in stride(from: offset + width - 1, through: offset, by: -1) {
@@ -41,7 +25,7 @@ public enum InternetDateTime {
                     value /= 10
                 }
             }
-            put(year, at: 0, width: 4)
+            put(min(max(year, 0), 9999), at: 0, width: 4)
             buffer[4] = UInt8(ascii: "-")
             put(month, at: 5, width: 2)
             buffer[7] = UInt8(ascii: "-")
@@ -55,6 +39,13 @@ public enum InternetDateTime {
             buffer[19] = UInt8(ascii: "Z")
             return 20
         }
+        guard (0...9999).contains(year) else {
+            // Years of other widths or signs: the year as `String` writes it, then the rest.
+            var yearText = ""
+            append(year, width: 4, to: &yearText)
+            return yearText + text.dropFirst(4)
+        }
+        return text
     }
 
     /// Year, month and day of the proleptic Gregorian calendar for days since 1970-01-01
