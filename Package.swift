@@ -31,7 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.30.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.10.0"),
+        // PurseSQLite's hooks reach into the SQLite that sqlite-nio bundles (3.54.1 in 1.13.2) and
+        // into its VaporCSQLite module, which is not one of its products: a new SQLite must be
+        // validated against them first (SQLiteVersionTests says what to check).
+        .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.2")),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
@@ -44,6 +47,14 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.0"),
     ],
     targets: [
+        // MARK: - Shared formats (both sides)
+
+        // Wire formats that clients and services share: base64url, hex, CBOR. Imports nothing of ours.
+        .target(
+            name: "PurseFormats",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Shared client plumbing
 
         .target(
@@ -70,7 +81,9 @@ let package = Package(
             name: "NexusPay",
             dependencies: [
                 "PurseKit",
+                "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -83,18 +96,48 @@ let package = Package(
 
         // MARK: - Shared server plumbing
 
+        // The database seam: `Database`, the driver and session protocols, `SQLStatement`, migrations.
+        .target(
+            name: "PurseDatabase",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
+        // The SQLite engine behind the seam: writer, readers, WAL policy, and its hooks into SQLite.
+        .target(
+            name: "PurseSQLite",
+            dependencies: [
+                "PurseDatabase",
+                "CPurseSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ],
+            exclude: ["CPurseSQLite"],
+            swiftSettings: serverSwiftSettings
+        ),
         // sqlite3_config is variadic, which Swift cannot call: C functions that call it, and the
         // allocator SQLite is given through it.
         .target(
             name: "CPurseSQLite",
             dependencies: [
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            ]
+            ],
+            path: "Sources/PurseSQLite/CPurseSQLite"
         ),
         .target(
             name: "PurseServer",
             dependencies: [
-                "CPurseSQLite",
+                "PurseFormats",
+                "PurseDatabase",
+                "PurseSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -105,10 +148,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,6 +164,8 @@ let package = Package(
             name: "NexusService",
             dependencies: [
                 "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -137,6 +180,8 @@ let package = Package(
             name: "ConnectService",
             dependencies: [
                 "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -151,11 +196,31 @@ let package = Package(
             swiftSettings: serverSwiftSettings
         ),
 
+        // MARK: - Benchmarks
+
+        // The load generators and phases behind `purse bench …`, one benchmark per system.
+        .target(
+            name: "PurseBench",
+            dependencies: [
+                "PurseFormats",
+                "PurseKit",
+                "PurseKitAHC",
+                "NexusPay",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Executable
 
         .target(
             name: "PurseCLI",
             dependencies: [
+                "PurseBench",
+                "PurseFormats",
                 "PurseKit",
                 "PurseKitAHC",
                 "PurseServer",
@@ -188,6 +253,8 @@ let package = Package(
             name: "PurseTestSupport",
             dependencies: [
                 "PurseServer",
+                "PurseDatabase",
+                "PurseSQLite",
                 "PurseKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -205,6 +272,23 @@ let package = Package(
         ),
 
         .testTarget(
+            name: "PurseFormatsTests",
+            dependencies: ["PurseFormats"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PurseSQLiteTests",
+            dependencies: [
+                "PurseSQLite",
+                "PurseDatabase",
+                "PurseTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PurseKitTests",
             dependencies: ["PurseKit"],
             swiftSettings: swiftSettings
@@ -213,6 +297,9 @@ let package = Package(
             name: "PurseServerTests",
             dependencies: [
                 "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseSQLite",
                 "PurseKit",
                 "PurseKitAHC",
                 "PurseTestSupport",
@@ -231,6 +318,8 @@ let package = Package(
         .testTarget(
             name: "NexusTests",
             dependencies: [
+                "PurseDatabase",
+                "PurseFormats",
                 "NexusPay",
                 "NexusService",
                 "PurseServer",
@@ -249,6 +338,7 @@ let package = Package(
         .testTarget(
             name: "ConnectTests",
             dependencies: [
+                "PurseDatabase",
                 "StripeConnect",
                 "ConnectService",
                 "PurseServer",
@@ -266,8 +356,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PurseBenchTests",
+            dependencies: [
+                "PurseBench",
+                "PurseKit",
+                "NexusPay",
+                "NexusService",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PurseCLITests",
             dependencies: [
+                "PurseFormats",
                 "PurseCLI",
                 "PurseServer",
                 "NexusPay",

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import PurseDatabase
 import PurseServer
 import ServiceLifecycle
 

@@ -1,3 +1,4 @@
+import PurseFormats
 import Crypto
 import Foundation
 import PurseKit
@@ -53,7 +54,7 @@ public actor DeviceAuthenticator {
         let credentialID = Data(RandomBytes.make(16))
         let clientData = try Self.clientDataJSON(type: "webauthn.create", challenge: options.challenge, origin: origin)
         let (x, y) = key.publicKeyCoordinates
-        let coseKey = CBORValue.map([
+        let coseKey = CBOR.map([
             (.int(1), .int(2)), (.int(3), .int(-7)), (.int(-1), .int(1)), (.int(-2), .bytes(x)), (.int(-3), .bytes(y)),
         ]).encoded
         var authData = Self.rpIDHash(options.rp.id)
@@ -63,7 +64,7 @@ public actor DeviceAuthenticator {
         authData.append(contentsOf: [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xFF)])
         authData.append(credentialID)
         authData.append(coseKey)
-        let attestation = CBORValue.map([
+        let attestation = CBOR.map([
             (.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData)),
         ]).encoded
         try await store.setString(Base64URL.encode(credentialID), for: Self.credentialTag)

@@ -66,7 +66,7 @@ public actor SoftLock {
         guard failedPins < maxPinAttempts else { return .lockedOut }
         guard let stored = try await store.data(for: Self.pinTag), stored.count == 48 else { return .needsPinSetup }
         let salt = stored.prefix(16), expected = stored.suffix(32)
-        let derived = PBKDF2.sha256(password: Data(pin.utf8), salt: Data(salt), iterations: iterations, length: 32)
+        let derived = try Self.derivedKey(pin: pin, salt: salt, iterations: iterations, length: 32)
         if Self.constantTimeEqual(derived, Data(expected)) {
             isUnlocked = true
             failedPins = 0
@@ -82,7 +82,7 @@ public actor SoftLock {
             throw PurseError.domain("invalid_pin", message: "The PIN must be 4 to 8 digits")
         }
         let salt = Data(RandomBytes.make(16))
-        let derived = PBKDF2.sha256(password: Data(pin.utf8), salt: salt, iterations: iterations, length: 32)
+        let derived = try Self.derivedKey(pin: pin, salt: salt, iterations: iterations, length: 32)
         try await store.set(salt + derived, for: Self.pinTag)
         failedPins = 0
     }
@@ -92,28 +92,19 @@ public actor SoftLock {
         isUnlocked = false
     }
 
+    /// PBKDF2-HMAC-SHA256 (RFC 8018 §5.2) of the PIN's UTF-8 bytes, through swift-crypto.
+    /// The PIN never leaves the device and the hash never leaves the secure store, so the
+    /// iteration count is the caller's (100,000 by default; tests use fewer) rather than
+    /// swift-crypto's 210,000 floor for password storage.
+    static func derivedKey(pin: String, salt: some DataProtocol, iterations: Int, length: Int) throws -> Data {
+        let key = try KDF.Insecure.PBKDF2.deriveKey(
+            from: Data(pin.utf8), salt: salt, using: .sha256, outputByteCount: length, unsafeUncheckedRounds: iterations
+        )
+        return key.withUnsafeBytes { Data($0) }
+    }
+
     static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
         guard a.count == b.count else { return false }
         return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-}
-
-/// PBKDF2 with HMAC-SHA-256 (RFC 8018 §5.2).
-enum PBKDF2 {
-    static func sha256(password: Data, salt: Data, iterations: Int, length: Int) -> Data {
-        let key = SymmetricKey(data: password)
-        var output = Data()
-        var block: UInt32 = 1
-        while output.count < length {
-            var u = Data(HMAC<SHA256>.authenticationCode(for: salt + DeviceAuthenticator.bigEndian(block), using: key))
-            var t = u
-            for _ in 1..<max(1, iterations) {
-                u = Data(HMAC<SHA256>.authenticationCode(for: u, using: key))
-                for index in 0..<t.count { t[index] ^= u[index] }
-            }
-            output.append(t)
-            block += 1
-        }
-        return output.prefix(length)
     }
 }

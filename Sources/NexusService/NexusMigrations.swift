@@ -1,3 +1,4 @@
+import PurseDatabase
 import PurseServer
 
 /// Nexus Data's schema: WebAuthn credentials and challenges, spent step-up tokens, the

@@ -1,4 +1,6 @@
 import Foundation
+import PurseDatabase
+import PurseFormats
 import PurseServer
 import SQLKit
 
@@ -31,15 +33,15 @@ struct NexusStore: Sendable {
 
     // MARK: Credentials
 
-    func credentials(of user: UserID, in db: any SQLDatabase) async throws -> [StoredCredential] {
+    func credentials(of user: UserID, in db: any DatabaseSession) async throws -> [StoredCredential] {
         try await db.raw("SELECT * FROM nexus_credentials WHERE user_id = \(bind: user.rawValue) ORDER BY created_at, id").all().map(Self.credential)
     }
 
-    func credential(id: String, in db: any SQLDatabase) async throws -> StoredCredential? {
+    func credential(id: String, in db: any DatabaseSession) async throws -> StoredCredential? {
         try await db.raw("SELECT * FROM nexus_credentials WHERE id = \(bind: id)").first().map(Self.credential)
     }
 
-    func insertCredential(_ credential: StoredCredential, in db: any SQLDatabase) async throws -> Bool {
+    func insertCredential(_ credential: StoredCredential, in db: any DatabaseSession) async throws -> Bool {
         let transports = String(decoding: try JSONEncoder().encode(credential.transports), as: UTF8.self)
         let row = try await db.raw("""
             INSERT INTO nexus_credentials (id, user_id, public_key, sign_count, transports, aaguid, attestation_format, name, created_at)
@@ -52,14 +54,14 @@ struct NexusStore: Sendable {
     }
 
     /// Stores the new counter; fails (returns false) if another request moved it first.
-    func advanceSignCount(credentialID: String, from old: UInt32, to new: UInt32, now: Date, in db: any SQLDatabase) async throws -> Bool {
+    func advanceSignCount(credentialID: String, from old: UInt32, to new: UInt32, now: Date, in db: any DatabaseSession) async throws -> Bool {
         try await db.raw("""
             UPDATE nexus_credentials SET sign_count = \(bind: Int64(new)), last_used_at = \(bind: now.epochMillis)
             WHERE id = \(bind: credentialID) AND sign_count = \(bind: Int64(old)) RETURNING id
             """).first() != nil
     }
 
-    func deleteCredential(id: String, user: UserID, in db: any SQLDatabase) async throws -> Bool {
+    func deleteCredential(id: String, user: UserID, in db: any DatabaseSession) async throws -> Bool {
         try await db.raw("DELETE FROM nexus_credentials WHERE id = \(bind: id) AND user_id = \(bind: user.rawValue) RETURNING id").first() != nil
     }
 
@@ -80,7 +82,7 @@ struct NexusStore: Sendable {
 
     // MARK: Challenges
 
-    func insertChallenge(_ challenge: String, user: UserID, ceremony: String, intent: String, userVerification: String, expiresAt: Date, now: Date, in db: any SQLDatabase) async throws {
+    func insertChallenge(_ challenge: String, user: UserID, ceremony: String, intent: String, userVerification: String, expiresAt: Date, now: Date, in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO nexus_challenges (challenge, user_id, ceremony, intent, user_verification, expires_at, created_at)
             VALUES (\(bind: challenge), \(bind: user.rawValue), \(bind: ceremony), \(bind: intent), \(bind: userVerification), \(bind: expiresAt.epochMillis), \(bind: now.epochMillis))
@@ -90,19 +92,19 @@ struct NexusStore: Sendable {
     /// Deletes challenges that expired more than a day before `now` (``ChallengePruner`` calls it
     /// in the background, so options requests do not). Returns how many went.
     @discardableResult
-    func pruneChallenges(now: Date, in db: any SQLDatabase) async throws -> Int {
+    func pruneChallenges(now: Date, in db: any DatabaseSession) async throws -> Int {
         try await db.raw("DELETE FROM nexus_challenges WHERE expires_at < \(bind: now.epochMillis - 86_400_000) RETURNING challenge").all().count
     }
 
     /// A challenge as stored (used or not), without changing it.
-    func challenge(_ challenge: String, in db: any SQLDatabase) async throws -> Challenge? {
+    func challenge(_ challenge: String, in db: any DatabaseSession) async throws -> Challenge? {
         guard let row = try await db.raw("SELECT * FROM nexus_challenges WHERE challenge = \(bind: challenge)").first() else { return nil }
         return try Self.challenge(row, usedAt: try row.decode(column: "used_at", as: Int64?.self).map { Date(epochMillis: $0) })
     }
 
     /// Marks a challenge used and returns it as it was before (so the caller can tell why it is
     /// unusable). One statement when the challenge is fresh; the explanation is read only when not.
-    func consumeChallenge(_ challenge: String, now: Date, in db: any SQLDatabase) async throws -> Challenge? {
+    func consumeChallenge(_ challenge: String, now: Date, in db: any DatabaseSession) async throws -> Challenge? {
         if let row = try await db.raw("""
             UPDATE nexus_challenges SET used_at = \(bind: now.epochMillis) WHERE challenge = \(bind: challenge) AND used_at IS NULL
             RETURNING user_id, ceremony, intent, user_verification, expires_at
@@ -126,7 +128,7 @@ struct NexusStore: Sendable {
     // MARK: Tokens
 
     /// Records a step-up token as spent. False when it was spent before.
-    func spendToken(jti: String, user: UserID, now: Date, in db: any SQLDatabase) async throws -> Bool {
+    func spendToken(jti: String, user: UserID, now: Date, in db: any DatabaseSession) async throws -> Bool {
         try await db.insertedRows(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]) == 1
     }
 
@@ -136,7 +138,7 @@ struct NexusStore: Sendable {
 
     // MARK: Products
 
-    func products(in db: any SQLDatabase) async throws -> [NexusWire.Product] {
+    func products(in db: any DatabaseSession) async throws -> [NexusWire.Product] {
         try await db.raw("SELECT * FROM nexus_products WHERE active ORDER BY category, network, min_amount").all().map(Self.product)
     }
 
@@ -160,7 +162,7 @@ struct NexusStore: Sendable {
         var lockedUntil: Date?
     }
 
-    func pin(of user: UserID, in db: any SQLDatabase) async throws -> PinState? {
+    func pin(of user: UserID, in db: any DatabaseSession) async throws -> PinState? {
         guard let row = try await db.raw("SELECT * FROM nexus_pins WHERE user_id = \(bind: user.rawValue)").first() else { return nil }
         return PinState(
             hash: try row.decode(column: "pin_hash", as: String.self),
@@ -169,7 +171,7 @@ struct NexusStore: Sendable {
         )
     }
 
-    func setPin(hash: String, user: UserID, now: Date, in db: any SQLDatabase) async throws {
+    func setPin(hash: String, user: UserID, now: Date, in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO nexus_pins (user_id, pin_hash, failed_attempts, locked_until, updated_at)
             VALUES (\(bind: user.rawValue), \(bind: hash), 0, NULL, \(bind: now.epochMillis))
@@ -178,7 +180,7 @@ struct NexusStore: Sendable {
     }
 
     /// Counts a wrong PIN; returns the attempts left (0 means it is now locked).
-    func recordWrongPin(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any SQLDatabase) async throws -> Int {
+    func recordWrongPin(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any DatabaseSession) async throws -> Int {
         guard let row = try await db.raw("""
             UPDATE nexus_pins SET failed_attempts = failed_attempts + 1, updated_at = \(bind: now.epochMillis)
             WHERE user_id = \(bind: user.rawValue) RETURNING failed_attempts
@@ -194,7 +196,7 @@ struct NexusStore: Sendable {
         return maxAttempts - failures
     }
 
-    func resetPinFailures(user: UserID, in db: any SQLDatabase) async throws {
+    func resetPinFailures(user: UserID, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE nexus_pins SET failed_attempts = 0, locked_until = NULL WHERE user_id = \(bind: user.rawValue)").run()
     }
 
@@ -202,7 +204,7 @@ struct NexusStore: Sendable {
 
     func insertTransaction(
         id: String, user: UserID, kind: String, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
-        cashbackEarned: Int, method: String?, ledgerTransaction: LedgerTransactionID, now: Date, in db: any SQLDatabase
+        cashbackEarned: Int, method: String?, ledgerTransaction: LedgerTransactionID, now: Date, in db: any DatabaseSession
     ) async throws {
         try await db.run(Self.insertTransaction, [
             .text(id), .text(user.rawValue), .text(kind), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
@@ -216,7 +218,7 @@ struct NexusStore: Sendable {
         """)
 
     /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.
-    func transactions(of user: UserID, limit: Int, cursor: (Int64, String)?, in db: any SQLDatabase) async throws -> [NexusWire.Transaction] {
+    func transactions(of user: UserID, limit: Int, cursor: (Int64, String)?, in db: any DatabaseSession) async throws -> [NexusWire.Transaction] {
         let rows: [any SQLRow]
         if let (millis, id) = cursor {
             rows = try await db.raw("""
@@ -245,7 +247,7 @@ struct NexusStore: Sendable {
         }
     }
 
-    func createdAt(ofTransaction id: String, in db: any SQLDatabase) async throws -> Int64? {
+    func createdAt(ofTransaction id: String, in db: any DatabaseSession) async throws -> Int64? {
         try await db.raw("SELECT created_at FROM nexus_transactions WHERE id = \(bind: id)").first()?.decode(column: "created_at", as: Int64.self)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-import NexusPay
+@testable import NexusPay
+import PurseFormats
 import PurseKit
 import PurseServer
 import PurseTestSupport
@@ -53,11 +54,9 @@ struct NexusClientCoreTests {
 
     /// RFC 7914 §11's PBKDF2-HMAC-SHA256 vector (P="passwd", S="salt", c=1).
     @Test func pbkdf2MatchesTheRFCVector() throws {
-        let store = InMemorySecureStore()
-        _ = store
         let expected = "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783"
-        let derived = PBKDF2Probe.derive(password: "passwd", salt: "salt", iterations: 1, length: 64)
-        #expect(derived == expected)
+        let derived = try SoftLock.derivedKey(pin: "passwd", salt: Data("salt".utf8), iterations: 1, length: 64)
+        #expect(Hex.encode(derived) == expected)
     }
 
     @MainActor

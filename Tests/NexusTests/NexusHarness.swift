@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NexusPay
 import NexusService
+import PurseDatabase
 import PurseKit
 import PurseServer
 import PurseTestSupport

@@ -3,6 +3,8 @@ import HTTPTypes
 import HummingbirdTesting
 import NexusPay
 import NexusService
+import PurseDatabase
+import PurseFormats
 import PurseKit
 import PurseServer
 import PurseTestSupport
@@ -96,7 +98,7 @@ struct NexusReliabilityTests {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
             var options = try await user.nexus.authenticationOptions()
-            options.challenge = NexusPay.Base64URL.encode(Data(repeating: 7, count: 32))
+            options.challenge = Base64URL.encode(Data(repeating: 7, count: 32))
             let assertion = try await user.authenticator.makeAssertion(for: options, userVerified: true)
             try await expectRefused(try await h.post("/biometric/auth/verify", assertion, token: user.token), "Challenge not recognised", user: user, h: h)
         }
@@ -144,9 +146,9 @@ struct NexusReliabilityTests {
             let user = try await h.enrolledUser()
             let response = try await h.verify(user) { assertion in
                 // Valid JSON with the right challenge, but not what was signed.
-                var json = try! JSONSerialization.jsonObject(with: NexusPay.Base64URL.decode(assertion.response.clientDataJSON)!) as! [String: Any]
+                var json = try! JSONSerialization.jsonObject(with: Base64URL.decode(assertion.response.clientDataJSON)!) as! [String: Any]
                 json["crossOrigin"] = true
-                assertion.response.clientDataJSON = NexusPay.Base64URL.encode(try! JSONSerialization.data(withJSONObject: json))
+                assertion.response.clientDataJSON = Base64URL.encode(try! JSONSerialization.data(withJSONObject: json))
             }
             try await expectRefused(response, "Signature verification failed", user: user, h: h)
         }
@@ -166,7 +168,7 @@ struct NexusReliabilityTests {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
             let response = try await h.verify(user) { assertion in
-                assertion.id = NexusPay.Base64URL.encode(Data(repeating: 9, count: 16))
+                assertion.id = Base64URL.encode(Data(repeating: 9, count: 16))
                 assertion.rawId = assertion.id
             }
             try await expectRefused(response, "Unknown credential", user: user, h: h)
@@ -207,7 +209,7 @@ struct NexusReliabilityTests {
             }
             // Garbage authenticator data and signature bytes, with a real challenge.
             let garbage = try await h.verify(user) { assertion in
-                assertion.response.authenticatorData = NexusPay.Base64URL.encode(Data([1, 2, 3]))
+                assertion.response.authenticatorData = Base64URL.encode(Data([1, 2, 3]))
             }
             try await expectRefused(garbage, "authenticatorData is shorter than 37 bytes", user: user, h: h)
         }

@@ -25,8 +25,10 @@ struct CommandParsingTests {
     }
 
     @Test func badInputIsAUsageError() {
-        #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["fly"]) }
-        #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["nexus", "buy-airtime", "--amount", "ten"]) }
+        let unknown = #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["fly"]) }
+        #expect(unknown.map { PurseCommand.message(for: $0) } == "Unexpected argument 'fly'")
+        let notANumber = #expect(throws: (any Error).self) { try PurseCommand.parseAsRoot(["nexus", "buy-airtime", "--amount", "ten"]) }
+        #expect(notANumber.map { PurseCommand.message(for: $0) }?.contains("The value 'ten' is invalid for '--amount <amount>'") == true)
     }
 
     /// The server `purse serve` builds, with every module: its OpenAPI document lists exactly its routes.

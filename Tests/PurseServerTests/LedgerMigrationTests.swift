@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import SQLKit
@@ -49,11 +50,12 @@ struct LedgerMigrationTests {
                 #expect(try await Ledger().audit(in: db).isEmpty)
             }
             // The key holds: a line can be written once.
-            await #expect(throws: (any Error).self) {
+            let duplicate = await #expect(throws: (any Error).self) {
                 try await database.transaction { db async throws in
                     try await db.raw("INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at) VALUES ('ltx_2', 1, 'lac_a', 1, 'NGN', 1)").run()
                 }
             }
+            #expect(duplicate.map(TestErrors.isUniqueViolation) == true, "\(String(reflecting: duplicate))")
             // And the ledger posts through the new table.
             let posting = try await database.transaction { db async throws in
                 try await Ledger().posting(kind: "after", entries: [LedgerEntry(LedgerAccountID("lac_a"), -2), LedgerEntry(LedgerAccountID("lac_b"), 2)], now: Date(), in: db)

@@ -1,10 +1,11 @@
 import Foundation
 import Hummingbird
 import Logging
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
-import ServiceLifecycle
 import SQLKit
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -80,7 +81,7 @@ struct ShutdownTests {
         await database.shutdown()
         await database.shutdown()
         for attempt in ["read", "transaction"] {
-            let error = await #expect(throws: (any Error).self, "\(attempt) after shutdown") {
+            let error = await #expect(throws: DatabaseClosedError.self, "\(attempt) after shutdown") {
                 if attempt == "read" {
                     try await database.read { db in try await db.raw("SELECT 1 AS one").run() }
                 } else {

@@ -1,6 +1,7 @@
-import HummingbirdTesting
-import HTTPTypes
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import PurseDatabase
 @testable import PurseServer
 import PurseTestSupport
 import SQLKit
@@ -10,8 +11,8 @@ import Testing
 /// when `PURSE_TEST_POSTGRES_URL` is set.
 @Suite("Store contract")
 struct StoreContractTests {
-    func withEnvironment(_ engine: DatabaseEngine, _ body: (ServerEnvironment, TestClock) async throws -> Void) async throws {
-        let server = try await TestServer.make(engine: engine)
+    func withEnvironment(_ engine: TestEngine, _ body: (ServerEnvironment, TestClock) async throws -> Void) async throws {
+        let server = try await TestServer.make(engine: engine.engine) { $0.sqliteTuning = engine.sqliteTuning }
         do {
             try await body(server.environment, server.clock)
         } catch {
@@ -39,11 +40,11 @@ struct StoreContractTests {
 
     /// No session waits for a lock without bound: SQLite's busy timeout; PostgreSQL's lock,
     /// statement and idle-in-transaction timeouts (a hung session fails instead of hanging the server).
-    @Test(arguments: TestEngines.all)
-    func sessionsWaitForLocksWithABound(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func sessionsWaitForLocksWithABound(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let settings = try await env.database.transaction { db async throws -> [String: String] in
-                switch engine {
+                switch engine.engine {
                 case .sqlite:
                     let timeout = try await db.raw("PRAGMA busy_timeout").first()?.decode(column: "timeout", as: Int.self)
                     return ["busy_timeout": timeout.map(String.init) ?? "?"]
@@ -55,7 +56,7 @@ struct StoreContractTests {
                     return settings
                 }
             }
-            switch engine {
+            switch engine.engine {
             case .sqlite: #expect(settings == ["busy_timeout": "5000"])
             case .postgres: #expect(settings == ["statement_timeout": "30s", "lock_timeout": "10s", "idle_in_transaction_session_timeout": "1min"])
             }
@@ -64,8 +65,8 @@ struct StoreContractTests {
 
     // MARK: Accounts
 
-    @Test(arguments: TestEngines.all)
-    func accountsAreUniqueByEmailAndPhone(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func accountsAreUniqueByEmailAndPhone(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await env.accounts.create(email: "ada@example.com", phone: "+2348012345678", name: "Ada", passwordHash: "h", now: env.now())
             await #expect(throws: AccountStoreError.duplicate(field: "email")) {
@@ -81,8 +82,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func concurrentRegistrationsOfOneEmailCreateOneUser(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func concurrentRegistrationsOfOneEmailCreateOneUser(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let results = await withTaskGroup(of: Bool.self, returning: [Bool].self) { group in
                 for _ in 0..<20 {
@@ -98,8 +99,8 @@ struct StoreContractTests {
 
     // MARK: Ledger
 
-    @Test(arguments: TestEngines.all)
-    func balancedTransactionMovesMoneyAndAuditsClean(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func balancedTransactionMovesMoneyAndAuditsClean(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             try await env.database.transaction { db async throws in
@@ -114,8 +115,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func accountsAreFetchedTogetherAndPostingsReportBalances(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func accountsAreFetchedTogetherAndPostingsReportBalances(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let other = try await makeUser(env)
@@ -157,8 +158,8 @@ struct StoreContractTests {
 
     /// `accountIDs` remembers the ids it found in the database — never those of accounts created
     /// in a transaction that may still roll back — and forgets one that turns out missing.
-    @Test(arguments: TestEngines.all)
-    func accountIDsAreRememberedOnceFoundAndForgottenWhenMissing(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func accountIDsAreRememberedOnceFoundAndForgottenWhenMissing(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let specs = [
@@ -230,8 +231,8 @@ struct StoreContractTests {
         #expect(none.count == 0)
     }
 
-    @Test(arguments: TestEngines.all)
-    func unbalancedTransactionIsRefusedAndWritesNothing(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func unbalancedTransactionIsRefusedAndWritesNothing(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let (funding, wallet) = try await env.database.transaction { db async throws in
@@ -255,8 +256,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func overdraftIsRefusedAndTheWholeTransactionRollsBack(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func overdraftIsRefusedAndTheWholeTransactionRollsBack(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let (funding, wallet, revenue) = try await fundedWallet(env, user: user, amount: 100)
@@ -281,8 +282,8 @@ struct StoreContractTests {
 
     /// A posting may name an account more than once; the balance rule applies to each account's
     /// net change, and every entry is recorded as given.
-    @Test(arguments: TestEngines.all)
-    func balanceRuleAppliesToEachAccountsNetChange(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func balanceRuleAppliesToEachAccountsNetChange(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let (_, wallet, revenue) = try await fundedWallet(env, user: user, amount: 100)
@@ -312,8 +313,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func currenciesDoNotMix(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func currenciesDoNotMix(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             await #expect(throws: LedgerError.self) {
@@ -326,8 +327,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func concurrentDebitsNeverOverdraw(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func concurrentDebitsNeverOverdraw(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let (_, wallet, revenue) = try await fundedWallet(env, user: user, amount: 500)
@@ -356,8 +357,8 @@ struct StoreContractTests {
 
     // MARK: Idempotency
 
-    @Test(arguments: TestEngines.all)
-    func oneKeyUnderConcurrencyHasOneEffect(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func oneKeyUnderConcurrencyHasOneEffect(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let (funding, wallet) = try await env.database.transaction { db async throws in
@@ -386,8 +387,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func reusedKeyWithAnotherRequestIsRefused(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func reusedKeyWithAnotherRequestIsRefused(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
             let other = try await makeUser(env)
@@ -413,8 +414,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func failedEffectReleasesTheKey(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func failedEffectReleasesTheKey(engine: TestEngine) async throws {
         struct Refused: Error {}
         try await withEnvironment(engine) { env, _ async throws in
             let user = try await makeUser(env)
@@ -432,8 +433,8 @@ struct StoreContractTests {
 
     // MARK: Jobs
 
-    @Test(arguments: TestEngines.all)
-    func jobsRunRetryWithBackoffAndDie(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func jobsRunRetryWithBackoffAndDie(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in
             let id = try await env.database.transaction { db async throws in
                 try await env.jobs.enqueue(kind: "webhook", payload: ["url": "http://x"], runAt: clock.now, maxAttempts: 2, in: db)
@@ -457,8 +458,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func jobsOfRolledBackChangesNeverExist(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func jobsOfRolledBackChangesNeverExist(engine: TestEngine) async throws {
         struct Abort: Error {}
         try await withEnvironment(engine) { env, clock async throws in
             _ = try? await env.database.transaction { db -> String in
@@ -469,8 +470,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func concurrentClaimersNeverShareAJobAndExpiredLeasesReturn(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func concurrentClaimersNeverShareAJobAndExpiredLeasesReturn(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in
             for index in 0..<40 {
                 try await env.database.transaction { db async throws in
@@ -489,8 +490,8 @@ struct StoreContractTests {
         }
     }
 
-    @Test(arguments: TestEngines.all)
-    func workerRunsHandlersAndRecordsFailures(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func workerRunsHandlersAndRecordsFailures(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in
             let okID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "ok", payload: ["x": 1], runAt: clock.now, in: db) }
             let badID = try await env.database.transaction { db in try await env.jobs.enqueue(kind: "bad", payload: ["x": 1], runAt: clock.now, in: db) }
@@ -508,8 +509,8 @@ struct StoreContractTests {
     /// A ``SQLStatement`` reads the same on both engines: parameters by number, reused and out of
     /// order, text, integers and NULL, rows from `RETURNING`; a wrong number of values is refused
     /// before anything runs.
-    @Test(arguments: TestEngines.all)
-    func numberedStatementsRunTheSameOnBothEngines(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func numberedStatementsRunTheSameOnBothEngines(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let rows = try await env.database.transaction { db async throws -> [any SQLRow] in
                 try await db.run(SQLStatement("CREATE TABLE statement_notes (id TEXT PRIMARY KEY, body TEXT, copy TEXT, size BIGINT NOT NULL)"), [])
@@ -543,8 +544,8 @@ struct StoreContractTests {
 
     /// `insertedRows` counts what an `INSERT … ON CONFLICT DO NOTHING` inserted, on both engines:
     /// a new row, a conflicting one, two at once with one conflict, after an `UPDATE` that changed rows.
-    @Test(arguments: TestEngines.all)
-    func insertedRowsCountsWhatWasInserted(engine: DatabaseEngine) async throws {
+    @Test(arguments: TestEngines.contract)
+    func insertedRowsCountsWhatWasInserted(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let counts = try await env.database.transaction { db async throws -> [Int] in
                 try await db.run(SQLStatement("CREATE TABLE spent_marks (id TEXT PRIMARY KEY, at BIGINT NOT NULL)"), [])

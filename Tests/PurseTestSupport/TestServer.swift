@@ -5,9 +5,12 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import PurseDatabase
 import PurseServer
+import PurseSQLite
 import SQLKit
 import Synchronization
+import Testing
 
 /// A clock tests move by hand.
 public final class TestClock: Sendable {
@@ -22,6 +25,42 @@ public final class TestClock: Sendable {
 public enum TestEngines {
     public static var all: [DatabaseEngine] {
         ProcessInfo.processInfo.environment["PURSE_TEST_POSTGRES_URL"].map { $0.isEmpty ? [] : [.postgres] }.map { [.sqlite] + $0 } ?? [.sqlite]
+    }
+
+    /// The store contract's engines: SQLite with the hooks in force and with its per-database
+    /// hooks off (the process-wide ones stay as the process has them), and PostgreSQL when
+    /// configured.
+    public static var contract: [TestEngine] {
+        all.flatMap { engine -> [TestEngine] in
+            switch engine {
+            case .sqlite:
+                [TestEngine(.sqlite, sqliteTuning: sqliteTuning),
+                 TestEngine(.sqlite, sqliteTuning: SQLiteTuning(sqliteTuning.hooks.subtracting([.combinedWALWrites, .writerPriority])))]
+            case .postgres: [TestEngine(.postgres, sqliteTuning: .none)]
+            }
+        }
+    }
+
+    /// The SQLite hooks the tests run with: `PURSE_SQLITE_TUNING` (CI runs the SQLite suites a
+    /// second time with `none`, since the process-wide hooks cannot be taken out of a process
+    /// that installed them), else all of them.
+    public static var sqliteTuning: SQLiteTuning {
+        (try? SQLiteTuning(parsing: ProcessInfo.processInfo.environment["PURSE_SQLITE_TUNING"] ?? "all")) ?? .all
+    }
+}
+
+/// An engine with the SQLite hooks it opens with.
+public struct TestEngine: Sendable, CustomTestStringConvertible {
+    public let engine: DatabaseEngine
+    public let sqliteTuning: SQLiteTuning
+
+    public init(_ engine: DatabaseEngine, sqliteTuning: SQLiteTuning) {
+        self.engine = engine
+        self.sqliteTuning = sqliteTuning
+    }
+
+    public var testDescription: String {
+        engine == .sqlite ? "sqlite (hooks: \(sqliteTuning))" : engine.rawValue
     }
 }
 
@@ -81,6 +120,7 @@ public struct TestServer: Sendable {
         configuration.jwtSecret = "test-secret-test-secret-test-secret-0123456789"
         configuration.bcryptCost = 4
         configuration.logLevel = .warning
+        configuration.sqliteTuning = TestEngines.sqliteTuning
         configure(&configuration)
         let clock = TestClock(Date())
         let app = try await buildApplication(configuration: configuration, modules: modules, now: clock.closure)
@@ -164,4 +204,14 @@ extension TestResponse {
         (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
     }
     public var text: String { String(buffer: body) }
+}
+
+/// Telling database errors apart on either engine.
+public enum TestErrors {
+    /// A unique or primary-key violation: SQLite's "UNIQUE constraint failed", PostgreSQL's SQLSTATE
+    /// 23505 (which PSQLError shows only in its debug description).
+    public static func isUniqueViolation(_ error: any Error) -> Bool {
+        let text = String(reflecting: error)
+        return text.contains("UNIQUE constraint failed") || text.contains("23505")
+    }
 }

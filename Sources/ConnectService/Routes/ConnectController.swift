@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import PurseDatabase
 import PurseServer
 import SQLKit
 
@@ -47,7 +48,7 @@ struct ConnectController: Sendable {
         router.get("stripe/connect/reauth") { _, _ in Response.html(Self.landing("Onboarding link expired", "Return to the Maly app and start onboarding again to get a fresh link.")) }
     }
 
-    func stored(_ user: UserID, in db: any SQLDatabase) async throws -> Stored? {
+    func stored(_ user: UserID, in db: any DatabaseSession) async throws -> Stored? {
         guard let row = try await db.raw("SELECT stripe_account_id, onboarding_complete FROM connect_accounts WHERE user_id = \(bind: user.rawValue)").first() else {
             return nil
         }
@@ -157,7 +158,7 @@ struct ConnectController: Sendable {
 
     /// Stores the account's status. With `eventCreated` (a webhook), it is applied only when the event is not
     /// older than the last one applied to this account — Stripe does not promise delivery order.
-    func update(with account: StripeAccount, eventCreated: Int64? = nil, in db: any SQLDatabase) async throws {
+    func update(with account: StripeAccount, eventCreated: Int64? = nil, in db: any DatabaseSession) async throws {
         var query = SQLQueryString("""
             UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
             payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),

@@ -6,6 +6,8 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
+import PurseDatabase
+import PurseFormats
 import PurseServer
 import SQLKit
 
@@ -65,7 +67,7 @@ struct StripeSandbox: Sendable {
 
     /// Auth, form decoding and Stripe's idempotency for a POST.
     func stripeCall(_ request: Request, _ context: PurseRequestContext,
-                    _ body: @escaping @Sendable ([String: String], any SQLDatabase) async throws -> Data) async throws -> Response {
+                    _ body: @escaping @Sendable ([String: String], any DatabaseSession) async throws -> Data) async throws -> Response {
         try authorize(request)
         var request = request
         let raw = String(buffer: try await request.collectJSONBody(context: context))
@@ -94,7 +96,7 @@ struct StripeSandbox: Sendable {
         return .jsonData(data, headers: [HTTPField.Name("Request-Id")!: "req_" + RandomID.hex(bytes: 7)])
     }
 
-    func createAccount(_ params: [String: String], db: any SQLDatabase) async throws -> Data {
+    func createAccount(_ params: [String: String], db: any DatabaseSession) async throws -> Data {
         guard configuration.sandboxPlatformProfileComplete else {
             throw Self.error(400, "invalid_request_error", "platform_profile_incomplete",
                              "You must complete your platform profile to use Connect and create new connected accounts. See https://dashboard.stripe.com/settings/connect/platform-profile.")
@@ -120,7 +122,7 @@ struct StripeSandbox: Sendable {
         return try JSONCoding.encoder.encode(account)
     }
 
-    func createLink(_ params: [String: String], db: any SQLDatabase) async throws -> Data {
+    func createLink(_ params: [String: String], db: any DatabaseSession) async throws -> Data {
         guard let accountID = params["account"], try await load(accountID, in: db) != nil else {
             throw Self.error(400, "invalid_request_error", "resource_missing", "No such account: '\(params["account"] ?? "")'", param: "account")
         }
@@ -144,7 +146,7 @@ struct StripeSandbox: Sendable {
 
     /// Test cards, as Stripe documents them: 4242… and `pm_card_visa` succeed, 4000 0000 0000 0002 and
     /// `pm_card_chargeDeclined` are declined.
-    func createPaymentIntent(_ params: [String: String], db: any SQLDatabase) async throws -> Data {
+    func createPaymentIntent(_ params: [String: String], db: any DatabaseSession) async throws -> Data {
         guard let amount = params["amount"].flatMap(Int.init), amount >= 50 else {
             throw Self.error(400, "invalid_request_error", "amount_too_small", "Amount must be at least 50 cents", param: "amount")
         }
@@ -202,7 +204,7 @@ struct StripeSandbox: Sendable {
         var usedAt: Int64?
     }
 
-    func link(_ token: String, in db: any SQLDatabase) async throws -> Link? {
+    func link(_ token: String, in db: any DatabaseSession) async throws -> Link? {
         guard let row = try await db.raw("SELECT * FROM stripe_sandbox_links WHERE token = \(bind: token)").first() else { return nil }
         return Link(accountID: try row.decode(column: "account_id", as: String.self), refreshURL: try row.decode(column: "refresh_url", as: String.self),
                     returnURL: try row.decode(column: "return_url", as: String.self), expiresAt: try row.decode(column: "expires_at", as: Int64.self),
@@ -287,12 +289,12 @@ struct StripeSandbox: Sendable {
 
     // MARK: Storage and helpers
 
-    func load(_ id: String, in db: any SQLDatabase) async throws -> StripeAccount? {
+    func load(_ id: String, in db: any DatabaseSession) async throws -> StripeAccount? {
         guard let row = try await db.raw("SELECT body FROM stripe_sandbox_accounts WHERE id = \(bind: id)").first() else { return nil }
         return try JSONDecoder().decode(StripeAccount.self, from: Data(try row.decode(column: "body", as: String.self).utf8))
     }
 
-    func save(_ account: StripeAccount, created: Bool, in db: any SQLDatabase) async throws {
+    func save(_ account: StripeAccount, created: Bool, in db: any DatabaseSession) async throws {
         let body = String(decoding: try JSONCoding.encoder.encode(account), as: UTF8.self)
         if created {
             try await db.raw("INSERT INTO stripe_sandbox_accounts (id, body, created_at) VALUES (\(bind: account.id), \(bind: body), \(bind: environment.now().epochMillis))").run()

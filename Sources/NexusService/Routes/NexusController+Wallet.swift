@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import PurseDatabase
+import PurseFormats
 import PurseServer
 import SQLKit
 
@@ -261,7 +263,7 @@ extension NexusController {
         return try .json(NexusWire.Ok(message: existing == nil ? "PIN set" : "PIN changed"))
     }
 
-    func balances(of user: UserID, in db: any SQLDatabase) async throws -> NexusWire.Balance {
+    func balances(of user: UserID, in db: any DatabaseSession) async throws -> NexusWire.Balance {
         let wallet = try await environment.ledger.find(owner: user, kind: Self.walletKind, currency: Naira.currency, in: db)
         let cashback = try await environment.ledger.find(owner: user, kind: Self.cashbackKind, currency: Naira.currency, in: db)
         return NexusWire.Balance(balance: Naira.naira(wallet?.balance ?? 0), cashback: Naira.naira(cashback?.balance ?? 0))

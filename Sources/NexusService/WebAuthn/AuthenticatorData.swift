@@ -1,3 +1,4 @@
+import PurseFormats
 import Foundation
 
 /// Parsed authenticator data (WebAuthn §6.1).

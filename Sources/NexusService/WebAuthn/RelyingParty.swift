@@ -1,3 +1,4 @@
+import PurseFormats
 import Crypto
 import Foundation
 

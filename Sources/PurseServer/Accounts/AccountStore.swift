@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import SQLKit
 
 /// A user's id, distinct from every other id type.
@@ -66,7 +67,7 @@ public struct AccountStore: Sendable {
     }
 
     /// The user with `id`, read in the caller's session (inside its transaction).
-    public func find(id: UserID, in db: any SQLDatabase) async throws -> User? {
+    public func find(id: UserID, in db: any DatabaseSession) async throws -> User? {
         try await db.raw("SELECT id, email, phone, name, created_at FROM users WHERE id = \(bind: id.rawValue)")
             .first().map(Self.user(from:))
     }

@@ -32,7 +32,7 @@ public struct PurseTokenClaims: JWTPayload, Equatable {
 
     /// Reads each claim as the plain JSON value it is — times as seconds since 1970, as jwt-kit
     /// writes and reads them — rather than through the claim types' own decoders, which go through
-    /// the decoder's generic single-value path: this runs for every step-up token a top-up spends.
+    /// the decoder's generic single-value path: this runs for every step-up token a request spends.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         sub = SubjectClaim(value: try container.decode(String.self, forKey: .sub))
@@ -61,9 +61,9 @@ public struct TokenService: Sendable {
     /// purposes are single-use: remembering them would only push sessions out.
     private let verified = VerifiedTokens(limit: 10_000)
     /// Single-use tokens this process signed, until their first verification: a step-up token is
-    /// issued and then spent moments later by the next request (a top-up), here unless a balancer
+    /// issued and then spent moments later by the next request (the purchase it authorises), here unless a balancer
     /// sent it to another instance, which verifies it in full. A token that is not spent (the
-    /// top-up was refused) is verified in full when it comes back.
+    /// purchase was refused) is verified in full when it comes back.
     private let issuedSingleUse = VerifiedTokens(limit: 32_768)
 
     public init(secret: [UInt8], now: @escaping @Sendable () -> Date) async {

@@ -1,6 +1,7 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
+import PurseDatabase
 
 /// `/`, `/health`, `/metrics`, `/openapi.yaml`.
 struct CoreRoutes {
@@ -51,7 +52,7 @@ struct CoreRoutes {
             Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: env.metrics.exposition() + Self.exposition(env.database.statistics)))
+                body: .init(byteBuffer: ByteBuffer(string: env.metrics.exposition()))
             )
         }
         let yaml = document.yaml()
@@ -104,40 +105,6 @@ struct CoreRoutes {
             <a href="/metrics">/metrics</a>, <a href="/openapi.yaml">/openapi.yaml</a>.</p>
             \(sections)</body></html>
             """
-    }
-
-    /// The database's counters in Prometheus text format.
-    static func exposition(_ statistics: DatabaseStatistics) -> String {
-        """
-        # HELP purse_db_transactions_total Write transactions committed.
-        # TYPE purse_db_transactions_total counter
-        purse_db_transactions_total \(statistics.committedTransactions)
-        # HELP purse_db_commits_total Database commits (SQLite commits queued transactions together).
-        # TYPE purse_db_commits_total counter
-        purse_db_commits_total \(statistics.commits)
-        # HELP purse_db_writer_busy_seconds_total Time SQLite's writer spent running transactions and their commits.
-        # TYPE purse_db_writer_busy_seconds_total counter
-        purse_db_writer_busy_seconds_total \(statistics.writerBusySeconds)
-        # HELP purse_db_checkpoints_total SQLite WAL checkpoint passes run by the server's housekeeping.
-        # TYPE purse_db_checkpoints_total counter
-        purse_db_checkpoints_total \(statistics.checkpoints)
-        # HELP purse_db_wal_pages SQLite WAL size in pages at the last checkpoint.
-        # TYPE purse_db_wal_pages gauge
-        purse_db_wal_pages \(statistics.walPages)
-        # HELP purse_db_writer_pauses_total Times SQLite's writer paused so the WAL could start again from its beginning.
-        # TYPE purse_db_writer_pauses_total counter
-        purse_db_writer_pauses_total \(statistics.writerPauses)
-        # HELP purse_db_writer_paused_seconds_total Time SQLite's writer spent paused for those restarts.
-        # TYPE purse_db_writer_paused_seconds_total counter
-        purse_db_writer_paused_seconds_total \(statistics.writerPausedSeconds)
-        # HELP purse_db_wal_restarts_deferred_total WAL restarts put off because the disk was slow to sync.
-        # TYPE purse_db_wal_restarts_deferred_total counter
-        purse_db_wal_restarts_deferred_total \(statistics.deferredRestarts)
-        # HELP purse_db_wal_truncations_total Times the server emptied the WAL file once writes had stopped.
-        # TYPE purse_db_wal_truncations_total counter
-        purse_db_wal_truncations_total \(statistics.walTruncations)
-
-        """
     }
 }
 

@@ -1,7 +1,8 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
+import PurseDatabase
 import SQLKit
 
 extension ServerEnvironment {
@@ -15,7 +16,7 @@ extension ServerEnvironment {
     ///   - effect: Writes the effect in `db` and returns the status and JSON body to send.
     public func idempotent(
         _ request: Request, body: ByteBuffer, user: UserID,
-        effect: @escaping @Sendable (any SQLDatabase) async throws -> (HTTPResponse.Status, Data)
+        effect: @escaping @Sendable (any DatabaseSession) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
         let key: String
         do {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Foundation
 import Logging
+import PurseSQLite
 
 /// Everything `purse serve` can be told, from options or the environment.
 ///
@@ -15,6 +16,7 @@ import Logging
 /// | | `PURSE_JWT_SECRET` | generated once, kept in the data directory (required in production) |
 /// | | `PURSE_SESSION_TTL` | `2592000` seconds (30 days) |
 /// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
+/// | | `PURSE_SQLITE_TUNING` | `all` SQLite hooks; `none`, or a list (``SQLiteTuning``) |
 public struct PurseConfiguration: Sendable {
     public enum Mode: String, Sendable { case development, production }
 
@@ -28,6 +30,8 @@ public struct PurseConfiguration: Sendable {
     public var sessionLifetime: TimeInterval = 30 * 24 * 3600
     public var bcryptCost: UInt8 = 10
     public var publicURL: String?
+    /// Which of the SQLite engine's hooks are on (``SQLiteTuning``).
+    public var sqliteTuning: SQLiteTuning = .all
     /// The process environment, for modules' own settings (`NEXUS_RP_ID`, `STRIPE_SECRET_KEY` …).
     public var environment: [String: String] = [:]
 
@@ -63,6 +67,13 @@ public struct PurseConfiguration: Sendable {
             config.bcryptCost = value
         }
         if let url = env["PURSE_PUBLIC_URL"], !url.isEmpty { config.publicURL = url }
+        if let tuning = env["PURSE_SQLITE_TUNING"], !tuning.isEmpty {
+            do {
+                config.sqliteTuning = try SQLiteTuning(parsing: tuning)
+            } catch {
+                throw ConfigurationError("PURSE_SQLITE_TUNING: \(error)")
+            }
+        }
         return config
     }
 

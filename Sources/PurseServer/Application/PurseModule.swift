@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import PurseDatabase
 import ServiceLifecycle
 
 /// A page or endpoint a module lists on `GET /`.

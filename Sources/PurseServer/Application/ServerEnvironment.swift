@@ -1,6 +1,7 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Logging
+import PurseDatabase
 
 /// What every module's routes share: configuration, storage, the ledger, tokens, the job queue.
 public struct ServerEnvironment: Sendable {

@@ -1,7 +1,8 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
+import PurseDatabase
 import ServiceLifecycle
 
 /// A built server: the Hummingbird application plus what tests and the CLI need to reach into.
@@ -44,7 +45,12 @@ public func buildApplication(
         secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "jwt.key")
     }
 
-    let database = try await Database.open(url: configuration.effectiveDatabaseURL, logger: logger)
+    let metrics = RequestMetrics()
+    let database = try await Database.open(
+        url: configuration.effectiveDatabaseURL,
+        options: DatabaseOptions(sqliteTuning: configuration.sqliteTuning, metrics: metrics.factory),
+        logger: logger
+    )
     do {
         try await Migrator(database: database, logger: logger).run(CoreMigrations.all + allModules.flatMap(\.migrations))
     } catch {
@@ -52,7 +58,6 @@ public func buildApplication(
         throw error
     }
 
-    let metrics = RequestMetrics()
     let environment = ServerEnvironment(
         configuration: configuration, database: database, tokens: await TokenService(secret: secret, now: now),
         metrics: metrics, logger: logger, now: now
@@ -99,7 +104,7 @@ public func buildApplication(
 /// Short, frequent checkpoints keep writes flowing: while a pass copies the WAL into the database
 /// file, commits slow down, and how long they do grows with what the pass has to copy. Passes
 /// every 200 ms under a steady write load held every connection for 15–25 ms about four times a
-/// second (the top-up p99 was 5–6 × its p50); every 20 ms the p99 is 2–2.5 × the p50. The wait
+/// second (the p99 of write requests was 5–6 × their p50); every 20 ms the p99 is 2–2.5 × the p50. The wait
 /// starts when a pass ends, so a disk that is slow to sync spaces the passes out by itself.
 struct DatabaseMaintenance: Service {
     let database: Database

@@ -1,8 +1,11 @@
 import Foundation
 import Logging
+import Metrics
+import NIOCore
 import NIOSSL
 import PostgresKit
 import PostgresNIO
+import PurseDatabase
 import SQLKit
 import Synchronization
 
@@ -12,6 +15,7 @@ final class PostgresDriver: DatabaseDriver {
     private let client: PostgresClient
     private let runTask: Task<Void, Never>
     private let committed = Atomic<Int>(0)
+    private let metrics: DatabaseMetrics
     private let closed = Atomic<Bool>(false)
 
     /// One commit per transaction.
@@ -22,7 +26,8 @@ final class PostgresDriver: DatabaseDriver {
         return statistics
     }
 
-    init(url: String, logger: Logger) async throws {
+    init(url: String, metrics: any MetricsFactory, logger: Logger) async throws {
+        self.metrics = DatabaseMetrics(factory: metrics)
         guard let components = URLComponents(string: url), let host = components.host else {
             throw DatabaseConfigurationError(message: "DATABASE_URL is not a postgres:// URL")
         }
@@ -68,22 +73,23 @@ final class PostgresDriver: DatabaseDriver {
         for await _ in started {}
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            try await body(connection.sql(queryLogLevel: .trace))
+            try await body(PostgresSession(connection.sql(queryLogLevel: .trace)))
         }
     }
 
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            let db = connection.sql(queryLogLevel: .trace)
+            let db = PostgresSession(connection.sql(queryLogLevel: .trace))
             try await db.raw("BEGIN").run()
             do {
                 let result = try await body(db)
                 try await db.raw("COMMIT").run()
                 committed.add(1, ordering: .relaxed)
+                metrics.committed(transactions: 1)
                 return result
             } catch {
                 do {
@@ -110,7 +116,41 @@ final class PostgresDriver: DatabaseDriver {
     }
 }
 
-struct DatabaseConfigurationError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+/// A leased PostgreSQL connection as a ``DatabaseSession``: SQLKit's own database, with
+/// ``SQLStatement``s handed to it one bind per parameter.
+struct PostgresSession: DatabaseSession {
+    let base: any DatabaseSession
+
+    init(_ base: any DatabaseSession) { self.base = base }
+
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any DatabaseSessionReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        base.execute(sql: query, onRow)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await base.execute(sql: query, onRow)
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any DatabaseSession) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+
+    func query(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> [any SQLRow] {
+        let expression = try NumberedParameters(statement: statement, values: values)
+        nonisolated(unsafe) var rows: [any SQLRow] = []
+        try await base.execute(sql: expression) { rows.append($0) }
+        return rows
+    }
+
+    /// PostgreSQL's count of inserted rows does not reach SQLKit: the statement runs with
+    /// `RETURNING 1` and its rows are counted.
+    func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> Int {
+        try await query(SQLStatement(statement.text + " RETURNING 1"), values).count
+    }
 }

@@ -7,10 +7,11 @@ import Synchronization
 
 /// Request counts and latencies by route, method and status, recorded with swift-metrics into
 /// the application's own Prometheus registry (no global bootstrap, so several servers can run
-/// in one process, as tests do).
+/// in one process, as tests do). The database's counters go to the same registry (``factory``).
 public final class RequestMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
+    /// The factory every metric of this server is made with.
+    public let factory: PrometheusMetricsFactory
     private let cache = Mutex<[Key: (Metrics.Counter, Metrics.Timer)]>([:])
 
     struct Key: Hashable { var route: String; var method: String; var status: Int }

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import PurseDatabase
+import PurseFormats
 import SQLKit
 
 /// A response remembered under an idempotency key.
@@ -69,7 +71,7 @@ public struct IdempotencyStore: Sendable {
         scope: String,
         requestHash: String,
         now: Date,
-        effect: @escaping @Sendable (any SQLDatabase) async throws -> StoredResponse
+        effect: @escaping @Sendable (any DatabaseSession) async throws -> StoredResponse
     ) async throws -> StoredResponse {
         try await database.transaction { db in
             if SQLDialectDifferences(db).writesAreSerial {
@@ -107,7 +109,7 @@ public struct IdempotencyStore: Sendable {
 
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
-    static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any SQLDatabase) async throws -> StoredResponse? {
+    static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
         guard let row = try await db.query(lookup, [.text(user.rawValue), .text(key)]).first else { return nil }
         guard try row.decode(column: "scope", as: String.self) == scope,
               try row.decode(column: "request_hash", as: String.self) == requestHash else {

@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import SQLKit
 
 /// A unit of background work as stored.
@@ -53,7 +54,7 @@ public struct JobQueue: Sendable {
     /// Enqueues a job inside the caller's transaction.
     @discardableResult
     public func enqueue(
-        kind: String, payload: some Encodable, runAt: Date, maxAttempts: Int = 8, in db: any SQLDatabase
+        kind: String, payload: some Encodable, runAt: Date, maxAttempts: Int = 8, in db: any DatabaseSession
     ) async throws -> String {
         let id = RandomID.make("job")
         let json = String(decoding: try JSONCoding.encoder.encode(payload), as: UTF8.self)

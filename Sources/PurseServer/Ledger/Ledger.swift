@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import SQLKit
 import Synchronization
 
@@ -102,7 +103,7 @@ public struct Ledger: Sendable {
 
     /// Returns the account of `owner` for `kind` and `currency`, creating it on first use.
     public func account(
-        owner: UserID?, kind: String, currency: String, allowNegative: Bool = false, now: Date, in db: any SQLDatabase
+        owner: UserID?, kind: String, currency: String, allowNegative: Bool = false, now: Date, in db: any DatabaseSession
     ) async throws -> LedgerAccount {
         if let found = try await find(owner: owner, kind: kind, currency: currency, in: db) { return found }
         let id = owner == nil ? LedgerAccountID("sys_\(kind)_\(currency.lowercased())") : LedgerAccountID(RandomID.make("lac"))
@@ -119,7 +120,7 @@ public struct Ledger: Sendable {
 
     /// The accounts named by `specs`, in the same order, creating the missing ones — one query
     /// when they all exist (a request that touches four accounts should not pay four round trips).
-    public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccount] {
+    public func accounts(_ specs: [LedgerAccountSpec], now: Date, in db: any DatabaseSession) async throws -> [LedgerAccount] {
         try await resolve(specs, now: now, in: db).map(\.account)
     }
 
@@ -133,7 +134,7 @@ public struct Ledger: Sendable {
     /// them: the transaction may still roll back. Should a remembered account turn out missing
     /// (a group commit that failed after it was found), the posting that names it fails with
     /// ``LedgerError/unknownAccount(_:)`` and the id is forgotten.
-    public func accountIDs(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [LedgerAccountID] {
+    public func accountIDs(_ specs: [LedgerAccountSpec], now: Date, in db: any DatabaseSession) async throws -> [LedgerAccountID] {
         if let known = directory.ids(of: specs) { return known }
         let resolved = try await resolve(specs, now: now, in: db)
         for (spec, (account, found)) in zip(specs, resolved) where found { directory.remember(account.id, for: spec) }
@@ -145,7 +146,7 @@ public struct Ledger: Sendable {
 
     /// The accounts named by `specs`, in the same order: those that exist read in one query
     /// (`found`), the others created.
-    private func resolve(_ specs: [LedgerAccountSpec], now: Date, in db: any SQLDatabase) async throws -> [(account: LedgerAccount, found: Bool)] {
+    private func resolve(_ specs: [LedgerAccountSpec], now: Date, in db: any DatabaseSession) async throws -> [(account: LedgerAccount, found: Bool)] {
         guard !specs.isEmpty else { return [] }
         let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
         let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
@@ -161,7 +162,7 @@ public struct Ledger: Sendable {
         return result
     }
 
-    public func find(owner: UserID?, kind: String, currency: String, in db: any SQLDatabase) async throws -> LedgerAccount? {
+    public func find(owner: UserID?, kind: String, currency: String, in db: any DatabaseSession) async throws -> LedgerAccount? {
         try await db.raw("SELECT * FROM ledger_accounts WHERE " + Self.matching(owner: owner, kind: kind, currency: currency))
             .first().map(Self.account(from:))
     }
@@ -174,13 +175,13 @@ public struct Ledger: Sendable {
         return "(owner_id IS NULL AND kind = \(bind: kind) AND currency = \(bind: currency))"
     }
 
-    public func account(_ id: LedgerAccountID, in db: any SQLDatabase) async throws -> LedgerAccount? {
+    public func account(_ id: LedgerAccountID, in db: any DatabaseSession) async throws -> LedgerAccount? {
         try await db.raw("SELECT * FROM ledger_accounts WHERE id = \(bind: id.rawValue)").first().map(Self.account(from:))
     }
 
     /// Posts a balanced transaction.
     /// - Parameters:
-    ///   - kind: What happened, e.g. `"topup"`, `"funding"`.
+    ///   - kind: What happened, e.g. `"nexus.topup"`, `"funding"` (the service names it).
     ///   - entries: At least two non-zero entries summing to zero, all in one currency.
     ///   - reference: An optional id of the business object that caused the posting.
     /// - Returns: The new transaction's id.
@@ -188,7 +189,7 @@ public struct Ledger: Sendable {
     ///   caller's database transaction should be rolled back (throwing does that).
     @discardableResult
     public func post(
-        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any SQLDatabase
+        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any DatabaseSession
     ) async throws -> LedgerTransactionID {
         try await posting(kind: kind, memo: memo, reference: reference, entries: entries, now: now, in: db).id
     }
@@ -196,7 +197,7 @@ public struct Ledger: Sendable {
     /// ``post(kind:memo:reference:entries:now:in:)``, also returning the new balance of every
     /// account it touched (read from the same statements that changed them).
     public func posting(
-        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any SQLDatabase
+        kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any DatabaseSession
     ) async throws -> LedgerPosting {
         guard entries.count >= 2 else { throw LedgerError.malformed("a transaction needs at least two entries") }
         guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
@@ -269,7 +270,7 @@ public struct Ledger: Sendable {
     }
 
     /// The cached balance of an account.
-    public func balance(of account: LedgerAccountID, in db: any SQLDatabase) async throws -> Int64 {
+    public func balance(of account: LedgerAccountID, in db: any DatabaseSession) async throws -> Int64 {
         guard let row = try await db.raw("SELECT balance FROM ledger_accounts WHERE id = \(bind: account.rawValue)").first() else {
             throw LedgerError.unknownAccount(account)
         }
@@ -277,14 +278,14 @@ public struct Ledger: Sendable {
     }
 
     /// The balance recomputed from the account's entries.
-    public func derivedBalance(of account: LedgerAccountID, in db: any SQLDatabase) async throws -> Int64 {
+    public func derivedBalance(of account: LedgerAccountID, in db: any DatabaseSession) async throws -> Int64 {
         let row = try await db.raw("SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM ledger_entries WHERE account_id = \(bind: account.rawValue)").first()
         return try row?.decode(column: "total", as: Int64.self) ?? 0
     }
 
     /// Audits the whole ledger: every transaction sums to zero and every cached balance equals
     /// the sum of its entries. Returns what is wrong (empty when the books are sound).
-    public func audit(in db: any SQLDatabase) async throws -> [String] {
+    public func audit(in db: any DatabaseSession) async throws -> [String] {
         var problems: [String] = []
         let unbalanced = try await db.raw("""
             SELECT transaction_id, CAST(SUM(amount) AS BIGINT) AS total FROM ledger_entries GROUP BY transaction_id HAVING SUM(amount) <> 0

@@ -2,12 +2,12 @@ import Foundation
 import NIOCore
 
 /// A fast path in front of Foundation's `JSONDecoder` for the documents the hot routes receive:
-/// one JSON object whose values are strings, numbers, booleans or null — a top-up's body, a
+/// one JSON object whose values are strings, numbers, booleans or null — a purchase's body, a
 /// token's header and claims.
 ///
 /// It reads such a document in one pass without allocating for keys, and hands `Decodable` types
 /// a decoder that finds members by comparing bytes. Foundation's decoder spent about a fifth of the
-/// request threads' time on three such objects per top-up (scanning into a map, a dictionary of
+/// request threads' time on three such objects per request (scanning into a map, a dictionary of
 /// keys per container, coding-path bookkeeping, generic metadata lookups).
 ///
 /// It never answers differently from Foundation: where a document or a type asks for anything it

@@ -15,7 +15,7 @@ public enum InternetDateTime {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
-        // `YYYY-MM-DDTHH:MM:SSZ`, written into the string's own storage: every top-up response
+        // `YYYY-MM-DDTHH:MM:SSZ`, written into the string's own storage: every write response
         // carries one, made on the database's one writer.
         let text = String(unsafeUninitializedCapacity: 20) { buffer in
             func put(_ value: Int64, at offset: Int, width: Int) {

@@ -1,3 +1,4 @@
+import PurseFormats
 import Foundation
 
 /// A JSON object written field by field, byte for byte as ``JSONCoding/encoder`` writes it when
@@ -8,7 +9,7 @@ import Foundation
 /// every other write waits — where `JSONEncoder`'s setup per call cost more than the rest of the
 /// encoding. Everywhere else, encode `Codable` types as usual.
 ///
-/// Works on UTF-8 bytes: a profile of the top-up showed appending through `String`'s scalar
+/// Works on UTF-8 bytes: a profile of the busiest write request showed appending through `String`'s scalar
 /// views costing more than the SQL statements it sits between.
 public struct JSONObjectWriter: Sendable {
     private var bytes: [UInt8]

@@ -1,0 +1,70 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PurseKit
+
+
+/// The last handler of a bench connection's pipeline: it answers the one request in flight.
+protocol PendingResponseHandler: ChannelInboundHandler, SendableMetatype {
+    associatedtype Response: Sendable
+    var pending: EventLoopPromise<Response>? { get set }
+}
+
+extension PendingResponseHandler {
+    /// Answers the request in flight, if any.
+    func succeedPending(_ response: Response) {
+        let promise = pending
+        pending = nil
+        promise?.succeed(response)
+    }
+
+    /// Fails the request in flight, if any.
+    func failPending(_ error: any Error) {
+        let promise = pending
+        pending = nil
+        promise?.fail(error)
+    }
+}
+
+/// One persistent keep-alive connection carrying one request at a time — the part both load
+/// generators share: connect with `TCP_NODELAY`, write a request on the channel's event loop, wait
+/// for the handler at the end of the pipeline to answer it.
+struct BenchChannel<Handler: PendingResponseHandler>: Sendable {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<Handler>
+
+    /// - Parameter pipeline: Adds the connection's handlers and returns the last one.
+    static func connect(
+        host: String, port: Int, pipeline: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Handler
+    ) async throws -> BenchChannel {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { _ = try pipeline(channel.pipeline.syncOperations) }
+            }
+            .connect(host: host, port: port).get()
+        let handler = try await channel.eventLoop.submit {
+            NIOLoopBound(try channel.pipeline.syncOperations.handler(type: Handler.self), eventLoop: channel.eventLoop)
+        }.get()
+        return BenchChannel(channel: channel, handler: handler)
+    }
+
+    /// Writes a request with `write` (on the channel's event loop) and returns its response.
+    func send(_ write: @escaping @Sendable (any Channel) -> Void) async throws -> Handler.Response {
+        let channel = self.channel, handler = self.handler
+        return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Handler.Response> in
+            let promise = channel.eventLoop.makePromise(of: Handler.Response.self)
+            guard handler.value.pending == nil else {
+                return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
+            }
+            handler.value.pending = promise
+            write(channel)
+            return promise.futureResult
+        }.get()
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}

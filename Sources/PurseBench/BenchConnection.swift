@@ -1,0 +1,86 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PurseKit
+
+/// One persistent HTTP/1.1 keep-alive connection used by one benchmark user, one request at a time.
+///
+/// The load generator shares the machine with the server, so it should cost as little as a tool
+/// like `wrk`: no connection pool, redirects, tracing or decompression — a request written, a
+/// response read. The client core above it (``APIClient``, `NexusClient`, the authenticator's
+/// signatures) is unchanged, so a flow still does the work a phone does.
+final class BenchConnection: HTTPTransport {
+    private let link: BenchChannel<ResponseCollector>
+    private let host: String
+
+    private init(link: BenchChannel<ResponseCollector>, host: String) {
+        self.link = link
+        self.host = host
+    }
+
+    static func connect(host: String, port: Int) async throws -> BenchConnection {
+        let link = try await BenchChannel.connect(host: host, port: port) { pipeline in
+            try pipeline.addHTTPClientHandlers()
+            let collector = ResponseCollector()
+            try pipeline.addHandler(collector)
+            return collector
+        }
+        return BenchConnection(link: link, host: "\(host):\(port)")
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var target = request.url.path
+        if let query = request.url.query { target += "?" + query }
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: target)
+        head.headers.add(name: "Host", value: host)
+        for (name, value) in request.headers { head.headers.replaceOrAdd(name: name, value: value) }
+        let body = request.body.map { ByteBuffer(bytes: $0) }
+        head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
+
+        let requestHead = head
+        return try await link.send { channel in
+            channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
+            if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
+    }
+
+    func close() async {
+        await link.close()
+    }
+}
+
+/// Collects one response at a time into a ``TransportResponse``; lives on the channel's loop.
+private final class ResponseCollector: PendingResponseHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    var pending: EventLoopPromise<TransportResponse>?
+    private var status = 0
+    private var headers: [String: String] = [:]
+    private var body = ByteBuffer()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            headers = [:]
+            for header in head.headers { headers[header.name] = header.value }
+            body.clear()
+        case .body(var chunk):
+            body.writeBuffer(&chunk)
+        case .end:
+            succeedPending(TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView)))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failPending(PurseError.offline("connection closed by the server"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failPending(PurseError.offline("connection failed: \(error)"))
+        context.close(promise: nil)
+    }
+}

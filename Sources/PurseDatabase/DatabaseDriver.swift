@@ -1,0 +1,91 @@
+import Metrics
+import SQLKit
+
+/// A database engine behind ``Database``: hands out sessions for reads and runs write
+/// transactions. PostgreSQL's is postgres-kit's pool (`PurseServer`); SQLite's is `PurseSQLite`.
+public protocol DatabaseDriver: Sendable {
+    var engine: DatabaseEngine { get }
+    /// Runs `body` with a session outside any explicit transaction.
+    func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T
+    /// Runs `body` in a write transaction, committed when it returns and rolled back when it throws.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T
+    /// Housekeeping that must not run inside requests (SQLite: WAL checkpoints). Called
+    /// periodically by the server while it runs.
+    func maintain() async throws -> MaintenancePace
+    func shutdown() async
+    /// What every engine counts; engine-specific counters go to the engine's own metrics.
+    var statistics: DatabaseStatistics { get }
+}
+
+/// A session a ``DatabaseDriver`` hands to a read or a transaction: SQLKit's `SQLDatabase`, plus
+/// the ``SQLStatement``s every store writes its hot statements as. Each engine runs them its own
+/// way — SQLite binds the values straight into a cached prepared statement, PostgreSQL hands
+/// them to SQLKit one bind per parameter — so no store needs to know which engine it is on.
+public protocol DatabaseSession: SQLDatabase {
+    /// Runs `statement` with `values` (value *n* for `$n`) and returns its rows.
+    func query(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> [any SQLRow]
+
+    /// Runs an `INSERT … ON CONFLICT DO NOTHING` — written without `RETURNING` — and returns how
+    /// many rows it inserted.
+    func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> Int
+}
+
+extension DatabaseSession {
+    /// Runs `statement` with `values`, ignoring any rows.
+    public func run(_ statement: SQLStatement, _ values: [SQLValue]) async throws {
+        _ = try await query(statement, values)
+    }
+}
+
+/// What every engine has done since it opened.
+public struct DatabaseStatistics: Sendable, Equatable {
+    /// Write transactions that committed.
+    public var committedTransactions = 0
+    /// `COMMIT`s that carried them: fewer than the transactions where an engine commits several
+    /// together (SQLite's writer groups).
+    public var commits = 0
+
+    public init(committedTransactions: Int = 0, commits: Int = 0) {
+        self.committedTransactions = committedTransactions
+        self.commits = commits
+    }
+}
+
+/// What a housekeeping pass found: writes committed since the pass before (`busy`: the next
+/// should come soon, while there is little to copy) or none (`idle`).
+public enum MaintenancePace: Sendable, Equatable {
+    case busy
+    case idle
+}
+
+/// The database was shut down.
+public struct DatabaseClosedError: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the database is closed" }
+}
+
+/// A database URL or setting that cannot be used.
+public struct DatabaseConfigurationError: Error, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The counters every engine reports to `/metrics` (through swift-metrics).
+public struct DatabaseMetrics: Sendable {
+    /// Write transactions committed.
+    public let transactions: Counter
+    /// `COMMIT`s that carried them.
+    public let commits: Counter
+
+    public init(factory: any MetricsFactory) {
+        transactions = Counter(label: "purse_db_transactions_total", factory: factory)
+        commits = Counter(label: "purse_db_commits_total", factory: factory)
+    }
+
+    /// One `COMMIT` that carried `transactions` transactions.
+    public func committed(transactions count: Int) {
+        transactions.increment(by: count)
+        commits.increment()
+    }
+}
