@@ -1,3 +1,4 @@
+import PurseDatabase
 import PurseFormats
 import Foundation
 import PurseServer

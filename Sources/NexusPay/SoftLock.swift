@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import PurseKit
 

@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import PurseServer
 
 /// Nexus settings, from the environment.

@@ -1,4 +1,5 @@
 import HTTPTypes
+import PurseDatabase
 import PurseServer
 
 enum NexusOpenAPI {

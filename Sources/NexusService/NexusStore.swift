@@ -132,7 +132,7 @@ struct NexusStore: Sendable {
         try await db.insertedRows(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]) == 1
     }
 
-    static let spendToken = SQLStatement(
+    static let spendToken = DatabaseStatement(
         "INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
     )
 
@@ -212,7 +212,7 @@ struct NexusStore: Sendable {
         ])
     }
 
-    static let insertTransaction = SQLStatement("""
+    static let insertTransaction = DatabaseStatement("""
         INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'completed', $10, $11)
         """)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import PurseDatabase
 import PurseServer
 
 /// JSON bodies of the Nexus API, exactly as the seed design shows them.

@@ -1,4 +1,5 @@
 import Foundation
+import PurseKit
 import Synchronization
 
 /// Latencies of one kind of operation.

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
+import Logging
 import PurseBench
+import PurseDatabase
 import PurseServer
 import ServiceLifecycle
 

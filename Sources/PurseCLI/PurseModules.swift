@@ -1,5 +1,6 @@
 import ConnectService
 import NexusService
+import PurseDatabase
 import PurseServer
 
 /// The services `purse serve` mounts, in the order `GET /` lists them.

@@ -18,21 +18,21 @@ public protocol DatabaseDriver: Sendable {
 }
 
 /// A session a ``DatabaseDriver`` hands to a read or a transaction: SQLKit's `SQLDatabase`, plus
-/// the ``SQLStatement``s every store writes its hot statements as. Each engine runs them its own
+/// the ``DatabaseStatement``s every store writes its hot statements as. Each engine runs them its own
 /// way — SQLite binds the values straight into a cached prepared statement, PostgreSQL hands
 /// them to SQLKit one bind per parameter — so no store needs to know which engine it is on.
 public protocol DatabaseSession: SQLDatabase {
     /// Runs `statement` with `values` (value *n* for `$n`) and returns its rows.
-    func query(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> [any SQLRow]
+    func query(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> [any SQLRow]
 
     /// Runs an `INSERT … ON CONFLICT DO NOTHING` — written without `RETURNING` — and returns how
     /// many rows it inserted.
-    func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> Int
+    func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int
 }
 
 extension DatabaseSession {
     /// Runs `statement` with `values`, ignoring any rows.
-    public func run(_ statement: SQLStatement, _ values: [SQLValue]) async throws {
+    public func run(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws {
         _ = try await query(statement, values)
     }
 }

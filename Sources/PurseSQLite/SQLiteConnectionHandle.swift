@@ -14,7 +14,7 @@ import VaporCSQLite
 /// payment runs about twenty statements inside one write transaction, so those switches — not
 /// SQLite — were the cost of a request, and the write lock was held across all of them. Here a
 /// statement is a few microseconds of C on the task's own thread, prepared once and then reused
-/// from a cache keyed by its SQL text (or its ``SQLStatement/cacheKey``).
+/// from a cache keyed by its SQL text (or its ``DatabaseStatement/cacheKey``).
 ///
 /// Not thread-safe on its own (opened without SQLite's per-connection mutex): ``SQLiteDriver``
 /// lets one task at a time use it — the writer's queue or a reader lease gives the
@@ -22,7 +22,7 @@ import VaporCSQLite
 final class SQLiteConnectionHandle: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
-    /// The same statements, by ``SQLStatement/cacheKey``, for those run as a `SQLStatement`.
+    /// The same statements, by ``DatabaseStatement/cacheKey``, for those run as a `DatabaseStatement`.
     private var statementsByKey: [Int: OpaquePointer] = [:]
     private let statementCacheLimit = 256
 
@@ -149,9 +149,9 @@ final class SQLiteConnectionHandle: @unchecked Sendable {
         try step(statement, sql: sql, on: handle, onRow: onRow)
     }
 
-    /// Runs a ``SQLStatement`` with its values (value *n* for parameter *n*), calling `onRow` for
-    /// every result row. The statement is found in the cache by its ``SQLStatement/cacheKey``.
-    func execute(_ sql: SQLStatement, _ values: [SQLValue], onRow: (SQLiteResultRow) throws -> Void) throws {
+    /// Runs a ``DatabaseStatement`` with its values (value *n* for parameter *n*), calling `onRow` for
+    /// every result row. The statement is found in the cache by its ``DatabaseStatement/cacheKey``.
+    func execute(_ sql: DatabaseStatement, _ values: [SQLValue], onRow: (SQLiteResultRow) throws -> Void) throws {
         guard let handle else { throw SQLiteStatementError(code: SQLITE_MISUSE, message: "connection closed", sql: sql.sqliteText) }
         let statement: OpaquePointer
         if let known = statementsByKey[sql.cacheKey] {

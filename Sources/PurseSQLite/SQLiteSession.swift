@@ -53,9 +53,9 @@ struct SQLiteSession: DatabaseSession {
         }
     }
 
-    /// A ``SQLStatement`` straight to the connection: its SQLite text (the prepared-statement
+    /// A ``DatabaseStatement`` straight to the connection: its SQLite text (the prepared-statement
     /// cache's key) and its values, with no serialisation and no boxing.
-    func query(_ statement: SQLStatement, _ values: [SQLValue]) throws -> [any SQLRow] {
+    func query(_ statement: DatabaseStatement, _ values: [SQLValue]) throws -> [any SQLRow] {
         guard values.count == statement.parameterCount else {
             throw SQLStatementValuesError(statement: statement.text, expected: statement.parameterCount, given: values.count)
         }
@@ -70,7 +70,7 @@ struct SQLiteSession: DatabaseSession {
     /// SQLite counts the rows itself (`sqlite3_changes`): a `RETURNING` clause would make every
     /// run build an in-memory table for the rows it returns — a B-tree with its own pager and page
     /// cache, ~3 µs of the one writer's time.
-    func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) throws -> Int {
+    func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) throws -> Int {
         _ = try query(statement, values)
         return connection.changes
     }

@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
+import PurseDatabase
 import PurseKit
 import PurseServer
 import PurseTestSupport

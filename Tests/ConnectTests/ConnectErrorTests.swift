@@ -1,6 +1,7 @@
 import ConnectService
 import Foundation
 import HTTPTypes
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import SQLKit

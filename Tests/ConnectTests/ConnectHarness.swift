@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import PurseDatabase
 import PurseKit
 import PurseKitAHC
 import PurseServer

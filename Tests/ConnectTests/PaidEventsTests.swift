@@ -1,6 +1,7 @@
 @testable import ConnectService
 import Foundation
 import HTTPTypes
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -1,6 +1,7 @@
 import Foundation
 import NexusPay
 @testable import NexusService
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import NexusPay
+import PurseDatabase
 import PurseFormats
 import PurseKit
 import PurseServer

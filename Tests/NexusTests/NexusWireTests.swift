@@ -1,5 +1,6 @@
 import Foundation
 @testable import NexusService
+import PurseDatabase
 import PurseServer
 import Testing
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HTTPTypes
 import PurseCLI
+import PurseDatabase
 import PurseServer
 import Testing
 

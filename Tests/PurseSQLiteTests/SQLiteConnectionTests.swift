@@ -373,10 +373,9 @@ struct SQLiteConnectionTests {
     /// whether the writer committed since the pass before, and the maintenance service waits by it.
     @Test func housekeepingKeepsPaceWithTheWrites() async throws {
         try await withSQLiteFile { database in
-            let maintenance = DatabaseMaintenance(database: database, logger: Logger(label: "test"))
             try await database.transaction { db in try await db.raw("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)").run() }
-            #expect(try await maintenance.nextPass() == .milliseconds(20))
-            #expect(try await maintenance.nextPass() == .milliseconds(200))
+            #expect(try await database.maintain() == .busy)
+            #expect(try await database.maintain() == .idle)
             #expect(try await database.maintain() == .idle)
             try await database.transaction { db in try await db.raw("INSERT INTO notes (body) VALUES ('one')").run() }
             #expect(try await database.maintain() == .busy)
@@ -453,22 +452,13 @@ extension WALRestartPolicy {
 struct SQLStatementTests {
     /// Parsed once: SQLite's `?n` spelling, the text between parameters, how many values it takes.
     @Test func parametersAreNumberedAsWritten() {
-        let statement = SQLStatement("UPDATE t SET a = $2 + $10 WHERE id = $1 AND b = $2 AND c = '$x' AND d = $0")
+        let statement = DatabaseStatement("UPDATE t SET a = $2 + $10 WHERE id = $1 AND b = $2 AND c = '$x' AND d = $0")
         #expect(statement.sqliteText == "UPDATE t SET a = ?2 + ?10 WHERE id = ?1 AND b = ?2 AND c = '$x' AND d = $0")
         #expect(statement.parameters == [2, 10, 1, 2])
         #expect(statement.segments == ["UPDATE t SET a = ", " + ", " WHERE id = ", " AND b = ", " AND c = '$x' AND d = $0"])
         #expect(statement.parameterCount == 10)
-        #expect(SQLStatement("SELECT 1").parameterCount == 0)
-        #expect(SQLStatement("SELECT 1").sqliteText == "SELECT 1")
-    }
-
-    /// The ledger's statements for every size it caches and past it.
-    @Test func ledgerStatementsTakeTheirValues() {
-        #expect(LedgerStatements.moveBalances(accounts: 3).parameterCount == 6)
-        #expect(LedgerStatements.moveBalances(accounts: 20).parameterCount == 40)
-        #expect(LedgerStatements.insertEntries(count: 4).parameterCount == 11)
-        #expect(LedgerStatements.insertEntries(count: 17).parameterCount == 37)
-        #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?1, 0, ?4, ?5, ?2, ?3), (?1, 1, ?6, ?7, ?2, ?3)"))
+        #expect(DatabaseStatement("SELECT 1").parameterCount == 0)
+        #expect(DatabaseStatement("SELECT 1").sqliteText == "SELECT 1")
     }
 }
 

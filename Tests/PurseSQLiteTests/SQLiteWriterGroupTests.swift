@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PurseDatabase
 @testable import PurseSQLite
 import SQLKit
 import Synchronization

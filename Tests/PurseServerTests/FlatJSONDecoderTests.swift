@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import JWTKit
 import NIOCore
+import PurseDatabase
 @testable import PurseServer
 import Testing
 

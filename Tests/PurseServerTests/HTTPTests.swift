@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import Testing

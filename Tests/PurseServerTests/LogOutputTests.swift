@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PurseDatabase
 @testable import PurseServer
 import Synchronization
 import Testing
@@ -166,17 +167,5 @@ struct LogOutputTests {
             // Halves round up here, and to even in printf; only exact halves may differ.
             if micros % 10 != 5 { #expect(RequestLoggingMiddleware.milliseconds(.microseconds(micros)) == expected) }
         }
-    }
-
-    @Test func aThrottledCountReportsTheFirstThenAtMostOncePerInterval() {
-        var count = ThrottledCount(interval: .seconds(60))
-        let start = ContinuousClock.now
-        #expect(count.record(at: start) == 1)
-        #expect(count.record(at: start + .seconds(1)) == nil)
-        #expect(count.record(at: start + .seconds(59)) == nil)
-        // The report counts everything since the last one, itself included.
-        #expect(count.record(at: start + .seconds(60)) == 3)
-        #expect(count.record(at: start + .seconds(61)) == nil)
-        #expect(count.record(at: start + .seconds(300)) == 2)
     }
 }

@@ -2,6 +2,7 @@ import HummingbirdTesting
 import HTTPTypes
 import Foundation
 import Logging
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import Synchronization

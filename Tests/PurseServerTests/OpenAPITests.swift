@@ -1,6 +1,7 @@
 import HummingbirdTesting
 import HTTPTypes
 import Foundation
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
 import Testing

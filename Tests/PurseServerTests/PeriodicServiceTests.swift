@@ -1,3 +1,4 @@
+import PurseDatabase
 import PurseServer
 import Synchronization
 import Testing

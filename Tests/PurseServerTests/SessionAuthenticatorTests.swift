@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import PurseDatabase
 @testable import PurseServer
 import Testing
 

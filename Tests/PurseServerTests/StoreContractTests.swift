@@ -166,7 +166,7 @@ struct StoreContractTests {
                 LedgerAccountSpec(owner: user.id, kind: "wallet", currency: "NGN"),
                 LedgerAccountSpec(owner: nil, kind: "funding", currency: "NGN", allowNegative: true),
             ]
-            @Sendable func post(_ ids: [LedgerAccountID], in db: any SQLDatabase) async throws -> LedgerPosting {
+            @Sendable func post(_ ids: [LedgerAccountID], in db: any DatabaseSession) async throws -> LedgerPosting {
                 try await env.ledger.posting(kind: "funding", entries: [LedgerEntry(ids[1], -100), LedgerEntry(ids[0], 100)], now: env.now(), in: db)
             }
             // Created in a transaction that rolls back: gone, and not remembered.
@@ -506,15 +506,15 @@ struct StoreContractTests {
         }
     }
 
-    /// A ``SQLStatement`` reads the same on both engines: parameters by number, reused and out of
+    /// A ``DatabaseStatement`` reads the same on both engines: parameters by number, reused and out of
     /// order, text, integers and NULL, rows from `RETURNING`; a wrong number of values is refused
     /// before anything runs.
     @Test(arguments: TestEngines.contract)
     func numberedStatementsRunTheSameOnBothEngines(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let rows = try await env.database.transaction { db async throws -> [any SQLRow] in
-                try await db.run(SQLStatement("CREATE TABLE statement_notes (id TEXT PRIMARY KEY, body TEXT, copy TEXT, size BIGINT NOT NULL)"), [])
-                let insert = SQLStatement(
+                try await db.run(DatabaseStatement("CREATE TABLE statement_notes (id TEXT PRIMARY KEY, body TEXT, copy TEXT, size BIGINT NOT NULL)"), [])
+                let insert = DatabaseStatement(
                     "INSERT INTO statement_notes (id, body, copy, size) VALUES ($2, $1, $1, $3) RETURNING id, body, copy, size"
                 )
                 let first = try await db.query(insert, [.text("hello $1"), .text("a"), .integer(Int64.max)])
@@ -522,14 +522,14 @@ struct StoreContractTests {
                 await #expect(throws: SQLStatementValuesError.self) { try await db.run(insert, [.text("c")]) }
                 // Empty text stays text; short (inline) and long non-ASCII text keep every byte; a
                 // second statement of the same text runs as the first.
-                let again = SQLStatement(insert.text)
+                let again = DatabaseStatement(insert.text)
                 try await db.run(again, [.text(""), .text("c"), .integer(1)])
                 try await db.run(insert, [.text("Ọ̀nà ₦"), .text("d"), .integer(2)])
                 try await db.run(again, [.text(String(repeating: "₦ 🪙 ", count: 40)), .text("e"), .integer(3)])
-                let texts = try await db.query(SQLStatement("SELECT id, body FROM statement_notes WHERE size BETWEEN $1 AND $2 ORDER BY id"), [.integer(1), .integer(3)])
+                let texts = try await db.query(DatabaseStatement("SELECT id, body FROM statement_notes WHERE size BETWEEN $1 AND $2 ORDER BY id"), [.integer(1), .integer(3)])
                 #expect(try texts.map { try $0.decode(column: "id", as: String.self) } == ["c", "d", "e"])
                 #expect(try texts.map { try $0.decode(column: "body", as: String?.self) } == ["", "Ọ̀nà ₦", String(repeating: "₦ 🪙 ", count: 40)])
-                return first + (try await db.query(SQLStatement("SELECT id, body, size FROM statement_notes WHERE size < $1 ORDER BY id"), [.integer(0)]))
+                return first + (try await db.query(DatabaseStatement("SELECT id, body, size FROM statement_notes WHERE size < $1 ORDER BY id"), [.integer(0)]))
             }
             #expect(rows.count == 2)
             #expect(try rows[0].decode(column: "id", as: String.self) == "a")
@@ -548,15 +548,15 @@ struct StoreContractTests {
     func insertedRowsCountsWhatWasInserted(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
             let counts = try await env.database.transaction { db async throws -> [Int] in
-                try await db.run(SQLStatement("CREATE TABLE spent_marks (id TEXT PRIMARY KEY, at BIGINT NOT NULL)"), [])
-                let one = SQLStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-                let two = SQLStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $3), ($2, $3) ON CONFLICT DO NOTHING")
+                try await db.run(DatabaseStatement("CREATE TABLE spent_marks (id TEXT PRIMARY KEY, at BIGINT NOT NULL)"), [])
+                let one = DatabaseStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                let two = DatabaseStatement("INSERT INTO spent_marks (id, at) VALUES ($1, $3), ($2, $3) ON CONFLICT DO NOTHING")
                 var counts = [
                     try await db.insertedRows(one, [.text("a"), .integer(1)]),
                     try await db.insertedRows(one, [.text("a"), .integer(2)]),
                     try await db.insertedRows(two, [.text("a"), .text("b"), .integer(3)]),
                 ]
-                try await db.run(SQLStatement("UPDATE spent_marks SET at = at + 1"), [])
+                try await db.run(DatabaseStatement("UPDATE spent_marks SET at = at + 1"), [])
                 counts.append(try await db.insertedRows(one, [.text("b"), .integer(4)]))
                 counts.append(try await db.insertedRows(two, [.text("c"), .text("d"), .integer(5)]))
                 return counts

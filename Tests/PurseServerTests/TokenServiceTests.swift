@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PurseDatabase
 @testable import PurseServer
 import PurseTestSupport
 import Testing

@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import PurseDatabase
 import PurseServer
 import ServiceLifecycle
 

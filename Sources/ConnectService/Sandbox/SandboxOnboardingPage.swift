@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import PurseServer
 
 /// The sandbox's hosted onboarding form, standing in for connect.stripe.com's Express flow.

@@ -1,4 +1,5 @@
 import Hummingbird
+import PurseDatabase
 import PurseServer
 
 /// The web checkout and enrolment pages: the same flow as the phone app, with the browser's

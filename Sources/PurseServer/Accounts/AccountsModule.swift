@@ -1,6 +1,7 @@
 import HTTPTypes
 import Foundation
 import Hummingbird
+import PurseDatabase
 import ServiceLifecycle
 
 /// `/auth/register`, `/auth/login`, `/auth/me`: accounts every system signs in with.

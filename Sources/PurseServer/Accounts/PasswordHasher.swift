@@ -1,5 +1,6 @@
 import HummingbirdBcrypt
 import NIOPosix
+import PurseDatabase
 
 /// bcrypt hashing off the event loops (a hash takes tens of milliseconds by design).
 public struct PasswordHasher: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import PurseDatabase
 import Synchronization
 
 /// The claims of every token Purse issues: a session, or a short-lived purpose token such as

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import Logging
+import PurseDatabase
 import Synchronization
 
 /// Log lines gathered in memory and written to a file descriptor in batches.

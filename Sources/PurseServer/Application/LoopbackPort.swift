@@ -1,3 +1,4 @@
+import PurseDatabase
 import Synchronization
 
 #if canImport(Glibc)

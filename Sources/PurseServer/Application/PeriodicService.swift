@@ -1,4 +1,5 @@
 import Logging
+import PurseDatabase
 import ServiceLifecycle
 
 /// Runs `work` every `interval` while the server runs, until graceful shutdown. A failed round is

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Foundation
 import Logging
+import PurseDatabase
 import PurseSQLite
 
 /// Everything `purse serve` can be told, from options or the environment.

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import PurseDatabase
 #endif
 
 /// Server-side secrets that must survive restarts but may be generated on a development machine.

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Foundation
 import Hummingbird
+import PurseDatabase
 
 /// Reads `Authorization: Bearer <jwt>` and, when it is a valid session token, sets
 /// ``PurseRequestContext/user``. It never refuses a request itself: a route that needs a user

@@ -1,3 +1,4 @@
+import PurseDatabase
 /// The schema every service stands on. Invariants live here, not only in Swift:
 /// non-negative balances unless an account may go negative, non-zero entries,
 /// one idempotency record per (user, key), known job states.

@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 
 /// Milliseconds since 1970, the one time format in storage.
 public typealias EpochMillis = Int64

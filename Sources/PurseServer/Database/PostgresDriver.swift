@@ -117,15 +117,15 @@ final class PostgresDriver: DatabaseDriver {
 }
 
 /// A leased PostgreSQL connection as a ``DatabaseSession``: SQLKit's own database, with
-/// ``SQLStatement``s handed to it one bind per parameter.
+/// ``DatabaseStatement``s handed to it one bind per parameter.
 struct PostgresSession: DatabaseSession {
-    let base: any DatabaseSession
+    let base: any SQLDatabase
 
-    init(_ base: any DatabaseSession) { self.base = base }
+    init(_ base: any SQLDatabase) { self.base = base }
 
     var logger: Logger { base.logger }
     var eventLoop: any EventLoop { base.eventLoop }
-    var version: (any DatabaseSessionReportedVersion)? { base.version }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
     var dialect: any SQLDialect { base.dialect }
     var queryLogLevel: Logger.Level? { base.queryLogLevel }
 
@@ -141,7 +141,7 @@ struct PostgresSession: DatabaseSession {
         try await closure(self)
     }
 
-    func query(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> [any SQLRow] {
+    func query(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> [any SQLRow] {
         let expression = try NumberedParameters(statement: statement, values: values)
         nonisolated(unsafe) var rows: [any SQLRow] = []
         try await base.execute(sql: expression) { rows.append($0) }
@@ -150,7 +150,7 @@ struct PostgresSession: DatabaseSession {
 
     /// PostgreSQL's count of inserted rows does not reach SQLKit: the statement runs with
     /// `RETURNING 1` and its rows are counted.
-    func insertedRows(_ statement: SQLStatement, _ values: [SQLValue]) async throws -> Int {
-        try await query(SQLStatement(statement.text + " RETURNING 1"), values).count
+    func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
+        try await query(DatabaseStatement(statement.text + " RETURNING 1"), values).count
     }
 }

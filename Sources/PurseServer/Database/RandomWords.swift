@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 import Synchronization
 #if canImport(Glibc)
 import Glibc

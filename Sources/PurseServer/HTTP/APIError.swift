@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PurseDatabase
 
 /// An error with a status code and the exact JSON body a client sees.
 ///

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import PurseDatabase
 
 /// Turns every error into a JSON response, so that no route leaks a stack, an HTML page or an
 /// empty 500. Framework errors (unknown route, body too large, bad method) keep their status and

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Metrics
 import Prometheus
+import PurseDatabase
 import Synchronization
 
 /// Request counts and latencies by route, method and status, recorded with swift-metrics into

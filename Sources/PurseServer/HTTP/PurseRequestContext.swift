@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import PurseDatabase
 
 /// The identity a valid session token carries.
 public struct AuthenticatedUser: Sendable, Hashable {

@@ -2,6 +2,7 @@ import HTTPTypes
 import Foundation
 import Hummingbird
 import NIOCore
+import PurseDatabase
 
 extension Request {
     /// Collects the body (at most ``PurseRequestContext/maxBodySize`` bytes, else 413).

@@ -2,6 +2,7 @@ import HTTPTypes
 import Foundation
 import Hummingbird
 import Logging
+import PurseDatabase
 
 /// Logs one line per request: method, path (never the query string), status, duration and
 /// request id. Headers and bodies are never logged, so tokens, PINs and passwords cannot leak.

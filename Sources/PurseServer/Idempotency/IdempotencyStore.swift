@@ -122,23 +122,23 @@ public struct IdempotencyStore: Sendable {
         )
     }
 
-    static let lookup = SQLStatement(
+    static let lookup = DatabaseStatement(
         "SELECT scope, request_hash, status_code, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2"
     )
     /// The finished record, where writes are serial (SQLite).
-    static let record = SQLStatement("""
+    static let record = DatabaseStatement("""
         INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
         VALUES ($1, $2, $3, $4, $5, $6, $7)
         """)
 
     /// Claims a key with a placeholder row (status 102), or finds it taken.
-    static let claim = SQLStatement("""
+    static let claim = DatabaseStatement("""
         INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
         VALUES ($1, $2, $3, $4, 102, '', $5)
         ON CONFLICT DO NOTHING RETURNING key
         """)
     /// Stores the response under a claimed key.
-    static let complete = SQLStatement(
+    static let complete = DatabaseStatement(
         "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
     )
 }

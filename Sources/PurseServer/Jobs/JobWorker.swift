@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PurseDatabase
 import ServiceLifecycle
 
 /// Handles one kind of job. Throwing schedules a retry.

@@ -371,7 +371,7 @@ final class LedgerAccountDirectory: Sendable {
 enum LedgerStatements {
     static let cached = 16
 
-    static let insertTransaction = SQLStatement(
+    static let insertTransaction = DatabaseStatement(
         "INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5)"
     )
 
@@ -379,31 +379,31 @@ enum LedgerStatements {
     /// that account) a change that would take a balance below zero where that is not allowed.
     /// Values: account id and change, for each account (`$1, $2`, `$3, $4`, …). Returns `id,
     /// currency, balance` of every account it moved.
-    static func moveBalances(accounts: Int) -> SQLStatement {
+    static func moveBalances(accounts: Int) -> DatabaseStatement {
         accounts <= cached ? movingBalances[accounts] : makeMoveBalances(accounts)
     }
 
     /// Values: transaction id, currency, time, then account and amount of each entry (its line
     /// is its position).
-    static func insertEntries(count: Int) -> SQLStatement {
+    static func insertEntries(count: Int) -> DatabaseStatement {
         count <= cached ? insertingEntries[count] : makeInsertEntries(count)
     }
 
     private static let movingBalances = (0...cached).map(makeMoveBalances)
     private static let insertingEntries = (0...cached).map(makeInsertEntries)
 
-    private static func makeMoveBalances(_ accounts: Int) -> SQLStatement {
+    private static func makeMoveBalances(_ accounts: Int) -> DatabaseStatement {
         let pairs = (0..<accounts).map { (id: "$\(2 * $0 + 1)", change: "$\(2 * $0 + 2)") }
         let delta = "CASE id " + pairs.map { "WHEN \($0.id) THEN \($0.change)" }.joined(separator: " ") + " END"
-        return SQLStatement(
+        return DatabaseStatement(
             "UPDATE ledger_accounts SET balance = balance + \(delta) WHERE id IN (\(pairs.map(\.id).joined(separator: ", ")))"
                 + " AND (allow_negative OR balance + \(delta) >= 0) RETURNING id, currency, balance"
         )
     }
 
-    private static func makeInsertEntries(_ count: Int) -> SQLStatement {
+    private static func makeInsertEntries(_ count: Int) -> DatabaseStatement {
         let rows = (0..<count).map { "($1, \($0), $\(2 * $0 + 4), $\(2 * $0 + 5), $2, $3)" }
-        return SQLStatement(
+        return DatabaseStatement(
             "INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
         )
     }

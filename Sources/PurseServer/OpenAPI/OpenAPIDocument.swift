@@ -1,4 +1,5 @@
 import HTTPTypes
+import PurseDatabase
 
 /// One documented HTTP operation.
 public struct OpenAPIOperation: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 
 /// A JSON-like value rendered as block-style YAML (for `/openapi.yaml`).
 public indirect enum YAMLValue: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PurseDatabase
 
 /// A fast path in front of Foundation's `JSONDecoder` for the documents the hot routes receive:
 /// one JSON object whose values are strings, numbers, booleans or null — a purchase's body, a

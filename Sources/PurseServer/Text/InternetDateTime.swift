@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 
 /// RFC 3339 timestamps in UTC (`2026-11-21T18:04:05Z`), the format of every `timestamp` field.
 ///

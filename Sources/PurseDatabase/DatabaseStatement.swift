@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// `db.raw("… \(bind: x) …")` builds the statement's text and boxes every value each time it
 /// runs; on the hot write path (a payment runs seven statements with ~70 values inside SQLite's
-/// one writer) that was a fifth of the writer's time. A `SQLStatement` is parsed once: on SQLite
+/// one writer) that was a fifth of the writer's time. A `DatabaseStatement` is parsed once: on SQLite
 /// its text goes to the connection's prepared-statement cache as is and its values are bound
 /// directly; on any other database (PostgreSQL) it is handed to SQLKit with one bind per
 /// parameter (``NumberedParameters``), so it reads and behaves the same on both. Sessions run it
@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// A parameter may appear more than once and in any order. The text must not contain `$` other
 /// than in parameters (no string literals with dollar signs, no dollar quoting).
-public struct SQLStatement: Sendable, CustomStringConvertible {
+public struct DatabaseStatement: Sendable, CustomStringConvertible {
     /// The text as written.
     public let text: String
     /// SQLite's spelling: `?1`, `?2`, … (SQLite numbers `$name` parameters by first appearance).
@@ -66,7 +66,7 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
     public var description: String { text }
 }
 
-/// A value bound to a ``SQLStatement`` parameter: the types the schema uses (text, 64-bit
+/// A value bound to a ``DatabaseStatement`` parameter: the types the schema uses (text, 64-bit
 /// integers — money, times, counts — and NULL).
 public enum SQLValue: Sendable, Equatable {
     case text(String)
@@ -99,14 +99,14 @@ public struct SQLStatementValuesError: Error, CustomStringConvertible {
     public var description: String { "statement takes \(expected) values, given \(given): \(statement)" }
 }
 
-/// A ``SQLStatement`` for SQLKit: the text between parameters as written, one bind per
+/// A ``DatabaseStatement`` for SQLKit: the text between parameters as written, one bind per
 /// parameter in the dialect's own placeholder. Engines without a faster path run statements
 /// through it.
 public struct NumberedParameters: SQLExpression {
-    public let statement: SQLStatement
+    public let statement: DatabaseStatement
     public let values: [SQLValue]
 
-    public init(statement: SQLStatement, values: [SQLValue]) throws {
+    public init(statement: DatabaseStatement, values: [SQLValue]) throws {
         guard values.count == statement.parameterCount else {
             throw SQLStatementValuesError(statement: statement.text, expected: statement.parameterCount, given: values.count)
         }
