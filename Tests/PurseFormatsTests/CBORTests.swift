@@ -13,7 +13,7 @@ struct CBORTests {
         (.unsigned(UInt64.max), "1bffffffffffffffff"), (.negative(-1), "20"), (.negative(-1000), "3903e7"),
         (.bytes(Data([1, 2, 3, 4])), "4401020304"), (.text("IETF"), "6449455446"), (.text("\u{00fc}"), "62c3bc"),
         (.array([.unsigned(1), .array([.unsigned(2), .unsigned(3)])]), "8201820203"),
-        (.map([(.text("a"), .unsigned(1)), (.text("b"), .array([.unsigned(2)]))]), "a26161016162810102"),
+        (.map([(.text("a"), .unsigned(1)), (.text("b"), .array([.unsigned(2), .unsigned(3)]))]), "a26161016162820203"),
         (.tagged(1, .unsigned(1_363_896_240)), "c11a514b67b0"), (.bool(false), "f4"), (.bool(true), "f5"),
         (.null, "f6"), (.undefined, "f7"), (.float(1.1), "fb3ff199999999999a"),
     ])
