@@ -25,6 +25,18 @@ extension PendingResponseHandler {
         pending = nil
         promise?.fail(error)
     }
+
+    /// The server closed the connection: the request in flight fails as offline.
+    func channelInactive(context: ChannelHandlerContext) {
+        failPending(PurseError.offline("connection closed by the server"))
+        context.fireChannelInactive()
+    }
+
+    /// The connection failed: the request in flight fails as offline, and the channel closes.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failPending(PurseError.offline("connection failed: \(error)"))
+        context.close(promise: nil)
+    }
 }
 
 /// One persistent keep-alive connection carrying one request at a time — the part both load

@@ -73,14 +73,4 @@ private final class ResponseCollector: PendingResponseHandler {
             succeedPending(TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView)))
         }
     }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        failPending(PurseError.offline("connection closed by the server"))
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        failPending(PurseError.offline("connection failed: \(error)"))
-        context.close(promise: nil)
-    }
 }

@@ -136,14 +136,4 @@ final class RawResponseParser: PendingResponseHandler {
         }
         return nil
     }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        failPending(PurseError.offline("connection closed by the server"))
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        failPending(PurseError.offline("connection failed: \(error)"))
-        context.close(promise: nil)
-    }
 }

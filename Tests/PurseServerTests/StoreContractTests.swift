@@ -355,6 +355,54 @@ struct StoreContractTests {
         }
     }
 
+    /// Many users pay into one house account (a settlement account every purchase credits) while
+    /// a house account that may go negative pays each of them cashback, all at once: every posting
+    /// lands, the house balances are exact, no wallet goes below zero, and the books audit clean.
+    @Test(arguments: TestEngines.contract)
+    func concurrentPostingsToOneHouseAccountAreExact(engine: TestEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let payers = 100
+            var funded: [LedgerAccountID] = []
+            for index in 0..<payers {
+                let user = try await makeUser(env, "payer-\(index)-\(UUID().uuidString.prefix(6))")
+                funded.append(try await fundedWallet(env, user: user, amount: 1_000).wallet.id)
+            }
+            let wallets = funded
+            let (settlement, promotions) = try await env.database.transaction { db async throws in
+                let accounts = try await env.ledger.accounts([
+                    LedgerAccountSpec(owner: nil, kind: "settlement", currency: "NGN"),
+                    LedgerAccountSpec(owner: nil, kind: "promotions", currency: "NGN", allowNegative: true),
+                ], now: env.now(), in: db)
+                return (accounts[0].id, accounts[1].id)
+            }
+            let failures = await withTaskGroup(of: Int.self, returning: Int.self) { group in
+                for wallet in wallets {
+                    group.addTask {
+                        do {
+                            _ = try await env.database.transaction { db async throws in
+                                try await env.ledger.post(kind: "purchase", entries: [
+                                    LedgerEntry(wallet, -700), LedgerEntry(settlement, 700),
+                                    LedgerEntry(promotions, -7), LedgerEntry(wallet, 7),
+                                ], now: env.now(), in: db)
+                            }
+                            return 0
+                        } catch {
+                            return 1
+                        }
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(failures == 0)
+            try await env.database.read { db async throws in
+                #expect(try await env.ledger.balance(of: settlement, in: db) == 70_000)
+                #expect(try await env.ledger.balance(of: promotions, in: db) == -700)
+                for wallet in wallets { #expect(try await env.ledger.balance(of: wallet, in: db) == 307) }
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
     // MARK: Idempotency
 
     @Test(arguments: TestEngines.contract)
