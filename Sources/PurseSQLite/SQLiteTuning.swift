@@ -73,14 +73,6 @@ public struct SQLiteTuning: Sendable, Equatable, CustomStringConvertible {
 
     /// The version of the SQLite sqlite-nio bundles, which the hooks were validated against.
     public static var sqliteVersion: String { String(cString: sqlite_nio_sqlite3_libversion()) }
-
-    /// The process-wide hooks installed in this process so far.
-    public static var installedProcessHooks: Set<Hook> {
-        var hooks = Set<Hook>()
-        if PageCacheParking.isInstalled { hooks.insert(.pageCacheParking) }
-        if SubJournalChunkPool.isInstalled { hooks.insert(.subJournalChunkPool) }
-        return hooks
-    }
 }
 
 /// `PURSE_SQLITE_TUNING` named something that is not a hook.

@@ -151,6 +151,9 @@ struct PostgresSession: DatabaseSession {
     /// PostgreSQL's count of inserted rows does not reach SQLKit: the statement runs with
     /// `RETURNING 1` and its rows are counted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
-        try await query(DatabaseStatement(statement.text + " RETURNING 1"), values).count
+        let returning = SQLList([try NumberedParameters(statement: statement, values: values), SQLRaw(" RETURNING 1")], separator: SQLRaw(""))
+        nonisolated(unsafe) var count = 0
+        try await base.execute(sql: returning) { _ in count += 1 }
+        return count
     }
 }
