@@ -32,19 +32,11 @@ public struct SQLDialectDifferences: Sendable {
         }
     }
 
-    /// Appended to a `SELECT` that locks the rows the transaction is about to update, or nil
-    /// where no such `SELECT` is needed: a SQLite write transaction already excludes every other
-    /// writer.
-    public var lockRowsClause: String? {
-        switch engine {
-        case .postgres: " FOR UPDATE"
-        case .sqlite: nil
-        }
-    }
-
     /// True where a write transaction runs alone from its first statement to its commit (SQLite's
     /// one writer), so what it read cannot be changed by another writer before it commits.
-    /// PostgreSQL runs them side by side: a row that must exist once is claimed, not looked up.
+    /// PostgreSQL runs them side by side: a row that must exist once is claimed, not looked up,
+    /// and a row that every transaction would change (a house account's balance) is spread
+    /// over several.
     public var writesAreSerial: Bool { engine == .sqlite }
 
     /// Serialises concurrent migration runs of several replicas.

@@ -17,7 +17,7 @@ struct LedgerMigrationTests {
         let database = try await Database.open(url: store.url, logger: Logger(label: "test"))
         do {
             let before = Array(CoreMigrations.all.prefix { $0.id != "0005_core_ledger_entries_by_transaction" })
-            #expect(before.count == CoreMigrations.all.count - 1)
+            #expect(before.map(\.id) == ["0001_core_users", "0002_core_ledger", "0003_core_idempotency", "0004_core_jobs"])
             try await Migrator(database: database, logger: Logger(label: "test")).run(before)
             try await database.transaction { db async throws in
                 // Balances as the entries below leave them.

@@ -144,7 +144,7 @@ struct StoreContractTests {
                     kind: "funding", entries: [LedgerEntry(funding.id, -7000), LedgerEntry(wallet.id, 5000), LedgerEntry(otherWallet.id, 2000)],
                     now: env.now(), in: db
                 )
-                #expect(posting.balances == [funding.id: -7000, wallet.id: 5000, otherWallet.id: 2000])
+                #expect(posting.balances == engine.reported(users: [wallet.id: 5000, otherWallet.id: 2000], house: [funding.id: -7000]))
                 let second = try await env.ledger.posting(
                     kind: "transfer", entries: [LedgerEntry(wallet.id, -1500), LedgerEntry(otherWallet.id, 1500)], now: env.now(), in: db
                 )
@@ -188,7 +188,7 @@ struct StoreContractTests {
             #expect(env.ledger.rememberedAccounts == 0)
             let found = try await env.database.transaction { db async throws in
                 let ids = try await env.ledger.accountIDs(specs, now: env.now(), in: db)
-                #expect(try await post(ids, in: db).balances == [ids[0]: 100, ids[1]: -100])
+                #expect(try await post(ids, in: db).balances == engine.reported(users: [ids[0]: 100], house: [ids[1]: -100]))
                 return ids
             }
             #expect(found == created)
@@ -293,7 +293,7 @@ struct StoreContractTests {
                     now: env.now(), in: db
                 )
             }
-            #expect(posting.balances == [wallet.id: 50, revenue.id: 50])
+            #expect(posting.balances == engine.reported(users: [wallet.id: 50], house: [revenue.id: 50]))
             await #expect(throws: LedgerError.insufficientFunds(account: wallet.id)) {
                 try await env.database.transaction { db async throws in
                     try await env.ledger.post(
@@ -398,6 +398,77 @@ struct StoreContractTests {
                 #expect(try await env.ledger.balance(of: settlement, in: db) == 70_000)
                 #expect(try await env.ledger.balance(of: promotions, in: db) == -700)
                 for wallet in wallets { #expect(try await env.ledger.balance(of: wallet, in: db) == 307) }
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+            }
+        }
+    }
+
+    /// A house account that may not go negative, credited by 60 payers while 80 payouts of the
+    /// same size try to debit it, all at once: no payout overdraws it, every refused one writes
+    /// nothing, and the books balance. Then one payout takes exactly what is left (every credit,
+    /// wherever it was kept) and a further one is refused.
+    @Test(arguments: TestEngines.contract)
+    func debitsOfAHouseAccountNeverOverdrawItUnderConcurrentCredits(engine: TestEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            var funded: [LedgerAccountID] = []
+            for index in 0..<60 {
+                let user = try await makeUser(env, "seller-\(index)-\(UUID().uuidString.prefix(6))")
+                funded.append(try await fundedWallet(env, user: user, amount: 100).wallet.id)
+            }
+            let wallets = funded
+            let (settlement, bank) = try await env.database.transaction { db async throws in
+                let accounts = try await env.ledger.accounts([
+                    LedgerAccountSpec(owner: nil, kind: "settlement", currency: "NGN"),
+                    LedgerAccountSpec(owner: nil, kind: "bank", currency: "NGN", allowNegative: true),
+                ], now: env.now(), in: db)
+                return (accounts[0].id, accounts[1].id)
+            }
+            enum Outcome: Sendable { case credited, paidOut, refused }
+            let outcomes = try await withThrowingTaskGroup(of: Outcome.self, returning: [Outcome].self) { group in
+                for index in 0..<140 {
+                    group.addTask {
+                        if index % 7 < 3 {
+                            let wallet = wallets[index / 7 * 3 + index % 7]
+                            _ = try await env.database.transaction { db async throws in
+                                try await env.ledger.post(kind: "sale", entries: [LedgerEntry(wallet, -100), LedgerEntry(settlement, 100)], now: env.now(), in: db)
+                            }
+                            return .credited
+                        }
+                        do {
+                            _ = try await env.database.transaction { db async throws in
+                                try await env.ledger.post(kind: "payout", entries: [LedgerEntry(settlement, -100), LedgerEntry(bank, 100)], now: env.now(), in: db)
+                            }
+                            return .paidOut
+                        } catch LedgerError.insufficientFunds(account: settlement) {
+                            return .refused
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let paidOut = Int64(outcomes.filter { $0 == .paidOut }.count)
+            #expect(outcomes.filter { $0 == .credited }.count == 60)
+            #expect(paidOut + Int64(outcomes.filter { $0 == .refused }.count) == 80)
+            let left = try await env.database.read { db async throws in
+                let left = try await env.ledger.balance(of: settlement, in: db)
+                #expect(left == 6_000 - 100 * paidOut)
+                #expect(try await env.ledger.balance(of: bank, in: db) == 100 * paidOut)
+                #expect(try await env.ledger.audit(in: db).isEmpty)
+                return left
+            }
+            if left > 0 {
+                _ = try await env.database.transaction { db async throws in
+                    try await env.ledger.post(kind: "payout", entries: [LedgerEntry(settlement, -left), LedgerEntry(bank, left)], now: env.now(), in: db)
+                }
+            }
+            await #expect(throws: LedgerError.insufficientFunds(account: settlement)) {
+                try await env.database.transaction { db async throws in
+                    try await env.ledger.post(kind: "payout", entries: [LedgerEntry(settlement, -1), LedgerEntry(bank, 1)], now: env.now(), in: db)
+                }
+            }
+            try await env.database.read { db async throws in
+                #expect(try await env.ledger.balance(of: settlement, in: db) == 0)
+                #expect(try await env.ledger.balance(of: bank, in: db) == 6_000)
                 #expect(try await env.ledger.audit(in: db).isEmpty)
             }
         }
@@ -616,4 +687,12 @@ struct StoreContractTests {
 
 extension DatabaseEngine: CustomTestStringConvertible {
     public var testDescription: String { rawValue }
+}
+
+extension TestEngine {
+    /// What ``LedgerPosting/balances`` holds after a posting: the users' accounts' new balances,
+    /// and the house accounts' where their balance stays in their row.
+    func reported(users: [LedgerAccountID: Int64], house: [LedgerAccountID: Int64]) -> [LedgerAccountID: Int64] {
+        spreadsHouseBalances ? users : users.merging(house) { user, _ in user }
+    }
 }

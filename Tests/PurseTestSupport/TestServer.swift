@@ -62,6 +62,10 @@ public struct TestEngine: Sendable, CustomTestStringConvertible {
     public var testDescription: String {
         engine == .sqlite ? "sqlite (hooks: \(sqliteTuning))" : engine.rawValue
     }
+
+    /// True where the ledger spreads house accounts' balances over slot rows (writers run side
+    /// by side), so a posting reports no balance for them.
+    public var spreadsHouseBalances: Bool { !SQLDialectDifferences(engine: engine).writesAreSerial }
 }
 
 /// A throwaway database: a temporary SQLite file, or a fresh PostgreSQL database on the test server.

@@ -129,5 +129,26 @@ public enum CoreMigrations {
                 "DROP INDEX ledger_entries_transaction",
             ]
         ),
+        // A house account (no owner: settlement, funding, fees) is credited or debited by almost
+        // every payment. Where writers run side by side (PostgreSQL), keeping its balance in its
+        // one row makes every payment queue on that row's lock until the payer's commit. Its
+        // changes go instead to one of several slot rows, chosen by the database backend, so
+        // concurrent postings touch different rows; the balance is the row's plus its slots'.
+        // A slot copies its account's `allow_negative` (held to it by the foreign key) so the
+        // same CHECK guards every row that makes up a balance.
+        Migration("0006_core_ledger_balance_slots", [
+            "CREATE UNIQUE INDEX ledger_accounts_id_allow_negative ON ledger_accounts (id, allow_negative)",
+            """
+            CREATE TABLE ledger_balance_slots (
+                account_id TEXT NOT NULL,
+                slot INTEGER NOT NULL CHECK (slot >= 0),
+                allow_negative BOOLEAN NOT NULL,
+                balance BIGINT NOT NULL,
+                PRIMARY KEY (account_id, slot),
+                FOREIGN KEY (account_id, allow_negative) REFERENCES ledger_accounts (id, allow_negative),
+                CHECK (allow_negative OR balance >= 0)
+            )
+            """,
+        ]),
     ]
 }

@@ -1,7 +1,6 @@
 import Foundation
 import PurseDatabase
 import SQLKit
-import Synchronization
 
 /// A ledger account's id.
 public struct LedgerAccountID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
@@ -49,6 +48,10 @@ public struct LedgerAccountSpec: Sendable, Equatable {
 /// A posted transaction and the balances it left on the accounts it touched.
 public struct LedgerPosting: Sendable, Equatable {
     public var id: LedgerTransactionID
+    /// The new balance of every account whose row the posting moved: every user's account, and
+    /// house accounts where writes are serial. A house account whose change went to a slot is
+    /// left out (its balance is the sum of rows other transactions move at the same time); read
+    /// it with ``Ledger/balance(of:in:)``.
     public var balances: [LedgerAccountID: Int64]
 }
 
@@ -86,9 +89,18 @@ public enum LedgerError: Error, Equatable, CustomStringConvertible {
 /// A double-entry ledger over the database.
 ///
 /// Every balance change is a transaction whose entries sum to zero, refused otherwise before
-/// anything is written. Each account keeps a cached balance, updated in the same database
-/// transaction as the entries, guarded by `WHERE allow_negative OR balance + amount >= 0` and by
-/// the schema's `CHECK`, so concurrent debits can never overdraw an account.
+/// anything is written. Each account keeps its balance in the database, moved in the same
+/// database transaction as the entries, guarded by `WHERE allow_negative OR balance + amount >= 0`
+/// and by the schema's `CHECK`, so concurrent debits can never overdraw an account.
+///
+/// A user's account keeps its balance in its row. A house account (no owner: settlement,
+/// funding, fees), which nearly every payment touches, keeps it in its row where writes are
+/// serial (SQLite); where writers run side by side (PostgreSQL) its credits — and every change
+/// of a house account allowed to go negative — go to one of ``LedgerStatements/balanceSlots``
+/// slot rows picked by the database backend, so concurrent payments do not queue on one row.
+/// A debit of a house account that may not go negative first drains the slots into the row
+/// (taking the row's lock, then each slot's) and is guarded there. The balance is the row's
+/// plus its slots'; every row that makes it up carries the same `CHECK`.
 ///
 /// All methods take the caller's `db` session so a posting joins whatever else the caller's
 /// transaction writes (an order row, an idempotency record, a job).
@@ -149,7 +161,7 @@ public struct Ledger: Sendable {
     private func resolve(_ specs: [LedgerAccountSpec], now: Date, in db: any DatabaseSession) async throws -> [(account: LedgerAccount, found: Bool)] {
         guard !specs.isEmpty else { return [] }
         let conditions = specs.map { Self.matching(owner: $0.owner, kind: $0.kind, currency: $0.currency) }
-        let rows = try await db.raw("SELECT * FROM ledger_accounts WHERE " + conditions.joined(separator: " OR ")).all()
+        let rows = try await db.raw(SQLQueryString(LedgerStatements.selectAccounts) + " WHERE " + conditions.joined(separator: " OR ")).all()
         let existing = try rows.map(Self.account(from:))
         var result: [(account: LedgerAccount, found: Bool)] = []
         for spec in specs {
@@ -163,7 +175,7 @@ public struct Ledger: Sendable {
     }
 
     public func find(owner: UserID?, kind: String, currency: String, in db: any DatabaseSession) async throws -> LedgerAccount? {
-        try await db.raw("SELECT * FROM ledger_accounts WHERE " + Self.matching(owner: owner, kind: kind, currency: currency))
+        try await db.raw(SQLQueryString(LedgerStatements.selectAccounts) + " WHERE " + Self.matching(owner: owner, kind: kind, currency: currency))
             .first().map(Self.account(from:))
     }
 
@@ -176,7 +188,7 @@ public struct Ledger: Sendable {
     }
 
     public func account(_ id: LedgerAccountID, in db: any DatabaseSession) async throws -> LedgerAccount? {
-        try await db.raw("SELECT * FROM ledger_accounts WHERE id = \(bind: id.rawValue)").first().map(Self.account(from:))
+        try await db.raw(SQLQueryString(LedgerStatements.selectAccounts) + " WHERE a.id = \(bind: id.rawValue)").first().map(Self.account(from:))
     }
 
     /// Posts a balanced transaction.
@@ -185,8 +197,9 @@ public struct Ledger: Sendable {
     ///   - entries: At least two non-zero entries summing to zero, all in one currency.
     ///   - reference: An optional id of the business object that caused the posting.
     /// - Returns: The new transaction's id.
-    /// - Throws: ``LedgerError`` — nothing is written when the transaction is refused, and the
-    ///   caller's database transaction should be rolled back (throwing does that).
+    /// - Throws: ``LedgerError``: malformed or unbalanced entries before anything is written;
+    ///   an unknown account, a currency mismatch or insufficient funds once the statements ran —
+    ///   the caller's database transaction must then roll back (throwing out of it does that).
     @discardableResult
     public func post(
         kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any DatabaseSession
@@ -194,16 +207,16 @@ public struct Ledger: Sendable {
         try await posting(kind: kind, memo: memo, reference: reference, entries: entries, now: now, in: db).id
     }
 
-    /// ``post(kind:memo:reference:entries:now:in:)``, also returning the new balance of every
-    /// account it touched (read from the same statements that changed them).
+    /// ``post(kind:memo:reference:entries:now:in:)``, also returning the new balances it left
+    /// (read from the same statements that moved them; see ``LedgerPosting/balances``).
     public func posting(
         kind: String, memo: String? = nil, reference: String? = nil, entries: [LedgerEntry], now: Date, in db: any DatabaseSession
     ) async throws -> LedgerPosting {
         guard entries.count >= 2 else { throw LedgerError.malformed("a transaction needs at least two entries") }
         guard entries.allSatisfy({ $0.amount != 0 }) else { throw LedgerError.malformed("entries must be non-zero") }
         // The balance rule applies to each account's net change (a transaction's intermediate
-        // states are never visible): one guarded UPDATE moves every balance.
-        // Sized up front: this runs on the one writer for every payment.
+        // states are never visible): one guarded change per account moves its balance.
+        // Sized up front: on SQLite this runs on the one writer for every payment.
         var sum: Int64 = 0
         var net: [LedgerAccountID: Int64] = [:]
         net.reserveCapacity(entries.count)
@@ -219,12 +232,22 @@ public struct Ledger: Sendable {
             if (lhs.value < 0) != (rhs.value < 0) { return lhs.value < 0 }
             return lhs.key.rawValue < rhs.key.rawValue
         }
-        if let lockRows = SQLDialectDifferences(db).lockRowsClause {
-            // One UPDATE locks its rows in whatever order it finds them; concurrent postings of
-            // the same accounts would deadlock. Take the row locks first, in id order.
-            let ids = changes.map { "\(bind: $0.key.rawValue)" as SQLQueryString }.joined(separator: ", ")
-            _ = try await db.raw("SELECT id FROM ledger_accounts WHERE id IN (" + ids + ") ORDER BY id" + SQLQueryString(lockRows)).all()
+        let transactionID = LedgerTransactionID(RandomID.make("ltx"))
+        let millis = now.epochMillis
+        let moved = if SQLDialectDifferences(db).writesAreSerial {
+            try await postInRows(transactionID, kind: kind, memo: memo, reference: reference, changes: changes, entries: entries, millis: millis, in: db)
+        } else {
+            try await postSpread(transactionID, kind: kind, memo: memo, reference: reference, changes: changes, entries: entries, millis: millis, in: db)
         }
+        return LedgerPosting(id: transactionID, balances: moved)
+    }
+
+    /// A posting where writes are serial: the balance of every account moves in its row (no
+    /// other writer can be waiting for it), then the transaction and its entries are inserted.
+    private func postInRows(
+        _ transactionID: LedgerTransactionID, kind: String, memo: String?, reference: String?,
+        changes: [(key: LedgerAccountID, value: Int64)], entries: [LedgerEntry], millis: Int64, in db: any DatabaseSession
+    ) async throws -> [LedgerAccountID: Int64] {
         var moves: [SQLValue] = []
         moves.reserveCapacity(2 * changes.count)
         for (account, change) in changes {
@@ -232,29 +255,7 @@ public struct Ledger: Sendable {
             moves.append(.integer(change))
         }
         let updated = try await db.query(LedgerStatements.moveBalances(accounts: changes.count), moves)
-        var currencies: [LedgerAccountID: String] = [:]
-        var balances: [LedgerAccountID: Int64] = [:]
-        currencies.reserveCapacity(changes.count)
-        balances.reserveCapacity(changes.count)
-        for row in updated {
-            let id = LedgerAccountID(try row.decode(column: "id", as: String.self))
-            currencies[id] = try row.decode(column: "currency", as: String.self)
-            balances[id] = try row.decode(column: "balance", as: Int64.self)
-        }
-        for (account, _) in changes where balances[account] == nil {
-            if try await self.account(account, in: db) == nil {
-                directory.forget(account)
-                throw LedgerError.unknownAccount(account)
-            }
-            throw LedgerError.insufficientFunds(account: account)
-        }
-        let currency = currencies[changes[0].key] ?? ""
-        if let mixed = changes.first(where: { currencies[$0.key] != currency }) {
-            throw LedgerError.currencyMismatch(account: mixed.key)
-        }
-
-        let transactionID = LedgerTransactionID(RandomID.make("ltx"))
-        let millis = now.epochMillis
+        let (currency, balances) = try await check(updated, changes: changes, in: db)
         try await db.run(LedgerStatements.insertTransaction, [
             .text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis),
         ])
@@ -266,12 +267,63 @@ public struct Ledger: Sendable {
             values.append(.integer(entry.amount))
         }
         try await db.run(LedgerStatements.insertEntries(count: entries.count), values)
-        return LedgerPosting(id: transactionID, balances: balances)
+        return balances
     }
 
-    /// The cached balance of an account.
+    /// A posting where writers run side by side: one statement locks the rows it moves in id
+    /// order, spreads house accounts' changes over slots, and inserts the transaction and its
+    /// entries — one round trip while the posting's locks are held. A refused posting has
+    /// written rows by then; the error it throws rolls them back with the caller's transaction.
+    private func postSpread(
+        _ transactionID: LedgerTransactionID, kind: String, memo: String?, reference: String?,
+        changes: [(key: LedgerAccountID, value: Int64)], entries: [LedgerEntry], millis: Int64, in db: any DatabaseSession
+    ) async throws -> [LedgerAccountID: Int64] {
+        var values: [SQLValue] = [.text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis)]
+        values.reserveCapacity(5 + 2 * (changes.count + entries.count))
+        for (account, change) in changes {
+            values.append(.text(account.rawValue))
+            values.append(.integer(change))
+        }
+        for entry in entries {
+            values.append(.text(entry.account.rawValue))
+            values.append(.integer(entry.amount))
+        }
+        let rows = try await db.query(LedgerStatements.postSpread(accounts: changes.count, entries: entries.count), values)
+        return try await check(rows, changes: changes, in: db).balances
+    }
+
+    /// Checks the rows a posting moved (`id, currency, balance`; the balance is NULL for a change
+    /// that went to a slot): every account is there, in one currency.
+    /// - Returns: The currency and the balances of the accounts moved in their rows.
+    private func check(
+        _ rows: [any SQLRow], changes: [(key: LedgerAccountID, value: Int64)], in db: any DatabaseSession
+    ) async throws -> (currency: String, balances: [LedgerAccountID: Int64]) {
+        var currencies: [LedgerAccountID: String] = [:]
+        var balances: [LedgerAccountID: Int64] = [:]
+        currencies.reserveCapacity(changes.count)
+        balances.reserveCapacity(changes.count)
+        for row in rows {
+            let id = LedgerAccountID(try row.decode(column: "id", as: String.self))
+            currencies[id] = try row.decode(column: "currency", as: String.self)
+            if let balance = try row.decode(column: "balance", as: Int64?.self) { balances[id] = balance }
+        }
+        for (account, _) in changes where currencies[account] == nil {
+            if try await self.account(account, in: db) == nil {
+                directory.forget(account)
+                throw LedgerError.unknownAccount(account)
+            }
+            throw LedgerError.insufficientFunds(account: account)
+        }
+        let currency = currencies[changes[0].key] ?? ""
+        if let mixed = changes.first(where: { currencies[$0.key] != currency }) {
+            throw LedgerError.currencyMismatch(account: mixed.key)
+        }
+        return (currency, balances)
+    }
+
+    /// The balance of an account: its row's, plus its slots' for a house account.
     public func balance(of account: LedgerAccountID, in db: any DatabaseSession) async throws -> Int64 {
-        guard let row = try await db.raw("SELECT balance FROM ledger_accounts WHERE id = \(bind: account.rawValue)").first() else {
+        guard let row = try await db.query(LedgerStatements.balance, [.text(account.rawValue)]).first else {
             throw LedgerError.unknownAccount(account)
         }
         return try row.decode(column: "balance", as: Int64.self)
@@ -283,8 +335,8 @@ public struct Ledger: Sendable {
         return try row?.decode(column: "total", as: Int64.self) ?? 0
     }
 
-    /// Audits the whole ledger: every transaction sums to zero and every cached balance equals
-    /// the sum of its entries. Returns what is wrong (empty when the books are sound).
+    /// Audits the whole ledger: every transaction sums to zero and every account's balance (its
+    /// row's and its slots') equals the sum of its entries. Returns what is wrong (empty when the books are sound).
     public func audit(in db: any DatabaseSession) async throws -> [String] {
         var problems: [String] = []
         let unbalanced = try await db.raw("""
@@ -294,12 +346,14 @@ public struct Ledger: Sendable {
             problems.append("transaction \(try row.decode(column: "transaction_id", as: String.self)) sums to \(try row.decode(column: "total", as: Int64.self))")
         }
         let drifted = try await db.raw("""
-            SELECT a.id AS id, a.balance AS balance, CAST(COALESCE(SUM(e.amount), 0) AS BIGINT) AS total
-            FROM ledger_accounts a LEFT JOIN ledger_entries e ON e.account_id = a.id
-            GROUP BY a.id, a.balance HAVING a.balance <> COALESCE(SUM(e.amount), 0)
+            SELECT id, balance, total FROM (
+                SELECT a.id AS id, \(unsafeRaw: LedgerStatements.wholeBalance) AS balance,
+                    (SELECT CAST(COALESCE(SUM(e.amount), 0) AS BIGINT) FROM ledger_entries e WHERE e.account_id = a.id) AS total
+                FROM ledger_accounts a
+            ) books WHERE balance <> total
             """).all()
         for row in drifted {
-            problems.append("account \(try row.decode(column: "id", as: String.self)) caches \(try row.decode(column: "balance", as: Int64.self)) but entries sum to \(try row.decode(column: "total", as: Int64.self))")
+            problems.append("account \(try row.decode(column: "id", as: String.self)) holds \(try row.decode(column: "balance", as: Int64.self)) but entries sum to \(try row.decode(column: "total", as: Int64.self))")
         }
         return problems
     }
@@ -312,99 +366,6 @@ public struct Ledger: Sendable {
             currency: try row.decode(column: "currency", as: String.self),
             balance: try row.decode(column: "balance", as: Int64.self),
             allowNegative: try row.decode(column: "allow_negative", as: Bool.self)
-        )
-    }
-}
-
-/// Account ids by owner, kind and currency, for ``Ledger/accountIDs(_:now:in:)``. Bounded: when
-/// full it starts again empty (a miss costs one query).
-final class LedgerAccountDirectory: Sendable {
-    private struct Key: Hashable {
-        var owner: String?
-        var kind: String
-        var currency: String
-
-        init(_ spec: LedgerAccountSpec) {
-            owner = spec.owner?.rawValue
-            kind = spec.kind
-            currency = spec.currency
-        }
-    }
-
-    private let capacity: Int
-    private let ids = Mutex<[Key: LedgerAccountID]>([:])
-
-    init(capacity: Int) { self.capacity = max(0, capacity) }
-
-    /// The ids of all of `specs`, or nil unless every one is known.
-    func ids(of specs: [LedgerAccountSpec]) -> [LedgerAccountID]? {
-        ids.withLock { ids in
-            var result: [LedgerAccountID] = []
-            result.reserveCapacity(specs.count)
-            for spec in specs {
-                guard let id = ids[Key(spec)] else { return nil }
-                result.append(id)
-            }
-            return result
-        }
-    }
-
-    func remember(_ id: LedgerAccountID, for spec: LedgerAccountSpec) {
-        guard capacity > 0 else { return }
-        ids.withLock { ids in
-            if ids.count >= capacity { ids.removeAll(keepingCapacity: true) }
-            ids[Key(spec)] = id
-        }
-    }
-
-    func forget(_ id: LedgerAccountID) {
-        ids.withLock { ids in
-            for (key, value) in ids where value == id { ids[key] = nil }
-        }
-    }
-
-    var count: Int { ids.withLock { $0.count } }
-}
-
-/// The posting's statements, written once per number of accounts or entries (up to
-/// ``cached``; longer postings build theirs when they come).
-enum LedgerStatements {
-    static let cached = 16
-
-    static let insertTransaction = DatabaseStatement(
-        "INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5)"
-    )
-
-    /// Moves the balances of `accounts` accounts by their net change, refusing (no row back for
-    /// that account) a change that would take a balance below zero where that is not allowed.
-    /// Values: account id and change, for each account (`$1, $2`, `$3, $4`, …). Returns `id,
-    /// currency, balance` of every account it moved.
-    static func moveBalances(accounts: Int) -> DatabaseStatement {
-        accounts <= cached ? movingBalances[accounts] : makeMoveBalances(accounts)
-    }
-
-    /// Values: transaction id, currency, time, then account and amount of each entry (its line
-    /// is its position).
-    static func insertEntries(count: Int) -> DatabaseStatement {
-        count <= cached ? insertingEntries[count] : makeInsertEntries(count)
-    }
-
-    private static let movingBalances = (0...cached).map(makeMoveBalances)
-    private static let insertingEntries = (0...cached).map(makeInsertEntries)
-
-    private static func makeMoveBalances(_ accounts: Int) -> DatabaseStatement {
-        let pairs = (0..<accounts).map { (id: "$\(2 * $0 + 1)", change: "$\(2 * $0 + 2)") }
-        let delta = "CASE id " + pairs.map { "WHEN \($0.id) THEN \($0.change)" }.joined(separator: " ") + " END"
-        return DatabaseStatement(
-            "UPDATE ledger_accounts SET balance = balance + \(delta) WHERE id IN (\(pairs.map(\.id).joined(separator: ", ")))"
-                + " AND (allow_negative OR balance + \(delta) >= 0) RETURNING id, currency, balance"
-        )
-    }
-
-    private static func makeInsertEntries(_ count: Int) -> DatabaseStatement {
-        let rows = (0..<count).map { "($1, \($0), $\(2 * $0 + 4), $\(2 * $0 + 5), $2, $3)" }
-        return DatabaseStatement(
-            "INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
         )
     }
 }

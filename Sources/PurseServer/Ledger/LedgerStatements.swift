@@ -1,0 +1,131 @@
+import PurseDatabase
+import Synchronization
+
+/// The ledger's statements. A posting's are written once per number of accounts or entries (up
+/// to ``cached``; longer postings build theirs when they come).
+enum LedgerStatements {
+    static let cached = 16
+
+    /// How many slot rows a house account's balance may be spread over where writers run side
+    /// by side: each database backend writes to slot `pid % balanceSlots`, so up to this many
+    /// connections post to a house account without waiting for each other.
+    static let balanceSlots = 64
+
+    /// The balance of the account `a`: its row's plus its slots'.
+    static let wholeBalance = """
+        CAST(a.balance + COALESCE((SELECT SUM(s.balance) FROM ledger_balance_slots s WHERE s.account_id = a.id), 0) AS BIGINT)
+        """
+
+    /// The columns of ``Ledger/account(from:)`` from `ledger_accounts a`; a `WHERE` follows.
+    static let selectAccounts = "SELECT a.id, a.owner_id, a.kind, a.currency, a.allow_negative, \(wholeBalance) AS balance FROM ledger_accounts a"
+
+    /// Values: the account id. Returns `balance`.
+    static let balance = DatabaseStatement("SELECT \(wholeBalance) AS balance FROM ledger_accounts a WHERE a.id = $1")
+
+    static let insertTransaction = DatabaseStatement(
+        "INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5)"
+    )
+
+    /// Moves the balances of `accounts` accounts by their net change, refusing (no row back for
+    /// that account) a change that would take a balance below zero where that is not allowed.
+    /// Values: account id and change, for each account (`$1, $2`, `$3, $4`, …). Returns `id,
+    /// currency, balance` of every account it moved.
+    static func moveBalances(accounts: Int) -> DatabaseStatement {
+        accounts <= cached ? movingBalances[accounts] : makeMoveBalances(accounts)
+    }
+
+    /// Values: transaction id, currency, time, then account and amount of each entry (its line
+    /// is its position).
+    static func insertEntries(count: Int) -> DatabaseStatement {
+        count <= cached ? insertingEntries[count] : makeInsertEntries(count)
+    }
+
+    private static let movingBalances = (0...cached).map(makeMoveBalances)
+    private static let insertingEntries = (0...cached).map(makeInsertEntries)
+
+    private static func makeMoveBalances(_ accounts: Int) -> DatabaseStatement {
+        let pairs = (0..<accounts).map { (id: "$\(2 * $0 + 1)", change: "$\(2 * $0 + 2)") }
+        let delta = "CASE id " + pairs.map { "WHEN \($0.id) THEN \($0.change)" }.joined(separator: " ") + " END"
+        return DatabaseStatement(
+            "UPDATE ledger_accounts SET balance = balance + \(delta) WHERE id IN (\(pairs.map(\.id).joined(separator: ", ")))"
+                + " AND (allow_negative OR balance + \(delta) >= 0) RETURNING id, currency, balance"
+        )
+    }
+
+    private static func makeInsertEntries(_ count: Int) -> DatabaseStatement {
+        let rows = (0..<count).map { "($1, \($0), $\(2 * $0 + 4), $\(2 * $0 + 5), $2, $3)" }
+        return DatabaseStatement(
+            "INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at) VALUES " + rows.joined(separator: ", ")
+        )
+    }
+
+    /// A whole posting as one statement, for PostgreSQL. Values: transaction id, kind, memo,
+    /// reference, time; then account id and net change for each of `accounts` accounts; then
+    /// account id and amount of each of `entries` entries (its line is its position).
+    ///
+    /// It locks, in id order, the rows of the accounts whose balance moves in their row — users'
+    /// accounts, and house accounts that may not go negative when debited, whose slots it
+    /// first drains into the row — and moves them under the balance guard; it adds every other
+    /// house account's change to the backend's slot; it inserts the transaction and its entries.
+    /// Returns `id, currency, balance` for each account it moved (the balance NULL for a slot);
+    /// an account refused by the guard, or unknown, is missing from the rows.
+    static func postSpread(accounts: Int, entries: Int) -> DatabaseStatement {
+        guard accounts <= cached, entries <= cached else { return makePostSpread(accounts: accounts, entries: entries) }
+        let key = accounts * (cached + 1) + entries
+        if let known = spreadPostings.withLock({ $0[key] }) { return known }
+        let statement = makePostSpread(accounts: accounts, entries: entries)
+        spreadPostings.withLock { $0[key] = statement }
+        return statement
+    }
+
+    private static let spreadPostings = Mutex<[Int: DatabaseStatement]>([:])
+
+    private static func makePostSpread(accounts: Int, entries: Int) -> DatabaseStatement {
+        let changes = (0..<accounts).map { "($\(6 + 2 * $0)::text, $\(7 + 2 * $0)::bigint)" }
+        let first = 6 + 2 * accounts
+        let lines = (0..<entries).map { "(\($0), $\(first + 2 * $0)::text, $\(first + 2 * $0 + 1)::bigint)" }
+        return DatabaseStatement("""
+            WITH changes (id, change) AS (VALUES \(changes.joined(separator: ", "))),
+            accounts AS (
+                SELECT a.id, a.currency, a.allow_negative, c.change,
+                    a.owner_id IS NULL AND (a.allow_negative OR c.change > 0) AS to_slot,
+                    a.owner_id IS NULL AND NOT a.allow_negative AND c.change < 0 AS drains
+                FROM changes c JOIN ledger_accounts a ON a.id = c.id
+            ),
+            locked AS (
+                SELECT a.id FROM ledger_accounts a WHERE a.id IN (SELECT id FROM accounts WHERE NOT to_slot)
+                ORDER BY a.id FOR NO KEY UPDATE
+            ),
+            drained AS (
+                DELETE FROM ledger_balance_slots s USING locked l, accounts x
+                WHERE s.account_id = l.id AND x.id = l.id AND x.drains
+                RETURNING s.account_id, s.balance
+            ),
+            moved AS (
+                UPDATE ledger_accounts a SET balance = a.balance + x.change + x.drained
+                FROM (
+                    SELECT c.id, c.change, CAST(COALESCE((SELECT SUM(d.balance) FROM drained d WHERE d.account_id = c.id), 0) AS BIGINT) AS drained
+                    FROM accounts c JOIN locked l ON l.id = c.id
+                ) x
+                WHERE a.id = x.id AND (a.allow_negative OR a.balance + x.change + x.drained >= 0)
+                RETURNING a.id, a.currency, a.balance
+            ),
+            slotted AS (
+                INSERT INTO ledger_balance_slots AS s (account_id, slot, allow_negative, balance)
+                SELECT id, pg_backend_pid() % \(balanceSlots), allow_negative, change FROM accounts WHERE to_slot
+                ON CONFLICT (account_id, slot) DO UPDATE SET balance = s.balance + EXCLUDED.balance
+                RETURNING s.account_id
+            ),
+            posted AS (
+                INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id
+            ),
+            lines AS (
+                INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at)
+                SELECT p.id, e.line, e.id, e.amount, x.currency, $5
+                FROM posted p CROSS JOIN (VALUES \(lines.joined(separator: ", "))) AS e (line, id, amount) JOIN accounts x ON x.id = e.id
+            )
+            SELECT id, currency, balance FROM moved
+            UNION ALL SELECT x.id, x.currency, NULL FROM slotted s JOIN accounts x ON x.id = s.account_id
+            """)
+    }
+}
