@@ -109,7 +109,7 @@ struct ConnectAPITests {
             let (status, location) = try await h.completeOnboarding(at: url)
             #expect(status == 303)
             #expect(location == "\(h.base.absoluteString)/stripe/connect/success")
-            let after = try await h.waitForStatus(service, complete: true)
+            let after = try await h.deliverWebhooksAndReadStatus(service)
             #expect(after == ConnectAccountStatus(hasAccount: true, onboardingComplete: true))
             let verified = try await service.verifyAccount()
             #expect(verified == ConnectAccountStatus(hasAccount: true, onboardingComplete: true, chargesEnabled: true, payoutsEnabled: true, detailsSubmitted: true))
@@ -127,12 +127,8 @@ struct ConnectAPITests {
             let (status, _) = try await h.completeOnboarding(at: url, action: "leave_due")
             #expect(status == 303)
             // The webhook arrives and is processed: details submitted, but charges not enabled.
-            let deadline = ContinuousClock.now + .seconds(10)
-            var verified = try await service.verifyAccount()
-            while verified.detailsSubmitted != true, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-                verified = try await service.verifyAccount()
-            }
+            _ = try await h.deliverWebhooksAndReadStatus(service)
+            let verified = try await service.verifyAccount()
             #expect(verified == ConnectAccountStatus(hasAccount: true, onboardingComplete: false, chargesEnabled: false, payoutsEnabled: false, detailsSubmitted: true))
             #expect(try await service.getAccountStatus().onboardingComplete == false)
         }

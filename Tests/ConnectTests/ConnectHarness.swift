@@ -33,6 +33,7 @@ struct ConnectHarness: Sendable {
         let connect = adjusted
         let module = ConnectModule(configuration: connect)
         let server = try await TestServer.make(modules: [module]) {
+            $0.runsJobsInBackground = false
             $0.port = port
             $0.dataDirectory = dataDirectory
             $0.environment = environment
@@ -65,14 +66,11 @@ struct ConnectHarness: Sendable {
         return (Int(response.status.code), response.headers[.location])
     }
 
-    /// Waits (bounded) until the webhook has been delivered and processed.
-    func waitForStatus(_ service: StripeConnectService, complete: Bool, seconds: Double = 10) async throws -> ConnectAccountStatus {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            let status = try await service.getAccountStatus()
-            if status.onboardingComplete == complete || ContinuousClock.now > deadline { return status }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+    /// Delivers the webhooks due (the sandbox queues them as jobs), then reads the status.
+    func deliverWebhooksAndReadStatus(_ service: StripeConnectService) async throws -> ConnectAccountStatus {
+        await server.app.jobWorker.runDue()
+        return try await service.getAccountStatus()
     }
+
 }
 

@@ -99,7 +99,7 @@ struct HostOnboardingTests {
             await model.start()
             let url = try #require(await model.presentedURL)
             let (_, location) = try await h.completeOnboarding(at: url)
-            _ = try await h.waitForStatus(service, complete: true)
+            _ = try await h.deliverWebhooksAndReadStatus(service)
             await model.handleReturn(try #require(location.flatMap(URL.init(string:))))
             #expect(await model.step == .complete(ConnectAccountStatus(hasAccount: true, onboardingComplete: true)))
 
@@ -116,7 +116,7 @@ struct HostOnboardingTests {
             #expect(secondLink != firstLink)
             let resubmitted = try await h.completeOnboarding(at: secondLink)
             #expect(resubmitted.status == 303, "\(resubmitted)")
-            let refreshed = try await h.waitForStatus(second, complete: true)
+            let refreshed = try await h.deliverWebhooksAndReadStatus(second)
             let fromStripe = try await second.verifyAccount()
             #expect(refreshed.onboardingComplete, "\(fromStripe)")
             await resuming.handleReturn(URL(string: "\(h.base.absoluteString)/stripe/connect/success")!)

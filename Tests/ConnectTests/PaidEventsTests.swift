@@ -16,7 +16,7 @@ struct PaidEventsTests {
         _ = try await service.createConnectAccount()
         let url = try #require(URL(string: try await service.createAccountLink().url))
         _ = try await h.completeOnboarding(at: url)
-        _ = try await h.waitForStatus(service, complete: true)
+        _ = try await h.deliverWebhooksAndReadStatus(service)
         return token
     }
 

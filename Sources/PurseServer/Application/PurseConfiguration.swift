@@ -33,6 +33,10 @@ public struct PurseConfiguration: Sendable {
     public var publicURL: String?
     /// Which of the SQLite engine's hooks are on (``SQLiteTuning``).
     public var sqliteTuning: SQLiteTuning = .all
+    /// Whether the server runs due jobs (webhook deliveries, …) in the background. Off, they run
+    /// when ``PurseServerApp/jobWorker``'s ``JobWorker/runDue(batches:)`` is called: tests that
+    /// move an injected clock run them at the moments they choose.
+    public var runsJobsInBackground = true
     /// The process environment, for modules' own settings (`NEXUS_RP_ID`, `STRIPE_SECRET_KEY` …).
     public var environment: [String: String] = [:]
 

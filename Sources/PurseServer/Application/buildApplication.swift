@@ -12,6 +12,10 @@ public struct PurseServerApp: Sendable {
     public let document: OpenAPIDocument
     /// Every route the router serves, as `METHOD /path`.
     public let routes: [String]
+    /// The modules' job worker: a service of the application unless
+    /// ``PurseConfiguration/runsJobsInBackground`` is off, when jobs run only when
+    /// ``JobWorker/runDue(batches:)`` is called (tests that step an injected clock).
+    public let jobWorker: JobWorker
 }
 
 /// Builds the server: opens and migrates the database, mounts every module, and wires the
@@ -82,7 +86,8 @@ public func buildApplication(
         services += try await module.mount(on: router, environment: environment)
     }
     let handlers = allModules.flatMap { $0.jobHandlers(environment: environment) }
-    services.append(JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger))
+    let jobWorker = JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger)
+    if configuration.runsJobsInBackground { services.append(jobWorker) }
     try router.validate()
     let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
 
@@ -92,7 +97,7 @@ public func buildApplication(
         services: services,
         logger: logger
     )
-    return PurseServerApp(application: application, environment: environment, document: document, routes: routes)
+    return PurseServerApp(application: application, environment: environment, document: document, routes: routes, jobWorker: jobWorker)
 }
 
 /// Runs the database's housekeeping while the server runs (SQLite: WAL checkpoints off the

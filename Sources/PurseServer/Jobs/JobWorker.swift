@@ -53,6 +53,19 @@ public struct JobWorker: Service {
         }
     }
 
+    /// Runs the jobs due now, batch after batch, until none is left or `batches` batches ran
+    /// (a job that keeps failing is due again only after its backoff). Returns how many ran.
+    @discardableResult
+    public func runDue(batches: Int = 100) async -> Int {
+        var total = 0
+        for _ in 0..<batches {
+            let ran = await runOnce()
+            if ran == 0 { break }
+            total += ran
+        }
+        return total
+    }
+
     /// Claims and runs one batch. Returns how many jobs ran.
     @discardableResult
     public func runOnce() async -> Int {
