@@ -2,7 +2,7 @@
 # Compares two builds of `purse` running side by side:
 #   benchmarks/ab.sh BASE_BINARY NEW_BINARY [ROUNDS] [SECONDS_PER_PHASE]
 # Each round starts `purse bench nexus` (in-process server, SQLite, 32 connections) of both
-# binaries at the same moment, so both see the same spell of this VM — whose speed drifts by
+# binaries at the same moment, so both see the same spell of a shared virtual machine — whose speed can drift by
 # ±30 % within minutes, more than the changes being measured. Sharing the cores slows both
 # alike; the figures to compare are each phase's CPU per operation (server and load generator
 # of that process), which contention inflates for both by the same factor, and the rates side

@@ -7,7 +7,7 @@
 # (the bench's own `cpu` figure: most of a run's CPU goes to setup, /health and full flows, so a
 # change to the top-up path alone hides in the total), then the mean per binary. Fixed work
 # removes the rate's dependence on how much got done; alternating spreads the VM's slow and fast
-# spells over both builds. (This VM has no hardware counters, so instructions cannot be counted.)
+# spells over both builds. (Virtual machines often expose no hardware counters, so instructions are not counted.)
 set -euo pipefail
 base=$1 new=$2 count=${3:-300} rounds=${4:-3}
 command -v perf >/dev/null || { echo "needs perf (apt-get install linux-perf)"; exit 1; }

@@ -5,7 +5,7 @@
 # package's default settings, then on it, one after another:
 #   1. `pgbench -N` with CONNECTIONS clients: the TPC-B-like transaction without the branch and
 #      teller updates (one account update, one account read, one history insert), what a
-#      PostgreSQL server of this machine does with short write transactions;
+#      PostgreSQL server on the machine does with short write transactions;
 #   2. `purse serve` (its own database, a pool of CONNECTIONS) and `purse bench nexus --server`
 #      with CONNECTIONS connections: step-up flows, top-ups alone, GET /health;
 #   3. `pgbench -N` again, so a drift of the machine's speed shows.

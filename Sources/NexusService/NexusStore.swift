@@ -179,22 +179,39 @@ struct NexusStore: Sendable {
             """).run()
     }
 
-    /// Counts a wrong PIN; returns the attempts left (0 means it is now locked).
-    func recordWrongPin(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any DatabaseSession) async throws -> Int {
-        guard let row = try await db.raw("""
-            UPDATE nexus_pins SET failed_attempts = failed_attempts + 1, updated_at = \(bind: now.epochMillis)
-            WHERE user_id = \(bind: user.rawValue) RETURNING failed_attempts
-            """).first() else { return 0 }
-        let failures = try row.decode(column: "failed_attempts", as: Int.self)
-        if failures >= maxAttempts {
-            try await db.raw("""
-                UPDATE nexus_pins SET failed_attempts = 0, locked_until = \(bind: now.addingTimeInterval(lockout).epochMillis)
-                WHERE user_id = \(bind: user.rawValue)
-                """).run()
-            return 0
-        }
-        return maxAttempts - failures
+    /// What ``reservePinAttempt(user:maxAttempts:lockout:now:in:)`` found.
+    enum PinAttempt: Equatable {
+        case notSet
+        case locked(until: Date)
+        /// The attempt is counted: compare `hash`; it is attempt `number` since the last success
+        /// or lockout (the one that reaches the limit also starts the lockout).
+        case reserved(hash: String, number: Int)
     }
+
+    /// Counts an attempt before the PIN is compared, in one statement — so that however many
+    /// requests come at once, at most `maxAttempts` of them are compared before the lockout, and
+    /// a PIN compared is a PIN counted. A lockout that has passed starts the count again. The
+    /// caller resets the count when the PIN matches.
+    func reservePinAttempt(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any DatabaseSession) async throws -> PinAttempt {
+        let millis = now.epochMillis
+        if let row = try await db.query(Self.reservePinAttempt, [
+            .text(user.rawValue), .integer(millis), .integer(Int64(maxAttempts)), .integer(now.addingTimeInterval(lockout).epochMillis),
+        ]).first {
+            return .reserved(hash: try row.decode(column: "pin_hash", as: String.self), number: try row.decode(column: "failed_attempts", as: Int.self))
+        }
+        guard let state = try await pin(of: user, in: db) else { return .notSet }
+        return .locked(until: state.lockedUntil ?? now)
+    }
+
+    /// Values: user, now, the limit, the end of a lockout starting now.
+    static let reservePinAttempt = DatabaseStatement("""
+        UPDATE nexus_pins SET
+            failed_attempts = CASE WHEN locked_until IS NULL THEN failed_attempts + 1 ELSE 1 END,
+            locked_until = CASE WHEN (CASE WHEN locked_until IS NULL THEN failed_attempts + 1 ELSE 1 END) >= $3 THEN $4 END,
+            updated_at = $2
+        WHERE user_id = $1 AND (locked_until IS NULL OR locked_until <= $2)
+        RETURNING pin_hash, failed_attempts
+        """)
 
     func resetPinFailures(user: UserID, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE nexus_pins SET failed_attempts = 0, locked_until = NULL WHERE user_id = \(bind: user.rawValue)").run()

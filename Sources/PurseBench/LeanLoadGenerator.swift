@@ -10,8 +10,8 @@ import Synchronization
 /// The load generator `purse bench nexus` uses by default: requests written as prepared bytes, the
 /// few fields it needs read straight out of the response body.
 ///
-/// The benchmark measures the server, and on this machine the load generator shares the server's
-/// two cores: everything it spends is taken from the server. Like `wrk`, it should cost as little
+/// The benchmark measures the server, and on loopback the load generator shares the server's
+/// cores: everything it spends is taken from the server. Like `wrk`, it should cost as little
 /// as it can. It still does the cryptography a phone does — a fresh P-256 signature over
 /// `authenticatorData ‖ SHA-256(clientDataJSON)` for every challenge — and sends the same
 /// WebAuthn JSON; `--client core` runs the real `NexusPay` client core instead.

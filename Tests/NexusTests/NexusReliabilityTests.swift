@@ -356,6 +356,37 @@ struct NexusReliabilityTests {
         }
     }
 
+    /// 99 wrong PINs at once: the attempts are counted before any PIN is compared, so five are
+    /// compared (four told how many are left, the fifth locks) and the rest are refused unseen;
+    /// the right PIN then waits out the lockout like any other, and so does changing the PIN.
+    /// After the lockout the count starts again.
+    @Test(arguments: TestEngines.all)
+    func concurrentWrongPinsCompareAtMostTheLimit(engine: DatabaseEngine) async throws {
+        try await NexusHarness.withServer(engine: engine) { h in
+            let user = try await h.enrolledUser()
+            try await user.nexus.setPin("2580")
+            let codes = try await withThrowingTaskGroup(of: String?.self, returning: [String?].self) { group in
+                for index in 0..<99 {
+                    group.addTask {
+                        let wrong = String(format: "%04d", 1000 + index)
+                        return try await topup(h, user, auth: #""pin": "\#(wrong)""#).object["code"] as? String
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(codes.filter { $0 == "incorrect_pin" }.count == 4)
+            #expect(codes.filter { $0 == "pin_locked" }.count == 95)
+            try await expectTopupRefused(try await topup(h, user, auth: #""pin": "2580""#), code: "pin_locked", status: HTTPResponse.Status(code: 423), user: user, h: h)
+            let change = try await h.client.json(.put, "/user/pin", #"{"pin": "8642", "currentPin": "2580"}"#, token: user.token)
+            #expect(change.status.code == 423)
+            h.server.clock.advance(by: 15 * 60 + 1)
+            let again = try await topup(h, user, auth: #""pin": "1111""#)
+            #expect(again.object["message"] as? String == "Incorrect PIN. 4 attempts left.")
+            #expect(try await topup(h, user, auth: #""pin": "2580""#).status == .ok)
+            #expect(try await topup(h, user, auth: #""pin": "1111""#).object["message"] as? String == "Incorrect PIN. 4 attempts left.")
+        }
+    }
+
     @Test func pinRulesAndChanges() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()

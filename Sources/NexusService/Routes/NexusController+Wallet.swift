@@ -192,27 +192,28 @@ extension NexusController {
         return claims.tokenID
     }
 
-    /// Checks the transaction PIN with lockout. Wrong attempts are recorded in their own
-    /// transaction, so they count even though the top-up is refused.
+    /// Checks the transaction PIN with lockout. The attempt is counted (in its own transaction)
+    /// before the PIN is compared, so concurrent guesses cannot outrun the limit, and a wrong PIN
+    /// counts even though the request is refused.
     func checkPin(_ pin: String, user: UserID) async throws {
         let now = now()
-        guard let state = try await environment.database.read({ db in try await store.pin(of: user, in: db) }) else {
+        let attempt = try await environment.database.transaction { db in
+            try await store.reservePinAttempt(user: user, maxAttempts: configuration.pinAttempts, lockout: configuration.pinLockout, now: now, in: db)
+        }
+        switch attempt {
+        case .notSet:
             throw NexusFailure.error(.badRequest, "pin_not_set", "No transaction PIN is set. Set one with PUT /user/pin.")
-        }
-        if let until = state.lockedUntil, until > now {
+        case .locked(let until):
             throw pinLocked(until: until, now: now)
-        }
-        if try await environment.passwords.verify(pin, hash: state.hash) {
-            if state.failedAttempts > 0 || state.lockedUntil != nil {
+        case .reserved(let hash, let number):
+            if try await environment.passwords.verify(pin, hash: hash) {
                 try await environment.database.transaction { db in try await store.resetPinFailures(user: user, in: db) }
+                return
             }
-            return
+            let left = configuration.pinAttempts - number
+            if left <= 0 { throw pinLocked(until: now.addingTimeInterval(configuration.pinLockout), now: now) }
+            throw NexusFailure.error(.unauthorized, "incorrect_pin", "Incorrect PIN. \(left) attempt\(left == 1 ? "" : "s") left.", param: "pin")
         }
-        let left = try await environment.database.transaction { db in
-            try await store.recordWrongPin(user: user, maxAttempts: configuration.pinAttempts, lockout: configuration.pinLockout, now: now, in: db)
-        }
-        if left == 0 { throw pinLocked(until: now.addingTimeInterval(configuration.pinLockout), now: now) }
-        throw NexusFailure.error(.unauthorized, "incorrect_pin", "Incorrect PIN. \(left) attempt\(left == 1 ? "" : "s") left.", param: "pin")
     }
 
     func pinLocked(until: Date, now: Date) -> APIError {
