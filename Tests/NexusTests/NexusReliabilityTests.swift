@@ -329,6 +329,25 @@ struct NexusReliabilityTests {
         }
     }
 
+    // MARK: Authentication
+
+    /// A validly signed session token of a user this database does not have signs nobody in:
+    /// 401 on every route, never a 500 from a foreign key nor an empty wallet.
+    @Test func aTokenOfAnUnknownUserIsRefusedEverywhere() async throws {
+        try await NexusHarness.withServer { h in
+            let token = try await h.server.environment.tokens.issue(for: UserID("usr_gone"), purpose: TokenService.sessionPurpose, lifetime: 3600).token
+            let requests: [(HTTPRequest.Method, String, String?)] = [
+                (.get, "/auth/me", nil), (.get, "/user/balance", nil), (.get, "/user/transactions", nil),
+                (.post, "/sandbox/nexus/fund", #"{"amount": 100}"#), (.put, "/user/pin", #"{"pin": "2580"}"#),
+                (.post, "/biometric/register/options", "{}"),
+            ]
+            for (method, path, body) in requests {
+                let response = try await h.client.json(method, path, body, token: token, headers: [.idempotencyKey: UUID().uuidString])
+                #expect(response.status == .unauthorized, "\(method) \(path): \(response.text)")
+            }
+        }
+    }
+
     // MARK: PIN
 
     @Test func pinLockoutAfterFiveWrongPins() async throws {

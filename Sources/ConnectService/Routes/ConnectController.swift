@@ -32,7 +32,7 @@ struct ConnectController: Sendable {
     }
 
     func mount(on router: Router<PurseRequestContext>) {
-        let connect = router.group("api/stripe/connect").add(middleware: RequireAuthentication())
+        let connect = router.group("api/stripe/connect").add(middleware: RequireAuthentication(unknownUser: APIError(.notFound, "User not found")))
         connect.post("create-account") { _, context in try await createAccount(user: try context.requireUser().id, logger: context.logger) }
         connect.post("create-account-link") { request, context in
             try await createAccountLink(user: try context.requireUser().id, origin: request.headers[.origin], logger: context.logger)

@@ -1,22 +1,41 @@
 import HTTPTypes
 import Foundation
 import Hummingbird
+import Logging
 import PurseDatabase
 
-/// Reads `Authorization: Bearer <jwt>` and, when it is a valid session token, sets
-/// ``PurseRequestContext/user``. It never refuses a request itself: a route that needs a user
-/// calls ``PurseRequestContext/requireUser()`` or sits behind ``RequireAuthentication``.
+/// Reads `Authorization: Bearer <jwt>` and, when it is a valid session token of a user that
+/// exists, sets ``PurseRequestContext/user``. It never refuses a request itself: a route that
+/// needs a user calls ``PurseRequestContext/requireUser()`` or sits behind
+/// ``RequireAuthentication``, and gets 401 for a token of an unknown user as for no token.
 public struct SessionAuthenticator: RouterMiddleware {
     public typealias Context = PurseRequestContext
     let tokens: TokenService
+    let users: KnownUsers
 
-    public init(tokens: TokenService) { self.tokens = tokens }
+    public init(tokens: TokenService, users: KnownUsers) {
+        self.tokens = tokens
+        self.users = users
+    }
 
     @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if let token = Self.bearerToken(request),
            let claims = try? await tokens.verify(token, purpose: TokenService.sessionPurpose) {
-            context.user = AuthenticatedUser(id: claims.userID)
+            let exists: Bool
+            do {
+                exists = try await users.exists(claims.userID)
+            } catch {
+                // The database did not answer: the route's own work meets the same failure and
+                // answers it in its own words.
+                context.logger.warning("could not look the token's user up", metadata: ["error": "\(error)"])
+                exists = true
+            }
+            if exists {
+                context.user = AuthenticatedUser(id: claims.userID)
+            } else {
+                context.unknownUser = claims.userID
+            }
         }
         return try await next(request, context)
     }
@@ -50,11 +69,17 @@ public struct SessionAuthenticator: RouterMiddleware {
     }
 }
 
-/// Refuses requests without a signed-in user: 401 `{"error": "Authentication required"}`.
+/// Refuses requests without a signed-in user: 401 `{"error": "Authentication required"}`, or
+/// `unknownUser` for a valid token of a user the database does not have, where a service's
+/// contract answers that in its own words.
 public struct RequireAuthentication: RouterMiddleware {
     public typealias Context = PurseRequestContext
-    public init() {}
+    let unknownUser: APIError?
+
+    public init(unknownUser: APIError? = nil) { self.unknownUser = unknownUser }
+
     @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+        if context.unknownUser != nil, let unknownUser { throw unknownUser }
         _ = try context.requireUser()
         return try await next(request, context)
     }

@@ -75,7 +75,7 @@ public func buildApplication(
     router.add(middleware: RequestLoggingMiddleware(level: .info))
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: SessionAuthenticator(tokens: environment.tokens))
+    router.add(middleware: SessionAuthenticator(tokens: environment.tokens, users: KnownUsers(accounts: environment.accounts)))
 
     CoreRoutes(environment: environment, modules: allModules, document: document).mount(on: router)
     // Graceful shutdown runs in reverse order: the HTTP server (which Hummingbird adds last) finishes

@@ -13,8 +13,11 @@ public struct AuthenticatedUser: Sendable, Hashable {
 /// after ``SessionAuthenticator``, the signed-in user.
 public struct PurseRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The user of a valid bearer token, if the request carried one.
+    /// The user of a valid bearer token, if the request carried one and the user exists.
     public var user: AuthenticatedUser?
+    /// The user a valid bearer token names when this database has no such user (``user`` is
+    /// then nil): routes whose contract answers that case in its own words read it.
+    public var unknownUser: UserID?
     /// Taken from `X-Request-ID` when the caller sent a sane one, otherwise generated.
     public var requestID: String = ""
 

@@ -1,0 +1,36 @@
+import Foundation
+import PurseDatabase
+import Synchronization
+
+/// Tells whether the user a valid session token names exists, for ``SessionAuthenticator``:
+/// a token outlives nothing it was not meant to — a token signed for a user that is not in
+/// this database (another deployment with the same secret, a database restored from before
+/// the account) signs nobody in, on every route alike.
+///
+/// Every authenticated request asks, so users found are remembered for ``lifetime`` (a bounded
+/// set that starts again empty when full); a user not found is asked about again each time.
+public final class KnownUsers: Sendable {
+    let accounts: AccountStore
+    let lifetime: Duration
+    let capacity: Int
+    private let found = Mutex<[UserID: ContinuousClock.Instant]>([:])
+
+    public init(accounts: AccountStore, lifetime: Duration = .seconds(60), capacity: Int = 100_000) {
+        self.accounts = accounts
+        self.lifetime = lifetime
+        self.capacity = max(0, capacity)
+    }
+
+    /// Whether `id` names a user of this database.
+    public func exists(_ id: UserID) async throws -> Bool {
+        let now = ContinuousClock.now
+        if found.withLock({ $0[id].map { now < $0 } ?? false }) { return true }
+        guard try await accounts.find(id: id) != nil else { return false }
+        guard capacity > 0 else { return true }
+        found.withLock { found in
+            if found.count >= capacity { found.removeAll(keepingCapacity: true) }
+            found[id] = now + lifetime
+        }
+        return true
+    }
+}
