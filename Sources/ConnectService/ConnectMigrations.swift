@@ -94,5 +94,20 @@ enum ConnectMigrations {
             )
             """,
         ]),
+        // A buyer's seat is held from before the charge until the sale is recorded, once per
+        // Idempotency-Key: a retry finds its hold instead of taking another seat, a failed
+        // charge gives the seat back, and a recorded sale turns the hold into a ticket.
+        Migration("connect_0006_seat_holds", [
+            """
+            CREATE TABLE connect_seat_holds (
+                buyer_user_id TEXT NOT NULL REFERENCES users(id),
+                idempotency_key TEXT NOT NULL,
+                event_id TEXT NOT NULL REFERENCES connect_events(id),
+                request_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (buyer_user_id, idempotency_key)
+            )
+            """,
+        ]),
     ]
 }

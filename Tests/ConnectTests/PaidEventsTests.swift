@@ -67,6 +67,55 @@ struct PaidEventsTests {
         }
     }
 
+    /// A retry is decided before a seat is taken: the same key with a differently written card is
+    /// 422 and holds no seat (a capacity-3 event still sells three), and the exact retry of the
+    /// sale that filled a capacity-1 event gets its first 201, not "Sold out".
+    @Test func retriesNeitherLeakSeatsNorLoseTheirAnswer() async throws {
+        try await ConnectHarness.withServer { h in
+            let host = try await onboardedHost(h)
+            let three = try #require(try await createEvent(h, token: host, capacity: 3).object["id"] as? String)
+            let (buyer, _, _) = try await h.host()
+            #expect(try await buy(h, event: three, token: buyer, key: "order-1").status == .created)
+            let rewritten = try await buy(h, event: three, token: buyer, card: "4242424242424242", key: "order-1")
+            #expect(rewritten.status == .unprocessableContent)
+            #expect(try await buy(h, event: three, token: buyer, key: "order-2").status == .created)
+            #expect(try await buy(h, event: three, token: buyer, key: "order-3").status == .created)
+            #expect(try await buy(h, event: three, token: buyer, key: "order-4").status == .conflict)
+
+            let one = try #require(try await createEvent(h, token: host, capacity: 1).object["id"] as? String)
+            let first = try await buy(h, event: one, token: buyer, key: "solo")
+            #expect(first.status == .created)
+            let retry = try await buy(h, event: one, token: buyer, key: "solo")
+            #expect(retry.status == .created && retry.text == first.text && retry.headers[.idempotentReplayed] == "true")
+            let (sold, holds, audit) = try await h.server.environment.database.read { db in
+                (try await db.raw("SELECT SUM(tickets_sold) AS n FROM connect_events").first()?.decode(column: "n", as: Int.self),
+                 try await db.raw("SELECT COUNT(*) AS n FROM connect_seat_holds").first()?.decode(column: "n", as: Int.self),
+                 try await h.server.environment.ledger.audit(in: db))
+            }
+            #expect(sold == 4 && holds == 0 && audit.isEmpty)
+        }
+    }
+
+    /// Twenty attempts with one key at once: one seat, one ticket, one answer.
+    @Test func concurrentAttemptsWithOneKeyTakeOneSeat() async throws {
+        try await ConnectHarness.withServer { h in
+            let host = try await onboardedHost(h)
+            let event = try #require(try await createEvent(h, token: host, capacity: 2).object["id"] as? String)
+            let (buyer, _, _) = try await h.host()
+            let answers = try await withThrowingTaskGroup(of: String.self, returning: Set<String>.self) { group in
+                for _ in 0..<20 { group.addTask { try await buy(h, event: event, token: buyer, key: "same").text } }
+                return try await group.reduce(into: []) { $0.insert($1) }
+            }
+            #expect(answers.count == 1)
+            #expect(try await buy(h, event: event, token: buyer, key: "other").status == .created)
+            let (sold, tickets) = try await h.server.environment.database.read { db in
+                (try await db.raw("SELECT tickets_sold FROM connect_events").first()?.decode(column: "tickets_sold", as: Int.self),
+                 try await db.raw("SELECT COUNT(*) AS n FROM connect_tickets").first()?.decode(column: "n", as: Int.self))
+            }
+            #expect(sold == 2 && tickets == 2)
+        }
+    }
+
     @Test func declinedCardsAndSoldOutEventsChangeNothing() async throws {
         try await ConnectHarness.withServer { h in
             let host = try await onboardedHost(h)

@@ -129,24 +129,61 @@ struct EventsController: Sendable {
             throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
         }
         struct Sale { var event: Event; var destination: String }
-        // 1. Reserve a seat (so a sold-out event is never charged).
-        let sale = try await environment.database.transaction { db -> Sale in
-            guard let row = try await db.raw("SELECT * FROM connect_events WHERE id = \(bind: eventID)").first() else { throw APIError.notFound("Event not found") }
-            let event = try Self.event(row)
-            guard event.startsAt > environment.now() else { throw APIError(.conflict, "This event has already started") }
-            guard let destination = try await db.raw("""
-                SELECT stripe_account_id FROM connect_accounts WHERE user_id = \(bind: event.hostId) AND onboarding_complete
-                """).first()?.decode(column: "stripe_account_id", as: String.self) else {
-                throw APIError(.conflict, "The host cannot receive payments right now")
+        enum Start { case replay(StoredResponse), sale(Sale) }
+        let (scope, requestHash) = ServerEnvironment.idempotencyScope(request, body: buffer)
+        // 1. Decide whether this is a retry, then hold a seat for this key (so a sold-out event
+        //    is never charged, and a retry never takes a second seat).
+        let start: Start
+        do {
+            start = try await environment.database.transaction { db -> Start in
+                if let stored = try await environment.idempotency.finished(user: buyer, key: key, scope: scope, requestHash: requestHash, in: db) {
+                    return .replay(stored)
+                }
+                guard let row = try await db.raw("SELECT * FROM connect_events WHERE id = \(bind: eventID)").first() else { throw APIError.notFound("Event not found") }
+                let event = try Self.event(row)
+                guard event.startsAt > environment.now() else { throw APIError(.conflict, "This event has already started") }
+                guard let destination = try await db.raw("""
+                    SELECT stripe_account_id FROM connect_accounts WHERE user_id = \(bind: event.hostId) AND onboarding_complete
+                    """).first()?.decode(column: "stripe_account_id", as: String.self) else {
+                    throw APIError(.conflict, "The host cannot receive payments right now")
+                }
+                let held = try await db.raw("""
+                    INSERT INTO connect_seat_holds (buyer_user_id, idempotency_key, event_id, request_hash, created_at)
+                    VALUES (\(bind: buyer.rawValue), \(bind: key), \(bind: eventID), \(bind: requestHash), \(bind: environment.now().epochMillis))
+                    ON CONFLICT DO NOTHING RETURNING event_id
+                    """).first() != nil
+                if held {
+                    guard try await db.raw("""
+                        UPDATE connect_events SET tickets_sold = tickets_sold + 1 WHERE id = \(bind: eventID) AND (capacity IS NULL OR tickets_sold < capacity) RETURNING id
+                        """).first() != nil else { throw APIError(.conflict, "Sold out") }
+                } else {
+                    // An earlier attempt with this key holds the seat; it must have been this request.
+                    let earlier = try await db.raw("""
+                        SELECT event_id, request_hash FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key)
+                        """).first()
+                    guard try earlier?.decode(column: "request_hash", as: String.self) == requestHash,
+                          try earlier?.decode(column: "event_id", as: String.self) == eventID else { throw IdempotencyError.keyReused }
+                }
+                return .sale(Sale(event: event, destination: destination))
             }
-            guard try await db.raw("""
-                UPDATE connect_events SET tickets_sold = tickets_sold + 1 WHERE id = \(bind: eventID) AND (capacity IS NULL OR tickets_sold < capacity) RETURNING id
-                """).first() != nil else { throw APIError(.conflict, "Sold out") }
-            return Sale(event: event, destination: destination)
+        } catch IdempotencyError.keyReused {
+            throw ServerEnvironment.keyReused
         }
+        let sale: Sale
+        switch start {
+        case .replay(let stored): return ServerEnvironment.response(stored)
+        case .sale(let held): sale = held
+        }
+        // Gives the seat back if this key still holds one (a failed charge, or a sale some
+        // other attempt with this key recorded first).
         let release: @Sendable () async -> Void = {
             _ = try? await environment.database.transaction { db in
-                try await db.raw("UPDATE connect_events SET tickets_sold = tickets_sold - 1 WHERE id = \(bind: eventID) AND tickets_sold > 0").run()
+                let released = try await db.raw("""
+                    DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
+                    """).first() != nil
+                if released {
+                    try await db.raw("UPDATE connect_events SET tickets_sold = tickets_sold - 1 WHERE id = \(bind: eventID) AND tickets_sold > 0").run()
+                }
             }
         }
         // 2. Charge (Stripe's idempotency makes a retry return the same PaymentIntent).
@@ -179,6 +216,10 @@ struct EventsController: Sendable {
             let clearing = try await environment.ledger.account(owner: nil, kind: "connect_card_clearing", currency: currency, allowNegative: true, now: now, in: db)
             let fees = try await environment.ledger.account(owner: nil, kind: "connect_platform_fees", currency: currency, now: now, in: db)
             let host = try await environment.ledger.account(owner: UserID(event.hostId), kind: "connect_host_earnings", currency: currency, now: now, in: db)
+            // The hold becomes the ticket's seat.
+            guard try await db.raw("""
+                DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
+                """).first() != nil else { throw APIError(.conflict, "The seat held for this purchase was given back; try again") }
             let ticketID = RandomID.make("tkt")
             let ledgerID = try await environment.ledger.post(
                 kind: "connect.ticket", memo: "Ticket for \(event.title)", reference: ticketID,
@@ -195,7 +236,7 @@ struct EventsController: Sendable {
                                 currency: event.currency, paymentIntentId: intent.id, createdAt: now)
             return (.created, try JSONCoding.encoder.encode(Answer(ticket: ticket)))
         }
-        if response.headers[.idempotentReplayed] == "true" { await release() }  // the seat was reserved twice
+        if response.headers[.idempotentReplayed] == "true" { await release() }  // recorded by another attempt with this key
         return response
     }
 

@@ -24,8 +24,7 @@ extension ServerEnvironment {
         } catch {
             throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
         }
-        let scope = "\(request.method.rawValue) \(request.uri.path)"
-        let hash = IdempotencyStore.requestHash(scope: scope, body: body.readableBytesView)
+        let (scope, hash) = Self.idempotencyScope(request, body: body)
         do {
             let stored = try await idempotency.perform(
                 database: database, user: user, key: key, scope: scope, requestHash: hash, now: now()
@@ -33,11 +32,26 @@ extension ServerEnvironment {
                 let (status, data) = try await effect(db)
                 return StoredResponse(status: Int(status.code), body: data)
             }
-            var headers: HTTPFields = [:]
-            if stored.replayed { headers[.idempotentReplayed] = "true" }
-            return .jsonData(stored.body, status: HTTPResponse.Status(code: stored.status), headers: headers)
+            return Self.response(stored)
         } catch IdempotencyError.keyReused {
-            throw APIError.unprocessable("Idempotency-Key was already used with a different request")
+            throw Self.keyReused
         }
     }
+
+    /// The idempotency scope of a request (method and path) and the hash of the request under
+    /// its key (scope and body).
+    public static func idempotencyScope(_ request: Request, body: ByteBuffer) -> (scope: String, hash: String) {
+        let scope = "\(request.method.rawValue) \(request.uri.path)"
+        return (scope, IdempotencyStore.requestHash(scope: scope, body: body.readableBytesView))
+    }
+
+    /// The HTTP response of a stored one, `Idempotent-Replayed: true` when it is replayed.
+    public static func response(_ stored: StoredResponse) -> Response {
+        var headers: HTTPFields = [:]
+        if stored.replayed { headers[.idempotentReplayed] = "true" }
+        return .jsonData(stored.body, status: HTTPResponse.Status(code: stored.status), headers: headers)
+    }
+
+    /// 422: the key came with another request.
+    public static let keyReused = APIError.unprocessable("Idempotency-Key was already used with a different request")
 }

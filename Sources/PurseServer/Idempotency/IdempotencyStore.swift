@@ -107,6 +107,15 @@ public struct IdempotencyStore: Sendable {
         }
     }
 
+    /// The finished response stored under the key, marked replayed; nil when the key is new
+    /// or its request is still running — for a request that must decide before its effect
+    /// whether it is a retry (a ticket sale holds a seat before it charges).
+    /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
+    public func finished(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
+        guard let stored = try await Self.stored(user: user, key: key, scope: scope, requestHash: requestHash, in: db), stored.status != 102 else { return nil }
+        return stored
+    }
+
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
     static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
