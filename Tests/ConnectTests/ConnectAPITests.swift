@@ -8,6 +8,7 @@ import PurseDatabase
 import PurseKit
 import PurseServer
 import PurseTestSupport
+import SQLKit
 import StripeConnect
 import Testing
 
@@ -213,6 +214,36 @@ struct ConnectAPITests {
             let other = event(id: "evt_4", type: "payout.paid", account: account, complete: false)
             #expect(try await post(h, other, signature: sign(h, other)).status == .ok)
             #expect(try await service.getAccountStatus().onboardingComplete)
+        }
+    }
+
+    /// A correctly signed event is acknowledged and recorded whatever its object lacks: an
+    /// account.updated with only the fields the completion rule reads is applied; one without
+    /// them is recorded and changes nothing; neither is refused (Stripe would retry it for days).
+    @Test func signedEventsAreAcknowledgedWhateverTheyLack() async throws {
+        try await ConnectHarness.withServer { h in
+            let (_, service, _) = try await h.host()
+            let account = try await service.createConnectAccount().account.id
+            let minimal = Data("""
+                {"id": "evt_min", "type": "account.updated", "created": 200,
+                 "data": {"object": {"id": "\(account)", "charges_enabled": true, "payouts_enabled": true, "details_submitted": true}}}
+                """.utf8)
+            #expect(try await post(h, minimal, signature: sign(h, minimal)).status == .ok)
+            #expect(try await service.getAccountStatus().onboardingComplete)
+            let partial = Data("""
+                {"id": "evt_partial", "type": "account.updated", "created": 300, "data": {"object": {"id": "\(account)", "business_type": null}}}
+                """.utf8)
+            let recorded = try await post(h, partial, signature: sign(h, partial))
+            #expect(recorded.status == .ok)
+            #expect(try await service.getAccountStatus().onboardingComplete)
+            let unknown = Data(#"{"id": "evt_cap", "type": "capability.updated", "data": {"object": {"id": "card_payments"}}}"#.utf8)
+            #expect(try await post(h, unknown, signature: sign(h, unknown)).status == .ok)
+            let types = try await h.server.environment.database.read { db in
+                try await db.raw("SELECT type FROM connect_stripe_events ORDER BY id").all().map { try $0.decode(column: "type", as: String.self) }
+            }
+            #expect(types == ["capability.updated", "account.updated", "account.updated"])
+            // Redelivered, still acknowledged.
+            #expect(try await post(h, partial, signature: sign(h, partial)).object["duplicate"] as? Bool == true)
         }
     }
 

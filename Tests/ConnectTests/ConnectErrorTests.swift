@@ -50,8 +50,19 @@ struct ConnectErrorTests {
         try await ConnectHarness.withServer { h in
             let (token, _) = try await h.client.register()
             let verify = try await h.client.json(.post, "/api/stripe/connect/verify-account", token: token)
-            #expect(verify.status == .ok)
-            #expect(verify.object["hasAccount"] as? Bool == false && verify.object["onboardingComplete"] as? Bool == false)
+            #expect(verify.status == .badRequest)
+            #expect(verify.text == #"{"error":"User does not have a Stripe Connect account"}"#)
+        }
+    }
+
+    /// The database failing inside create-account is the seed's 500, in the seed's words.
+    @Test func createAccountFailureIsTheSeeds500() async throws {
+        try await ConnectHarness.withServer { h in
+            let (token, _) = try await h.client.register()
+            await h.server.environment.database.shutdown()
+            let created = try await h.client.json(.post, "/api/stripe/connect/create-account", token: token)
+            #expect(created.status == .internalServerError)
+            #expect(created.text == #"{"error":"Failed to create Stripe Connect account"}"#)
         }
     }
 

@@ -33,12 +33,22 @@ struct ConnectController: Sendable {
 
     func mount(on router: Router<PurseRequestContext>) {
         let connect = router.group("api/stripe/connect").add(middleware: RequireAuthentication(unknownUser: APIError(.notFound, "User not found")))
-        connect.post("create-account") { _, context in try await createAccount(user: try context.requireUser().id, logger: context.logger) }
+        connect.post("create-account") { _, context in
+            try await Self.answering("Failed to create Stripe Connect account", logger: context.logger) {
+                try await createAccount(user: try context.requireUser().id, logger: context.logger)
+            }
+        }
         connect.post("create-account-link") { request, context in
-            try await createAccountLink(user: try context.requireUser().id, origin: request.headers[.origin], logger: context.logger)
+            try await Self.answering("Failed to create account link", logger: context.logger) {
+                try await createAccountLink(user: try context.requireUser().id, origin: request.headers[.origin], logger: context.logger)
+            }
         }
         connect.get("account-status") { _, context in try await accountStatus(user: try context.requireUser().id, logger: context.logger) }
-        connect.post("verify-account") { _, context in try await verifyAccount(user: try context.requireUser().id, logger: context.logger) }
+        connect.post("verify-account") { _, context in
+            try await Self.answering("Failed to verify account", logger: context.logger) {
+                try await verifyAccount(user: try context.requireUser().id, logger: context.logger)
+            }
+        }
         router.post("api/webhooks/stripe/connect") { request, context in
             var request = request
             let body = try await request.collectJSONBody(context: context)
@@ -46,6 +56,19 @@ struct ConnectController: Sendable {
         }
         router.get("stripe/connect/success") { _, _ in Response.html(Self.landing("Onboarding submitted", "You can return to the Maly app; your payout status updates in a moment.")) }
         router.get("stripe/connect/reauth") { _, _ in Response.html(Self.landing("Onboarding link expired", "Return to the Maly app and start onboarding again to get a fresh link.")) }
+    }
+
+    /// Runs a route's work; a failure that is not already one of the seed's answers (the
+    /// database, an unexpected reply) is logged and answered with the seed's 500 `message`.
+    static func answering(_ message: String, logger: Logger, _ work: () async throws -> Response) async throws -> Response {
+        do {
+            return try await work()
+        } catch let error as APIError {
+            throw error
+        } catch {
+            logger.error("\(message)", metadata: ["error": "\(error)"])
+            throw APIError(.internalServerError, message)
+        }
     }
 
     func stored(_ user: UserID, in db: any DatabaseSession) async throws -> Stored? {
@@ -140,7 +163,7 @@ struct ConnectController: Sendable {
 
     func verifyAccount(user: UserID, logger: Logger) async throws -> Response {
         guard let existing = try await environment.database.read({ db in try await stored(user, in: db) }) else {
-            return try .json(VerifiedStatus(hasAccount: false, onboardingComplete: false, chargesEnabled: false, payoutsEnabled: false, detailsSubmitted: false))
+            throw APIError(.badRequest, "User does not have a Stripe Connect account")
         }
         let account: StripeAccount
         do {
@@ -149,16 +172,39 @@ struct ConnectController: Sendable {
             logger.error("stripe account retrieval failed", metadata: ["stripe.status": "\(failure.status)", "stripe.request_id": "\(failure.requestID ?? "-")"])
             throw APIError(.internalServerError, "Failed to verify account")
         }
-        try await environment.database.transaction { db in try await update(with: account, in: db) }
+        try await environment.database.transaction { db in try await update(with: AccountState(account), in: db) }
         return try .json(VerifiedStatus(
             hasAccount: true, onboardingComplete: account.onboardingComplete, chargesEnabled: account.charges_enabled,
             payoutsEnabled: account.payouts_enabled, detailsSubmitted: account.details_submitted
         ))
     }
 
+    /// What the completion rule reads of an account — all a webhook needs to carry.
+    struct AccountState: Decodable {
+        struct Requirements: Decodable { var currently_due: [String]? }
+        var id: String
+        var charges_enabled: Bool
+        var payouts_enabled: Bool
+        var details_submitted: Bool
+        var requirements: Requirements?
+
+        init(_ account: StripeAccount) {
+            id = account.id
+            charges_enabled = account.charges_enabled
+            payouts_enabled = account.payouts_enabled
+            details_submitted = account.details_submitted
+            requirements = Requirements(currently_due: account.requirements?.currently_due)
+        }
+
+        /// ``StripeAccount/onboardingComplete``'s rule.
+        var onboardingComplete: Bool {
+            details_submitted && (requirements?.currently_due?.isEmpty ?? true) && charges_enabled
+        }
+    }
+
     /// Stores the account's status. With `eventCreated` (a webhook), it is applied only when the event is not
     /// older than the last one applied to this account — Stripe does not promise delivery order.
-    func update(with account: StripeAccount, eventCreated: Int64? = nil, in db: any DatabaseSession) async throws {
+    func update(with account: AccountState, eventCreated: Int64? = nil, in db: any DatabaseSession) async throws {
         var query = SQLQueryString("""
             UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
             payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
@@ -196,14 +242,16 @@ struct ConnectController: Sendable {
         guard let envelope = try? JSONDecoder().decode(EventEnvelope.self, from: body) else {
             throw APIError(.badRequest, "Webhook payload is not a Stripe event")
         }
-        let account: StripeAccount?
-        if envelope.type == "account.updated" {
-            guard let event = try? JSONDecoder().decode(StripeEvent<StripeAccount>.self, from: body) else {
-                throw APIError(.badRequest, "account.updated event without an account object")
-            }
-            account = event.data.object
-        } else {
-            account = nil
+        // A correctly signed event is always acknowledged and recorded (Stripe retries refused
+        // ones for days); only an account.updated whose object carries what the completion rule
+        // reads changes anything.
+        struct AccountEvent: Decodable {
+            struct Payload: Decodable { var object: AccountState }
+            var data: Payload
+        }
+        let account: AccountState? = envelope.type == "account.updated" ? try? JSONDecoder().decode(AccountEvent.self, from: body).data.object : nil
+        if envelope.type == "account.updated", account == nil {
+            logger.warning("account.updated without the fields onboarding needs; recorded, not applied", metadata: ["event": "\(envelope.id)"])
         }
         let now = environment.now().epochMillis
         let firstTime = try await environment.database.transaction { db -> Bool in
