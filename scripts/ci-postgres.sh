@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checks that need PostgreSQL: installs Debian's server when missing, starts a throwaway
-# cluster on a free 127.0.0.1 port, runs the store contract suite, the ledger migration, the Nexus races and the CLI
+# cluster on a free 127.0.0.1 port, runs the store contract suite, the ledger migration, the Nexus races (top-ups, PIN guesses) and the CLI
 # journey against it, then removes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ trap stop_postgres EXIT
 export PURSE_TEST_POSTGRES_URL="$postgres_url"
 
 step "store contract suite and Nexus races on PostgreSQL"
-swift test --skip-build --filter "StoreContractTests|LedgerMigrationTests|twoHundred" 2>&1 | tee .ci-pg-test.log
+swift test --skip-build --filter "StoreContractTests|LedgerMigrationTests|twoHundred|concurrentWrongPins" 2>&1 | tee .ci-pg-test.log
 grep -q "postgres" .ci-pg-test.log || { echo "the PostgreSQL cases did not run"; exit 1; }
 
 step "CLI journey against a live server (PostgreSQL)"
