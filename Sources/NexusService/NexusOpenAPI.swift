@@ -74,7 +74,7 @@ enum NexusOpenAPI {
                                        ("name", Schema.string), ("minAmount", Schema.integer), ("maxAmount", Schema.integer)])),
             ("TopupRequest", Schema.object([("amount", Schema.integer), ("productCode", Schema.string), ("recipientPhone", Schema.string), ("verificationToken", Schema.string),
                                             ("pin", Schema.string), ("supplierSlug", Schema.string), ("useCashback", Schema.boolean)],
-                                           required: ["amount", "productCode", "recipientPhone"])),
+                                           required: ["amount", "productCode"])),
             ("TopupResponse", Schema.object([("success", Schema.boolean), ("message", Schema.string),
                                              ("data", Schema.object([("transactionId", Schema.string), ("status", Schema.string), ("amount", Schema.integer), ("balance", Schema.integer),
                                                                      ("timestamp", Schema.string), ("cashbackUsed", Schema.integer), ("cashbackEarned", Schema.integer)]))])),

@@ -74,7 +74,8 @@ enum NexusWire {
     struct TopupRequest: Decodable {
         var amount: Int
         var productCode: String
-        var recipientPhone: String
+        /// Absent: the account's own phone (the seed's PIN body has none).
+        var recipientPhone: String?
         var verificationToken: String?
         var pin: String?
         var supplierSlug: String?

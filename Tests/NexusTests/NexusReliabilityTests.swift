@@ -8,6 +8,7 @@ import PurseFormats
 import PurseKit
 import PurseServer
 import PurseTestSupport
+import SQLKit
 import Testing
 
 /// Every refusal answers with the seed's error JSON and leaves the balance as it was.
@@ -305,15 +306,38 @@ struct NexusReliabilityTests {
         }
     }
 
-    @Test func missingIdempotencyKeyIsRefused() async throws {
+    /// The seed's requests as written: no Idempotency-Key (a verification token is single-use, so
+    /// the biometric path stays exactly-once), and the PIN body `{amount, productCode, pin}`,
+    /// which tops up the account's own phone — refused clearly when the account has none.
+    @Test func seedLiteralTopupsWithoutKeyOrRecipient() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
             let token = try await token(for: user, h: h)
-            let response = try await h.client.json(.post, "/user/topup", """
-                {"amount": 500, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "verificationToken": "\(token)"}
-                """, token: user.token)
-            #expect(response.status == .badRequest)
-            #expect(try await h.balance(user) == 5_000)
+            let body = #"{"amount": 500, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "verificationToken": "\#(token)"}"#
+            let first = try await h.client.json(.post, "/user/topup", body, token: user.token)
+            #expect(first.status == .ok, "\(first.text)")
+            let again = try await h.client.json(.post, "/user/topup", body, token: user.token)
+            #expect(again.status == .unauthorized && again.object["code"] as? String == "token_used")
+            #expect(try await h.balance(user) == 4_500)
+
+            try await user.nexus.setPin("2580")
+            let pinBody = #"{"amount": 200, "productCode": "AIRTIME_MTN", "pin": "2580"}"#
+            let noPhone = try await h.client.json(.post, "/user/topup", pinBody, token: user.token)
+            try await expectTopupRefused(noPhone, code: "recipient_required", status: .badRequest, user: user, h: h, balance: 4_500)
+            try await h.server.environment.database.transaction { db in
+                try await db.raw("UPDATE users SET phone = '+2348031234567' WHERE id = \(bind: user.id.rawValue)").run()
+            }
+            let own = try await h.client.json(.post, "/user/topup", pinBody, token: user.token)
+            #expect(own.status == .ok, "\(own.text)")
+            let id = try #require((own.object["data"] as? [String: Any])?["transactionId"] as? String)
+            let recipient = try await h.server.environment.database.read { db in
+                try await db.raw("SELECT recipient_phone FROM nexus_transactions WHERE id = \(bind: id)").first()?.decode(column: "recipient_phone", as: String.self)
+            }
+            #expect(recipient == "+2348031234567")
+            #expect(try await h.balance(user) == 4_300)
+            // A malformed key is still refused.
+            let badKey = try await h.client.json(.post, "/user/topup", pinBody, token: user.token, headers: [.idempotencyKey: ""])
+            #expect(badKey.status == .badRequest)
         }
     }
 

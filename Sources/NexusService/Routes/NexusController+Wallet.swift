@@ -101,7 +101,15 @@ extension NexusController {
         if let slug = body.supplierSlug, slug != product.supplierSlug {
             throw NexusFailure.error(.badRequest, "supplier_mismatch", "Product \(product.code) is not sold by \(slug)", param: "supplierSlug")
         }
-        let phone = Self.phoneWithoutSpaces(body.recipientPhone)
+        let recipient: String
+        if let given = body.recipientPhone {
+            recipient = given
+        } else if let own = try await environment.accounts.find(id: user)?.phone {
+            recipient = own
+        } else {
+            throw NexusFailure.error(.badRequest, "recipient_required", "recipientPhone is required: your account has no phone number to top up", param: "recipientPhone")
+        }
+        let phone = Self.phoneWithoutSpaces(recipient)
         guard Self.isNigerianPhone(phone) else {
             throw NexusFailure.error(.badRequest, "invalid_phone", "recipientPhone must be a Nigerian number: 0 followed by 10 digits, or +234 followed by 10 digits", param: "recipientPhone")
         }
@@ -126,9 +134,10 @@ extension NexusController {
             method = "pin"
         }
 
-        // 3. The effect, once per Idempotency-Key, with the token spent in the same transaction.
+        // 3. The effect, once per Idempotency-Key when one is sent (a verification token is spent
+        //    in the same transaction, so the biometric path is exactly-once without a key too).
         let spend = tokenID
-        return try await environment.idempotent(request, body: buffer, user: user) { db in
+        return try await environment.idempotent(request, body: buffer, user: user, keyRequired: false) { db in
             let now = now()
             if let tokenID = spend, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
                 throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")

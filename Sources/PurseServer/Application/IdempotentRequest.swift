@@ -13,11 +13,18 @@ extension ServerEnvironment {
     /// the first response with `Idempotent-Replayed: true`; the same key with another body is 422.
     /// - Parameters:
     ///   - body: The raw request body (already collected, so it can be hashed and decoded).
+    ///   - keyRequired: When false, a request without the header runs `effect` once in its own
+    ///     transaction (Stripe's rule: the key is optional, a retry with one replays); a
+    ///     malformed key is still 400.
     ///   - effect: Writes the effect in `db` and returns the status and JSON body to send.
     public func idempotent(
-        _ request: Request, body: ByteBuffer, user: UserID,
+        _ request: Request, body: ByteBuffer, user: UserID, keyRequired: Bool = true,
         effect: @escaping @Sendable (any DatabaseSession) async throws -> (HTTPResponse.Status, Data)
     ) async throws -> Response {
+        if !keyRequired, request.headers[.idempotencyKey] == nil {
+            let (status, data) = try await database.transaction { db in try await effect(db) }
+            return .jsonData(data, status: status)
+        }
         let key: String
         do {
             key = try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
