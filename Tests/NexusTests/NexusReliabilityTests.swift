@@ -193,7 +193,7 @@ struct NexusReliabilityTests {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
             let cases: [(String, String)] = [
-                ("{", "Malformed JSON body"),
+                ("{", "Malformed JSON body: expected a key at byte 1"),
                 (#"{"id": "x"}"#, "Missing required field 'rawId'"),
                 (#"{"id": "AAAA", "rawId": "AAAA", "type": "public-key", "response": {"clientDataJSON": "***", "authenticatorData": "AAAA", "signature": "AAAA"}}"#,
                  "clientDataJSON is not valid base64url"),
@@ -338,6 +338,22 @@ struct NexusReliabilityTests {
             // A malformed key is still refused.
             let badKey = try await h.client.json(.post, "/user/topup", pinBody, token: user.token, headers: [.idempotencyKey: ""])
             #expect(badKey.status == .badRequest)
+        }
+    }
+
+    /// Bodies that lenient decoders forgive are refused before anything is decoded.
+    @Test func lenientJSONIsRefused() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            try await user.nexus.setPin("2580")
+            for body in [
+                #"{"amount": 500, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "pin": "2580",}"#,
+                #"{"amount": 500, "amount": 50000, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "pin": "2580"}"#,
+            ] {
+                let response = try await h.client.json(.post, "/user/topup", body, token: user.token, headers: [.idempotencyKey: UUID().uuidString])
+                try await expectTopupRefused(response, code: "invalid_request", status: .badRequest, user: user, h: h)
+                #expect((response.object["message"] as? String)?.hasPrefix("Malformed JSON body") == true, "\(response.text)")
+            }
         }
     }
 

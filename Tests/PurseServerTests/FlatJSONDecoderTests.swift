@@ -149,7 +149,7 @@ struct FlatJSONDecoderTests {
         for (body, message) in [
             (#"{"amount":5}"#, "Missing required field 'productCode'"),
             (#"{"amount":"5","productCode":"A"}"#, "Field 'amount' has the wrong type (expected an integer)"),
-            (#"{"amount":5,"productCode":"A""#, "Malformed JSON body"),
+            (#"{"amount":5,"productCode":"A""#, "Malformed JSON body: expected ',' or '}' at byte 29"),
         ] {
             let error = #expect(throws: APIError.self) { try JSONBody.decode(Topup.self, from: ByteBuffer(string: body)) }
             #expect(error?.status == .badRequest)

@@ -76,7 +76,7 @@ struct HTTPTests {
         let server = try await TestServer.make()
         try await server.withRouter { client in
             let cases: [(String, String)] = [
-                ("{", "Malformed JSON body"),
+                ("{", "Malformed JSON body: expected a key at byte 1"),
                 ("", "Request body must be a JSON object"),
                 ("[1,2]", "Request body must be a JSON object"),
                 (#"{"email": "a@b.co"}"#, "Missing required field 'password'"),

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import PurseDatabase
+import PurseFormats
 
 extension Request {
     /// Collects the body (at most ``PurseRequestContext/maxBodySize`` bytes, else 413).
@@ -36,7 +37,14 @@ public enum JSONBody {
         return try decodeWithFoundation(type, from: data)
     }
 
+    /// Foundation's decoder, for what the flat decoder hands back — after ``StrictJSON`` (the flat
+    /// decoder is strict itself; Foundation forgives trailing commas and repeated keys).
     private static func decodeWithFoundation<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        do {
+            try StrictJSON.validate(data)
+        } catch {
+            throw APIError.badRequest("Malformed JSON body: \(error)")
+        }
         do {
             return try JSONCoding.decoder.decode(T.self, from: data)
         } catch let error as DecodingError {

@@ -1,0 +1,210 @@
+/// RFC 8259's JSON grammar, checked strictly, plus the rule that an object names each key once.
+///
+/// Request bodies are checked with it before they are decoded: decoders differ in what they
+/// forgive (a trailing comma, a repeated key whose first or last value wins, a leading zero), and
+/// a body that one part of a system reads one way and another part another way is how requests
+/// get smuggled past checks. A body that passes means one thing to every reader.
+public enum StrictJSON {
+    /// Why a text is not strict JSON, with the byte offset where that was found.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        public var reason: String
+        public var offset: Int
+        public var description: String { "\(reason) at byte \(offset)" }
+
+        public init(reason: String, offset: Int) {
+            self.reason = reason
+            self.offset = offset
+        }
+    }
+
+    /// How deeply arrays and objects may nest.
+    public static let maximumDepth = 64
+
+    /// Checks that `bytes` is exactly one JSON value (with whitespace around it) in RFC 8259's
+    /// grammar, that no object repeats a key (compared after unescaping), and that nesting stays
+    /// within ``maximumDepth``.
+    public static func validate(_ bytes: some Collection<UInt8>) throws(Failure) {
+        let array = Array(bytes)
+        var scanner = Scanner(bytes: array)
+        scanner.skipWhitespace()
+        try scanner.value(depth: 0)
+        scanner.skipWhitespace()
+        guard scanner.index == array.count else { throw scanner.failure("text after the JSON value") }
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skipWhitespace() {
+            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+        }
+
+        mutating func expect(_ byte: UInt8, _ what: String) throws(Failure) {
+            guard current == byte else { throw failure("expected \(what)") }
+            index += 1
+        }
+
+        mutating func value(depth: Int) throws(Failure) {
+            guard let byte = current else { throw failure("expected a value") }
+            switch byte {
+            case UInt8(ascii: "{"): try object(depth: depth + 1)
+            case UInt8(ascii: "["): try array(depth: depth + 1)
+            case UInt8(ascii: "\""): _ = try string()
+            case UInt8(ascii: "t"): try literal("true")
+            case UInt8(ascii: "f"): try literal("false")
+            case UInt8(ascii: "n"): try literal("null")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            default: throw failure("expected a value")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(Failure) {
+            let text = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            guard index + text.count <= bytes.count, zip(bytes[index...], text).allSatisfy({ $0 == $1 }) else {
+                throw failure("expected a value")
+            }
+            index += text.count
+        }
+
+        mutating func object(depth: Int) throws(Failure) {
+            guard depth <= StrictJSON.maximumDepth else { throw failure("nested too deeply") }
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "}") { index += 1; return }
+            var keys: Set<[UInt8]> = []
+            while true {
+                skipWhitespace()
+                guard current == UInt8(ascii: "\"") else {
+                    throw failure(current == UInt8(ascii: "}") ? "trailing comma" : "expected a key")
+                }
+                let start = index
+                let key = try string()
+                guard keys.insert(key).inserted else {
+                    index = start
+                    throw failure("repeated key \"\(String(decoding: key, as: UTF8.self))\"")
+                }
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"), "':'")
+                skipWhitespace()
+                try value(depth: depth)
+                skipWhitespace()
+                if current == UInt8(ascii: ",") { index += 1; continue }
+                try expect(UInt8(ascii: "}"), "',' or '}'")
+                return
+            }
+        }
+
+        mutating func array(depth: Int) throws(Failure) {
+            guard depth <= StrictJSON.maximumDepth else { throw failure("nested too deeply") }
+            index += 1
+            skipWhitespace()
+            if current == UInt8(ascii: "]") { index += 1; return }
+            while true {
+                skipWhitespace()
+                if current == UInt8(ascii: "]") { throw failure("trailing comma") }
+                try value(depth: depth)
+                skipWhitespace()
+                if current == UInt8(ascii: ",") { index += 1; continue }
+                try expect(UInt8(ascii: "]"), "',' or ']'")
+                return
+            }
+        }
+
+        /// A string; returns its value's UTF-8 bytes (escapes resolved, for comparing keys).
+        mutating func string() throws(Failure) -> [UInt8] {
+            let start = index
+            index += 1
+            var value: [UInt8] = []
+            while true {
+                guard let byte = current else { throw failure("unterminated string") }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    index += 1
+                    guard String(validating: value, as: UTF8.self) != nil else { throw Failure(reason: "string is not UTF-8", offset: start) }
+                    return value
+                case UInt8(ascii: "\\"):
+                    index += 1
+                    guard let escaped = current else { throw failure("unterminated string") }
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): value.append(escaped)
+                    case UInt8(ascii: "b"): value.append(0x08)
+                    case UInt8(ascii: "f"): value.append(0x0C)
+                    case UInt8(ascii: "n"): value.append(0x0A)
+                    case UInt8(ascii: "r"): value.append(0x0D)
+                    case UInt8(ascii: "t"): value.append(0x09)
+                    case UInt8(ascii: "u"):
+                        var scalar = try hex4()
+                        if (0xD800..<0xDC00).contains(scalar) {
+                            guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
+                                throw failure("unpaired surrogate")
+                            }
+                            index += 2
+                            let low = try hex4()
+                            guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                        } else if (0xDC00..<0xE000).contains(scalar) {
+                            throw failure("unpaired surrogate")
+                        }
+                        value.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                    default:
+                        throw failure("invalid escape")
+                    }
+                case 0x00..<0x20:
+                    throw failure("control character in string")
+                default:
+                    value.append(byte)
+                    index += 1
+                }
+            }
+        }
+
+        mutating func hex4() throws(Failure) -> UInt32 {
+            guard index + 4 <= bytes.count else { throw failure("invalid \\u escape") }
+            var scalar: UInt32 = 0
+            for byte in bytes[index..<index + 4] {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw failure("invalid \\u escape")
+                }
+                scalar = scalar << 4 | UInt32(digit)
+            }
+            index += 4
+            return scalar
+        }
+
+        mutating func number() throws(Failure) {
+            if current == UInt8(ascii: "-") { index += 1 }
+            guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { throw failure("invalid number") }
+            index += 1
+            if first == UInt8(ascii: "0"), let next = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next) {
+                throw failure("leading zero in number")
+            }
+            skipDigits()
+            if current == UInt8(ascii: ".") {
+                index += 1
+                guard skipDigits() > 0 else { throw failure("invalid number") }
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard skipDigits() > 0 else { throw failure("invalid number") }
+            }
+        }
+
+        @discardableResult
+        mutating func skipDigits() -> Int {
+            let start = index
+            while let byte = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+            return index - start
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import PurseFormats
+import Testing
+
+@Suite("Strict JSON")
+struct StrictJSONTests {
+    func refusal(_ text: String) -> StrictJSON.Failure? {
+        do {
+            try StrictJSON.validate(Array(text.utf8))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: [
+        #"{}"#, #"[]"#, #" {"a": 1, "b": [true, false, null, -0.5e+3, "x\u00e9\ud83d\ude00"], "c": {"d": ""}} "#,
+        #""text""#, "0", "-12", "1.25E-2", #"{"a":1,"A":2}"#, #"{"\u0061b": 1, "ab\u0000": 2}"#,
+    ])
+    func acceptsRFC8259(_ text: String) {
+        #expect(refusal(text) == nil, "\(text)")
+    }
+
+    @Test func refusesWhatLenientDecodersForgive() {
+        #expect(refusal(#"{"amount":1,}"#)?.reason == "trailing comma")
+        #expect(refusal(#"[1,]"#)?.reason == "trailing comma")
+        #expect(refusal(#"{"amount":1,"amount":2}"#) == StrictJSON.Failure(reason: #"repeated key "amount""#, offset: 12))
+        #expect(refusal(#"{"ab":1,"\u0061b":2}"#)?.reason == #"repeated key "ab""#, "keys compare after unescaping")
+        #expect(refusal("{\"a\": 01}")?.reason == "leading zero in number")
+        #expect(refusal("{\"a\": 1.}")?.reason == "invalid number")
+        #expect(refusal("{\"a\": .5}")?.reason == "expected a value")
+        #expect(refusal("{'a': 1}")?.reason == "expected a key")
+        #expect(refusal("{\"a\": NaN}")?.reason == "expected a value")
+        #expect(refusal("{\"a\": \"\u{01}\"}")?.reason == "control character in string")
+        #expect(refusal(#"{"a": "\ud800"}"#)?.reason == "unpaired surrogate")
+        #expect(refusal(#"{"a": "\x"}"#)?.reason == "invalid escape")
+        #expect(refusal("{} {}")?.reason == "text after the JSON value")
+        #expect(refusal("")?.reason == "expected a value")
+        #expect(refusal(String(repeating: "[", count: 65) + String(repeating: "]", count: 65))?.reason == "nested too deeply")
+        #expect(refusal(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)) == nil)
+    }
+
+    @Test func refusesBytesThatAreNotUTF8() {
+        #expect(throws: StrictJSON.Failure(reason: "string is not UTF-8", offset: 6)) {
+            try StrictJSON.validate([UInt8](#"{"a": ""#.utf8) + [0xC3, 0x28] + [UInt8](#""}"#.utf8))
+        }
+    }
+}
