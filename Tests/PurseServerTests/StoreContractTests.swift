@@ -38,6 +38,25 @@ struct StoreContractTests {
         }
     }
 
+    /// `payers` users with funded wallets, a house settlement account that may not go negative,
+    /// and a house account named `negativeHouse` that may.
+    func payersAndHouse(
+        _ env: ServerEnvironment, payers: Int, funding: Int64, negativeHouse: String
+    ) async throws -> (wallets: [LedgerAccountID], settlement: LedgerAccountID, negative: LedgerAccountID) {
+        var wallets: [LedgerAccountID] = []
+        for index in 0..<payers {
+            let user = try await makeUser(env, "payer-\(index)-\(UUID().uuidString.prefix(6))")
+            wallets.append(try await fundedWallet(env, user: user, amount: funding).wallet.id)
+        }
+        let house = try await env.database.transaction { db async throws in
+            try await env.ledger.accounts([
+                LedgerAccountSpec(owner: nil, kind: "settlement", currency: "NGN"),
+                LedgerAccountSpec(owner: nil, kind: negativeHouse, currency: "NGN", allowNegative: true),
+            ], now: env.now(), in: db).map(\.id)
+        }
+        return (wallets, house[0], house[1])
+    }
+
     /// No session waits for a lock without bound: SQLite's busy timeout; PostgreSQL's lock,
     /// statement and idle-in-transaction timeouts (a hung session fails instead of hanging the server).
     @Test(arguments: TestEngines.contract)
@@ -361,20 +380,7 @@ struct StoreContractTests {
     @Test(arguments: TestEngines.contract)
     func concurrentPostingsToOneHouseAccountAreExact(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
-            let payers = 100
-            var funded: [LedgerAccountID] = []
-            for index in 0..<payers {
-                let user = try await makeUser(env, "payer-\(index)-\(UUID().uuidString.prefix(6))")
-                funded.append(try await fundedWallet(env, user: user, amount: 1_000).wallet.id)
-            }
-            let wallets = funded
-            let (settlement, promotions) = try await env.database.transaction { db async throws in
-                let accounts = try await env.ledger.accounts([
-                    LedgerAccountSpec(owner: nil, kind: "settlement", currency: "NGN"),
-                    LedgerAccountSpec(owner: nil, kind: "promotions", currency: "NGN", allowNegative: true),
-                ], now: env.now(), in: db)
-                return (accounts[0].id, accounts[1].id)
-            }
+            let (wallets, settlement, promotions) = try await payersAndHouse(env, payers: 100, funding: 1_000, negativeHouse: "promotions")
             let failures = await withTaskGroup(of: Int.self, returning: Int.self) { group in
                 for wallet in wallets {
                     group.addTask {
@@ -410,19 +416,7 @@ struct StoreContractTests {
     @Test(arguments: TestEngines.contract)
     func debitsOfAHouseAccountNeverOverdrawItUnderConcurrentCredits(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
-            var funded: [LedgerAccountID] = []
-            for index in 0..<60 {
-                let user = try await makeUser(env, "seller-\(index)-\(UUID().uuidString.prefix(6))")
-                funded.append(try await fundedWallet(env, user: user, amount: 100).wallet.id)
-            }
-            let wallets = funded
-            let (settlement, bank) = try await env.database.transaction { db async throws in
-                let accounts = try await env.ledger.accounts([
-                    LedgerAccountSpec(owner: nil, kind: "settlement", currency: "NGN"),
-                    LedgerAccountSpec(owner: nil, kind: "bank", currency: "NGN", allowNegative: true),
-                ], now: env.now(), in: db)
-                return (accounts[0].id, accounts[1].id)
-            }
+            let (wallets, settlement, bank) = try await payersAndHouse(env, payers: 60, funding: 100, negativeHouse: "bank")
             enum Outcome: Sendable { case credited, paidOut, refused }
             let outcomes = try await withThrowingTaskGroup(of: Outcome.self, returning: [Outcome].self) { group in
                 for index in 0..<140 {

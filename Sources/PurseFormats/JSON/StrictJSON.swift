@@ -32,6 +32,59 @@ public enum StrictJSON {
         guard scanner.index == array.count else { throw scanner.failure("text after the JSON value") }
     }
 
+    /// The UTF-8 bytes of a JSON string's content (between its quotes, its escapes already
+    /// known to be well formed: `\\` + one of `"\\/bfnrt`, or `\\u` + four hex digits), escapes
+    /// resolved; nil when a `\\u` escape is a surrogate without its other half (readers differ
+    /// on those).
+    public static func unescaped(_ content: some Collection<UInt8>) -> [UInt8]? {
+        let raw = Array(content)
+        var utf8: [UInt8] = []
+        utf8.reserveCapacity(raw.count)
+        var index = 0
+        func hex4(at index: Int) -> UInt32 {
+            raw[index..<index + 4].reduce(0) { $0 << 4 | UInt32(hexValue($1) ?? 0) }
+        }
+        while index < raw.count {
+            let byte = raw[index]
+            index += 1
+            guard byte == UInt8(ascii: "\\") else { utf8.append(byte); continue }
+            let escape = raw[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "b"): utf8.append(0x08)
+            case UInt8(ascii: "f"): utf8.append(0x0C)
+            case UInt8(ascii: "n"): utf8.append(0x0A)
+            case UInt8(ascii: "r"): utf8.append(0x0D)
+            case UInt8(ascii: "t"): utf8.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = hex4(at: index)
+                index += 4
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard index + 6 <= raw.count, raw[index] == UInt8(ascii: "\\"), raw[index + 1] == UInt8(ascii: "u") else { return nil }
+                    let low = hex4(at: index + 2)
+                    guard (0xDC00..<0xE000).contains(low) else { return nil }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    index += 6
+                } else if (0xDC00..<0xE000).contains(scalar) {
+                    return nil
+                }
+                utf8.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+            default:  // ", \, /
+                utf8.append(escape)
+            }
+        }
+        return utf8
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     private struct Scanner {
         let bytes: [UInt8]
         var index = 0
@@ -115,70 +168,42 @@ public enum StrictJSON {
             }
         }
 
-        /// A string; returns its value's UTF-8 bytes (escapes resolved, for comparing keys).
+        /// A string whose grammar it checks; returns its value's UTF-8 bytes (escapes resolved by
+        /// ``StrictJSON/unescaped(_:)``, for comparing keys).
         mutating func string() throws(Failure) -> [UInt8] {
             let start = index
             index += 1
-            var value: [UInt8] = []
             while true {
                 guard let byte = current else { throw failure("unterminated string") }
                 switch byte {
                 case UInt8(ascii: "\""):
                     index += 1
-                    guard String(validating: value, as: UTF8.self) != nil else { throw Failure(reason: "string is not UTF-8", offset: start) }
+                    let content = bytes[(start + 1)..<(index - 1)]
+                    guard String(validating: content, as: UTF8.self) != nil else { throw Failure(reason: "string is not UTF-8", offset: start) }
+                    guard let value = StrictJSON.unescaped(content) else { throw Failure(reason: "unpaired surrogate", offset: start) }
                     return value
                 case UInt8(ascii: "\\"):
                     index += 1
                     guard let escaped = current else { throw failure("unterminated string") }
                     index += 1
                     switch escaped {
-                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): value.append(escaped)
-                    case UInt8(ascii: "b"): value.append(0x08)
-                    case UInt8(ascii: "f"): value.append(0x0C)
-                    case UInt8(ascii: "n"): value.append(0x0A)
-                    case UInt8(ascii: "r"): value.append(0x0D)
-                    case UInt8(ascii: "t"): value.append(0x09)
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"),
+                         UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        continue
                     case UInt8(ascii: "u"):
-                        var scalar = try hex4()
-                        if (0xD800..<0xDC00).contains(scalar) {
-                            guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u") else {
-                                throw failure("unpaired surrogate")
-                            }
-                            index += 2
-                            let low = try hex4()
-                            guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        } else if (0xDC00..<0xE000).contains(scalar) {
-                            throw failure("unpaired surrogate")
+                        guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy({ StrictJSON.hexValue($0) != nil }) else {
+                            throw failure("invalid \\u escape")
                         }
-                        value.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                        index += 4
                     default:
                         throw failure("invalid escape")
                     }
                 case 0x00..<0x20:
                     throw failure("control character in string")
                 default:
-                    value.append(byte)
                     index += 1
                 }
             }
-        }
-
-        mutating func hex4() throws(Failure) -> UInt32 {
-            guard index + 4 <= bytes.count else { throw failure("invalid \\u escape") }
-            var scalar: UInt32 = 0
-            for byte in bytes[index..<index + 4] {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw failure("invalid \\u escape")
-                }
-                scalar = scalar << 4 | UInt32(digit)
-            }
-            index += 4
-            return scalar
         }
 
         mutating func number() throws(Failure) {

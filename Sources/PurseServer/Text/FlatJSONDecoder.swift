@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PurseDatabase
+import PurseFormats
 
 /// A fast path in front of Foundation's `JSONDecoder` for the documents the hot routes receive:
 /// one JSON object whose values are strings, numbers, booleans or null — a purchase's body, a
@@ -109,51 +110,7 @@ struct FlatJSONObject {
     func string(_ range: Range<Int>, escaped: Bool) -> String? {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
         guard escaped else { return String(decoding: raw, as: UTF8.self) }
-        var utf8: [UInt8] = []
-        utf8.reserveCapacity(raw.count)
-        var index = 0
-        while index < raw.count {
-            let byte = raw[index]
-            index += 1
-            guard byte == UInt8(ascii: "\\") else { utf8.append(byte); continue }
-            let escape = raw[index]
-            index += 1
-            switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
-            case UInt8(ascii: "b"): utf8.append(0x08)
-            case UInt8(ascii: "f"): utf8.append(0x0C)
-            case UInt8(ascii: "n"): utf8.append(0x0A)
-            case UInt8(ascii: "r"): utf8.append(0x0D)
-            case UInt8(ascii: "t"): utf8.append(0x09)
-            default:  // "u", checked by the reader: four hex digits follow
-                var scalar = Self.hex4(raw, at: index)
-                index += 4
-                if (0xD800..<0xDC00).contains(scalar) {
-                    guard index + 6 <= raw.count, raw[index] == UInt8(ascii: "\\"), raw[index + 1] == UInt8(ascii: "u") else { return nil }
-                    let low = Self.hex4(raw, at: index + 2)
-                    guard (0xDC00..<0xE000).contains(low) else { return nil }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    index += 6
-                } else if (0xDC00..<0xE000).contains(scalar) {
-                    return nil
-                }
-                utf8.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
-            }
-        }
-        return String(decoding: utf8, as: UTF8.self)
-    }
-
-    private static func hex4(_ raw: UnsafeRawBufferPointer, at index: Int) -> UInt32 {
-        var value: UInt32 = 0
-        for byte in raw[index..<index + 4] {
-            let digit: UInt8 = switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            default: byte - UInt8(ascii: "A") + 10
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        return value
+        return StrictJSON.unescaped(raw).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// An integer written as plain digits (no fraction or exponent) that fits in `Int64`.
