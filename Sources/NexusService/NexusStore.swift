@@ -158,7 +158,6 @@ struct NexusStore: Sendable {
 
     struct PinState {
         var hash: String
-        var failedAttempts: Int
         var lockedUntil: Date?
     }
 
@@ -166,7 +165,6 @@ struct NexusStore: Sendable {
         guard let row = try await db.raw("SELECT * FROM nexus_pins WHERE user_id = \(bind: user.rawValue)").first() else { return nil }
         return PinState(
             hash: try row.decode(column: "pin_hash", as: String.self),
-            failedAttempts: try row.decode(column: "failed_attempts", as: Int.self),
             lockedUntil: try row.decode(column: "locked_until", as: Int64?.self).map { Date(epochMillis: $0) }
         )
     }

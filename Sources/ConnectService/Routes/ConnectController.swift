@@ -43,7 +43,11 @@ struct ConnectController: Sendable {
                 try await createAccountLink(user: try context.requireUser().id, origin: request.headers[.origin], logger: context.logger)
             }
         }
-        connect.get("account-status") { _, context in try await accountStatus(user: try context.requireUser().id, logger: context.logger) }
+        connect.get("account-status") { _, context in
+            try await Self.answering("Failed to get account status", logger: context.logger) {
+                try await accountStatus(user: try context.requireUser().id)
+            }
+        }
         connect.post("verify-account") { _, context in
             try await Self.answering("Failed to verify account", logger: context.logger) {
                 try await verifyAccount(user: try context.requireUser().id, logger: context.logger)
@@ -149,14 +153,9 @@ struct ConnectController: Sendable {
 
     // MARK: 3. account-status
 
-    func accountStatus(user: UserID, logger: Logger) async throws -> Response {
-        do {
-            let existing = try await environment.database.read { db in try await stored(user, in: db) }
-            return try .json(Status(hasAccount: existing != nil, onboardingComplete: existing?.onboardingComplete ?? false))
-        } catch {
-            logger.error("account status failed", metadata: ["error": "\(error)"])
-            throw APIError(.internalServerError, "Failed to get account status")
-        }
+    func accountStatus(user: UserID) async throws -> Response {
+        let existing = try await environment.database.read { db in try await stored(user, in: db) }
+        return try .json(Status(hasAccount: existing != nil, onboardingComplete: existing?.onboardingComplete ?? false))
     }
 
     // MARK: 4. verify-account
@@ -196,9 +195,8 @@ struct ConnectController: Sendable {
             requirements = Requirements(currently_due: account.requirements?.currently_due)
         }
 
-        /// ``StripeAccount/onboardingComplete``'s rule.
         var onboardingComplete: Bool {
-            details_submitted && (requirements?.currently_due?.isEmpty ?? true) && charges_enabled
+            StripeAccount.onboardingComplete(detailsSubmitted: details_submitted, currentlyDue: requirements?.currently_due, chargesEnabled: charges_enabled)
         }
     }
 

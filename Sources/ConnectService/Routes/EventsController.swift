@@ -122,12 +122,7 @@ struct EventsController: Sendable {
         default:
             throw APIError.badRequest("Send a paymentMethod (pm_…)")
         }
-        let key: String
-        do {
-            key = try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
-        } catch {
-            throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
-        }
+        let key = try ServerEnvironment.idempotencyKey(of: request)
         struct Sale { var event: Event; var destination: String }
         enum Start { case replay(StoredResponse), sale(Sale) }
         let (scope, requestHash) = ServerEnvironment.idempotencyScope(request, body: buffer)
@@ -178,10 +173,7 @@ struct EventsController: Sendable {
         // other attempt with this key recorded first).
         let release: @Sendable () async -> Void = {
             _ = try? await environment.database.transaction { db in
-                let released = try await db.raw("""
-                    DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
-                    """).first() != nil
-                if released {
+                if try await Self.endHold(buyer: buyer, key: key, in: db) {
                     try await db.raw("UPDATE connect_events SET tickets_sold = tickets_sold - 1 WHERE id = \(bind: eventID) AND tickets_sold > 0").run()
                 }
             }
@@ -217,9 +209,9 @@ struct EventsController: Sendable {
             let fees = try await environment.ledger.account(owner: nil, kind: "connect_platform_fees", currency: currency, now: now, in: db)
             let host = try await environment.ledger.account(owner: UserID(event.hostId), kind: "connect_host_earnings", currency: currency, now: now, in: db)
             // The hold becomes the ticket's seat.
-            guard try await db.raw("""
-                DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
-                """).first() != nil else { throw APIError(.conflict, "The seat held for this purchase was given back; try again") }
+            guard try await Self.endHold(buyer: buyer, key: key, in: db) else {
+                throw APIError(.conflict, "The seat held for this purchase was given back; try again")
+            }
             let ticketID = RandomID.make("tkt")
             let ledgerID = try await environment.ledger.post(
                 kind: "connect.ticket", memo: "Ticket for \(event.title)", reference: ticketID,
@@ -238,6 +230,14 @@ struct EventsController: Sendable {
         }
         if response.headers[.idempotentReplayed] == "true" { await release() }  // recorded by another attempt with this key
         return response
+    }
+
+    /// Removes the seat hold of (`buyer`, `key`); returns whether there was one. The caller
+    /// decides what becomes of its seat: given back, or the ticket's.
+    static func endHold(buyer: UserID, key: String, in db: any DatabaseSession) async throws -> Bool {
+        try await db.raw("""
+            DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
+            """).first() != nil
     }
 
     static func event(_ row: any SQLRow) throws -> Event {

@@ -58,7 +58,12 @@ public struct StripeAccount: Codable, Sendable, Equatable {
 
     /// `onboardingComplete` as Maly defines it: details submitted, nothing currently due, charges enabled.
     public var onboardingComplete: Bool {
-        details_submitted && (requirements?.currently_due.isEmpty ?? true) && charges_enabled
+        Self.onboardingComplete(detailsSubmitted: details_submitted, currentlyDue: requirements?.currently_due, chargesEnabled: charges_enabled)
+    }
+
+    /// The rule behind ``onboardingComplete``, for what a webhook carries of an account.
+    public static func onboardingComplete(detailsSubmitted: Bool, currentlyDue: [String]?, chargesEnabled: Bool) -> Bool {
+        detailsSubmitted && (currentlyDue?.isEmpty ?? true) && chargesEnabled
     }
 }
 

@@ -25,12 +25,7 @@ extension ServerEnvironment {
             let (status, data) = try await database.transaction { db in try await effect(db) }
             return .jsonData(data, status: status)
         }
-        let key: String
-        do {
-            key = try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
-        } catch {
-            throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
-        }
+        let key = try Self.idempotencyKey(of: request)
         let (scope, hash) = Self.idempotencyScope(request, body: body)
         do {
             let stored = try await idempotency.perform(
@@ -42,6 +37,15 @@ extension ServerEnvironment {
             return Self.response(stored)
         } catch IdempotencyError.keyReused {
             throw Self.keyReused
+        }
+    }
+
+    /// The request's `Idempotency-Key`, or 400 when it is missing or malformed.
+    public static func idempotencyKey(of request: Request) throws -> String {
+        do {
+            return try IdempotencyStore.validate(key: request.headers[.idempotencyKey])
+        } catch {
+            throw APIError.badRequest("Idempotency-Key header is required (1-255 printable ASCII characters)")
         }
     }
 
