@@ -440,9 +440,12 @@ struct StoreContractTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            let paidOut = Int64(outcomes.filter { $0 == .paidOut }.count)
-            #expect(outcomes.filter { $0 == .credited }.count == 60)
-            #expect(paidOut + Int64(outcomes.filter { $0 == .refused }.count) == 80)
+            // Counted before the expectations, which compare plain integers.
+            let credited = outcomes.count { $0 == .credited }
+            let paidOut = Int64(outcomes.count { $0 == .paidOut })
+            let refused = Int64(outcomes.count { $0 == .refused })
+            #expect(credited == 60)
+            #expect(paidOut + refused == 80)
             let left = try await env.database.read { db async throws in
                 let left = try await env.ledger.balance(of: settlement, in: db)
                 #expect(left == 6_000 - 100 * paidOut)

@@ -59,13 +59,20 @@ enum LedgerStatements {
         )
     }
 
+    /// The advisory-lock key space of drains: a posting that drains a house account (one that
+    /// may not go negative) holds its key exclusively, one that credits it holds it shared. A
+    /// drain so waits for the credits in flight and runs alone on that account's row and slots:
+    /// a credit's slot and foreign-key locks never meet a drain's, in either order.
+    static let drainLockSpace = 7_305_308
+
     /// A whole posting as one statement, for PostgreSQL. Values: transaction id, kind, memo,
     /// reference, time; then account id and net change for each of `accounts` accounts; then
     /// account id and amount of each of `entries` entries (its line is its position).
     ///
-    /// It locks, in id order, the rows of the accounts whose balance moves in their row — users'
-    /// accounts, and house accounts that may not go negative when debited, whose slots it
-    /// first drains into the row — and moves them under the balance guard; it adds every other
+    /// It takes the drain locks (``drainLockSpace``) in account id order; it locks, in id
+    /// order, the rows of the accounts whose balance moves in their row — users' accounts, and
+    /// house accounts that may not go negative when debited, whose slots it first drains into
+    /// the row — and moves them under the balance guard; it adds every other
     /// house account's change to the backend's slot; it inserts the transaction and its entries.
     /// Returns `id, currency, balance` for each account it moved (the balance NULL for a slot);
     /// an account refused by the guard, or unknown, is missing from the rows.
@@ -87,10 +94,16 @@ enum LedgerStatements {
         return DatabaseStatement("""
             WITH changes (id, change) AS (VALUES \(changes.joined(separator: ", "))),
             accounts AS (
-                SELECT a.id, a.currency, a.allow_negative, c.change,
-                    a.owner_id IS NULL AND (a.allow_negative OR c.change > 0) AS to_slot,
-                    a.owner_id IS NULL AND NOT a.allow_negative AND c.change < 0 AS drains
-                FROM changes c JOIN ledger_accounts a ON a.id = c.id
+                SELECT x.*, CASE
+                    WHEN x.drains THEN pg_advisory_xact_lock(\(drainLockSpace), hashtext(x.id))
+                    WHEN x.owner_id IS NULL AND NOT x.allow_negative THEN pg_advisory_xact_lock_shared(\(drainLockSpace), hashtext(x.id))
+                END AS serialised
+                FROM (
+                    SELECT a.id, a.owner_id, a.currency, a.allow_negative, c.change,
+                        a.owner_id IS NULL AND (a.allow_negative OR c.change > 0) AS to_slot,
+                        a.owner_id IS NULL AND NOT a.allow_negative AND c.change < 0 AS drains
+                    FROM changes c JOIN ledger_accounts a ON a.id = c.id ORDER BY a.id
+                ) x
             ),
             locked AS (
                 SELECT a.id FROM ledger_accounts a WHERE a.id IN (SELECT id FROM accounts WHERE NOT to_slot)
