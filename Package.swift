@@ -164,6 +164,8 @@ let package = Package(
             name: "NexusService",
             dependencies: [
                 "PurseServer",
+                "PurseKit",
+                "PurseKitAHC",
                 "PurseDatabase",
                 "PurseFormats",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -91,6 +91,25 @@ public struct NexusClient: Sendable {
         return try await api.send("GET", "/user/transactions", query: query)
     }
 
+    /// One transaction: a top-up's `status` is `pending` until the supplier confirms it
+    /// (`completed`) or refuses it (`failed`, refunded, with `failureReason`).
+    public func transaction(id: String) async throws -> WalletTransaction {
+        struct Answer: Decodable { var data: WalletTransaction }
+        let path = "/user/transactions/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-"))) ?? id)
+        let answer: Answer = try await api.send("GET", path)
+        return answer.data
+    }
+
+    /// Polls a pending top-up until it is `completed` or `failed`.
+    /// - Throws: ``PurseError/timeout`` when it is still pending after the poller's checks (it
+    ///   will settle later: the history shows it).
+    public func awaitDelivery(of transactionID: String, poller: Poller = Poller(interval: .seconds(2), maxAttempts: 20)) async throws -> WalletTransaction {
+        try await poller.poll {
+            let transaction = try await transaction(id: transactionID)
+            return transaction.status == "pending" ? .pending : .done(transaction)
+        }
+    }
+
     /// Sets the PIN, or changes it with the current one.
     public func setPin(_ pin: String, currentPin: String? = nil) async throws {
         struct Body: Encodable { var pin: String; var currentPin: String? }

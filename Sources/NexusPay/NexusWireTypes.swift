@@ -157,8 +157,11 @@ public struct WalletTransaction: Codable, Sendable, Equatable {
     public var recipientPhone: String?
     public var amount: Int
     public var method: String?
+    /// `pending`, `completed` or `failed`.
     public var status: String
     public var timestamp: String
+    /// Why a top-up failed (its price went back to the wallet).
+    public var failureReason: String?
 }
 
 public struct TransactionPage: Codable, Sendable, Equatable {

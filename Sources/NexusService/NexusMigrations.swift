@@ -114,6 +114,98 @@ enum NexusMigrations {
             ],
             postgres: []
         ),
+        // Airtime is delivered by a supplier (VTpass): a top-up is `pending` until the supplier
+        // confirms (`completed`) or refuses (`failed`, refunded). Each product names the
+        // supplier's service and plan; each top-up has one delivery with its supplier request id.
+        Migration(
+            "nexus_0006_airtime_delivery",
+            sqlite: productSupplierColumns + [
+                """
+                CREATE TABLE nexus_transactions_v2 (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    kind TEXT NOT NULL CHECK (kind IN ('topup', 'funding')),
+                    product_code TEXT REFERENCES nexus_products(code),
+                    recipient_phone TEXT,
+                    amount BIGINT NOT NULL CHECK (amount > 0),
+                    cashback_used BIGINT NOT NULL DEFAULT 0 CHECK (cashback_used >= 0),
+                    cashback_earned BIGINT NOT NULL DEFAULT 0 CHECK (cashback_earned >= 0),
+                    method TEXT CHECK (method IN ('biometric', 'pin')),
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'completed', 'failed')),
+                    ledger_transaction_id TEXT NOT NULL REFERENCES ledger_transactions(id),
+                    created_at BIGINT NOT NULL,
+                    failure_reason TEXT,
+                    CHECK (kind <> 'topup' OR (product_code IS NOT NULL AND recipient_phone IS NOT NULL AND method IS NOT NULL)),
+                    CHECK (kind = 'topup' OR status = 'completed')
+                )
+                """,
+                """
+                INSERT INTO nexus_transactions_v2 (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
+                SELECT id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at FROM nexus_transactions
+                """,
+                "DROP TABLE nexus_transactions",
+                "ALTER TABLE nexus_transactions_v2 RENAME TO nexus_transactions",
+                "CREATE INDEX nexus_transactions_user ON nexus_transactions (user_id, created_at, id)",
+            ] + deliveryTables,
+            postgres: productSupplierColumns + [
+                "ALTER TABLE nexus_transactions DROP CONSTRAINT nexus_transactions_status_check",
+                "ALTER TABLE nexus_transactions ADD CONSTRAINT nexus_transactions_status_check CHECK (status IN ('pending', 'completed', 'failed'))",
+                "ALTER TABLE nexus_transactions ADD CONSTRAINT nexus_transactions_only_topups_pend CHECK (kind = 'topup' OR status = 'completed')",
+                "ALTER TABLE nexus_transactions ADD COLUMN failure_reason TEXT",
+            ] + deliveryTables
+        ),
+    ]
+
+    static let productSupplierColumns = [
+        "ALTER TABLE nexus_products ADD COLUMN supplier_service_id TEXT",
+        "ALTER TABLE nexus_products ADD COLUMN supplier_variation_code TEXT",
+            "UPDATE nexus_products SET supplier_service_id = 'mtn', supplier_variation_code = NULL WHERE code = 'AIRTIME_MTN'",
+            "UPDATE nexus_products SET supplier_service_id = 'airtel', supplier_variation_code = NULL WHERE code = 'AIRTIME_AIRTEL'",
+            "UPDATE nexus_products SET supplier_service_id = 'glo', supplier_variation_code = NULL WHERE code = 'AIRTIME_GLO'",
+            "UPDATE nexus_products SET supplier_service_id = 'etisalat', supplier_variation_code = NULL WHERE code = 'AIRTIME_9MOBILE'",
+            "UPDATE nexus_products SET supplier_service_id = 'mtn-data', supplier_variation_code = 'mtn-1gb-1000' WHERE code = 'DATA_MTN_1GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'mtn-data', supplier_variation_code = 'mtn-5gb-3500' WHERE code = 'DATA_MTN_5GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'airtel-data', supplier_variation_code = 'airt-1000' WHERE code = 'DATA_AIRTEL_1GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'airtel-data', supplier_variation_code = 'airt-3500' WHERE code = 'DATA_AIRTEL_5GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'glo-data', supplier_variation_code = 'glo500' WHERE code = 'DATA_GLO_1GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'glo-data', supplier_variation_code = 'glo2000' WHERE code = 'DATA_GLO_5GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'etisalat-data', supplier_variation_code = 'eti-1000' WHERE code = 'DATA_9MOBILE_1GB'",
+            "UPDATE nexus_products SET supplier_service_id = 'etisalat-data', supplier_variation_code = 'eti-4000' WHERE code = 'DATA_9MOBILE_4GB'",
+    ]
+
+    static let deliveryTables = [
+        """
+        CREATE TABLE nexus_deliveries (
+            transaction_id TEXT PRIMARY KEY REFERENCES nexus_transactions(id),
+            supplier TEXT NOT NULL,
+            request_id TEXT NOT NULL UNIQUE,
+            service_id TEXT NOT NULL,
+            variation_code TEXT,
+            phone TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            job_id TEXT,
+            supplier_reference TEXT,
+            last_answer TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL
+        )
+        """,
+        // The built-in VTpass sandbox's purchases (unused when VTPASS_URL points at VTpass).
+        """
+        CREATE TABLE vtpass_sandbox_transactions (
+            request_id TEXT PRIMARY KEY,
+            service_id TEXT NOT NULL,
+            variation_code TEXT,
+            product_name TEXT NOT NULL,
+            phone TEXT NOT NULL,
+            amount BIGINT NOT NULL CHECK (amount > 0),
+            transaction_id TEXT NOT NULL,
+            final_status TEXT NOT NULL CHECK (final_status IN ('delivered', 'failed', 'reversed')),
+            created_at BIGINT NOT NULL,
+            settles_at BIGINT NOT NULL
+        )
+        """,
     ]
 }
 

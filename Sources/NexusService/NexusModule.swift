@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PurseDatabase
+import PurseKit
+import PurseKitAHC
 import PurseServer
 import ServiceLifecycle
 
@@ -11,9 +13,21 @@ public struct NexusModule: PurseModule {
     public let title = "Nexus Data"
     public let summary = "Airtime and data top-ups authorised by a biometric (WebAuthn) step-up, with a PIN fallback."
     let configuration: NexusConfiguration
+    let supplierTransport: (any HTTPTransport)?
 
-    public init(configuration: NexusConfiguration) {
+    /// - Parameter supplierTransport: How the supplier client reaches VTpass (tests route it to
+    ///   the in-process sandbox); AsyncHTTPClient when nil.
+    public init(configuration: NexusConfiguration, supplierTransport: (any HTTPTransport)? = nil) {
         self.configuration = configuration
+        self.supplierTransport = supplierTransport
+    }
+
+    var supplier: VTpassClient {
+        VTpassClient(
+            baseURL: URL(string: configuration.supplierURL)!,
+            credentials: .init(apiKey: configuration.supplierAPIKey, secretKey: configuration.supplierSecretKey, publicKey: configuration.supplierPublicKey),
+            transport: supplierTransport ?? AsyncHTTPClientTransport(), timeout: configuration.supplierTimeout
+        )
     }
 
     public var links: [ModuleLink] {
@@ -21,21 +35,31 @@ public struct NexusModule: PurseModule {
             ModuleLink("Web checkout (buy airtime with a passkey)", "/nexus/checkout"),
             ModuleLink("Enrol a passkey", "/nexus/enroll"),
             ModuleLink("Product catalogue (JSON)", "/products"),
-        ]
+        ] + (configuration.usesSupplierSandbox ? [ModuleLink("VTpass sandbox (test numbers)", "/sandbox/vtpass")] : [])
     }
 
     public var migrations: [Migration] { NexusMigrations.all }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
-        let controller = NexusController(configuration: configuration, environment: environment)
+        let controller = NexusController(configuration: configuration, environment: environment, supplier: supplier)
         controller.mountBiometric(on: router)
         controller.mountWallet(on: router)
+        if configuration.usesSupplierSandbox {
+            VTpassSandbox(
+                keys: .init(apiKey: configuration.supplierAPIKey, secretKey: configuration.supplierSecretKey, publicKey: configuration.supplierPublicKey),
+                pendingSeconds: configuration.sandboxPendingSeconds, environment: environment
+            ).mount(on: router)
+        }
         NexusPages.mount(on: router)
         let pruner = ChallengePruner(store: controller.store, environment: environment)
         return [PeriodicService("pruning expired challenges", every: .seconds(60), logger: environment.logger) { try await pruner.prune() }]
     }
 
-    public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding) }
+    public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
+        [NexusController(configuration: configuration, environment: environment, supplier: supplier).delivery.jobHandler]
+    }
+
+    public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding, supplierSandbox: configuration.usesSupplierSandbox) }
 }
 
 /// Deletes WebAuthn challenges a day past expiry (run once a minute by the module's service).

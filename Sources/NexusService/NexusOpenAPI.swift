@@ -6,7 +6,7 @@ enum NexusOpenAPI {
     static let failure = Schema.ref("NexusFailure")
     static let verifyFailure = Schema.ref("VerifyFailure")
 
-    static func fragment(sandboxFunding: Bool) -> OpenAPIFragment {
+    static func fragment(sandboxFunding: Bool, supplierSandbox: Bool) -> OpenAPIFragment {
         var operations: [OpenAPIOperation] = [
             OpenAPIOperation(.post, "/biometric/register/options", summary: "WebAuthn creation options (attestation none, ES256)", tag: "nexus", requiresAuth: true,
                              responses: [(200, "PublicKeyCredentialCreationOptionsJSON", Schema.ref("CreationOptions")), (401, "Authentication required", Schema.error)]),
@@ -28,7 +28,8 @@ enum NexusOpenAPI {
                              responses: [(200, "Catalogue", Schema.object([("products", Schema.array(Schema.ref("Product")))]))]),
             OpenAPIOperation(.post, "/user/topup", summary: "Buy airtime or data with a verificationToken or the PIN", tag: "nexus", requiresAuth: true, idempotent: true,
                              request: Schema.ref("TopupRequest"),
-                             responses: [(200, "Completed", Schema.ref("TopupResponse")), (400, "Invalid request", failure), (401, "Not authorised", failure),
+                             responses: [(200, "Paid: data.status is completed (delivered), pending (the supplier has not confirmed; follow GET /user/transactions/{id}) or failed (refunded, success false)",
+                                          Schema.ref("TopupResponse")), (400, "Invalid request", failure), (401, "Not authorised", failure),
                                          (402, "Insufficient balance", failure), (422, "Idempotency-Key reused", Schema.error), (423, "PIN locked", failure)]),
             OpenAPIOperation(.get, "/user/balance", summary: "Wallet and cashback balances (naira)", tag: "nexus", requiresAuth: true,
                              responses: [(200, "Balances", Schema.object([("balance", Schema.integer), ("cashback", Schema.integer), ("currency", Schema.string)]))]),
@@ -36,6 +37,9 @@ enum NexusOpenAPI {
                              responses: [(200, "A page", Schema.object([("data", Schema.array(Schema.ref("Transaction"))), ("hasMore", Schema.boolean), ("nextCursor", Schema.string)])),
                                          (400, "Bad paging", failure)],
                              query: [("limit", "1-100, default 20"), ("cursor", "nextCursor of the previous page")]),
+            OpenAPIOperation(.get, "/user/transactions/{id}", summary: "One wallet transaction; a top-up's status moves from pending to completed or failed", tag: "nexus",
+                             requiresAuth: true,
+                             responses: [(200, "The transaction", Schema.object([("success", Schema.boolean), ("data", Schema.ref("Transaction"))])), (404, "No such transaction", failure)]),
             OpenAPIOperation(.put, "/user/pin", summary: "Set or change the 4-digit transaction PIN", tag: "nexus", requiresAuth: true,
                              request: Schema.object([("pin", Schema.string), ("currentPin", Schema.string), ("verificationToken", Schema.string)], required: ["pin"]),
                              responses: [(200, "PIN set", Schema.object([("success", Schema.boolean), ("message", Schema.string)])), (400, "Invalid PIN", failure), (401, "Not authorised", failure)]),
@@ -47,6 +51,24 @@ enum NexusOpenAPI {
                                                request: Schema.object([("amount", Schema.integer)], required: ["amount"]),
                                                responses: [(201, "Funded", Schema.object([("success", Schema.boolean), ("data", Schema.object([("balance", Schema.integer)]))])),
                                                            (400, "Invalid amount", failure)]))
+        }
+        if supplierSandbox {
+            let answer = Schema.object([("code", Schema.string), ("response_description", Schema.string), ("content", Schema.object([]))])
+            operations += [
+                OpenAPIOperation(.get, "/sandbox/vtpass", summary: "VTpass sandbox: the test numbers and what they do", tag: "vtpass-sandbox",
+                                 responses: [(200, "Text", Schema.string)], produces: "text/plain"),
+                OpenAPIOperation(.post, "/sandbox/vtpass/api/pay", summary: "VTpass sandbox: buy airtime or data (api-key and secret-key headers)", tag: "vtpass-sandbox",
+                                 request: Schema.object([("request_id", Schema.string), ("serviceID", Schema.string), ("amount", Schema.integer), ("phone", Schema.string),
+                                                         ("variation_code", Schema.string), ("billersCode", Schema.string)], required: ["request_id", "serviceID", "phone"]),
+                                 responses: [(200, "VTpass answer (code 000, 099, 016, 014 …)", answer)]),
+                OpenAPIOperation(.post, "/sandbox/vtpass/api/requery", summary: "VTpass sandbox: the status of a purchase", tag: "vtpass-sandbox",
+                                 request: Schema.object([("request_id", Schema.string)], required: ["request_id"]),
+                                 responses: [(200, "VTpass answer (code 000, 016, 015 …)", answer)]),
+                OpenAPIOperation(.get, "/sandbox/vtpass/api/service-variations", summary: "VTpass sandbox: data plans (api-key and public-key headers)", tag: "vtpass-sandbox",
+                                 responses: [(200, "Plans", answer)], query: [("serviceID", "mtn-data, airtel-data, glo-data, etisalat-data")]),
+                OpenAPIOperation(.get, "/sandbox/vtpass/api/balance", summary: "VTpass sandbox: the float left", tag: "vtpass-sandbox",
+                                 responses: [(200, "Balance", Schema.object([("code", Schema.integer), ("contents", Schema.object([("balance", Schema.integer)]))]))]),
+            ]
         }
         let descriptor = Schema.object([("id", Schema.string), ("type", Schema.string), ("transports", Schema.array(Schema.string))], required: ["id", "type"])
         return OpenAPIFragment(operations: operations, schemas: [
@@ -80,7 +102,7 @@ enum NexusOpenAPI {
                                                                      ("timestamp", Schema.string), ("cashbackUsed", Schema.integer), ("cashbackEarned", Schema.integer)]))])),
             ("Transaction", Schema.object([("transactionId", Schema.string), ("kind", Schema.string), ("productCode", Schema.string), ("recipientPhone", Schema.string),
                                            ("amount", Schema.integer), ("cashbackUsed", Schema.integer), ("cashbackEarned", Schema.integer), ("method", Schema.string),
-                                           ("status", Schema.string), ("timestamp", Schema.string)])),
+                                           ("status", Schema.string), ("timestamp", Schema.string), ("failureReason", Schema.string)])),
         ])
     }
 }

@@ -150,7 +150,9 @@ struct NexusStore: Sendable {
             category: try row.decode(column: "category", as: String.self),
             name: try row.decode(column: "name", as: String.self),
             minAmount: Int(try row.decode(column: "min_amount", as: Int64.self)),
-            maxAmount: Int(try row.decode(column: "max_amount", as: Int64.self))
+            maxAmount: Int(try row.decode(column: "max_amount", as: Int64.self)),
+            supplierServiceID: try row.decode(column: "supplier_service_id", as: String?.self),
+            supplierVariationCode: try row.decode(column: "supplier_variation_code", as: String?.self)
         )
     }
 
@@ -219,18 +221,104 @@ struct NexusStore: Sendable {
 
     func insertTransaction(
         id: String, user: UserID, kind: String, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
-        cashbackEarned: Int, method: String?, ledgerTransaction: LedgerTransactionID, now: Date, in db: any DatabaseSession
+        cashbackEarned: Int, method: String?, status: String = "completed", ledgerTransaction: LedgerTransactionID, now: Date,
+        in db: any DatabaseSession
     ) async throws {
         try await db.run(Self.insertTransaction, [
             .text(id), .text(user.rawValue), .text(kind), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
-            .integer(cashbackEarned), .text(method), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
+            .integer(cashbackEarned), .text(method), .text(status), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
         ])
     }
 
     static let insertTransaction = DatabaseStatement("""
         INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'completed', $10, $11)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
         """)
+
+    // MARK: Deliveries
+
+    /// A top-up's delivery through the supplier.
+    struct Delivery: Sendable {
+        var transactionID: String
+        var requestID: String
+        var serviceID: String
+        var variationCode: String?
+        var phone: String
+        var amount: Int
+        var attempts: Int
+        var jobID: String?
+        /// The transaction's status: `pending` while the delivery is open.
+        var status: String
+        var order: SupplierOrder {
+            SupplierOrder(requestID: requestID, serviceID: serviceID, variationCode: variationCode, phone: phone, amount: amount)
+        }
+    }
+
+    func insertDelivery(_ delivery: Delivery, supplier: String, now: Date, in db: any DatabaseSession) async throws {
+        try await db.run(Self.insertDelivery, [
+            .text(delivery.transactionID), .text(supplier), .text(delivery.requestID), .text(delivery.serviceID), .text(delivery.variationCode),
+            .text(delivery.phone), .integer(delivery.amount), .text(delivery.jobID), .integer(now.epochMillis),
+        ])
+    }
+
+    static let insertDelivery = DatabaseStatement("""
+        INSERT INTO nexus_deliveries (transaction_id, supplier, request_id, service_id, variation_code, phone, amount, job_id, attempts, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9)
+        """)
+
+    func delivery(of transactionID: String, in db: any DatabaseSession) async throws -> Delivery? {
+        guard let row = try await db.raw("""
+            SELECT d.*, t.status FROM nexus_deliveries d JOIN nexus_transactions t ON t.id = d.transaction_id
+            WHERE d.transaction_id = \(bind: transactionID)
+            """).first() else { return nil }
+        return Delivery(
+            transactionID: transactionID, requestID: try row.decode(column: "request_id", as: String.self),
+            serviceID: try row.decode(column: "service_id", as: String.self), variationCode: try row.decode(column: "variation_code", as: String?.self),
+            phone: try row.decode(column: "phone", as: String.self), amount: Int(try row.decode(column: "amount", as: Int64.self)),
+            attempts: try row.decode(column: "attempts", as: Int.self), jobID: try row.decode(column: "job_id", as: String?.self),
+            status: try row.decode(column: "status", as: String.self)
+        )
+    }
+
+    /// Records an attempt that left the delivery open.
+    func recordAttempt(_ transactionID: String, answer: String, now: Date, in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            UPDATE nexus_deliveries SET attempts = attempts + 1, last_answer = \(bind: String(answer.prefix(500))), updated_at = \(bind: now.epochMillis)
+            WHERE transaction_id = \(bind: transactionID)
+            """).run()
+    }
+
+    /// What a settled top-up moved: enough to post its completion or refund.
+    struct SettledTopup {
+        var user: UserID
+        var amount: Int
+        var cashbackUsed: Int
+        var cashbackEarned: Int
+    }
+
+    /// Moves a pending top-up to `status`, once: of any number of concurrent callers (replicas
+    /// included), exactly one gets the row back; the others find it settled.
+    func settle(_ transactionID: String, status: String, failureReason: String?, in db: any DatabaseSession) async throws -> SettledTopup? {
+        guard let row = try await db.raw("""
+            UPDATE nexus_transactions SET status = \(bind: status), failure_reason = \(bind: failureReason)
+            WHERE id = \(bind: transactionID) AND status = 'pending'
+            RETURNING user_id, amount, cashback_used, cashback_earned
+            """).first() else { return nil }
+        return SettledTopup(
+            user: UserID(try row.decode(column: "user_id", as: String.self)), amount: Int(try row.decode(column: "amount", as: Int64.self)),
+            cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
+            cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self))
+        )
+    }
+
+    /// Records the verdict; returns the delivery's job, which is no longer needed.
+    func finishDelivery(_ transactionID: String, reference: String?, answer: String, now: Date, in db: any DatabaseSession) async throws -> String? {
+        try await db.raw("""
+            UPDATE nexus_deliveries SET attempts = attempts + 1, supplier_reference = \(bind: reference),
+                last_answer = \(bind: String(answer.prefix(500))), updated_at = \(bind: now.epochMillis)
+            WHERE transaction_id = \(bind: transactionID) RETURNING job_id
+            """).first()?.decode(column: "job_id", as: String?.self)
+    }
 
     /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.
     func transactions(of user: UserID, limit: Int, cursor: (Int64, String)?, in db: any DatabaseSession) async throws -> [NexusWire.Transaction] {
@@ -246,20 +334,27 @@ struct NexusStore: Sendable {
                 SELECT * FROM nexus_transactions WHERE user_id = \(bind: user.rawValue) ORDER BY created_at DESC, id DESC LIMIT \(bind: limit)
                 """).all()
         }
-        return try rows.map { row in
-            NexusWire.Transaction(
-                transactionId: try row.decode(column: "id", as: String.self),
-                kind: try row.decode(column: "kind", as: String.self),
-                productCode: try row.decode(column: "product_code", as: String?.self),
-                recipientPhone: try row.decode(column: "recipient_phone", as: String?.self),
-                amount: Int(try row.decode(column: "amount", as: Int64.self)),
-                cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
-                cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self)),
-                method: try row.decode(column: "method", as: String?.self),
-                status: try row.decode(column: "status", as: String.self),
-                timestamp: Timestamp.iso(Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)))
-            )
-        }
+        return try rows.map(Self.transaction)
+    }
+
+    static func transaction(_ row: any SQLRow) throws -> NexusWire.Transaction {
+        NexusWire.Transaction(
+            transactionId: try row.decode(column: "id", as: String.self),
+            kind: try row.decode(column: "kind", as: String.self),
+            productCode: try row.decode(column: "product_code", as: String?.self),
+            recipientPhone: try row.decode(column: "recipient_phone", as: String?.self),
+            amount: Int(try row.decode(column: "amount", as: Int64.self)),
+            cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
+            cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self)),
+            method: try row.decode(column: "method", as: String?.self),
+            status: try row.decode(column: "status", as: String.self),
+            timestamp: Timestamp.iso(Date(epochMillis: try row.decode(column: "created_at", as: Int64.self))),
+            failureReason: try row.decode(column: "failure_reason", as: String?.self)
+        )
+    }
+
+    func transaction(_ id: String, of user: UserID, in db: any DatabaseSession) async throws -> NexusWire.Transaction? {
+        try await db.raw("SELECT * FROM nexus_transactions WHERE id = \(bind: id) AND user_id = \(bind: user.rawValue)").all().map(Self.transaction).first
     }
 
     func createdAt(ofTransaction id: String, in db: any DatabaseSession) async throws -> Int64? {

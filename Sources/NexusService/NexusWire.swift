@@ -125,6 +125,11 @@ enum NexusWire {
         var name: String
         var minAmount: Int
         var maxAmount: Int
+        /// The supplier's service (`mtn`, `mtn-data` …) and plan: not part of the listing.
+        var supplierServiceID: String? = nil
+        var supplierVariationCode: String? = nil
+
+        enum CodingKeys: String, CodingKey { case code, supplierSlug, network, category, name, minAmount, maxAmount }
     }
 
     struct Balance: Codable {
@@ -142,8 +147,16 @@ enum NexusWire {
         var cashbackUsed: Int
         var cashbackEarned: Int
         var method: String?
+        /// `pending` (the supplier has not confirmed yet), `completed` or `failed` (refunded).
         var status: String
         var timestamp: String
+        /// Why a top-up failed, in words for the customer.
+        var failureReason: String? = nil
+    }
+
+    struct TransactionAnswer: Encodable {
+        var success = true
+        var data: Transaction
     }
 
     struct TransactionPage: Codable {

@@ -14,22 +14,40 @@ struct NexusHarness {
     static let origin = "http://localhost:8080"
     let server: TestServer
     let client: any TestClientProtocol
+    /// The module's configuration (its supplier keys are the sandbox's).
+    let nexus: NexusConfiguration
 
     static func withServer(
-        engine: DatabaseEngine = .sqlite, production: Bool = false,
+        engine: DatabaseEngine = .sqlite, production: Bool = false, adjust: (inout NexusConfiguration) -> Void = { _ in },
         _ body: @Sendable (NexusHarness) async throws -> Void
     ) async throws {
         var configuration = PurseConfiguration()
         configuration.port = 8080
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-nexus-\(UUID().uuidString)").path
         if production { configuration.mode = .production }
         configuration.environment = ["NEXUS_ALLOWED_ORIGINS": origin]
-        let nexus = try NexusConfiguration.from(configuration)
-        let server = try await TestServer.make(engine: engine, modules: [NexusModule(configuration: nexus)]) {
+        if production {
+            configuration.environment.merge(["VTPASS_URL": "http://localhost:8080/vtpass", "VTPASS_API_KEY": "api", "VTPASS_SECRET_KEY": "SK_s", "VTPASS_PUBLIC_KEY": "PK_p"]) { $1 }
+        }
+        var adjusted = try NexusConfiguration.from(configuration)
+        adjust(&adjusted)
+        let nexus = adjusted
+        // The supplier client calls the in-process VTpass sandbox through the router.
+        let supplier = DeferredRouterTransport()
+        let server = try await TestServer.make(engine: engine, modules: [NexusModule(configuration: nexus, supplierTransport: supplier)]) {
             if production { $0.mode = .production }
+            $0.runsJobsInBackground = false
         }
+        defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
         try await server.withRouter { client in
-            try await body(NexusHarness(server: server, client: client))
+            supplier.bind(client)
+            try await body(NexusHarness(server: server, client: client, nexus: nexus))
         }
+    }
+
+    /// Runs the jobs due now (deliveries the top-up request left pending).
+    func runDueJobs() async {
+        await server.app.jobWorker.runDue()
     }
 
     /// A signed-in user with its own device (secure store, authenticator) and client core.

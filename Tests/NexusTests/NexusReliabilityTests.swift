@@ -482,8 +482,18 @@ struct NexusReliabilityTests {
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(statuses.allSatisfy { $0.0 == 200 })
-            #expect(Set(statuses.map(\.1)).count == 1, "every retry sees the first response")
+            // Every retry answers for the one purchase: the request that made it with the
+            // delivery's verdict, replays as the purchase was recorded (pending) — never a
+            // second purchase.
+            struct Answer: Decodable { struct Data: Decodable { var transactionId: String; var status: String }; var data: Data }
+            let answers = try statuses.map { try JSONDecoder().decode(Answer.self, from: Foundation.Data($0.1.utf8)).data }
+            #expect(Set(answers.map(\.transactionId)).count == 1, "every retry names the first purchase")
+            let completedAnswers = answers.filter { $0.status == "completed" }.count
+            let pendingAnswers = answers.filter { $0.status == "pending" }.count
+            #expect(completedAnswers == 1)
+            #expect(pendingAnswers == 199)
             #expect(try await h.ledgerTransactionCount(kind: "nexus.topup") == 1)
+            #expect(try await h.ledgerTransactionCount(kind: "nexus.topup.delivered") == 1)
             #expect(try await h.balance(user) == 4_500)
             #expect(try await h.audit().isEmpty)
         }

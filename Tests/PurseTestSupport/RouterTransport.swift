@@ -31,3 +31,21 @@ public final class RouterTransport: HTTPTransport {
         return TransportResponse(status: Int(response.status.code), headers: responseHeaders, body: Data(buffer: response.body))
     }
 }
+
+/// A ``RouterTransport`` whose router is known only once the test server runs: a module built
+/// before the server (a supplier client calling the in-process sandbox) gets this and the test
+/// binds it inside `withRouter`.
+public final class DeferredRouterTransport: HTTPTransport {
+    private let bound = Mutex<RouterTransport?>(nil)
+
+    public init() {}
+
+    public func bind(_ client: any TestClientProtocol) {
+        bound.withLock { $0 = RouterTransport(client: client) }
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        guard let transport = bound.withLock({ $0 }) else { throw PurseError.offline("no router bound yet") }
+        return try await transport.send(request)
+    }
+}

@@ -131,6 +131,12 @@ public struct TestServer: Sendable {
         return TestServer(app: app, clock: clock, database: database)
     }
 
+    /// A second server on the same database and clock, as a replica behind a load balancer
+    /// would be. The caller shuts its database connections down (`environment.database.shutdown()`).
+    public func replica(modules: [any PurseModule]) async throws -> PurseServerApp {
+        try await buildApplication(configuration: app.environment.configuration, modules: modules, now: clock.closure)
+    }
+
     /// Runs `body` against the router (in-process), then tears everything down.
     public func withRouter<T: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
         try await run(.router, body)

@@ -5,6 +5,7 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
+import Synchronization
 
 // MARK: - Wallet routes: products, top-ups, balance, history, PIN, sandbox funding
 
@@ -35,6 +36,14 @@ extension NexusController {
         user.get("transactions") { request, context -> Response in
             let userID = try context.requireUser().id
             return try await transactions(of: userID, query: request.uri.queryParameters)
+        }
+        user.get("transactions/{id}") { _, context -> Response in
+            let userID = try context.requireUser().id
+            let id = try context.parameters.require("id")
+            guard let transaction = try await environment.database.read({ db in try await store.transaction(id, of: userID, in: db) }) else {
+                throw NexusFailure.error(.notFound, "transaction_not_found", "No such transaction")
+            }
+            return try .json(NexusWire.TransactionAnswer(data: transaction))
         }
         user.put("pin") { request, context -> Response in
             let userID = try context.requireUser().id
@@ -134,10 +143,15 @@ extension NexusController {
             method = "pin"
         }
 
-        // 3. The effect, once per Idempotency-Key when one is sent (a verification token is spent
-        //    in the same transaction, so the biometric path is exactly-once without a key too).
+        // 3. The payment, once per Idempotency-Key when one is sent (a verification token is spent
+        //    in the same transaction, so the biometric path is exactly-once without a key too):
+        //    the price moves to the buyer's hold and the delivery job is queued with it.
+        guard let serviceID = product.supplierServiceID else {
+            throw NexusFailure.error(.badRequest, "product_unavailable", "\(product.name) cannot be bought right now", param: "productCode")
+        }
         let spend = tokenID
-        return try await environment.idempotent(request, body: buffer, user: user, keyRequired: false) { db in
+        let bought = Mutex<NexusWire.TopupResponse?>(nil)
+        let answer = try await environment.idempotent(request, body: buffer, user: user, keyRequired: false) { db in
             let now = now()
             if let tokenID = spend, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
                 throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
@@ -146,20 +160,17 @@ extension NexusController {
             let accounts = try await ledger.accountIDs([
                 LedgerAccountSpec(owner: user, kind: Self.walletKind, currency: Naira.currency),
                 LedgerAccountSpec(owner: user, kind: Self.cashbackKind, currency: Naira.currency),
-                LedgerAccountSpec(owner: nil, kind: "nexus_airtime_settlement", currency: Naira.currency),
-                LedgerAccountSpec(owner: nil, kind: "nexus_promotions", currency: Naira.currency, allowNegative: true),
+                LedgerAccountSpec(owner: user, kind: AirtimeDelivery.holdKind, currency: Naira.currency),
             ], now: now, in: db)
-            let (wallet, cashback, settlement, promotions) = (accounts[0], accounts[1], accounts[2], accounts[3])
+            let (wallet, cashback, hold) = (accounts[0], accounts[1], accounts[2])
 
             let amount = Naira.kobo(body.amount)
             let cashbackUsed = body.useCashback == true ? min(amount, try await ledger.balance(of: cashback, in: db)) : 0
             let earned = body.amount * configuration.cashbackPercent / 100
-            // One journal entry for the purchase: the settlement account is owed the price, paid
-            // from the wallet and any cashback spent; the cashback earned moves from promotions.
-            var entries = [LedgerEntry(settlement, amount)]
+            // The price is held until the supplier answers; the cashback earned is credited on delivery.
+            var entries = [LedgerEntry(hold, amount)]
             if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet, -(amount - cashbackUsed))) }
             if cashbackUsed > 0 { entries.append(LedgerEntry(cashback, -cashbackUsed)) }
-            if earned > 0 { entries += [LedgerEntry(promotions, -Naira.kobo(earned)), LedgerEntry(cashback, Naira.kobo(earned))] }
             let id = RandomID.make("tx")
             let posting: LedgerPosting
             do {
@@ -169,16 +180,40 @@ extension NexusController {
             }
             try await store.insertTransaction(
                 id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
-                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, ledgerTransaction: posting.id, now: now, in: db
+                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, status: "pending",
+                ledgerTransaction: posting.id, now: now, in: db
             )
+            let job = try await delivery.enqueue(transactionID: id, now: now, in: db)
+            try await store.insertDelivery(NexusStore.Delivery(
+                transactionID: id, requestID: VTpassClient.requestID(at: now), serviceID: serviceID, variationCode: product.supplierVariationCode,
+                phone: phone, amount: body.amount, attempts: 0, jobID: job, status: "pending"
+            ), supplier: delivery.supplier.name, now: now, in: db)
             // Paid with cashback alone, the posting left the wallet alone: read its balance.
             let balance = if let moved = posting.balances[wallet] { moved } else { try await ledger.balance(of: wallet, in: db) }
-            let response = NexusWire.TopupResponse(data: .init(
-                transactionId: id, status: "completed", amount: body.amount, balance: Naira.naira(balance),
+            let response = NexusWire.TopupResponse(message: "Topup is being processed", data: .init(
+                transactionId: id, status: "pending", amount: body.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
             ))
+            bought.withLock { $0 = response }
             return (.ok, response.json)
         }
+        // 4. The delivery, waited for as long as the supplier's first answer takes (bounded by
+        //    its timeout). A replay answers as the purchase was first recorded; the client
+        //    follows GET /user/transactions/{id}.
+        guard var response = bought.withLock({ $0 }) else { return answer }
+        switch try await delivery.attempt(response.data.transactionId) {
+        case .pending:
+            return answer
+        case .completed:
+            response.message = "Topup successful"
+            response.data.status = "completed"
+        case .failed(let reason):
+            response.success = false
+            response.message = "\(reason). ₦\(response.data.amount) is back in your wallet."
+            response.data.status = "failed"
+            response.data.balance = try await environment.database.read { db in try await balances(of: user, in: db).balance }
+        }
+        return .jsonData(response.json)
     }
 
     /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the

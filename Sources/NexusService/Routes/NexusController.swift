@@ -14,11 +14,13 @@ struct NexusController: Sendable {
     let environment: ServerEnvironment
     let store = NexusStore()
     let catalogue: ProductCatalogue
+    let delivery: AirtimeDelivery
 
-    init(configuration: NexusConfiguration, environment: ServerEnvironment) {
+    init(configuration: NexusConfiguration, environment: ServerEnvironment, supplier: any AirtimeSupplier) {
         self.configuration = configuration
         self.environment = environment
         self.catalogue = ProductCatalogue(store: store, database: environment.database)
+        self.delivery = AirtimeDelivery(supplier: supplier, store: store, environment: environment, configuration: configuration)
     }
 
     static let verificationPurpose = "nexus.verification"

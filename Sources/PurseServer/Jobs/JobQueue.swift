@@ -116,9 +116,9 @@ public struct JobQueue: Sendable {
     /// Records a failed attempt: back to the queue after the backoff, or dead after the last attempt.
     /// - Returns: The job's new state.
     @discardableResult
-    public func fail(_ job: Job, error: String, now: Date) async throws -> JobState {
+    public func fail(_ job: Job, error: String, now: Date, backoff: JobBackoff? = nil) async throws -> JobState {
         let state: JobState = job.attempts >= job.maxAttempts ? .dead : .queued
-        let runAt = now.addingTimeInterval(backoff.delay(afterAttempts: job.attempts)).epochMillis
+        let runAt = now.addingTimeInterval((backoff ?? self.backoff).delay(afterAttempts: job.attempts)).epochMillis
         let message = String(error.prefix(1000))
         try await database.transaction { db in
             try await db.raw("""
@@ -127,6 +127,12 @@ public struct JobQueue: Sendable {
                 """).run()
         }
         return state
+    }
+
+    /// Removes a job that has not started, inside the caller's transaction (the work it would
+    /// have done was done another way). A job already running is left to finish.
+    public func cancel(_ id: String, in db: any DatabaseSession) async throws {
+        try await db.raw("DELETE FROM jobs WHERE id = \(bind: id) AND state = 'queued'").run()
     }
 
     /// The state of a job, for tests and dashboards.

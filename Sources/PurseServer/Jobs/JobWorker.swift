@@ -9,10 +9,13 @@ public struct JobHandler: Sendable {
     /// Jobs of an ordered kind run one after another in the order they were enqueued (webhook
     /// deliveries, where a later event must not overtake an earlier one); others run concurrently.
     public var ordered: Bool
+    /// Retry timing for this kind; the queue's when nil.
+    public var backoff: JobBackoff?
     public var run: @Sendable (Job) async throws -> Void
-    public init(kind: String, ordered: Bool = false, run: @escaping @Sendable (Job) async throws -> Void) {
+    public init(kind: String, ordered: Bool = false, backoff: JobBackoff? = nil, run: @escaping @Sendable (Job) async throws -> Void) {
         self.kind = kind
         self.ordered = ordered
+        self.backoff = backoff
         self.run = run
     }
 }
@@ -94,7 +97,7 @@ public struct JobWorker: Service {
             try await handler.run(job)
             try await queue.complete(job, now: now())
         } catch {
-            let state = try? await queue.fail(job, error: String(describing: error), now: now())
+            let state = try? await queue.fail(job, error: String(describing: error), now: now(), backoff: handler.backoff)
             logger.warning("job failed", metadata: [
                 "job": "\(job.id)", "kind": "\(job.kind)", "attempt": "\(job.attempts)", "state": "\(state?.rawValue ?? "?")",
             ])
