@@ -17,6 +17,7 @@ source scripts/lib/server.sh
 work=$(mktemp -d /tmp/purse-cli.XXXXXX)
 export PURSE_HOME="$work/home"
 trap 'stop_server || true; rm -rf "$work"' EXIT
+export VTPASS_SANDBOX_PENDING_SECONDS=1
 start_server "$work"
 
 email="cli-$RANDOM$RANDOM@example.com"
@@ -42,6 +43,18 @@ PURSE_PIN=2580 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIM
 if PURSE_PIN=1111 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIME_GLO --phone 08012345678 --amount 100 < /dev/null 2>"$work/err"; then echo "wrong PIN bought airtime"; exit 1; fi
 grep -q "Incorrect PIN" "$work/err"
 expect_in "AIRTIME_GLO" "$PURSE" nexus history --server "$url"
+# The VTpass sandbox refuses numbers ending in 000: the CLI says so (exit 2) and the wallet is refunded.
+if PURSE_PIN=2580 "$PURSE" nexus buy-airtime --server "$url" --pin --product AIRTIME_MTN --phone 08012340000 --amount 200 < /dev/null 2>"$work/err"; then echo "a refused top-up reported success"; exit 1; fi
+grep -q "back in your wallet" "$work/err" || { cat "$work/err"; exit 1; }
+"$PURSE" nexus balance --server "$url" --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["balance"] == 3500, b'
+expect_in "[failed, refunded" "$PURSE" nexus history --server "$url"
+# Numbers ending in 999 stay processing: the purchase is pending, `status --wait` follows it.
+expect_in "delivery not yet confirmed" env PURSE_PIN=2580 "$PURSE" nexus buy-airtime --server "$url" --pin --no-wait --product AIRTIME_MTN --phone 08012345999 --amount 100
+pending=$("$PURSE" nexus history --server "$url" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["transactionId"])')
+expect_in "[pending]" "$PURSE" nexus history --server "$url"
+expect_in "completed" "$PURSE" nexus status --server "$url" --wait "$pending"
+"$PURSE" nexus balance --server "$url" --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["balance"] == 3400, b'
+expect_in "mtn-10mb-100 (N100 100MB - 24 hrs, ₦100) is not in the catalogue" env PURSE_DATA_DIR="$work/data" PURSE_PUBLIC_URL="$url" "$PURSE" nexus products sync
 "$PURSE" nexus unlock --server "$url" --yes
 
 # Maly: create the Connect account and get the onboarding link, complete the sandbox form as a

@@ -12,6 +12,8 @@ public final class CheckoutViewModel {
     public var step: TransactionAuthorizer.Step { machine.step }
     public var message: String? { machine.message }
     public var offersPin: Bool { machine.offersPin }
+    /// "Use PIN instead?" when the PIN is offered.
+    public var pinOffer: String? { machine.pinOffer }
     /// A device-side failure behind "Biometric failed" (no passkey on this device …).
     public var deviceError: PurseError? { machine.deviceError }
 
@@ -19,11 +21,14 @@ public final class CheckoutViewModel {
     @ObservationIgnored let gate: any BiometricGate
     @ObservationIgnored let authenticator: DeviceAuthenticator
     @ObservationIgnored let makeKey: @Sendable () -> String
+    @ObservationIgnored let deliveryPoller: Poller
 
     public init(
         client: NexusClient, gate: any BiometricGate, authenticator: DeviceAuthenticator,
-        makeIdempotencyKey: @escaping @Sendable () -> String = IdempotencyKey.make
+        makeIdempotencyKey: @escaping @Sendable () -> String = IdempotencyKey.make,
+        deliveryPoller: Poller = Poller(interval: .seconds(2), maxAttempts: 15)
     ) {
+        self.deliveryPoller = deliveryPoller
         self.client = client
         self.gate = gate
         self.authenticator = authenticator
@@ -34,6 +39,11 @@ public final class CheckoutViewModel {
     public func buy(_ order: TopupOrder) async {
         let available = await gate.availability().isAvailable
         await send(.start(order, biometricAvailable: available, idempotencyKey: makeKey()))
+    }
+
+    /// Starts a purchase on the PIN path, by the user's choice.
+    public func buyWithPin(_ order: TopupOrder) async {
+        await send(.startWithPin(order, idempotencyKey: makeKey()))
     }
 
     public func usePin() async { await send(.usePin) }
@@ -70,6 +80,8 @@ public final class CheckoutViewModel {
             }
         case .submitTopup(let order, let authorization, let key):
             do { return .topupSucceeded(try await client.topup(order, authorization: authorization, idempotencyKey: key)) } catch { return .topupFailed(Self.purse(error)) }
+        case .awaitDelivery(let id):
+            do { return .deliveryChecked(try await client.awaitDelivery(of: id, poller: deliveryPoller)) } catch { return .deliveryStillPending }
         }
     }
 

@@ -162,6 +162,21 @@ public struct WalletTransaction: Codable, Sendable, Equatable {
     public var timestamp: String
     /// Why a top-up failed (its price went back to the wallet).
     public var failureReason: String?
+
+    public init(
+        transactionId: String, kind: String, productCode: String?, recipientPhone: String?, amount: Int, method: String?, status: String,
+        timestamp: String, failureReason: String? = nil
+    ) {
+        self.transactionId = transactionId
+        self.kind = kind
+        self.productCode = productCode
+        self.recipientPhone = recipientPhone
+        self.amount = amount
+        self.method = method
+        self.status = status
+        self.timestamp = timestamp
+        self.failureReason = failureReason
+    }
 }
 
 public struct TransactionPage: Codable, Sendable, Equatable {

@@ -26,6 +26,12 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         case failed(PurseError, during: Stage)
         /// The top-up was refused for a reason retrying will not fix (balance, product …).
         case refused(PurseError)
+        /// Paid; the supplier has not confirmed delivery yet: the top-up is being followed.
+        case awaitingDelivery(TopupReceipt)
+        /// Paid and still unconfirmed after following it: it settles later (history shows it).
+        case deliveryPending(TopupReceipt)
+        /// The supplier could not deliver: the price is back in the wallet.
+        case deliveryFailed(TopupReceipt, reason: String)
         case completed(TopupReceipt)
         case cancelled
     }
@@ -34,6 +40,8 @@ public struct TransactionAuthorizer: Sendable, Equatable {
 
     public enum Event: Sendable, Equatable {
         case start(TopupOrder, biometricAvailable: Bool, idempotencyKey: String)
+        /// The user chose to pay with the PIN (the seed's "User chose PIN").
+        case startWithPin(TopupOrder, idempotencyKey: String)
         case optionsReceived(AuthenticationOptions)
         case optionsFailed(PurseError)
         case biometricFinished(BiometricResult)
@@ -44,6 +52,10 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         case verifyFailed(PurseError)
         case topupSucceeded(TopupReceipt)
         case topupFailed(PurseError)
+        /// Following a pending top-up ended: the transaction as it now stands.
+        case deliveryChecked(WalletTransaction)
+        /// Following a pending top-up gave up while it was still pending.
+        case deliveryStillPending
         /// The user taps "Use PIN instead?".
         case usePin
         case pinEntered(String)
@@ -59,7 +71,12 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         case signAssertion(AuthenticationOptions, userVerified: Bool)
         case verify(Assertion)
         case submitTopup(TopupOrder, TopupAuthorization, idempotencyKey: String)
+        /// Follow the top-up until it is completed or failed (``NexusClient/awaitDelivery(of:poller:)``).
+        case awaitDelivery(transactionID: String)
     }
+
+    /// The question the failure alert asks (the seed's wording).
+    public static let usePinPrompt = "Use PIN instead?"
 
     public private(set) var step: Step = .idle
     /// Why the biometric path failed, when a device error (not the user) caused it.
@@ -80,9 +97,15 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         case .enteringPin(let message): message
         case .failed(let error, _), .refused(let error): error.message
         case .completed: "Topup successful"
+        case .awaitingDelivery: "Confirming delivery…"
+        case .deliveryPending: "Your top-up is being processed. Your history shows it once the network confirms."
+        case .deliveryFailed(let receipt, let reason): "\(reason). ₦\(receipt.amount) is back in your wallet."
         default: nil
         }
     }
+
+    /// What the alert offering the PIN asks, when it is offered.
+    public var pinOffer: String? { offersPin ? Self.usePinPrompt : nil }
 
     /// Whether "Use PIN instead?" is offered.
     public var offersPin: Bool {
@@ -94,7 +117,7 @@ public struct TransactionAuthorizer: Sendable, Equatable {
 
     public var isFinished: Bool {
         switch step {
-        case .completed, .cancelled: true
+        case .completed, .cancelled, .deliveryPending, .deliveryFailed: true
         default: false
         }
     }
@@ -106,8 +129,17 @@ public struct TransactionAuthorizer: Sendable, Equatable {
             step = .cancelled
             return []
 
+        case (.idle, .startWithPin(let order, let key)), (.cancelled, .startWithPin(let order, let key)), (.completed, .startWithPin(let order, let key)),
+             (.refused, .startWithPin(let order, let key)), (.deliveryPending, .startWithPin(let order, let key)), (.deliveryFailed, .startWithPin(let order, let key)):
+            self = TransactionAuthorizer()
+            self.order = order
+            idempotencyKey = key
+            step = .enteringPin(message: nil)
+            return []
+
         case (.idle, .start(let order, let available, let key)), (.cancelled, .start(let order, let available, let key)),
-             (.completed, .start(let order, let available, let key)), (.refused, .start(let order, let available, let key)):
+             (.completed, .start(let order, let available, let key)), (.refused, .start(let order, let available, let key)),
+             (.deliveryPending, .start(let order, let available, let key)), (.deliveryFailed, .start(let order, let available, let key)):
             self = TransactionAuthorizer()
             self.order = order
             idempotencyKey = key
@@ -170,7 +202,26 @@ public struct TransactionAuthorizer: Sendable, Equatable {
             return []
 
         case (.submitting, .topupSucceeded(let receipt)):
-            step = .completed(receipt)
+            switch receipt.status {
+            case "pending":
+                step = .awaitingDelivery(receipt)
+                return [.awaitDelivery(transactionID: receipt.transactionId)]
+            case "failed":
+                step = .deliveryFailed(receipt, reason: "The top-up could not be delivered")
+            default:
+                step = .completed(receipt)
+            }
+            return []
+        case (.awaitingDelivery(var receipt), .deliveryChecked(let transaction)):
+            receipt.status = transaction.status
+            switch transaction.status {
+            case "completed": step = .completed(receipt)
+            case "failed": step = .deliveryFailed(receipt, reason: transaction.failureReason ?? "The top-up could not be delivered")
+            default: step = .deliveryPending(receipt)
+            }
+            return []
+        case (.awaitingDelivery(let receipt), .deliveryStillPending):
+            step = .deliveryPending(receipt)
             return []
         case (.submitting, .topupFailed(let error)):
             if Self.isTransient(error) {

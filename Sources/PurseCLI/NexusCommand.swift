@@ -2,6 +2,10 @@ import ArgumentParser
 import Foundation
 import NexusPay
 import PurseKit
+import NexusService
+import PurseServer
+import PurseDatabase
+import Logging
 
 /// `purse nexus …`: the Nexus Data app's journeys from a terminal.
 struct NexusCommand: AsyncParsableCommand {
@@ -9,7 +13,7 @@ struct NexusCommand: AsyncParsableCommand {
         commandName: "nexus",
         abstract: "Nexus Data: biometric soft lock, passkey step-up and airtime top-ups.",
         discussion: "Sign in first with `purse account login`. The biometric prompt here is a software gate: answer y/n, or pass --yes.",
-        subcommands: [Enroll.self, Unlock.self, Products.self, BuyAirtime.self, Balance.self, History.self, Fund.self, SetPin.self]
+        subcommands: [Enroll.self, Unlock.self, Products.self, BuyAirtime.self, Status.self, Balance.self, History.self, Fund.self, SetPin.self]
     )
 
     struct DeviceOptions: ParsableArguments {
@@ -100,7 +104,14 @@ struct NexusCommand: AsyncParsableCommand {
     }
 
     struct Products: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List airtime and data products.")
+        static let configuration = CommandConfiguration(
+            abstract: "List airtime and data products, or sync them with the supplier.",
+            subcommands: [ProductsList.self, ProductsSync.self], defaultSubcommand: ProductsList.self
+        )
+    }
+
+    struct ProductsList: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List airtime and data products.")
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
@@ -125,6 +136,7 @@ struct NexusCommand: AsyncParsableCommand {
         @Option(help: "Amount in naira.") var amount: Int
         @Flag(help: "Authorise with the transaction PIN instead of biometrics (env PURSE_PIN, else asked).") var pin = false
         @Flag(help: "Spend cashback first.") var useCashback = false
+        @Flag(help: "Do not wait for the network to confirm a pending top-up (follow it with `purse nexus status`).") var noWait = false
 
         @MainActor
         func run() async throws {
@@ -134,8 +146,9 @@ struct NexusCommand: AsyncParsableCommand {
                 throw CLIError("Unknown product \(product). See `purse nexus products`.")
             }
             let order = TopupOrder(amount: amount, productCode: chosen.code, recipientPhone: phone, supplierSlug: chosen.supplierSlug, useCashback: useCashback)
-            let model = CheckoutViewModel(client: device.client, gate: device.gate, authenticator: device.authenticator)
-            await model.buy(order)
+            let poller = noWait ? Poller(maxAttempts: 1) : Poller(interval: .seconds(2), multiplier: 1.5, maxInterval: .seconds(10), maxAttempts: 8)
+            let model = CheckoutViewModel(client: device.client, gate: device.gate, authenticator: device.authenticator, deliveryPoller: poller)
+            if pin { await model.buyWithPin(order) } else { await model.buy(order) }
             var pinFromEnv = ProcessInfo.processInfo.environment["PURSE_PIN"]
             while true {
                 switch model.step {
@@ -144,6 +157,14 @@ struct NexusCommand: AsyncParsableCommand {
                         "✓ Topup successful: ₦\(receipt.amount) \(chosen.name) to \(phone)\n  transaction \(receipt.transactionId) · balance ₦\(receipt.balance)"
                     }
                     return
+                case .deliveryPending(let receipt):
+                    try options.output.emit(receipt) {
+                        "… Topup paid, delivery not yet confirmed: ₦\(receipt.amount) \(chosen.name) to \(phone)\n  transaction \(receipt.transactionId) · balance ₦\(receipt.balance)\n  follow it with `purse nexus status \(receipt.transactionId)`"
+                    }
+                    return
+                case .deliveryFailed(let receipt, _):
+                    FileHandle.standardError.write(Data("✗ \(model.message ?? "Topup failed")\n  transaction \(receipt.transactionId)\n".utf8))
+                    throw ExitCode(2)
                 case .enteringPin(let message):
                     if let message { FileHandle.standardError.write(Data("\(message)\n".utf8)) }
                     let entered: String?
@@ -152,11 +173,11 @@ struct NexusCommand: AsyncParsableCommand {
                     await model.submitPin(entered)
                 case .biometricFailed:
                     if let error = model.deviceError { FileHandle.standardError.write(Data("\(error.message)\n".utf8)) }
-                    guard ask("Biometric failed. Use PIN instead?") else { throw CLIError("Cancelled.") }
+                    guard ask("Biometric failed. \(TransactionAuthorizer.usePinPrompt)") else { throw CLIError("Cancelled.") }
                     await model.usePin()
                 case .verificationFailed(let reason):
                     FileHandle.standardError.write(Data("Verification failed. Try again or use PIN (\(reason))\n".utf8))
-                    if ask("Use PIN instead?") { await model.usePin() } else if ask("Try biometrics again?") { await model.retryBiometric() } else { throw CLIError("Cancelled.") }
+                    if ask(TransactionAuthorizer.usePinPrompt) { await model.usePin() } else if ask("Try biometrics again?") { await model.retryBiometric() } else { throw CLIError("Cancelled.") }
                 case .failed(let error, _):
                     FileHandle.standardError.write(Data("\(explain(error).description)\n".utf8))
                     guard ask("Retry?") else { throw explain(error) }
@@ -201,11 +222,66 @@ struct NexusCommand: AsyncParsableCommand {
             try options.output.emit(page) {
                 var lines = page.data.map { t in
                     let what = t.kind == "topup" ? "\(t.productCode ?? "") → \(t.recipientPhone ?? "") (\(t.method ?? ""))" : "wallet funding"
-                    return "\(t.timestamp)  \(t.kind == "topup" ? "-" : "+")₦\(t.amount)  \(what)  \(t.transactionId)"
+                    let status = switch t.status {
+                    case "pending": "  [pending]"
+                    case "failed": "  [failed, refunded: \(t.failureReason ?? "not delivered")]"
+                    default: ""
+                    }
+                    return "\(t.timestamp)  \(t.kind == "topup" ? "-" : "+")₦\(t.amount)  \(what)  \(t.transactionId)\(status)"
                 }
                 if lines.isEmpty { lines = ["No transactions yet."] }
                 if let next = page.nextCursor { lines.append("More: purse nexus history --cursor \(next)") }
                 return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one transaction; with --wait, follow a pending top-up until it settles.")
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The transaction id (tx_…).") var transaction: String
+        @Flag(help: "Wait while the top-up is pending (up to about a minute).") var wait = false
+
+        func run() async throws {
+            let api = NexusClient(api: try options.apiClient())
+            let found = try await client {
+                wait ? try await api.awaitDelivery(of: transaction, poller: Poller(interval: .seconds(2), maxAttempts: 30)) : try await api.transaction(id: transaction)
+            }
+            try options.output.emit(found) {
+                switch found.status {
+                case "pending": "… \(found.transactionId): pending — the network has not confirmed delivery yet"
+                case "failed": "✗ \(found.transactionId): failed — \(found.failureReason ?? "not delivered"); ₦\(found.amount) was returned to the wallet"
+                default: "✓ \(found.transactionId): \(found.status)"
+                }
+            }
+            if found.status == "failed" { throw ExitCode(2) }
+        }
+    }
+
+    struct ProductsSync: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sync",
+            abstract: "Align the data bundles with the supplier's plans (prices, plans gone, new plans).",
+            discussion: """
+                Reads the database and supplier settings as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR,
+                VTPASS_URL and its keys). Without VTPASS_URL it asks the built-in sandbox of a running
+                `purse serve` (PURSE_PUBLIC_URL or http://127.0.0.1:8080).
+                """
+        )
+        @Flag(help: "Add the supplier's plans the catalogue lacks.") var addNew = false
+
+        func run() async throws {
+            var configuration = try PurseConfiguration.fromEnvironment()
+            configuration.logLevel = .error
+            let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+            let module = NexusModule(configuration: try NexusConfiguration.from(configuration))
+            do {
+                let changes = try await NexusProductSync(module: module, database: app.environment.database).run(addNew: addNew)
+                print(changes.isEmpty ? "The catalogue matches the supplier." : changes.joined(separator: "\n"))
+                await app.environment.database.shutdown()
+            } catch {
+                await app.environment.database.shutdown()
+                throw CLIError("Could not sync the products: \(error)")
             }
         }
     }

@@ -210,4 +210,47 @@ struct AirtimeDeliveryTests {
         #expect(VTpassClient.naira("1000.00") == 1_000)
         #expect(VTpassClient.naira("99.99") == nil)
     }
+
+    @Test func productsSyncFollowsTheSuppliersPlans() async throws {
+        try await NexusHarness.withServer { h in
+            let database = h.server.environment.database
+            try await database.transaction { db in
+                try await db.raw("UPDATE nexus_products SET min_amount = 900, max_amount = 900 WHERE code = 'DATA_MTN_1GB'").run()
+                try await db.raw("UPDATE nexus_products SET supplier_variation_code = 'glo-gone' WHERE code = 'DATA_GLO_1GB'").run()
+            }
+            let supplier = NexusModule(configuration: h.nexus, supplierTransport: RouterTransport(client: h.client)).supplier
+            let sync = NexusProductSync(supplier: supplier, database: database)
+            let report = try await sync.run(addNew: true)
+            #expect(report.contains("DATA_MTN_1GB: ₦900 → ₦1000"))
+            #expect(report.contains("DATA_GLO_1GB: vtpass no longer sells glo-gone; deactivated"))
+            #expect(report.contains("DATA_MTN_10MB_100: added (N100 100MB - 24 hrs, ₦100)"))
+            #expect(report.contains("DATA_GLO500: added (Glo Data N500 - 1.35GB - 14 days, ₦500)"))
+            #expect(try await sync.run(addNew: true).isEmpty, "a second run finds nothing to do")
+            let codes = try await h.client.json(.get, "/products").text
+            #expect(!codes.contains("DATA_GLO_1GB") && codes.contains("DATA_MTN_10MB_100"))
+        }
+    }
+
+    @Test func theSandboxChecksVTpassKeysAndRequestIDs() async throws {
+        try await NexusHarness.withServer { h in
+            let keys = h.nexus
+            func post(_ path: String, _ body: String, secret: String) async throws -> [String: Any] {
+                try await h.client.json(.post, path, body, token: nil, headers: [
+                    HTTPField.Name("api-key")!: keys.supplierAPIKey, HTTPField.Name("secret-key")!: secret,
+                ]).object
+            }
+            let id = VTpassClient.requestID(at: h.server.clock.now)
+            #expect(try await post("/sandbox/vtpass/api/pay", #"{"request_id":"\#(id)","serviceID":"mtn","amount":100,"phone":"08011111111"}"#, secret: "SK_wrong")["code"] as? String == "087")
+            let paid = try await post("/sandbox/vtpass/api/pay", #"{"request_id":"\#(id)","serviceID":"mtn","amount":100,"phone":"08011111111"}"#, secret: keys.supplierSecretKey)
+            #expect(paid["code"] as? String == "000")
+            #expect(((paid["content"] as? [String: Any])?["transactions"] as? [String: Any])?["status"] as? String == "delivered")
+            #expect(try await post("/sandbox/vtpass/api/pay", #"{"request_id":"\#(id)","serviceID":"mtn","amount":100,"phone":"08011111111"}"#, secret: keys.supplierSecretKey)["code"] as? String == "014")
+            #expect(try await post("/sandbox/vtpass/api/pay", #"{"request_id":"199901010000x","serviceID":"mtn","amount":100,"phone":"08011111111"}"#, secret: keys.supplierSecretKey)["code"] as? String == "011")
+            #expect(try await post("/sandbox/vtpass/api/requery", #"{"request_id":"202601010000nope"}"#, secret: keys.supplierSecretKey)["code"] as? String == "015")
+            let balance = try await h.client.json(.get, "/sandbox/vtpass/api/balance", token: nil, headers: [
+                HTTPField.Name("api-key")!: keys.supplierAPIKey, HTTPField.Name("public-key")!: keys.supplierPublicKey,
+            ]).object
+            #expect((balance["contents"] as? [String: Any])?["balance"] as? Int == 99_999_900)
+        }
+    }
 }

@@ -211,4 +211,59 @@ struct TransactionAuthorizerTests {
         #expect(machine.handle(.start(order, biometricAvailable: true, idempotencyKey: "key-2")) == [.fetchOptions(intent: "transaction")])
         #expect(machine.idempotencyKey == "key-2")
     }
+
+    // MARK: Delivery and the user's choice of PIN
+
+    @Test func aPendingTopupIsFollowedToItsVerdict() {
+        var pending = receipt
+        pending.status = "pending"
+        var machine = atVerifying()
+        _ = machine.handle(.verified(token: "jwt"))
+        #expect(machine.handle(.topupSucceeded(pending)) == [.awaitDelivery(transactionID: "tx_1")])
+        #expect(machine.message == "Confirming delivery…" && !machine.isFinished)
+        let delivered = WalletTransaction(transactionId: "tx_1", kind: "topup", productCode: "AIRTIME_MTN", recipientPhone: "08012345678",
+                                          amount: 500, method: "biometric", status: "completed", timestamp: "t", failureReason: nil)
+        _ = machine.handle(.deliveryChecked(delivered))
+        #expect(machine.step == .completed(receipt))
+
+        var failing = atVerifying()
+        _ = failing.handle(.verified(token: "jwt"))
+        _ = failing.handle(.topupSucceeded(pending))
+        var refused = delivered
+        refused.status = "failed"
+        refused.failureReason = "The network did not accept the top-up"
+        _ = failing.handle(.deliveryChecked(refused))
+        #expect(failing.message == "The network did not accept the top-up. ₦500 is back in your wallet.")
+        #expect(failing.isFinished)
+
+        var slow = atVerifying()
+        _ = slow.handle(.verified(token: "jwt"))
+        _ = slow.handle(.topupSucceeded(pending))
+        _ = slow.handle(.deliveryStillPending)
+        #expect(slow.step == .deliveryPending(pending) && slow.isFinished)
+        #expect(slow.message?.contains("being processed") == true)
+    }
+
+    @Test func aTopupFailedAtOnceSaysSo() {
+        var failed = receipt
+        failed.status = "failed"
+        var machine = started(available: false)
+        _ = machine.handle(.pinEntered("2580"))
+        #expect(machine.handle(.topupSucceeded(failed)) == [])
+        #expect(machine.message?.contains("back in your wallet") == true)
+    }
+
+    @Test func theUserMayChooseThePinFromTheStart() {
+        var machine = Machine()
+        #expect(machine.handle(.startWithPin(order, idempotencyKey: "key-9")) == [])
+        #expect(machine.step == .enteringPin(message: nil))
+        #expect(machine.handle(.pinEntered("2580")) == [.submitTopup(order, .pin("2580"), idempotencyKey: "key-9")])
+    }
+
+    @Test func theFailureAlertAsksUsePinInstead() {
+        var machine = atBiometric()
+        #expect(machine.pinOffer == nil)
+        _ = machine.handle(.biometricFinished(.cancelled))
+        #expect(machine.pinOffer == "Use PIN instead?")
+    }
 }

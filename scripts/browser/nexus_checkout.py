@@ -67,11 +67,29 @@ def run(cdp, server, base, screenshot):
     sign_count = cdp.call("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"][0]["signCount"]
     check("the authenticator signed once", sign_count >= 1, sign_count)
 
+    # The VTpass sandbox refuses numbers ending in 000: the page says so and the wallet is refunded.
+    cdp.js("document.getElementById('phone').value = '08012340000'; document.getElementById('buy').click()")
+    check("a refused top-up is shown as failed",
+          cdp.wait_for("document.getElementById('receipt').dataset.status === 'failed'"),
+          cdp.js("document.getElementById('receipt').textContent"))
+    check("the page says the money is back", cdp.wait_for("document.getElementById('status').textContent.includes('back in your wallet')"),
+          cdp.js("document.getElementById('status').textContent"))
+    check("the balance is unchanged after the refund", cdp.wait_for("document.getElementById('balance').textContent === '₦4500'"),
+          cdp.js("document.getElementById('balance').textContent"))
+    # Numbers ending in 999 stay processing (VTPASS_SANDBOX_PENDING_SECONDS, 2 s in CI's server): pending, then delivered.
+    cdp.js("document.getElementById('phone').value = '08012345999'; document.getElementById('buy').click()")
+    check("a processing top-up is shown as pending",
+          cdp.wait_for("document.getElementById('receipt').dataset.status === 'pending'"),
+          cdp.js("document.getElementById('receipt').textContent"))
+    check("the page follows it to delivered",
+          cdp.wait_for("document.getElementById('receipt').dataset.status === 'completed'", timeout=40),
+          cdp.js("document.getElementById('receipt').textContent"))
+
     token = cdp.js("sessionStorage.getItem('nexus.token')")
     request = urllib.request.Request(f"{server}/user/balance", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=5) as r:
         balance = json.load(r)
-    check("API balance fell by the amount (5000 - 500)", balance["balance"] == 4500, balance)
+    check("API balance fell by the two delivered top-ups (5000 - 500 - 500)", balance["balance"] == 4000, balance)
     if screenshot:
         data = cdp.call("Page.captureScreenshot", {"format": "png"})["data"]
         with open(screenshot, "wb") as handle:

@@ -137,8 +137,25 @@ enum NexusPages {
           const res = await api('POST', '/user/topup', Object.assign({
             amount: Number($('amount').value), productCode: opt.value, recipientPhone: $('phone').value,
             supplierSlug: opt.dataset.supplier, useCashback: false}, auth), {'Idempotency-Key': crypto.randomUUID()});
-          $('receipt').textContent = res.message + ' · ' + res.data.transactionId + ' · balance ₦' + res.data.balance;
-          say(res.message, true); await refresh();
+          showTopup(res.data, res.message);
+          await refresh();
+          if (res.data.status === 'pending') await follow(res.data.transactionId);
+        }
+        // A top-up is pending until the supplier confirms it; it ends completed or failed (refunded).
+        function showTopup(data, message) {
+          const shown = {pending: 'Pending: the network has not confirmed delivery yet', completed: 'Delivered', failed: 'Failed, refunded'}[data.status] || data.status;
+          $('receipt').textContent = shown + ' · ' + data.transactionId + (data.balance === undefined ? '' : ' · balance ₦' + data.balance);
+          $('receipt').dataset.status = data.status;
+          say(message, data.status !== 'failed');
+        }
+        async function follow(id) {
+          for (let wait = 1000, i = 0; i < 20; i++, wait = Math.min(wait * 1.5, 15000)) {
+            await new Promise(r => setTimeout(r, wait));
+            const t = (await api('GET', '/user/transactions/' + encodeURIComponent(id))).data;
+            if (t.status === 'completed') { showTopup(t, 'Topup successful'); await refresh(); return; }
+            if (t.status === 'failed') { showTopup(t, (t.failureReason || 'Not delivered') + '. ₦' + t.amount + ' is back in your wallet.'); await refresh(); return; }
+          }
+          say('Still pending: your history will show it once the network confirms.', true);
         }
         if ($('buy')) $('buy').onclick = async () => {
           let step = 'options';
