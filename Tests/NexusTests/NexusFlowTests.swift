@@ -136,8 +136,32 @@ struct NexusFlowTests {
                                    (.post, "/sandbox/nexus/fund")] {
                 let response = try await h.client.json(method, path, "{}")
                 #expect(response.status == .unauthorized, "\(path)")
-                #expect(response.text == #"{"error":"Authentication required"}"#, "\(path)")
+                // The seed's shapes: {verified: false, message} for verify, {success: false, message, …} elsewhere.
+                if path.hasSuffix("/verify") {
+                    #expect(response.text == #"{"message":"Authentication required","verified":false}"#, "\(path)")
+                } else {
+                    #expect(response.text == #"{"code":"unauthorized","message":"Authentication required","success":false}"#, "\(path)")
+                }
             }
+        }
+    }
+
+    @Test func theFoundationsRefusalsComeInTheSeedsShapes() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser()
+            // A malformed Idempotency-Key (the idempotency layer).
+            let badKey = try await h.client.json(.post, "/sandbox/nexus/fund", #"{"amount":10}"#, token: user.token, headers: [.idempotencyKey: String(repeating: "k", count: 300)])
+            #expect(badKey.status == .badRequest)
+            #expect(badKey.object["success"] as? Bool == false && badKey.object["code"] as? String == "invalid_request", "\(badKey.text)")
+            // The same key with another body.
+            _ = try await h.client.json(.post, "/sandbox/nexus/fund", #"{"amount":10}"#, token: user.token, headers: [.idempotencyKey: "k-1"])
+            let reused = try await h.client.json(.post, "/sandbox/nexus/fund", #"{"amount":11}"#, token: user.token, headers: [.idempotencyKey: "k-1"])
+            #expect(reused.status == .unprocessableContent)
+            #expect(reused.object["success"] as? Bool == false && reused.object["code"] as? String == "idempotency_key_reused", "\(reused.text)")
+            // Malformed JSON on verify.
+            let verify = try await h.client.json(.post, "/biometric/auth/verify", #"{"id":1,}"#, token: user.token)
+            #expect(verify.status == .badRequest)
+            #expect(verify.object["verified"] as? Bool == false && verify.object["message"] is String, "\(verify.text)")
         }
     }
 

@@ -20,7 +20,7 @@ extension NexusController {
             return try .json(List(products: products))
         }
 
-        let user = router.group("user").add(middleware: RequireAuthentication())
+        let user = router.group("user").add(middleware: NexusErrorShape()).add(middleware: RequireAuthentication())
         user.post("topup") { request, context -> Response in
             let userID = try context.requireUser().id
             var request = request
@@ -54,7 +54,7 @@ extension NexusController {
         }
 
         guard configuration.sandboxFunding else { return }
-        router.group("sandbox/nexus").add(middleware: RequireAuthentication()).post("fund") { request, context -> Response in
+        router.group("sandbox/nexus").add(middleware: NexusErrorShape()).add(middleware: RequireAuthentication()).post("fund") { request, context -> Response in
             let userID = try context.requireUser().id
             var request = request
             let buffer = try await request.collectJSONBody(context: context)

@@ -36,7 +36,7 @@ struct NexusController: Sendable {
 
 extension NexusController {
     func mountBiometric(on router: Router<PurseRequestContext>) {
-        let group = router.group("biometric").add(middleware: RequireAuthentication())
+        let group = router.group("biometric").add(middleware: NexusErrorShape()).add(middleware: RequireAuthentication())
 
         group.post("register/options") { _, context -> Response in
             let user = try context.requireUser()
