@@ -18,18 +18,38 @@ public struct ConnectAccountStatus: Codable, Sendable, Equatable {
     }
 }
 
-/// The account object `create-account` returns (the seed's fields).
+/// The account object `create-account` returns: the seed's 13 fields, with Stripe's names.
 public struct ConnectAccount: Codable, Sendable, Equatable {
+    public struct BusinessProfile: Codable, Sendable, Equatable {
+        public var mcc: String?
+        public var name: String?
+        public var product_description: String?
+        public var support_address: String?
+        public var support_email: String?
+        public var support_phone: String?
+        public var support_url: String?
+        public var url: String?
+    }
+
+    public struct Capabilities: Codable, Sendable, Equatable {
+        /// `inactive`, `pending` or `active`.
+        public var card_payments: String?
+        public var transfers: String?
+    }
+
     public var id: String
     public var object: String
-    public var type: String
-    public var country: String
-    public var email: String?
+    public var business_profile: BusinessProfile?
+    public var business_type: String?
+    public var capabilities: Capabilities?
     public var charges_enabled: Bool
-    public var payouts_enabled: Bool
-    public var details_submitted: Bool
-    public var default_currency: String
+    public var country: String
     public var created: Int
+    public var default_currency: String
+    public var details_submitted: Bool
+    public var email: String?
+    public var payouts_enabled: Bool
+    public var type: String
 }
 
 public struct ConnectAccountResponse: Codable, Sendable, Equatable {
@@ -56,12 +76,34 @@ public struct StripeConnectService: Sendable {
         self.origin = origin
     }
 
+    /// The seed's requests carry `Content-Type: application/json`, bodies or not.
+    static let json = ["Content-Type": "application/json"]
+
     public func createConnectAccount() async throws -> ConnectAccountResponse {
-        try await mapped { try await api.send("POST", "/api/stripe/connect/create-account") }
+        try await mapped { try await api.send("POST", "/api/stripe/connect/create-account", headers: Self.json) }
     }
 
+    /// The onboarding link, checked before anyone opens it: `https`, or — only for the sandbox the
+    /// app's own server hosts — the server's own scheme and host.
+    /// - Throws: ``PurseError/invalidResponse(_:)`` for any other URL (a phishing page must not
+    ///   get the host's bank details).
     public func createAccountLink() async throws -> AccountLinkResponse {
-        try await mapped { try await api.send("POST", "/api/stripe/connect/create-account-link", headers: ["Origin": origin]) }
+        let link: AccountLinkResponse = try await mapped {
+            try await api.send("POST", "/api/stripe/connect/create-account-link", headers: Self.json.merging(["Origin": origin]) { $1 })
+        }
+        guard Self.isOpenable(link.url, server: api.session.baseURL) else {
+            throw PurseError.invalidResponse("Refusing to open the onboarding link \(link.url): it is not https")
+        }
+        return link
+    }
+
+    /// `https` with a host; or the app server's own origin (the built-in Stripe sandbox).
+    static func isOpenable(_ text: String, server: URL) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty,
+              url.user == nil, url.password == nil else { return false }
+        if scheme == "https" { return true }
+        return scheme == server.scheme?.lowercased() && host.lowercased() == server.host?.lowercased() && url.port == server.port
+            && url.path.hasPrefix("/sandbox/stripe/")
     }
 
     public func getAccountStatus() async throws -> ConnectAccountStatus {
@@ -69,7 +111,7 @@ public struct StripeConnectService: Sendable {
     }
 
     public func verifyAccount() async throws -> ConnectAccountStatus {
-        try await mapped { try await api.send("POST", "/api/stripe/connect/verify-account") }
+        try await mapped { try await api.send("POST", "/api/stripe/connect/verify-account", headers: Self.json) }
     }
 
     func mapped<T: Sendable>(_ call: () async throws -> T) async throws -> T {

@@ -1,3 +1,4 @@
+import Synchronization
 import ConnectService
 import Foundation
 import HTTPTypes
@@ -6,10 +7,11 @@ import NIOCore
 import NIOFoundationCompat
 import PurseDatabase
 import PurseKit
+import PurseKitAHC
 import PurseServer
 import PurseTestSupport
 import SQLKit
-import StripeConnect
+@testable import StripeConnect
 import Testing
 
 @Suite("Maly: Connect API, sandbox and webhooks")
@@ -118,6 +120,45 @@ struct ConnectAPITests {
             let reused = try await h.client.execute(uri: url.path, method: .get)
             #expect(reused.status == .seeOther && reused.headers[.location] == "\(h.base.absoluteString)/stripe/connect/reauth")
         }
+    }
+
+    /// Records what a client core sends, passing it on to AsyncHTTPClient.
+    final class Recording: HTTPTransport {
+        let sent = Mutex<[TransportRequest]>([])
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            sent.withLock { $0.append(request) }
+            return try await AsyncHTTPClientTransport().send(request)
+        }
+    }
+
+    @Test func theClientSendsTheSeedsHeadersAndReadsAllThirteenFields() async throws {
+        try await ConnectHarness.withServer { h in
+            let (token, _) = try await h.client.register()
+            let recording = Recording()
+            let api = APIClient(session: ClientSession(baseURL: h.base), transport: recording, retry: .none)
+            try await api.session.setToken(token)
+            let service = StripeConnectService(api: api, origin: h.base.absoluteString)
+            let account = try await service.createConnectAccount().account
+            #expect(account.object == "account" && account.type == "express" && account.business_type == nil)
+            #expect(account.business_profile != nil)
+            #expect(account.capabilities == ConnectAccount.Capabilities(card_payments: "inactive", transfers: "inactive"))
+            _ = try await service.createAccountLink()
+            _ = try await service.verifyAccount()
+            let posts = recording.sent.withLock { $0 }.filter { $0.method == "POST" }
+            #expect(posts.count == 3)
+            #expect(posts.allSatisfy { $0.header("Content-Type") == "application/json" }, "\(posts.map(\.headers))")
+        }
+    }
+
+    @Test func onlyHttpsOrTheServersOwnSandboxLinksAreOpened() {
+        let server = URL(string: "http://127.0.0.1:8080")!
+        #expect(StripeConnectService.isOpenable("https://connect.stripe.com/setup/e/acct_1/abc", server: server))
+        #expect(StripeConnectService.isOpenable("http://127.0.0.1:8080/sandbox/stripe/connect/onboarding/t", server: server))
+        #expect(!StripeConnectService.isOpenable("http://connect.stripe.com/setup/e/acct_1/abc", server: server))
+        #expect(!StripeConnectService.isOpenable("http://127.0.0.1:9999/sandbox/stripe/connect/onboarding/t", server: server))
+        #expect(!StripeConnectService.isOpenable("http://127.0.0.1:8080/elsewhere", server: server))
+        #expect(!StripeConnectService.isOpenable("javascript:alert(1)", server: server))
+        #expect(!StripeConnectService.isOpenable("https://user:pw@evil.example/", server: server))
     }
 
     @Test func leavingRequirementsDueKeepsOnboardingIncomplete() async throws {

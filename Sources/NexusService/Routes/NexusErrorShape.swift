@@ -1,0 +1,43 @@
+import HTTPTypes
+import Hummingbird
+import PurseServer
+
+/// Gives the foundation's refusals on Nexus routes the seed's body shapes.
+///
+/// The shared layers (authentication, idempotency, body limits, JSON checks) answer
+/// `{"error": …}`; the seed's wallet routes answer `{"success": false, "message", …}` and its
+/// verify route `{"verified": false, "message"}`. Errors already in a Nexus shape pass as they
+/// are; status, message and headers (`Retry-After` …) are kept.
+struct NexusErrorShape: RouterMiddleware {
+    typealias Context = PurseRequestContext
+
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            guard let message = error.message else { throw error }  // already a Nexus body
+            if request.uri.path.hasSuffix("/verify") {
+                var shaped = NexusFailure.verification(error.status, message)
+                shaped.headers = error.headers
+                throw shaped
+            }
+            throw NexusFailure.error(error.status, Self.code(for: error.status), message, headers: error.headers)
+        }
+    }
+
+    /// A stable `code` for a refusal the foundation made.
+    static func code(for status: HTTPResponse.Status) -> String {
+        switch status.code {
+        case 400: "invalid_request"
+        case 401: "unauthorized"
+        case 404: "not_found"
+        case 405: "method_not_allowed"
+        case 409: "conflict"
+        case 413: "request_too_large"
+        case 415: "unsupported_media_type"
+        case 422: "idempotency_key_reused"
+        case 429: "rate_limited"
+        default: "request_refused"
+        }
+    }
+}
