@@ -150,6 +150,22 @@ struct ConnectAPITests {
         }
     }
 
+    @Test func eventTextIsBoundedInBytes() async throws {
+        try await ConnectHarness.withServer { h in
+            let (token, _) = try await h.client.register()
+            let long = String(repeating: "é", count: 4_001)  // 2,000+ characters, 8,002 bytes
+            let response = try await h.client.json(.post, "/api/events", """
+                {"title":"Gig","description":"\(long)","startsAt":"2099-01-01T20:00:00Z","price":1000}
+                """, token: token)
+            #expect(response.status == .badRequest && response.text.contains("description"), "\(response.text)")
+            let marks = "a" + String(repeating: "\u{0301}", count: 1_000)
+            let title = try await h.client.json(.post, "/api/events", """
+                {"title":"\(marks)","startsAt":"2099-01-01T20:00:00Z","price":1000}
+                """, token: token)
+            #expect(title.status == .badRequest && title.text.contains("title"), "\(title.text)")
+        }
+    }
+
     @Test func onlyHttpsOrTheServersOwnSandboxLinksAreOpened() {
         let server = URL(string: "http://127.0.0.1:8080")!
         #expect(StripeConnectService.isOpenable("https://connect.stripe.com/setup/e/acct_1/abc", server: server))

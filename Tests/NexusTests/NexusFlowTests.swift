@@ -1,6 +1,7 @@
 import PurseDatabase
 import PurseFormats
 import Foundation
+import NIOCore
 import HTTPTypes
 import HummingbirdTesting
 import NexusPay
@@ -143,6 +144,31 @@ struct NexusFlowTests {
                     #expect(response.text == #"{"code":"unauthorized","message":"Authentication required","success":false}"#, "\(path)")
                 }
             }
+        }
+    }
+
+    @Test func leniencyIsRefused() async throws {
+        try await NexusHarness.withServer { h in
+            let user = try await h.enrolledUser(funding: 0)
+            for amount in ["1.0", "1e2", "100.0"] {
+                let response = try await h.client.json(.post, "/sandbox/nexus/fund", #"{"amount":\#(amount)}"#, token: user.token, headers: [.idempotencyKey: UUID().uuidString])
+                #expect(response.status == .badRequest, "\(amount)")
+                #expect((response.object["message"] as? String)?.contains("whole number") == true, "\(response.text)")
+            }
+            for text in [#"{"amount":1,}"#, #"{"amount":1,"amount":2}"#] {
+                let response = try await h.client.json(.post, "/sandbox/nexus/fund", text, token: user.token, headers: [.idempotencyKey: UUID().uuidString])
+                #expect(response.status == .badRequest, "\(text)")
+            }
+            let form = try await h.client.execute(uri: "/sandbox/nexus/fund", method: .post, headers: [
+                .authorization: "Bearer \(user.token)", .contentType: "application/x-www-form-urlencoded", .idempotencyKey: "form-1",
+            ], body: ByteBuffer(string: #"{"amount":100}"#))
+            #expect(form.status == .unsupportedMediaType)
+            #expect(form.body.getString(at: 0, length: form.body.readableBytes)?.contains("unsupported_media_type") == true)
+            #expect(try await h.balance(user) == 0, "nothing was credited")
+            // Stored text is bounded in bytes: one character with 400,000 combining marks is not a short name.
+            let name = "a" + String(repeating: "\u{0301}", count: 400_000)
+            let register = try await h.client.json(.post, "/auth/register", #"{"email":"marks@example.com","password":"correct horse","name":"\#(name)"}"#)
+            #expect(register.status == .badRequest && register.text.contains("bytes"), "\(register.status)")
         }
     }
 

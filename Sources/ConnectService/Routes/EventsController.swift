@@ -57,6 +57,10 @@ struct EventsController: Sendable {
     }
 
     /// 3 % of the price in minor units, rounded half up.
+    /// Stored text is bounded in bytes: the anonymous event list (at most 200 events) stays
+    /// under 2 MB whatever hosts write.
+    static let maxDescriptionBytes = 8_000
+
     static func applicationFee(for price: Int) -> Int { (price * feeBasisPoints + 5_000) / 10_000 }
 
     func mount(on router: Router<PurseRequestContext>) {
@@ -85,7 +89,10 @@ struct EventsController: Sendable {
 
     func createEvent(_ body: CreateEvent, host: UserID) async throws -> Response {
         let title = body.title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...120).contains(title.count) else { throw APIError.badRequest("Field 'title' must be 1 to 120 characters") }
+        guard (1...120).contains(title.count), title.utf8.count <= 480 else { throw APIError.badRequest("Field 'title' must be 1 to 120 characters (480 bytes of UTF-8)") }
+        if let description = body.description, description.count > 2_000 || description.utf8.count > Self.maxDescriptionBytes {
+            throw APIError.badRequest("Field 'description' must be at most 2000 characters (\(Self.maxDescriptionBytes) bytes of UTF-8)")
+        }
         guard (50...10_000_000).contains(body.price) else { throw APIError.badRequest("Field 'price' must be between 50 and 10000000 (minor units)") }
         let currency = (body.currency ?? "usd").lowercased()
         guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw APIError.badRequest("Field 'currency' must be an ISO 4217 code") }

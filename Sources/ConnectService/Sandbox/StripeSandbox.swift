@@ -50,7 +50,7 @@ struct StripeSandbox: Sendable {
         }
         router.post("sandbox/stripe/connect/onboarding/{token}") { request, context in
             var request = request
-            let body = try await request.collectJSONBody(context: context)
+            let body = try await request.collectLimitedBody(context: context)
             return try await submitOnboarding(token: try context.parameters.require("token"), form: String(buffer: body))
         }
     }
@@ -70,7 +70,7 @@ struct StripeSandbox: Sendable {
                     _ body: @escaping @Sendable ([String: String], any DatabaseSession) async throws -> Data) async throws -> Response {
         try authorize(request)
         var request = request
-        let raw = String(buffer: try await request.collectJSONBody(context: context))
+        let raw = String(buffer: try await request.collectLimitedBody(context: context))
         let params = Dictionary(StripeForm.decode(raw), uniquingKeysWith: { _, last in last })
         let key = request.headers[.idempotencyKey]
         let hash = Hex.encode(SHA256.hash(data: Data((request.uri.path + "\n" + raw).utf8)))

@@ -28,6 +28,17 @@ struct NexusController: Sendable {
 
     func now() -> Date { environment.now() }
 
+    /// A credential's name as stored: at most 64 characters and 256 bytes of UTF-8 (a character
+    /// may carry any number of combining marks; bytes bound what is stored).
+    static func credentialName(_ name: String) -> String {
+        var kept = ""
+        for character in name.prefix(64) {
+            guard kept.utf8.count + character.utf8.count <= 256 else { break }
+            kept.append(character)
+        }
+        return kept
+    }
+
     /// 32 random bytes, base64url.
     static func newChallenge() -> String { Base64URL.encode(RandomID.bytes(32)) }
 }
@@ -125,7 +136,7 @@ extension NexusController {
             let credential = NexusStore.StoredCredential(
                 id: Base64URL.encode(verified.credentialID), userID: user, publicKey: verified.publicKeyCOSE,
                 signCount: verified.signCount, transports: registration.response.transports ?? ["internal"],
-                attestationFormat: verified.format, name: body.name.map { String($0.prefix(64)) }, createdAt: now, lastUsedAt: nil
+                attestationFormat: verified.format, name: body.name.map(Self.credentialName), createdAt: now, lastUsedAt: nil
             )
             guard try await store.insertCredential(credential, in: db) else {
                 return .failure(NexusFailure.verification(.conflict, "Credential already registered"))

@@ -49,7 +49,7 @@ public struct AccountsModule: PurseModule {
             guard email != nil || phone != nil else { throw APIError.badRequest("Either 'email' or 'phone' is required") }
             try Self.validatePassword(body.password)
             let name = body.name?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if let name, name.count > 100 { throw APIError.badRequest("Field 'name' must be at most 100 characters") }
+            if let name, name.count > 100 || name.utf8.count > 400 { throw APIError.badRequest("Field 'name' must be at most 100 characters (400 bytes of UTF-8)") }
             let hash = try await env.passwords.hash(body.password)
             let user: User
             do {
@@ -93,7 +93,7 @@ public struct AccountsModule: PurseModule {
     static func normalizedEmail(_ raw: String) throws -> String {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard email.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
+        guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
               !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
               !email.contains(where: { $0.isWhitespace }) else {
             throw APIError.badRequest("Field 'email' is not a valid email address")

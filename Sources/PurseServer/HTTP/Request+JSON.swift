@@ -6,13 +6,31 @@ import PurseDatabase
 import PurseFormats
 
 extension Request {
-    /// Collects the body (at most ``PurseRequestContext/maxBodySize`` bytes, else 413).
+    /// Collects a JSON body: at most ``PurseRequestContext/maxUploadSize`` bytes (else 413), and
+    /// a body that is not empty must say `Content-Type: application/json` (or a `+json` type),
+    /// else 415 — a form or text body is not read as JSON by accident.
     public mutating func collectJSONBody(context: PurseRequestContext) async throws -> ByteBuffer {
+        let buffer = try await collectLimitedBody(context: context)
+        if buffer.readableBytes > 0, !Self.isJSON(headers[.contentType]) {
+            throw APIError(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        return buffer
+    }
+
+    /// Collects the body, whatever its type, at most ``PurseRequestContext/maxUploadSize`` bytes (else 413).
+    public mutating func collectLimitedBody(context: PurseRequestContext) async throws -> ByteBuffer {
         do {
             return try await self.collectBody(upTo: context.maxUploadSize)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw APIError(.contentTooLarge, "Request body is larger than \(context.maxUploadSize) bytes")
         }
+    }
+
+    /// `application/json` or `application/…+json`, any parameters (`; charset=utf-8`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     /// Decodes the JSON body as `T`, turning every decoding failure into a 400 that names the field.
@@ -28,13 +46,21 @@ public enum JSONBody {
         guard buffer.readableBytes > 0 else {
             throw APIError.badRequest("Request body must be a JSON object")
         }
-        if let value = FlatJSONDecoder().decodeIfFlat(T.self, from: buffer) { return value }
-        return try decodeWithFoundation(type, from: Data(buffer.readableBytesView))
+        let flat = buffer.withUnsafeReadableBytes { FlatJSONDecoder().decodeFlat(T.self, from: $0) }
+        return try finish(flat, type, data: Data(buffer.readableBytesView))
     }
 
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        if let value = FlatJSONDecoder().decodeIfFlat(T.self, from: data) { return value }
-        return try decodeWithFoundation(type, from: data)
+        let flat = data.withUnsafeBytes { FlatJSONDecoder().decodeFlat(T.self, from: $0) }
+        return try finish(flat, type, data: data)
+    }
+
+    private static func finish<T: Decodable>(_ flat: FlatDecoding<T>, _ type: T.Type, data: @autoclosure () -> Data) throws -> T {
+        switch flat {
+        case .decoded(let value): return value
+        case .refused(let message): throw APIError.badRequest(message)
+        case .handBack: return try decodeWithFoundation(type, from: data())
+        }
     }
 
     /// Foundation's decoder, for what the flat decoder hands back — after ``StrictJSON`` (the flat

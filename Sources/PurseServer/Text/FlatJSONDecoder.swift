@@ -26,6 +26,19 @@ public struct FlatJSONDecoder: Sendable {
         return try? T(from: FlatJSONObjectDecoder(object: object))
     }
 
+    /// As ``decodeIfFlat(_:from:)-(_,UnsafeRawBufferPointer)``, but a whole-number field written
+    /// with a fraction or exponent is `.refused` rather than handed back.
+    public func decodeFlat<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) -> FlatDecoding<T> {
+        guard let object = FlatJSONObject(parsing: bytes) else { return .handBack }
+        do {
+            return .decoded(try T(from: FlatJSONObjectDecoder(object: object)))
+        } catch let error as FlatJSONNotAnInteger {
+            return .refused("\(error.key) must be a whole number, written without a fraction or exponent")
+        } catch {
+            return .handBack
+        }
+    }
+
     public func decodeIfFlat<T: Decodable>(_ type: T.Type, from data: Data) -> T? {
         data.withUnsafeBytes { decodeIfFlat(type, from: $0) }
     }
@@ -37,6 +50,18 @@ public struct FlatJSONDecoder: Sendable {
 
 /// Why the flat decoder handed a document back to Foundation (never shown to anyone).
 struct FlatJSONUnsupported: Error {}
+
+/// A whole-number field written as `1.0` or `1e2`: refused outright.
+struct FlatJSONNotAnInteger: Error { var key: String }
+
+/// What ``FlatJSONDecoder/decodeFlat(_:from:)`` made of a body.
+public enum FlatDecoding<T> {
+    case decoded(T)
+    /// Not a flat object of primitives, or a type the flat decoder leaves to Foundation.
+    case handBack
+    /// Flat, but wrong in a way Foundation would forgive: the message says how.
+    case refused(String)
+}
 
 /// One parsed JSON object of primitive members, as byte ranges into the caller's buffer (valid
 /// only while that buffer is).
@@ -302,6 +327,14 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     func contains(_ key: Key) -> Bool { object.member(key.stringValue) != nil }
 
+    /// An integer member; a number with a fraction or exponent (`1.0`, `1e2`) is refused, not
+    /// handed to Foundation, which would take it.
+    private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        let member = try value(key)
+        if case .number(_, integer: false) = member { throw FlatJSONNotAnInteger(key: key.stringValue) }
+        return try FlatValue(object: object, value: member).integer()
+    }
+
     private func value(_ key: Key) throws -> FlatJSONObject.Value {
         guard let member = object.member(key.stringValue) else { throw FlatJSONUnsupported() }
         return member.value
@@ -327,16 +360,16 @@ private struct FlatKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     /// Foundation may round through `Double` first; not worth matching.
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { throw FlatJSONUnsupported() }
 
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try FlatValue(object: object, value: value(key)).integer() }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try FlatValue(object: object, value: value(key)).integer() }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
     /// Only enums backed by a primitive (`enum Kind: String, Decodable`): their synthesised
     /// decoding reads one value. Everything else — nested objects, `Date`, `Data`, `URL`,
