@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
               PURSE_SESSION_TTL   session lifetime in seconds (default 2592000, 30 days)
               PURSE_PUBLIC_URL    the URL users reach the server at (default http://HOST:PORT)
               NEXUS_RP_ID, NEXUS_ALLOWED_ORIGINS   WebAuthn relying party of Nexus Data
+              VTPASS_URL, VTPASS_API_KEY, VTPASS_SECRET_KEY, VTPASS_PUBLIC_KEY   the airtime supplier (unset: built-in sandbox)
             Stops gracefully on SIGINT or SIGTERM.
             """
     )
