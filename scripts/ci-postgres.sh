@@ -15,7 +15,7 @@ trap stop_postgres EXIT
 export PURSE_TEST_POSTGRES_URL="$postgres_url"
 
 step "store contract suite and Nexus races on PostgreSQL"
-swift test --skip-build --filter "StoreContractTests|LedgerMigrationTests|twoHundred|concurrentWrongPins" 2>&1 | tee .ci-pg-test.log
+swift test --skip-build --filter "StoreContractTests|LedgerMigrationTests|twoHundred|concurrentWrongPins|concurrentSettlers" 2>&1 | tee .ci-pg-test.log
 grep -q "postgres" .ci-pg-test.log || { echo "the PostgreSQL cases did not run"; exit 1; }
 
 step "CLI journey against a live server (PostgreSQL)"
