@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
@@ -8,6 +7,8 @@ import NIOCore
 import NIOHTTP1
 import PurseDatabase
 import PurseFormats
+import PurseKit
+import PurseKitAHC
 import PurseServer
 import SQLKit
 
@@ -273,17 +274,18 @@ struct StripeSandbox: Sendable {
     func deliver(_ job: Job) async throws {
         let webhook = try job.decode(WebhookJob.self)
         let payload = Data(webhook.payload.utf8)
-        var request = HTTPClientRequest(url: webhook.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
-        request.headers.add(name: "User-Agent", value: "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
-        request.headers.add(name: "Stripe-Signature", value: WebhookSignature.header(
-            payload: payload, secret: configuration.webhookSecret, timestamp: Int(environment.now().timeIntervalSince1970)))
-        request.body = .bytes(ByteBuffer(bytes: payload))
-        let response = try await StripeClient.httpClient.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        guard (200..<300).contains(Int(response.status.code)) else {
-            throw SandboxDeliveryError(status: Int(response.status.code))
+        guard let url = URL(string: webhook.url) else { throw SandboxDeliveryError(status: 0) }
+        let response = try await AsyncHTTPClientTransport(maxResponseBytes: 1 << 20).send(TransportRequest(
+            method: "POST", url: url,
+            headers: [
+                "Content-Type": "application/json; charset=utf-8", "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+                "Stripe-Signature": WebhookSignature.header(payload: payload, secret: configuration.webhookSecret,
+                                                            timestamp: Int(environment.now().timeIntervalSince1970)),
+            ],
+            body: payload, timeout: .seconds(10)
+        ))
+        guard (200..<300).contains(response.status) else {
+            throw SandboxDeliveryError(status: response.status)
         }
     }
 

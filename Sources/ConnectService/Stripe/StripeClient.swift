@@ -1,8 +1,6 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOFoundationCompat
-import NIOHTTP1
+import PurseKit
+import PurseKitAHC
 
 /// A real client of Stripe's API (or of the built-in sandbox: only the base URL differs).
 ///
@@ -165,27 +163,17 @@ public struct StripeClient: Sendable {
         }
     }
 
-    /// The outbound client: fails fast when the far end is unreachable (the caller decides about
-    /// retries) and gives up connecting after 5 seconds.
-    static let httpClient: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(5)
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
-
-    /// The live exchange over AsyncHTTPClient, 30 s timeout.
+    /// The live exchange over the shared outbound transport (AsyncHTTPClient; fails fast when
+    /// Stripe is unreachable, the caller decides about retries), 30 s timeout.
     static let asyncHTTPClient: @Sendable (HTTPRequest) async throws -> HTTPResponse = { request in
-        var outgoing = HTTPClientRequest(url: request.url)
-        outgoing.method = HTTPMethod(rawValue: request.method)
-        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
-        if let body = request.body { outgoing.body = .bytes(ByteBuffer(string: body)) }
+        guard let url = URL(string: request.url) else {
+            throw Failure(status: 400, type: "invalid_request_error", code: nil, message: "Not a URL: \(request.url)", param: nil, requestID: nil)
+        }
         do {
-            let response = try await StripeClient.httpClient.execute(outgoing, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 4 << 20)
-            var headers: [String: String] = [:]
-            for header in response.headers { headers[header.name] = header.value }
-            return HTTPResponse(status: Int(response.status.code), headers: headers, body: Data(buffer: body))
+            let response = try await AsyncHTTPClientTransport(maxResponseBytes: 4 << 20).send(TransportRequest(
+                method: request.method, url: url, headers: request.headers, body: request.body.map { Data($0.utf8) }, timeout: .seconds(30)
+            ))
+            return HTTPResponse(status: response.status, headers: response.headers, body: response.body)
         } catch {
             throw Failure(status: 503, type: "api_connection_error", code: nil, message: "Could not reach Stripe: \(error)", param: nil, requestID: nil)
         }
