@@ -78,9 +78,10 @@ struct AirtimeDelivery: Sendable {
         }
         switch outcome {
         case .delivered(let reference):
-            try await settle(transactionID, as: .completed, reference: reference, answer: "delivered")
+            // When another settler was first, its verdict stands: read below.
+            if try await settle(transactionID, as: .completed, reference: reference, answer: "delivered") { return .completed }
         case .failed(let reason):
-            try await settle(transactionID, as: .failed(reason: reason), reference: nil, answer: "failed: \(reason)")
+            if try await settle(transactionID, as: .failed(reason: reason), reference: nil, answer: "failed: \(reason)") { return .failed(reason: reason) }
         case .pending(let reason):
             try await environment.database.transaction { db in
                 try await store.recordAttempt(transactionID, answer: reason, now: environment.now(), in: db)
@@ -108,13 +109,15 @@ struct AirtimeDelivery: Sendable {
     }
 
     /// Settles a pending top-up once. A caller that finds it settled changes nothing.
-    func settle(_ transactionID: String, as state: State, reference: String?, answer: String) async throws {
-        guard state != .pending else { return }
-        try await environment.database.transaction { db in
+    /// - Returns: Whether this call settled it.
+    @discardableResult
+    func settle(_ transactionID: String, as state: State, reference: String?, answer: String) async throws -> Bool {
+        guard state != .pending else { return false }
+        return try await environment.database.transaction { db in
             let now = environment.now()
             let reason: String? = if case .failed(let reason) = state { reason } else { nil }
             guard let topup = try await store.settle(transactionID, status: state == .completed ? "completed" : "failed", failureReason: reason, in: db) else {
-                return  // settled by another attempt
+                return false  // settled by another attempt
             }
             let ledger = environment.ledger
             let accounts = try await ledger.accountIDs([
@@ -144,6 +147,7 @@ struct AirtimeDelivery: Sendable {
             if let job = try await store.finishDelivery(transactionID, reference: reference, answer: answer, now: now, in: db) {
                 try await environment.jobs.cancel(job, in: db)
             }
+            return true
         }
     }
 }

@@ -232,16 +232,19 @@ struct VTpassSandbox: Sendable {
             ] as [String: Any]]
         }
 
-        func answer(description: String) -> [String: Any] {
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = VTpassClient.lagos
+        /// Lagos time as VTpass writes `transaction_date`; made once (every purchase answers with one).
+        static let transactionDate: DateFormatter = {
             let formatter = DateFormatter()
-            formatter.calendar = calendar
+            formatter.calendar = Calendar(identifier: .gregorian)
             formatter.timeZone = VTpassClient.lagos
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
-            return ["code": "000", "content": content, "response_description": description, "requestId": requestID, "amount": amount,
-                    "transaction_date": formatter.string(from: createdAt), "purchased_code": ""]
+            return formatter
+        }()
+
+        func answer(description: String) -> [String: Any] {
+            ["code": "000", "content": content, "response_description": description, "requestId": requestID, "amount": amount,
+             "transaction_date": Self.transactionDate.string(from: createdAt), "purchased_code": ""]
         }
     }
 
