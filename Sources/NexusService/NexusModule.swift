@@ -59,6 +59,10 @@ public struct NexusModule: PurseModule {
         [NexusController(configuration: configuration, environment: environment, supplier: supplier).delivery.jobHandler]
     }
 
+    public func reshape(_ refusal: APIError, path: String) -> APIError {
+        NexusErrorShape.owns(path) ? NexusErrorShape.reshape(refusal, path: path) : refusal
+    }
+
     public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding, supplierSandbox: configuration.usesSupplierSandbox) }
 }
 

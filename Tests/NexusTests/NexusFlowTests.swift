@@ -165,10 +165,10 @@ struct NexusFlowTests {
             #expect(form.status == .unsupportedMediaType)
             #expect(form.body.getString(at: 0, length: form.body.readableBytes)?.contains("unsupported_media_type") == true)
             #expect(try await h.balance(user) == 0, "nothing was credited")
-            // Stored text is bounded in bytes: one character with 400,000 combining marks is not a short name.
+            // Stored text is bounded in Unicode scalars: one character with 400,000 combining marks is not a short name.
             let name = "a" + String(repeating: "\u{0301}", count: 400_000)
             let register = try await h.client.json(.post, "/auth/register", #"{"email":"marks@example.com","password":"correct horse","name":"\#(name)"}"#)
-            #expect(register.status == .badRequest && register.text.contains("bytes"), "\(register.status)")
+            #expect(register.status == .badRequest && register.text.contains("at most 100 characters"), "\(register.status)")
         }
     }
 
@@ -188,6 +188,14 @@ struct NexusFlowTests {
             let verify = try await h.client.json(.post, "/biometric/auth/verify", #"{"id":1,}"#, token: user.token)
             #expect(verify.status == .badRequest)
             #expect(verify.object["verified"] as? Bool == false && verify.object["message"] is String, "\(verify.text)")
+            // A served path with a method it does not serve: 405 and Allow, in the seed's shapes.
+            let wrongMethod = try await h.client.json(.delete, "/sandbox/nexus/fund", nil, token: user.token)
+            #expect(wrongMethod.status == .methodNotAllowed)
+            #expect(wrongMethod.headers[.allow] == "POST")
+            #expect(wrongMethod.object["success"] as? Bool == false && wrongMethod.object["code"] as? String == "method_not_allowed", "\(wrongMethod.text)")
+            let wrongVerify = try await h.client.json(.get, "/biometric/auth/verify", nil, token: user.token)
+            #expect(wrongVerify.status == .methodNotAllowed)
+            #expect(wrongVerify.object["verified"] as? Bool == false, "\(wrongVerify.text)")
         }
     }
 

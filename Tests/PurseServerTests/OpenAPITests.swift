@@ -31,6 +31,41 @@ struct OpenAPITests {
         }
     }
 
+    /// The document lists the refusals the shared layers make, so a client generated from it
+    /// knows every status it can meet.
+    @Test func sharedRefusalsAreDocumented() async throws {
+        let server = try await TestServer.make()
+        defer { Task { await server.shutdown() } }
+        let yaml = server.app.document.yaml()
+        /// The text of one path's entry: from its key to the next path's key.
+        func entry(_ path: String) throws -> Substring {
+            let start = try #require(yaml.range(of: "\n  \(path):\n"))
+            let rest = yaml[start.upperBound...]
+            return rest.range(of: "\n  /").map { rest[..<$0.lowerBound] } ?? rest
+        }
+        let register = try entry("/auth/register")
+        for status in ["400", "413", "415"] {
+            #expect(register.contains("'\(status)':") || register.contains("\"\(status)\":"), "\(status) missing on POST /auth/register")
+        }
+        let me = try entry("/auth/me")
+        #expect(me.contains("'401':") || me.contains("\"401\":"), "401 missing on GET /auth/me")
+    }
+
+    /// A served path asked with another method is 405 with `Allow`, not 404.
+    @Test func wrongMethodIs405WithAllow() async throws {
+        let server = try await TestServer.make()
+        try await server.withRouter { client in
+            let wrong = try await client.execute(uri: "/auth/register", method: .delete)
+            #expect(wrong.status == .methodNotAllowed)
+            #expect(wrong.headers[.allow] == "POST")
+            #expect(wrong.text.contains("\"error\""))
+            let unknown = try await client.execute(uri: "/auth/nowhere", method: .delete)
+            #expect(unknown.status == .notFound)
+            let served = try await client.execute(uri: "/health", method: .get)
+            #expect(served.status == .ok)
+        }
+    }
+
     @Test func yamlRendererQuotesWhatMustBeQuoted() {
         let value: YAMLValue = ["a": "plain", "b": "yes", "c": "12", "d": "x: y", "e": ["1", 2, true], "f": [:], "g": []]
         #expect(value.rendered() == """

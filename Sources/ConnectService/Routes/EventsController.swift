@@ -57,10 +57,6 @@ struct EventsController: Sendable {
     }
 
     /// 3 % of the price in minor units, rounded half up.
-    /// Stored text is bounded in bytes: the anonymous event list (at most 200 events) stays
-    /// under 2 MB whatever hosts write.
-    static let maxDescriptionBytes = 8_000
-
     static func applicationFee(for price: Int) -> Int { (price * feeBasisPoints + 5_000) / 10_000 }
 
     func mount(on router: Router<PurseRequestContext>) {
@@ -87,20 +83,27 @@ struct EventsController: Sendable {
         }
     }
 
+    /// An RFC 3339 date-time (JSON Schema's `date-time`), with or without fractional seconds.
+    static func dateTime(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
     func createEvent(_ body: CreateEvent, host: UserID) async throws -> Response {
+        // Lengths count Unicode scalars, as JSON Schema's maxLength does; 120 of them are at most 480 bytes.
         let title = body.title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...120).contains(title.count), title.utf8.count <= 480 else { throw APIError.badRequest("Field 'title' must be 1 to 120 characters (480 bytes of UTF-8)") }
-        if let description = body.description, description.count > 2_000 || description.utf8.count > Self.maxDescriptionBytes {
-            throw APIError.badRequest("Field 'description' must be at most 2000 characters (\(Self.maxDescriptionBytes) bytes of UTF-8)")
+        guard !title.isEmpty, body.title.unicodeScalars.count <= 120 else { throw APIError.badRequest("Field 'title' must be 1 to 120 characters, not all blank") }
+        if let description = body.description, description.unicodeScalars.count > 2_000 {
+            throw APIError.badRequest("Field 'description' must be at most 2000 characters")
         }
         guard (50...10_000_000).contains(body.price) else { throw APIError.badRequest("Field 'price' must be between 50 and 10000000 (minor units)") }
         let currency = (body.currency ?? "usd").lowercased()
         guard currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw APIError.badRequest("Field 'currency' must be an ISO 4217 code") }
-        guard let startsAt = ISO8601DateFormatter().date(from: body.startsAt) else {
+        guard let startsAt = Self.dateTime(body.startsAt) else {
             throw APIError.badRequest("Field 'startsAt' must be an ISO 8601 date-time, e.g. 2026-12-31T20:00:00Z")
         }
         guard startsAt > environment.now() else { throw APIError.badRequest("Field 'startsAt' must be in the future") }
-        if let capacity = body.capacity, capacity <= 0 { throw APIError.badRequest("Field 'capacity' must be positive") }
+        if let capacity = body.capacity, !(1...1_000_000).contains(capacity) { throw APIError.badRequest("Field 'capacity' must be between 1 and 1000000") }
         let event = Event(id: RandomID.make("pev"), hostId: host.rawValue, title: title, description: body.description, startsAt: startsAt,
                           price: body.price, currency: currency, capacity: body.capacity, ticketsSold: 0)
         try await environment.database.transaction { db in
@@ -121,7 +124,7 @@ struct EventsController: Sendable {
         switch (body.paymentMethod, body.testCard) {
         case (let method?, nil) where method.hasPrefix("pm_"): source = .paymentMethod(method)
         case (nil, let card?) where configuration.usesSandbox:
-            let digits = card.filter(\.isNumber)
+            let digits = card.filter { $0.isASCII && $0.isNumber }
             guard (12...19).contains(digits.count) else { throw APIError.badRequest("Field 'testCard' is not a card number") }
             source = .testCard(digits)
         case (nil, .some):

@@ -228,10 +228,8 @@ struct StripeSandbox: Sendable {
     func submitOnboarding(token: String, form: String) async throws -> Response {
         let fields = Dictionary(StripeForm.decode(form), uniquingKeysWith: { _, last in last })
         let now = environment.now()
-        let outcome = try await environment.database.transaction { db -> (String, [String]?) in
-            guard let link = try await link(token, in: db), var account = try await load(link.accountID, in: db) else {
-                throw APIError(.notFound, "Onboarding link not found")
-            }
+        let found = try await environment.database.transaction { db -> (String, [String]?)? in
+            guard let link = try await link(token, in: db), var account = try await load(link.accountID, in: db) else { return nil }
             guard isUsable(link) else { return (link.refreshURL, nil) }
             try await db.raw("UPDATE stripe_sandbox_links SET used_at = \(bind: now.epochMillis) WHERE token = \(bind: token)").run()
             let problems = SandboxOnboardingPage.problems(in: fields)
@@ -261,6 +259,9 @@ struct StripeSandbox: Sendable {
             try await environment.jobs.enqueue(kind: Self.webhookJob, payload: WebhookJob(url: configuration.webhookURL, payload: payload),
                                                runAt: now, maxAttempts: 10, in: db)
             return (link.returnURL, [])
+        }
+        guard let outcome = found else {
+            return .html(ConnectController.landing("Link not found", "This onboarding link does not exist."), status: .notFound)
         }
         if let problems = outcome.1, !problems.isEmpty {
             return .html(SandboxOnboardingPage.render(token: token, email: fields["email"] ?? "", problems: problems), status: .badRequest)

@@ -15,14 +15,25 @@ struct NexusErrorShape: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as APIError {
-            guard let message = error.message else { throw error }  // already a Nexus body
-            if request.uri.path.hasSuffix("/verify") {
-                var shaped = NexusFailure.verification(error.status, message)
-                shaped.headers = error.headers
-                throw shaped
-            }
-            throw NexusFailure.error(error.status, Self.code(for: error.status), message, headers: error.headers)
+            throw Self.reshape(error, path: request.uri.path)
         }
+    }
+
+    /// The paths whose refusals take the seed's shapes.
+    static func owns(_ path: String) -> Bool {
+        path.hasPrefix("/user/") || path == "/user" || path.hasPrefix("/biometric/") || path.hasPrefix("/sandbox/nexus/")
+    }
+
+    /// `error` in the shape of `path`: `{"verified": false, "message"}` on `…/verify`, otherwise
+    /// `{"success": false, "message", "code"}`. Errors already in a Nexus shape come back unchanged.
+    static func reshape(_ error: APIError, path: String) -> APIError {
+        guard let message = error.message else { return error }
+        if path.hasSuffix("/verify") {
+            var shaped = NexusFailure.verification(error.status, message)
+            shaped.headers = error.headers
+            return shaped
+        }
+        return NexusFailure.error(error.status, code(for: error.status), message, headers: error.headers)
     }
 
     /// A stable `code` for a refusal the foundation made.

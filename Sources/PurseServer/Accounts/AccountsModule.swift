@@ -48,8 +48,8 @@ public struct AccountsModule: PurseModule {
             let phone = try body.phone.map(Self.normalizedPhone)
             guard email != nil || phone != nil else { throw APIError.badRequest("Either 'email' or 'phone' is required") }
             try Self.validatePassword(body.password)
+            if let name = body.name, name.unicodeScalars.count > 100 { throw APIError.badRequest("Field 'name' must be at most 100 characters") }
             let name = body.name?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if let name, name.count > 100 || name.utf8.count > 400 { throw APIError.badRequest("Field 'name' must be at most 100 characters (400 bytes of UTF-8)") }
             let hash = try await env.passwords.hash(body.password)
             let user: User
             do {
@@ -112,9 +112,20 @@ public struct AccountsModule: PurseModule {
     }
 
     static func validatePassword(_ password: String) throws {
-        guard password.count >= 8 else { throw APIError.badRequest("Field 'password' must be at least 8 characters") }
+        guard password.unicodeScalars.count >= 8 else { throw APIError.badRequest("Field 'password' must be at least 8 characters") }
         guard password.utf8.count <= 72 else { throw APIError.badRequest("Field 'password' must be at most 72 bytes") }
     }
+
+    /// `normalizedEmail`'s rule: one `@` between a non-empty local part and a domain with an
+    /// inner dot, no whitespace inside, at most 254 bytes.
+    static let emailSchema: YAMLValue = [
+        "type": "string", "maxLength": 254,
+        "pattern": .string("^\(Schema.whitespace)*[^@\(Schema.whitespaceClass)]+@[^@.\(Schema.whitespaceClass)][^@\(Schema.whitespaceClass)]*\\.[^@\(Schema.whitespaceClass)]*[^@.\(Schema.whitespaceClass)]\(Schema.whitespace)*$"),
+    ]
+    /// `normalizedPhone`'s rule: 7 to 15 digits, an optional `+` first, spaces, dashes, dots and brackets anywhere.
+    static let phoneSchema: YAMLValue = Schema.pattern("^[ ().-]*\\+?(?:[ ().-]*[0-9]){7,15}[ ().-]*$")
+    /// 8 to 72 characters (at most 72 bytes; bcrypt reads no further).
+    static let passwordSchema: YAMLValue = ["type": "string", "minLength": 8, "maxLength": 72]
 
     public var openAPI: OpenAPIFragment {
         OpenAPIFragment(
@@ -135,11 +146,24 @@ public struct AccountsModule: PurseModule {
                 ("User", Schema.object([("id", Schema.string), ("email", Schema.string), ("phone", Schema.string),
                                         ("name", Schema.string), ("createdAt", ["type": "string", "format": "date-time"])],
                                        required: ["id", "createdAt"])),
-                ("RegisterRequest", Schema.object([("email", Schema.string), ("phone", Schema.string),
-                                                   ("password", ["type": "string", "minLength": 8]), ("name", Schema.string)],
-                                                  required: ["password"])),
-                ("LoginRequest", Schema.object([("email", Schema.string), ("phone", Schema.string), ("password", Schema.string)],
-                                               required: ["password"])),
+                // An optional field may also be null; at least one of email and phone must be a string.
+                ("RegisterRequest", [
+                    "type": "object",
+                    "properties": [
+                        "email": ["anyOf": [Self.emailSchema, ["type": "null"]]], "phone": ["anyOf": [Self.phoneSchema, ["type": "null"]]],
+                        "password": Self.passwordSchema, "name": ["type": ["string", "null"], "maxLength": 100],
+                    ],
+                    "required": ["password"],
+                    "anyOf": [["properties": ["email": Self.emailSchema], "required": ["email"]],
+                              ["properties": ["phone": Self.phoneSchema], "required": ["phone"]]],
+                ]),
+                ("LoginRequest", [
+                    "type": "object",
+                    "properties": ["email": Schema.nullableString, "phone": Schema.nullableString, "password": Schema.string],
+                    "required": ["password"],
+                    "anyOf": [["properties": ["email": Schema.string], "required": ["email"]],
+                              ["properties": ["phone": Schema.string], "required": ["phone"]]],
+                ]),
                 ("AuthResponse", Schema.object([("token", Schema.string), ("user", Schema.ref("User"))], required: ["token", "user"])),
             ]
         )

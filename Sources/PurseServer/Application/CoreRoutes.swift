@@ -68,7 +68,8 @@ struct CoreRoutes {
     static var openAPI: OpenAPIFragment {
         OpenAPIFragment(operations: [
             OpenAPIOperation(.get, "/", summary: "The running services, as HTML or JSON (Accept: application/json)", tag: "server",
-                             responses: [(200, "Service listing", Schema.ref("ServiceListing"))]),
+                             responses: [(200, "Service listing", Schema.string)], produces: "text/html",
+                             alternatives: [(type: "application/json", schema: Schema.ref("ServiceListing"))]),
             OpenAPIOperation(.get, "/health", summary: "Liveness including a database round trip", tag: "server",
                              responses: [(200, "Healthy", Schema.ref("Health")), (503, "Database unreachable", Schema.ref("Health"))]),
             OpenAPIOperation(.get, "/metrics", summary: "Prometheus metrics", tag: "server",

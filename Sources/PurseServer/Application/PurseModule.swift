@@ -29,6 +29,10 @@ public protocol PurseModule: Sendable {
 
     /// Background job handlers this module owns.
     func jobHandlers(environment: ServerEnvironment) -> [JobHandler]
+
+    /// A refusal the shared layers make outside the module's routes (405 for a method a path of
+    /// the module does not serve), in the body shape the module's seed uses at `path`.
+    func reshape(_ refusal: APIError, path: String) -> APIError
 }
 
 extension PurseModule {
@@ -36,4 +40,5 @@ extension PurseModule {
     public var migrations: [Migration] { [] }
     public var openAPI: OpenAPIFragment { OpenAPIFragment() }
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] { [] }
+    public func reshape(_ refusal: APIError, path: String) -> APIError { refusal }
 }

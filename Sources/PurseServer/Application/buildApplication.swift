@@ -89,7 +89,11 @@ public func buildApplication(
     let jobWorker = JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger)
     if configuration.runsJobsInBackground { services.append(jobWorker) }
     try router.validate()
-    let routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
+    let served = router.routes.map { (method: $0.method, path: $0.path.description) }
+    router.add(middleware: MethodNotAllowedMiddleware(routes: served) { refusal, path in
+        allModules.reduce(refusal) { $1.reshape($0, path: path) }
+    })
+    let routes = served.map { "\($0.method.rawValue) \($0.path)" }
 
     let application = Application(
         router: router,
