@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "PurseKitAHC", targets: ["PurseKitAHC"]),
         .library(name: "NexusPay", targets: ["NexusPay"]),
         .library(name: "StripeConnect", targets: ["StripeConnect"]),
+        .library(name: "Starknet", targets: ["Starknet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -52,6 +53,17 @@ let package = Package(
         // Wire formats that clients and services share: base64url, hex, CBOR. Imports nothing of ours.
         .target(
             name: "PurseFormats",
+            swiftSettings: swiftSettings
+        ),
+
+        // The Starknet protocol: field, curve, hashes, signatures, transactions, typed data.
+        // Client cores and services both use it.
+        .target(
+            name: "Starknet",
+            dependencies: [
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
 
@@ -335,6 +347,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "StarknetTests",
+            dependencies: ["Starknet", "PurseFormats"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
