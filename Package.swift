@@ -62,6 +62,7 @@ let package = Package(
             name: "Starknet",
             dependencies: [
                 "PurseFormats",
+                "PurseKit",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -191,6 +192,24 @@ let package = Package(
         ),
 
         .target(
+            name: "ChippiPayService",
+            dependencies: [
+                "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                "Starknet",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
+        .target(
             name: "ConnectService",
             dependencies: [
                 "PurseServer",
@@ -243,6 +262,8 @@ let package = Package(
                 "NexusService",
                 "StripeConnect",
                 "ConnectService",
+                "Starknet",
+                "ChippiPayService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -352,7 +373,19 @@ let package = Package(
         ),
         .testTarget(
             name: "StarknetTests",
-            dependencies: ["Starknet", "PurseFormats"],
+            dependencies: [
+                "Starknet",
+                "PurseFormats",
+                "PurseKit",
+                "PurseServer",
+                "PurseDatabase",
+                "ChippiPayService",
+                "PurseTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),

@@ -1,3 +1,4 @@
+import ChippiPayService
 import ConnectService
 import NexusService
 import PurseDatabase
@@ -9,6 +10,7 @@ public enum PurseModules {
         [
             NexusModule(configuration: try NexusConfiguration.from(configuration)),
             ConnectModule(configuration: try ConnectConfiguration.from(configuration)),
+            ChippiPayModule(configuration: try ChippiPayConfiguration.from(configuration)),
         ]
     }
 }

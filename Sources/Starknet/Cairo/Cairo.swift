@@ -54,7 +54,9 @@ public struct UInt256: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public static let zero = UInt256(value: .zero)
 
-    public init(_ value: UInt64) { self.value = U256(value) }
+    public init(_ value: UInt128) {
+        self.value = U256(UInt64(truncatingIfNeeded: value), UInt64(truncatingIfNeeded: value >> 64), 0, 0)
+    }
 
     /// From its halves; nil when either is 2^128 or more.
     public init?(low: Felt, high: Felt) {
