@@ -52,6 +52,7 @@ enum ChippiPayMigrations {
                 l1_gas BIGINT NOT NULL CHECK (l1_gas >= 0),
                 l1_data_gas BIGINT NOT NULL CHECK (l1_data_gas >= 0),
                 l2_gas BIGINT NOT NULL CHECK (l2_gas >= 0),
+                state_diff_length BIGINT NOT NULL CHECK (state_diff_length >= 0),
                 UNIQUE (block_number, position),
                 CHECK ((execution_status = 'REVERTED') = (revert_reason IS NOT NULL))
             )

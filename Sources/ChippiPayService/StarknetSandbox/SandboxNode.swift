@@ -311,10 +311,11 @@ struct SandboxNode: Sendable {
             }
             try await db.raw("""
                 INSERT INTO starknet_transactions (hash, block_number, position, type, sender, body, execution_status, revert_reason,
-                    actual_fee, l1_gas, l1_data_gas, l2_gas)
+                    actual_fee, l1_gas, l1_data_gas, l2_gas, state_diff_length)
                 VALUES (\(bind: hash.description), \(bind: block), \(bind: position), \(bind: type), \(bind: sender.description), \(bind: body),
                     \(bind: execution.reverted == nil ? "SUCCEEDED" : "REVERTED"), \(bind: execution.reverted), \(bind: execution.fee.hex),
-                    \(bind: Int64(execution.gas.l1)), \(bind: Int64(execution.gas.l1Data)), \(bind: Int64(execution.gas.l2)))
+                    \(bind: Int64(execution.gas.l1)), \(bind: Int64(execution.gas.l1Data)), \(bind: Int64(execution.gas.l2)),
+                    \(bind: Int64(state.stateDiffLength)))
                 """).run()
             for (index, event) in state.events.enumerated() {
                 try await db.raw("""

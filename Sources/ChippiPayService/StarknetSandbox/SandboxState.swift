@@ -128,6 +128,9 @@ final class ChainState {
     /// Storage cells whose value changed (what a state diff, and the data gas, counts).
     var changedSlots: Int { writes.filter { reads[$0.key] != $0.value }.count }
 
+    /// Entries of the state diff: changed storage cells, nonces and deployed contracts.
+    var stateDiffLength: Int { changedSlots + nonceChanges.count + deployed.count }
+
     /// Writes the deployments, nonces and storage to the database.
     func flush(block: Int64) async throws {
         for (address, record) in deployed {

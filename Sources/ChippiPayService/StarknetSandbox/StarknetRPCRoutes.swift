@@ -418,8 +418,15 @@ struct StarknetRPCRoutes: Sendable {
             }
             guard let row else { throw RPCError.blockNotFound }
             let number = try row.decode(column: "number", as: Int64.self)
-            let transactions = try await db.raw("SELECT hash FROM starknet_transactions WHERE block_number = \(bind: number) ORDER BY position").all()
-                .map { Felt(try $0.decode(column: "hash", as: String.self))! }
+            let transactions = try await db.raw("SELECT hash, state_diff_length FROM starknet_transactions WHERE block_number = \(bind: number) ORDER BY position").all()
+            let hashes = try transactions.map { Felt(try $0.decode(column: "hash", as: String.self))! }
+            let diff = try transactions.reduce(Int64(0)) { $0 + (try $1.decode(column: "state_diff_length", as: Int64.self)) }
+            let events = try await db.raw("SELECT from_address, keys, data FROM starknet_events WHERE block_number = \(bind: number) ORDER BY transaction_hash, position").all()
+            let eventFelts = try events.flatMap { row in
+                [Felt(try row.decode(column: "from_address", as: String.self))!]
+                    + SandboxNode.parseFeltList(try row.decode(column: "keys", as: String.self))
+                    + SandboxNode.parseFeltList(try row.decode(column: "data", as: String.self))
+            }
             let parent: Felt?
             if let text = try row.decode(column: "parent_hash", as: String?.self) {
                 parent = Felt(text)
@@ -427,9 +434,21 @@ struct StarknetRPCRoutes: Sendable {
                 parent = try await db.raw("SELECT hash FROM starknet_blocks WHERE number = \(bind: number - 1)").first()
                     .flatMap { try $0.decode(column: "hash", as: String?.self) }.flatMap { Felt($0) }
             }
-            return Self.blockJSON(number: number, hash: try row.decode(column: "hash", as: String?.self).flatMap { Felt($0) }, parent: parent ?? .zero,
-                                  timestamp: try row.decode(column: "timestamp", as: Int64.self), closed: try row.decode(column: "closed", as: Bool.self),
-                                  transactions: transactions)
+            var json = Self.blockJSON(number: number, hash: try row.decode(column: "hash", as: String?.self).flatMap { Felt($0) }, parent: parent ?? .zero,
+                                      timestamp: try row.decode(column: "timestamp", as: Int64.self), closed: try row.decode(column: "closed", as: Bool.self),
+                                      transactions: hashes).objectValue!
+            if json["block_hash"] != nil {
+                // The sandbox's commitments are Poseidon hashes of the block's contents, not Starknet's
+                // Patricia-tree commitments; the counts are exact.
+                json["transaction_commitment"] = .string(Poseidon.hash(many: hashes).description)
+                json["event_commitment"] = .string(Poseidon.hash(many: eventFelts).description)
+                json["receipt_commitment"] = .string(Poseidon.hash(many: hashes + [Felt(UInt64(events.count))]).description)
+                json["state_diff_commitment"] = .string(Poseidon.hash(many: [Felt(UInt64(diff))] + hashes).description)
+                json["transaction_count"] = .int(Int64(hashes.count))
+                json["event_count"] = .int(Int64(events.count))
+                json["state_diff_length"] = .int(diff)
+            }
+            return .object(json)
         }
     }
 
