@@ -7,11 +7,11 @@ enum ChippiPayOpenAPI {
     static func fragment(sandbox: Bool) -> OpenAPIFragment {
         guard sandbox else { return OpenAPIFragment() }
         let rpcRequest: YAMLValue = Schema.object([
-            ("jsonrpc", Schema.oneOf(["2.0"])), ("method", Schema.string), ("id", ["type": ["integer", "string", "null"]]),
+            ("jsonrpc", Schema.oneOf(["2.0"])), ("method", Schema.string), ("id", ["type": ["number", "string", "null"]]),
             ("params", ["type": ["object", "array"]]),
         ], required: ["jsonrpc", "method"])
         let rpcResponse: YAMLValue = Schema.object([
-            ("jsonrpc", Schema.oneOf(["2.0"])), ("id", ["type": ["integer", "string", "null"]]), ("result", [:]),
+            ("jsonrpc", Schema.oneOf(["2.0"])), ("id", ["type": ["number", "string", "null"]]), ("result", [:]),
             ("error", Schema.object([("code", Schema.integer), ("message", Schema.string), ("data", [:])], required: ["code", "message"])),
         ], required: ["jsonrpc"])
         let account = Schema.object([("address", felt), ("private_key", felt), ("public_key", felt)], required: ["address", "private_key", "public_key"])

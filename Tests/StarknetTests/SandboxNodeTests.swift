@@ -228,6 +228,10 @@ struct SandboxNodeTests {
             #expect(try await h.rpc("{").self["error"]?["code"] == .int(-32700))
             #expect(try await h.rpc(#"{"jsonrpc":"2.0","id":1,"method":"starknet_nope"}"#)["error"]?["code"] == .int(-32601))
             #expect(try await h.rpc(#"{"jsonrpc":"1.0","id":1,"method":"starknet_chainId"}"#)["error"]?["code"] == .int(-32600))
+            // An id that is not a string, number or null, or params that are neither object nor array, make an invalid request.
+            let objectID = try await h.rpc(#"{"jsonrpc":"2.0","id":{},"method":"starknet_chainId"}"#)
+            #expect(objectID["error"]?["code"] == .int(-32600) && objectID["id"] == .null)
+            #expect(try await h.rpc(#"{"jsonrpc":"2.0","id":8,"method":"starknet_chainId","params":3}"#)["error"]?["code"] == .int(-32600))
             let badFelt = try await h.rpc(#"{"jsonrpc":"2.0","id":2,"method":"starknet_getNonce","params":["latest","0xzz"]}"#)
             #expect(badFelt["error"]?["code"] == .int(-32602) && badFelt["id"] == .int(2))
             let tooBig = try await h.rpc(#"{"jsonrpc":"2.0","id":3,"method":"starknet_getNonce","params":{"block_id":"latest","contract_address":"0x800000000000011000000000000000000000000000000000000000000000001"}}"#)

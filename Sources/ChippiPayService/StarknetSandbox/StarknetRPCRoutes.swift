@@ -47,11 +47,13 @@ struct StarknetRPCRoutes: Sendable {
     }
 
     func answer(_ request: JSONValue) async -> JSONValue {
+        // JSON-RPC 2.0: an id is a string, a number or null; params, when present, an object or an array.
+        // A request that breaks either is answered as invalid with a null id.
         guard case .object(let members) = request, case .string(let method)? = members["method"],
-              members["jsonrpc"] == .string("2.0") else {
-            return Self.failure(id: request["id"] ?? .null, RPCError(code: -32600, message: "Invalid Request"))
+              members["jsonrpc"] == .string("2.0"), let id = Self.requestID(members["id"]),
+              members["params"].map({ $0.objectValue != nil || $0.arrayValue != nil }) ?? true else {
+            return Self.failure(id: Self.requestID(request["id"]) ?? .null, RPCError(code: -32600, message: "Invalid Request"))
         }
-        let id = members["id"] ?? .null
         do {
             let result = try await dispatch(method, Params(members["params"]))
             return ["jsonrpc": "2.0", "id": id, "result": result]
@@ -62,6 +64,15 @@ struct StarknetRPCRoutes: Sendable {
         } catch {
             node.environment.logger.error("starknet rpc failed", metadata: ["method": "\(method)", "error": "\(error)"])
             return Self.failure(id: id, .unexpected("The node could not complete the request"))
+        }
+    }
+
+    /// The request's id when it is one JSON-RPC allows (a missing id reads as null).
+    static func requestID(_ value: JSONValue?) -> JSONValue? {
+        switch value {
+        case nil, .null?: return .null
+        case .string?, .int?, .uint?, .double?: return value
+        default: return nil
         }
     }
 
