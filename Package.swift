@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "NexusPay", targets: ["NexusPay"]),
         .library(name: "StripeConnect", targets: ["StripeConnect"]),
         .library(name: "Starknet", targets: ["Starknet"]),
+        .library(name: "ChippiPay", targets: ["ChippiPay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -104,6 +105,13 @@ let package = Package(
         .target(
             name: "StripeConnect",
             dependencies: ["PurseKit"],
+            swiftSettings: swiftSettings
+        ),
+
+        // The ChippiPay app's core: the Starknet wallet and vault (StarknetManager).
+        .target(
+            name: "ChippiPay",
+            dependencies: ["Starknet", "PurseKit", "PurseFormats"],
             swiftSettings: swiftSettings
         ),
 
@@ -263,6 +271,7 @@ let package = Package(
                 "StripeConnect",
                 "ConnectService",
                 "Starknet",
+                "ChippiPay",
                 "ChippiPayService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -375,6 +384,7 @@ let package = Package(
             name: "StarknetTests",
             dependencies: [
                 "Starknet",
+                "ChippiPay",
                 "PurseFormats",
                 "PurseKit",
                 "PurseServer",
