@@ -74,6 +74,42 @@ if ! wait "$waiter"; then echo "connect onboard did not see completion"; cat "$w
 grep -q "Onboarding complete" "$work/onboard.out" || { echo "connect onboard ended without seeing completion"; cat "$work/onboard.out"; exit 1; }
 "$PURSE" connect verify --server "$url" --json | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["onboardingComplete"] and s["chargesEnabled"] and s["payoutsEnabled"], s'
 
+# ChippiPay: connect a predeployed sandbox account (key on stdin), deposit to the vault, withdraw
+# part of it to another address, and refuse what the vault does not hold.
+read -r address key < <("$PURSE" starknet accounts --server "$url" --json |
+  python3 -c 'import json,sys; a=json.load(sys.stdin)["accounts"][0]; print(a["address"], a["private_key"])')
+echo "$key" | "$PURSE" chippi vault connect --server "$url" --address "$address" > /dev/null
+expect_in "accepted on L2" "$PURSE" chippi vault deposit --server "$url" 10
+expect_in "vault  7.5 STRK" "$PURSE" chippi vault withdraw --server "$url" 2.5 --to 0x1234
+"$PURSE" starknet balance --server "$url" 0x1234 --json | python3 -c 'import json,sys; b=json.load(sys.stdin); assert b["wallet"] == "2.5" and b["vault"] == "0", b'
+if "$PURSE" chippi vault withdraw --server "$url" 8 2>"$work/err"; then echo "withdrew more than the vault holds"; exit 1; fi
+grep -q "Not enough STRK in the vault (7.5 STRK available)" "$work/err" || { cat "$work/err"; exit 1; }
+expect_in "balance 5.5 STRK" "$PURSE" starknet mint --server "$url" 0x1234 3
+if grep -rq "$key" "$PURSE_HOME"; then echo "the private key is stored in clear"; exit 1; fi
+"$PURSE" chippi vault disconnect --server "$url" > /dev/null
+if "$PURSE" chippi vault balance --server "$url" 2>/dev/null; then echo "a disconnected wallet still answered"; exit 1; fi
+# The developer tools agree with starknet-py's vectors (committed as fixtures).
+vectors=Tests/StarknetTests/Fixtures/starknet_vectors.json
+python3 - "$vectors" "$work" <<'PY'
+import json, sys
+vectors = json.load(open(sys.argv[1]))
+invoke = dict(vectors["invoke_v3"][0]); expected = invoke.pop("hash"); invoke.pop("calls")
+invoke.update(type="INVOKE", signature=[])
+json.dump(invoke, open(sys.argv[2] + "/invoke.json", "w"))
+open(sys.argv[2] + "/invoke.hash", "w").write(expected)
+json.dump([{"to": c["to"], "selector": c["selector"], "calldata": c["calldata"]} for c in vectors["invoke_v3"][0]["calls"]], open(sys.argv[2] + "/calls.json", "w"))
+open(sys.argv[2] + "/calldata", "w").write("\n".join(vectors["invoke_v3"][0]["calldata"]) + "\n")
+PY
+[ "$("$PURSE" starknet tx-hash "$work/invoke.json")" = "$(cat "$work/invoke.hash")" ]
+"$PURSE" starknet calldata "$work/calls.json" | diff - "$work/calldata"
+[ "$("$PURSE" starknet selector transfer)" = "$(python3 -c 'import json,sys; print(next(s["selector"] for s in json.load(open(sys.argv[1]))["selectors"] if s["name"] == "transfer"))' "$vectors")" ]
+signature=$(echo 0x1 | "$PURSE" starknet sign 0x1 2>/dev/null | tr '\n' ' ')
+[ "$signature" = "0xedf3922fdf0c1b98a861a38874120a437e33c08841923317aeb8ec6bad1400 0xa658327ad247b8e816aadd7758d96450f8d43c691aadf768cadd8784f3b8ef " ]
+# shellcheck disable=SC2086
+expect_in valid "$PURSE" starknet verify 0x1 $signature "$(echo 0x1 | "$PURSE" starknet public-key 2>/dev/null)"
+if "$PURSE" starknet pedersen 0x800000000000011000000000000000000000000000000000000000000000001 1 2>"$work/err"; then echo "a felt >= P was accepted"; exit 1; fi
+grep -q "A is not a felt" "$work/err"
+
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server
 
