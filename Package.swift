@@ -248,6 +248,7 @@ let package = Package(
                 "PurseKit",
                 "PurseKitAHC",
                 "NexusPay",
+                "Starknet",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -72,7 +72,7 @@ public struct NexusBenchmark: Sendable {
                 flows.fail()
             }
         }
-        report("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
+        reportPhase("full flow (options → verify → top-up)", flows.summary(over: flowElapsed), cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: flowElapsed)
 
         // Top-up alone: tokens minted and their requests prepared first (untimed), then spent as
@@ -105,7 +105,7 @@ public struct NexusBenchmark: Sendable {
         let aloneElapsed = ContinuousClock.now - aloneStart
         let aloneSummary = alone.summary(over: aloneElapsed)
         if let trace { try alone.traceText().write(toFile: trace, atomically: true, encoding: .utf8) }
-        report("top-up alone", aloneSummary, cpuSince: &cpu)
+        reportPhase("top-up alone", aloneSummary, cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: aloneElapsed)
         // Each ratio against the /health phase next to it.
         print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms; against the first /health phase: %.1f %%)",
@@ -176,7 +176,7 @@ public struct NexusBenchmark: Sendable {
         let scheduled = Duration.seconds(Double(topups.values.map(\.count).reduce(0, +)) / rate)
         let elapsed = max(.now - start, scheduled)
         let summary = recorder.summary(over: elapsed)
-        report(String(format: "top-up at %.0f/s (open loop)", rate), summary, cpuSince: &cpu)
+        reportPhase(String(format: "top-up at %.0f/s (open loop)", rate), summary, cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: elapsed)
         if summary.perSecond < rate * 0.95 {
             print(String(format: "  the server kept up with %.0f of the %.0f top-ups/s asked for: latencies include the backlog", summary.perSecond, rate))
@@ -193,16 +193,10 @@ public struct NexusBenchmark: Sendable {
 
     static let order = TopupOrder(amount: 50, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
 
-    /// A client for the bench's own unauthenticated probes (`/health`, `/metrics`), outside the
-    /// measured connections and without retries.
-    static func probe(_ base: URL) -> APIClient {
-        APIClient(session: ClientSession(baseURL: base), transport: AsyncHTTPClientTransport(), retry: .none)
-    }
-
     /// The server's writer counters now; nil when it does not report them or
     /// `/metrics` cannot be read.
     func writerCounters(_ base: URL) async -> WriterCounters? {
-        let api = Self.probe(base)
+        let api = benchProbe(base)
         guard let response = try? await api.sendRaw("GET", "/metrics", authenticated: false), response.status == 200 else { return nil }
         return WriterCounters(exposition: String(decoding: response.body, as: UTF8.self))
     }
@@ -214,18 +208,6 @@ public struct NexusBenchmark: Sendable {
         earlier = now
     }
 
-    /// Prints a phase's figures and the CPU time per operation since `cpu` (then resets it).
-    func report(_ name: String, _ s: (count: Int, perSecond: Double, p50: Double, p99: Double, errors: Int), cpuSince cpu: inout Double) {
-        let now = ProcessCPU.now()
-        let perOperation = (now - cpu) / Double(max(1, s.count)) * 1000
-        cpu = now
-        print(name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(
-            format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   cpu %.3f ms/op   (%d ok, %d errors)",
-            s.perSecond, s.p50, s.p99, perOperation, s.count, s.errors))
-    }
-
-    /// Runs `body` in a loop on every user's connection: `--count` times each, or until
-    /// `--duration` passes.
     /// A `GET /health` phase, reported as `name`; returns its rate (requests a second).
     func healthPhase(_ users: [any LoadGenerator], _ name: String, cpuSince cpu: inout Double) async throws -> Double {
         let health = LatencyRecorder()
@@ -234,10 +216,12 @@ public struct NexusBenchmark: Sendable {
             do { try await user.health(); health.record(.now - start) } catch { health.fail() }
         }
         let summary = health.summary(over: elapsed)
-        report(name, summary, cpuSince: &cpu)
+        reportPhase(name, summary, cpuSince: &cpu)
         return summary.perSecond
     }
 
+    /// Runs `body` in a loop on every user's connection: `--count` times each, or until
+    /// `--duration` passes.
     func load(_ users: [any LoadGenerator], _ body: @escaping @Sendable (any LoadGenerator) async -> Void) async throws -> Duration {
         let start = ContinuousClock.now
         let deadline = start + .seconds(duration)
@@ -255,19 +239,4 @@ public struct NexusBenchmark: Sendable {
         }
         return .now - start
     }
-
-    func waitForHealth(_ base: URL) async throws {
-        let api = Self.probe(base)
-        for _ in 0..<100 {
-            if (try? await api.sendRaw("GET", "/health", authenticated: false)) != nil { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw BenchmarkError("server at \(base.absoluteString) did not become healthy")
-    }
-}
-
-/// A benchmark that cannot run as asked.
-public struct BenchmarkError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
 }

@@ -13,7 +13,7 @@ import ServiceLifecycle
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure throughput and latency on loopback (build with -c release).",
-        subcommands: [NexusBenchCommand.self]
+        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self]
     )
 }
 
@@ -54,14 +54,55 @@ struct NexusBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let benchmark = benchmark
+        try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
+    }
+}
+
+struct StarknetBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "starknet",
+        abstract: "Pedersen, Poseidon, sign and verify per second on one core; INVOKE transactions per second accepted by the sandbox node (sign → send → receipt).",
+        discussion: "Without --server it starts its own server on 127.0.0.1 (SQLite in a temporary directory). Targets on 2 cores: each crypto rate at least starknet-py's (benchmarks/starknet_py.py); ≥ 1,000 invokes/s with p99 ≤ 20 ms at 16 connections."
+    )
+
+    @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Concurrent connections, one account each.") var connections: Int = 16
+    @Option(help: "Invokes per connection, instead of --duration.") var count: Int?
+    @Option(help: "Seconds of invokes.") var duration: Int = 10
+    @Option(help: "Seconds per crypto operation.") var cryptoSeconds: Double = 2
+
+    var benchmark: StarknetBenchmark {
+        var benchmark = StarknetBenchmark()
+        benchmark.connections = connections
+        benchmark.count = count
+        benchmark.duration = duration
+        benchmark.cryptoSeconds = cryptoSeconds
+        return benchmark
+    }
+
+    func validate() throws {
+        do { try benchmark.validate() } catch { throw ValidationError("\(error)") }
+    }
+
+    func run() async throws {
+        let benchmark = benchmark
+        try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
+    }
+}
+
+extension BenchCommand {
+    /// Runs `body` against the server at `server`, or against one started in this process the way
+    /// `purse serve` would (SQLite in a temporary directory, logging at warning) and stopped as
+    /// SIGTERM stops it.
+    static func run(server: String?, _ body: @Sendable (URL, _ inProcess: Bool) async throws -> Void) async throws {
         if let url = server {
             guard let base = URL(string: url) else { throw ValidationError("bad --server") }
-            try await benchmark.run(against: base, inProcess: false)
+            try await body(base, false)
             return
         }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: work) }
-        // The server logs as `purse serve --log-level warning` would.
         ServeCommand.bootstrapLogging(level: .warning)
         let port = try LoopbackPort.free()
         var configuration = try PurseConfiguration.fromEnvironment()
@@ -74,13 +115,12 @@ struct NexusBenchCommand: AsyncParsableCommand {
         let group = ServiceGroup(configuration: .init(services: [app.application], logger: app.application.logger))
         let task = Task { try await group.run() }
         do {
-            try await benchmark.run(against: URL(string: "http://127.0.0.1:\(port)")!, inProcess: true)
+            try await body(URL(string: "http://127.0.0.1:\(port)")!, true)
         } catch {
             await group.triggerGracefulShutdown()
             _ = await task.result
             throw error
         }
-        // Stops as `purse serve` stops on SIGTERM: requests finish, then the database closes.
         await group.triggerGracefulShutdown()
         _ = await task.result
     }
