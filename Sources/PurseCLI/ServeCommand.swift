@@ -21,6 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
               PURSE_PUBLIC_URL    the URL users reach the server at (default http://HOST:PORT)
               NEXUS_RP_ID, NEXUS_ALLOWED_ORIGINS   WebAuthn relying party of Nexus Data
               VTPASS_URL, VTPASS_API_KEY, VTPASS_SECRET_KEY, VTPASS_PUBLIC_KEY   the airtime supplier (unset: built-in sandbox)
+              STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, CONNECT_ALLOWED_ORIGINS   Maly's Stripe Connect (unset: built-in sandbox)
+              STARKNET_SANDBOX_CHAIN_ID, _BLOCK_SECONDS, _ACCOUNTS, _SEED, _ACCOUNT_STRK   the sandbox Starknet node
             Stops gracefully on SIGINT or SIGTERM.
             """
     )

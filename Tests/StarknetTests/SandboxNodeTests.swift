@@ -244,6 +244,14 @@ struct SandboxNodeTests {
             #expect(noEntrypoint["error"]?["code"] == .int(21))
             let wrongVersion = try await h.rpc(#"{"jsonrpc":"2.0","id":7,"method":"starknet_addInvokeTransaction","params":[{"type":"INVOKE","version":"0x1","sender_address":"0x1","calldata":[],"signature":[],"nonce":"0x0","max_fee":"0x0"}]}"#)
             #expect(wrongVersion["error"]?["code"] == .int(-32602))
+            // Oversized calldata: refused as invalid params before anything runs.
+            let many = Array(repeating: "\"0x1\"", count: 4_001).joined(separator: ",")
+            let bigCall = try await h.rpc(#"{"jsonrpc":"2.0","id":9,"method":"starknet_call","params":[{"contract_address":"\#(ERC20.strkAddress)","entry_point_selector":"0x1","calldata":[\#(many)]},"latest"]}"#)
+            #expect(bigCall["error"]?["code"] == .int(-32602))
+            let nonce = try await h.provider.nonce(of: h.accounts[0].address)
+            let bigInvoke = try await h.rpc(#"{"jsonrpc":"2.0","id":10,"method":"starknet_addInvokeTransaction","params":[{"type":"INVOKE","version":"0x3","sender_address":"\#(h.accounts[0].address)","calldata":[\#(many)],"signature":["0x1","0x2"],"nonce":"\#(nonce)","resource_bounds":{"l1_gas":{"max_amount":"0x0","max_price_per_unit":"0x0"},"l2_gas":{"max_amount":"0x0","max_price_per_unit":"0x0"},"l1_data_gas":{"max_amount":"0x0","max_price_per_unit":"0x0"}},"tip":"0x0","paymaster_data":[],"account_deployment_data":[],"nonce_data_availability_mode":"L1","fee_data_availability_mode":"L1"}]}"#)
+            #expect(bigInvoke["error"]?["code"] == .int(-32602))
+            #expect(try await h.provider.nonce(of: h.accounts[0].address) == nonce)
             // A batch answers each request in order.
             let batch = try await h.rpc(#"[{"jsonrpc":"2.0","id":1,"method":"starknet_chainId"},{"jsonrpc":"2.0","id":2,"method":"starknet_nope"}]"#)
             #expect(batch.arrayValue?.count == 2 && batch.arrayValue?[0]["result"] == "0x534e5f5345504f4c4941")
