@@ -10,12 +10,16 @@ enum SandboxClass: String, CaseIterable, Sendable {
 
     /// The class hashes (Poseidon of the class's name and version; the sandbox's own classes, not
     /// hashes of a Sierra program).
-    var classHash: Felt {
-        Poseidon.hash(many: [Felt(shortString: "purse-sandbox")!, Felt(shortString: rawValue)!, Felt(1)])
-    }
+    var classHash: Felt { Self.classHashes[self]! }
+
+    /// Computed once: every contract call looks its class up by hash.
+    static let classHashes: [SandboxClass: Felt] = Dictionary(uniqueKeysWithValues: allCases.map { kind in
+        (kind, Poseidon.hash(many: [Felt(shortString: "purse-sandbox")!, Felt(shortString: kind.rawValue)!, Felt(1)]))
+    })
+    static let byClassHash: [Felt: SandboxClass] = Dictionary(uniqueKeysWithValues: classHashes.map { ($1, $0) })
 
     init?(classHash: Felt) {
-        guard let known = Self.allCases.first(where: { $0.classHash == classHash }) else { return nil }
+        guard let known = Self.byClassHash[classHash] else { return nil }
         self = known
     }
 

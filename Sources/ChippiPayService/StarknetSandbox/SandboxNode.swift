@@ -157,10 +157,11 @@ struct SandboxNode: Sendable {
 
     /// Checks and executes `transaction` on `state`. Throws the spec's errors for a transaction
     /// that is not admitted (nothing changes); a reverted one still pays its fee and uses its nonce.
-    func execute(_ transaction: BroadcastedTransaction, in state: ChainState, estimating: Bool, validate: Bool = true) async throws -> Execution {
+    /// - Parameter hash: the transaction's hash when the caller has it already.
+    func execute(_ transaction: BroadcastedTransaction, hash known: Felt? = nil, in state: ChainState, estimating: Bool, validate: Bool = true) async throws -> Execution {
         let vm = SandboxVM(state: state, chainId: chainId)
         let token = ERC20Contract(vm: vm, address: Self.strkAddress)
-        let hash = transaction.hash(chainId: chainId)
+        let hash = known ?? transaction.hash(chainId: chainId)
         let common: TransactionV3Common
         let sender: Felt
         var calls: [Call] = []
@@ -282,18 +283,19 @@ struct SandboxNode: Sendable {
         let chainId = chainId
         let perTransactionBlocks = configuration.blockSeconds == nil
         let now = Int64(environment.now().timeIntervalSince1970)
+        // Hashed before the chain is locked: the lock is held only for the state's own work.
+        let hash = transaction.hash(chainId: chainId)
         return try await database.transaction { db in
             // One sequencer: admitting a transaction starts by locking the chain's head row.
             guard let head = try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() else {
                 throw RPCError.unexpected("The sandbox chain has no genesis")
             }
             let latest = try head.decode(column: "latest_block", as: Int64.self)
-            let hash = transaction.hash(chainId: chainId)
             if try await db.raw("SELECT hash FROM starknet_transactions WHERE hash = \(bind: hash.description)").first() != nil {
                 throw RPCError.duplicateTransaction
             }
             let state = ChainState(db: db)
-            let execution = try await execute(transaction, in: state, estimating: false)
+            let execution = try await execute(transaction, hash: hash, in: state, estimating: false)
             let block = latest + 1
             if try await db.raw("SELECT number FROM starknet_blocks WHERE number = \(bind: block)").first() == nil {
                 try await db.raw("""

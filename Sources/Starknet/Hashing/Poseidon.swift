@@ -19,7 +19,12 @@ public enum Poseidon {
 
     /// The permutation, in place.
     static func permute(_ s0: inout Fp, _ s1: inout Fp, _ s2: inout Fp) {
-        let constants = roundConstants
+        roundConstants.withUnsafeBufferPointer { permute(&s0, &s1, &s2, constants: $0) }
+    }
+
+    /// The rounds, reading the constants without bounds checks (the round count fixes every index).
+    @inline(__always)
+    static func permute(_ s0: inout Fp, _ s1: inout Fp, _ s2: inout Fp, constants: UnsafeBufferPointer<Fp>) {
         var round = 0
         @inline(__always)
         func mix() {
