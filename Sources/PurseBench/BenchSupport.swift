@@ -4,6 +4,13 @@ import PurseKitAHC
 
 // What every benchmark prints and probes the same way.
 
+/// A benchmark `purse bench` runs: checks its figures, then measures the server at a URL.
+public protocol PurseBenchmark: Sendable {
+    func validate() throws
+    /// - Parameter inProcess: Whether the server runs in this process (CPU figures then cover both).
+    func run(against base: URL, inProcess: Bool) async throws
+}
+
 /// A client for the bench's own unauthenticated probes (`/health`, `/metrics`), outside the
 /// measured connections and without retries.
 func benchProbe(_ base: URL) -> APIClient {

@@ -5,7 +5,7 @@ import PurseKitAHC
 
 /// `purse bench nexus`: full step-up flows (options → verify → top-up) per second, top-up alone,
 /// and `GET /health` on the same server, each with p50/p99 and CPU per operation.
-public struct NexusBenchmark: Sendable {
+public struct NexusBenchmark: PurseBenchmark {
     /// Concurrent connections, one benchmark user each.
     public var connections = 32
     /// Operations per connection in each phase, instead of ``duration``.

@@ -6,7 +6,7 @@ import Starknet
 /// sign, verify — what starknet-py's own rates are compared with), then INVOKE transactions per
 /// second accepted by a sandbox node over loopback: each connection signs a STRK transfer from
 /// its own account, sends it and reads its receipt.
-public struct StarknetBenchmark: Sendable {
+public struct StarknetBenchmark: PurseBenchmark {
     /// Concurrent connections, one account each.
     public var connections = 16
     /// Invokes per connection, instead of ``duration``.

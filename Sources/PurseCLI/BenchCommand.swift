@@ -19,7 +19,7 @@ struct BenchCommand: AsyncParsableCommand {
 
 extension LoadGeneratorKind: ExpressibleByArgument {}
 
-struct NexusBenchCommand: AsyncParsableCommand {
+struct NexusBenchCommand: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "nexus",
         abstract: "Full step-up flows (options → verify → top-up) per second, top-up alone, and GET /health on the same server.",
@@ -48,18 +48,9 @@ struct NexusBenchCommand: AsyncParsableCommand {
         benchmark.trace = trace
         return benchmark
     }
-
-    func validate() throws {
-        do { try benchmark.validate() } catch { throw ValidationError("\(error)") }
-    }
-
-    func run() async throws {
-        let benchmark = benchmark
-        try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
-    }
 }
 
-struct StarknetBenchCommand: AsyncParsableCommand {
+struct StarknetBenchCommand: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "starknet",
         abstract: "Pedersen, Poseidon, sign and verify per second on one core; INVOKE transactions per second accepted by the sandbox node (sign → send → receipt).",
@@ -80,7 +71,17 @@ struct StarknetBenchCommand: AsyncParsableCommand {
         benchmark.cryptoSeconds = cryptoSeconds
         return benchmark
     }
+}
 
+/// A `purse bench` subcommand: its options make a benchmark, which runs against `--server` or an
+/// in-process server.
+protocol BenchSubcommand: AsyncParsableCommand {
+    associatedtype Benchmark: PurseBenchmark
+    var server: String? { get }
+    var benchmark: Benchmark { get }
+}
+
+extension BenchSubcommand {
     func validate() throws {
         do { try benchmark.validate() } catch { throw ValidationError("\(error)") }
     }
