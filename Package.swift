@@ -205,6 +205,8 @@ let package = Package(
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
+                "PurseKit",
+                "PurseKitAHC",
                 "Starknet",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -396,6 +398,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

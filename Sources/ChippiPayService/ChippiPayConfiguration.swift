@@ -1,3 +1,4 @@
+import Foundation
 import PurseServer
 import Starknet
 
@@ -19,16 +20,111 @@ public struct StarknetSandboxConfiguration: Sendable {
     public init() {}
 }
 
-/// ChippiPay's settings: whether `purse serve` runs the sandbox node (never in production).
+/// The provider's settings.
+///
+/// - `STARKNET_RPC_URL`: the Starknet node purchases are verified on and refunds sent through
+///   (unset: the sandbox node in this process).
+/// - `STARKNET_VAULT_ADDRESS`, `STARKNET_TOKEN_ADDRESS`: the vault and STRK (default: the sandbox's).
+/// - `CHIPPI_PAYMENT_ADDRESS`, `CHIPPI_PAYMENT_PRIVATE_KEY`: the provider's account, which vault
+///   withdrawals pay and refunds come from (required in production; in the sandbox an account
+///   derived from the seed, deployed and funded at start).
+/// - `CHIPPI_MXN_PER_STRK`: the exchange rate (default 20).
+/// - `CHIPPI_QUOTE_SECONDS`: how long a quote is valid (default 300).
+/// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
+/// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
+/// - `CHIPPI_SANDBOX_WEBHOOK_URL`: where the sandbox merchant's webhooks go (default: none).
+/// - `CHIPPI_SANDBOX_MERCHANT_KEYS`: the sandbox merchant's key pair as `pk_test_…:sk_test_…`
+///   (default: derived from the server's secrets, printed at start).
+public struct ChippiProviderConfiguration: Sendable {
+    public var rpcURL: URL?
+    public var vaultAddress: Felt = SandboxNode.vaultAddress
+    public var tokenAddress: Felt = SandboxNode.strkAddress
+    public var paymentAddress: Felt?
+    public var paymentPrivateKey: Felt?
+    public var rate = STRKRate(centavosPerSTRK: 2000)
+    public var quoteSeconds = 300
+    public var fulfilmentSeconds = 2.0
+    public var rateLimit = 50.0
+    /// The sandbox merchant's (public, secret) key pair; nil in production.
+    public var sandboxKeys: (public: String, secret: String)?
+    /// Where the sandbox merchant's webhooks go (`CHIPPI_SANDBOX_WEBHOOK_URL`).
+    public var sandboxWebhookURL: String?
+
+    public init() {}
+}
+
+/// ChippiPay's settings: the provider, and whether `purse serve` runs the sandbox node (never in production).
 public struct ChippiPayConfiguration: Sendable {
     public var sandbox: StarknetSandboxConfiguration?
+    public var provider: ChippiProviderConfiguration
 
-    public init(sandbox: StarknetSandboxConfiguration?) { self.sandbox = sandbox }
+    public init(sandbox: StarknetSandboxConfiguration?, provider: ChippiProviderConfiguration = ChippiProviderConfiguration()) {
+        self.sandbox = sandbox
+        self.provider = provider
+    }
 
     public static func from(_ configuration: PurseConfiguration) throws -> ChippiPayConfiguration {
-        guard !configuration.isProduction else { return ChippiPayConfiguration(sandbox: nil) }
         let env = configuration.environment
         func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
+        var provider = ChippiProviderConfiguration()
+        if let text = value("STARKNET_RPC_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError("STARKNET_RPC_URL must be an http(s) URL")
+            }
+            provider.rpcURL = url
+        }
+        for (name, path) in [("STARKNET_VAULT_ADDRESS", \ChippiProviderConfiguration.vaultAddress), ("STARKNET_TOKEN_ADDRESS", \.tokenAddress)] {
+            if let text = value(name) {
+                guard let felt = Felt(text) else { throw ConfigurationError("\(name) must be a contract address") }
+                provider[keyPath: path] = felt
+            }
+        }
+        if let text = value("CHIPPI_PAYMENT_ADDRESS") {
+            guard let felt = Felt(text) else { throw ConfigurationError("CHIPPI_PAYMENT_ADDRESS must be a contract address") }
+            provider.paymentAddress = felt
+        }
+        if let text = value("CHIPPI_PAYMENT_PRIVATE_KEY") {
+            guard let felt = Felt(text), (try? StarkKey(privateKey: felt)) != nil else { throw ConfigurationError("CHIPPI_PAYMENT_PRIVATE_KEY must be a Stark private key") }
+            provider.paymentPrivateKey = felt
+        }
+        if let text = value("CHIPPI_MXN_PER_STRK") {
+            guard let rate = STRKRate(mxnPerSTRK: text) else { throw ConfigurationError("CHIPPI_MXN_PER_STRK must be a positive amount such as 20 or 19.75") }
+            provider.rate = rate
+        }
+        if let text = value("CHIPPI_QUOTE_SECONDS") {
+            guard let seconds = Int(text), (10...86_400).contains(seconds) else { throw ConfigurationError("CHIPPI_QUOTE_SECONDS must be 10 to 86400") }
+            provider.quoteSeconds = seconds
+        }
+        if let text = value("CHIPPI_SANDBOX_FULFILMENT_SECONDS") {
+            guard let seconds = Double(text), (0...3600).contains(seconds) else { throw ConfigurationError("CHIPPI_SANDBOX_FULFILMENT_SECONDS must be 0 to 3600") }
+            provider.fulfilmentSeconds = seconds
+        }
+        if let text = value("CHIPPI_RATE_LIMIT") {
+            guard let limit = Double(text), limit > 0, limit <= 100_000 else { throw ConfigurationError("CHIPPI_RATE_LIMIT must be 1 to 100000 requests a second") }
+            provider.rateLimit = limit
+        }
+        guard !configuration.isProduction else {
+            guard provider.rpcURL != nil, provider.paymentAddress != nil, provider.paymentPrivateKey != nil else {
+                throw ConfigurationError("ChippiPay in production needs STARKNET_RPC_URL, CHIPPI_PAYMENT_ADDRESS and CHIPPI_PAYMENT_PRIVATE_KEY")
+            }
+            return ChippiPayConfiguration(sandbox: nil, provider: provider)
+        }
+        if let url = value("CHIPPI_SANDBOX_WEBHOOK_URL") {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+                throw ConfigurationError("CHIPPI_SANDBOX_WEBHOOK_URL must be an http(s) URL")
+            }
+            provider.sandboxWebhookURL = url
+        }
+        if let pair = value("CHIPPI_SANDBOX_MERCHANT_KEYS") {
+            let parts = pair.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, parts[0].hasPrefix("pk_test_"), parts[1].hasPrefix("sk_test_") else {
+                throw ConfigurationError("CHIPPI_SANDBOX_MERCHANT_KEYS must be pk_test_…:sk_test_…")
+            }
+            provider.sandboxKeys = (parts[0], parts[1])
+        } else {
+            let secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "chippi-sandbox-merchant.key")
+            provider.sandboxKeys = MerchantKeys.sandboxPair(from: secret)
+        }
         var sandbox = StarknetSandboxConfiguration()
         if let chain = value("STARKNET_SANDBOX_CHAIN_ID") {
             guard let felt = Felt(shortString: chain) else { throw ConfigurationError("STARKNET_SANDBOX_CHAIN_ID must be a short string of at most 31 ASCII characters") }
@@ -47,6 +143,6 @@ public struct ChippiPayConfiguration: Sendable {
             guard let amount = try? STRKAmount.parse(funding) else { throw ConfigurationError("STARKNET_SANDBOX_ACCOUNT_STRK must be a STRK amount such as 1000 or 2.5") }
             sandbox.accountFunding = amount
         }
-        return ChippiPayConfiguration(sandbox: sandbox)
+        return ChippiPayConfiguration(sandbox: sandbox, provider: provider)
     }
 }

@@ -1,7 +1,8 @@
 import PurseDatabase
 
 /// ChippiPay's schema: the sandbox Starknet node's chain (head, blocks, contracts, storage,
-/// transactions, events). Felts are stored as minimal 0x-hex text.
+/// transactions, events), and the provider's merchants, API keys, wallets, purchases and webhook
+/// deliveries. Felts are stored as minimal 0x-hex text, STRK amounts as decimal fri.
 enum ChippiPayMigrations {
     static let all: [Migration] = [
         Migration("chippi_0001_starknet_sandbox", [
@@ -80,6 +81,81 @@ enum ChippiPayMigrations {
                 created_at BIGINT NOT NULL
             )
             """,
+        ]),
+        Migration("chippi_0002_provider", [
+            """
+            CREATE TABLE chippi_merchants (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                webhook_url TEXT,
+                webhook_secret TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE chippi_api_keys (
+                public_key TEXT PRIMARY KEY,
+                merchant_id TEXT NOT NULL REFERENCES chippi_merchants(id),
+                secret_hash TEXT NOT NULL UNIQUE,
+                revoked_at BIGINT,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE chippi_wallets (
+                id TEXT PRIMARY KEY,
+                merchant_id TEXT NOT NULL REFERENCES chippi_merchants(id),
+                external_user_id TEXT NOT NULL,
+                public_key TEXT,
+                encrypted_private_key TEXT,
+                address TEXT,
+                status TEXT NOT NULL CHECK (status IN ('prepared', 'active')),
+                metadata TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (merchant_id, external_user_id)
+            )
+            """,
+            """
+            CREATE TABLE chippi_sku_transactions (
+                id TEXT PRIMARY KEY,
+                merchant_id TEXT NOT NULL REFERENCES chippi_merchants(id),
+                wallet_id TEXT NOT NULL REFERENCES chippi_wallets(id),
+                sku_id TEXT NOT NULL,
+                reference TEXT NOT NULL,
+                amount_centavos BIGINT NOT NULL CHECK (amount_centavos > 0),
+                currency TEXT NOT NULL,
+                strk_fri TEXT NOT NULL,
+                paid_fri TEXT NOT NULL,
+                payer TEXT NOT NULL,
+                vault_transaction_hash TEXT NOT NULL UNIQUE,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'completed', 'failed')),
+                failure_reason TEXT,
+                refund_transaction_hash TEXT,
+                metadata TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                CHECK ((status = 'failed') = (failure_reason IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX chippi_sku_transactions_wallet ON chippi_sku_transactions (merchant_id, wallet_id, created_at)",
+            """
+            CREATE TABLE chippi_webhook_deliveries (
+                id TEXT PRIMARY KEY,
+                merchant_id TEXT NOT NULL REFERENCES chippi_merchants(id),
+                event TEXT NOT NULL,
+                transaction_id TEXT NOT NULL,
+                url TEXT NOT NULL,
+                payload TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_status_code INTEGER,
+                last_error TEXT,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX chippi_webhook_deliveries_merchant ON chippi_webhook_deliveries (merchant_id, created_at)",
         ]),
     ]
 }

@@ -5,18 +5,28 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import ServiceLifecycle
+import SQLKit
+import PurseKit
+import PurseKitAHC
 import Starknet
+import Synchronization
 
-/// ChippiPay: the Starknet vault and gasless service purchases. In development `purse serve`
-/// runs a sandbox Starknet node at `POST /starknet/rpc` with the STRK token, the vault and
-/// funded accounts.
+/// ChippiPay: the Starknet vault and gasless service purchases. The provider API lives under
+/// `/v1`; in development `purse serve` also runs a sandbox Starknet node at `POST /starknet/rpc`
+/// with the STRK token, the vault and funded accounts, and a sandbox merchant.
 public struct ChippiPayModule: PurseModule {
     public let id = "chippi"
     public let title = "ChippiPay"
-    public let summary = "A Starknet vault (deposit and withdraw STRK); in development, a sandbox Starknet node with funded accounts."
+    public let summary = "A Starknet vault (deposit and withdraw STRK) and service purchases paid from it, verified on chain; in development, a sandbox Starknet node with funded accounts."
     let configuration: ChippiPayConfiguration
+    /// What `mount` builds and the job handlers use.
+    let mounted = MountedProvider()
+    let limiter: RateLimiter
 
-    public init(configuration: ChippiPayConfiguration) { self.configuration = configuration }
+    public init(configuration: ChippiPayConfiguration) {
+        self.configuration = configuration
+        limiter = RateLimiter(perSecond: configuration.provider.rateLimit, burst: Int(configuration.provider.rateLimit * 2))
+    }
 
     public var links: [ModuleLink] {
         configuration.sandbox == nil ? [] : [ModuleLink("Sandbox Starknet node: accounts, token and vault (JSON)", "/sandbox/starknet/accounts")]
@@ -25,26 +35,93 @@ public struct ChippiPayModule: PurseModule {
     public var migrations: [Migration] { ChippiPayMigrations.all }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
-        guard let sandbox = configuration.sandbox else { return [] }
-        let node = SandboxNode(environment: environment, configuration: sandbox)
-        try await node.genesis()
-        StarknetRPCRoutes(node: node).mount(on: router)
-        SandboxFaucetRoutes(node: node).mount(on: router)
-        environment.logger.notice("sandbox Starknet node at /starknet/rpc", metadata: [
-            "chain_id": "\(sandbox.chainId.shortString ?? sandbox.chainId.description)",
-            "strk": "\(SandboxNode.strkAddress)", "vault": "\(SandboxNode.vaultAddress)",
-        ])
-        for account in node.predeployedAccounts {
-            // Test keys derived from a public seed: printed so that developers can use them.
-            environment.logger.notice("sandbox Starknet account", metadata: [
-                "address": "\(account.address)", "private_key": "\(account.privateKey)",
+        var services: [any Service] = []
+        var node: SandboxNode?
+        var rpcRoutes: StarknetRPCRoutes?
+        if let sandbox = configuration.sandbox {
+            let sandboxNode = SandboxNode(environment: environment, configuration: sandbox)
+            try await sandboxNode.genesis()
+            let routes = StarknetRPCRoutes(node: sandboxNode)
+            routes.mount(on: router)
+            environment.logger.notice("sandbox Starknet node at /starknet/rpc", metadata: [
+                "chain_id": "\(sandbox.chainId.shortString ?? sandbox.chainId.description)",
+                "strk": "\(SandboxNode.strkAddress)", "vault": "\(SandboxNode.vaultAddress)",
             ])
+            for account in sandboxNode.predeployedAccounts {
+                // Test keys derived from a public seed: printed so that developers can use them.
+                environment.logger.notice("sandbox Starknet account", metadata: [
+                    "address": "\(account.address)", "private_key": "\(account.privateKey)",
+                ])
+            }
+            if let seconds = sandbox.blockSeconds {
+                services.append(PeriodicService("closing sandbox Starknet blocks", every: .seconds(seconds), logger: environment.logger) { try await sandboxNode.closeOpenBlock() })
+            }
+            node = sandboxNode
+            rpcRoutes = routes
         }
-        if let seconds = sandbox.blockSeconds {
-            return [PeriodicService("closing sandbox Starknet blocks", every: .seconds(seconds), logger: environment.logger) { try await node.closeOpenBlock() }]
+        let payments = try await providerPayments(node: node, routes: rpcRoutes)
+        mounted.payments.withLock { $0 = payments }
+        if let node { SandboxFaucetRoutes(node: node, paymentAddress: payments.paymentAddress).mount(on: router) }
+        if let keys = configuration.provider.sandboxKeys {
+            try await environment.database.transaction { db in
+                try await MerchantKeys.create(merchant: "mer_sandbox", name: "Sandbox merchant", webhookURL: configuration.provider.sandboxWebhookURL,
+                                              keys: keys, now: environment.now(), in: db)
+                if let url = configuration.provider.sandboxWebhookURL {
+                    try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: url) WHERE id = 'mer_sandbox'").run()
+                }
+            }
+            // Sandbox keys only (they move no real money): printed so the app and CLI can be configured.
+            environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "secret_key": "\(keys.secret)"])
         }
-        return []
+        ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter).mount(on: router)
+        environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])
+        return services
+    }
+
+    /// The provider's chain access and payment account: `STARKNET_RPC_URL` and the configured
+    /// account, or the sandbox node in this process and an account derived from its seed.
+    func providerPayments(node: SandboxNode?, routes: StarknetRPCRoutes?) async throws -> VaultPayments {
+        let provider: StarknetProvider
+        if let url = configuration.provider.rpcURL {
+            provider = StarknetProvider(url: url, transport: AsyncHTTPClientTransport())
+        } else if let routes {
+            provider = StarknetProvider(url: URL(string: "http://in-process.invalid/starknet/rpc")!, transport: InProcessRPCTransport(routes: routes))
+        } else {
+            throw ConfigurationError("ChippiPay needs STARKNET_RPC_URL when the sandbox node is off")
+        }
+        let key: StarkKey
+        let address: Felt
+        if let secret = configuration.provider.paymentPrivateKey, let configured = configuration.provider.paymentAddress {
+            key = try StarkKey(privateKey: secret)
+            address = configured
+        } else if let node {
+            key = node.derivedKey("chippi payments")
+            address = try await node.ensureAccount(key, funding: UInt256("1000000000000000000000")!)
+        } else {
+            throw ConfigurationError("ChippiPay needs CHIPPI_PAYMENT_ADDRESS and CHIPPI_PAYMENT_PRIVATE_KEY")
+        }
+        let account = StarknetAccount(address: address, key: key, provider: provider, feeMargin: 1.5)
+        return VaultPayments(provider: provider, account: account, vaultAddress: configuration.provider.vaultAddress, tokenAddress: configuration.provider.tokenAddress)
+    }
+
+    public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
+        let mounted = mounted
+        let transport = AsyncHTTPClientTransport(maxResponseBytes: 64 << 10)
+        return [
+            JobHandler(kind: ProviderRoutes.fulfilmentJob) { job in
+                guard let payments = mounted.payments.withLock({ $0 }) else { throw ConfigurationError("ChippiPay is not mounted") }
+                try await Fulfilment(environment: environment, payments: payments).fulfil(job)
+            },
+            JobHandler(kind: ProviderRoutes.webhookJob, ordered: true) { job in
+                try await Webhooks.deliver(job, environment: environment, transport: transport)
+            },
+        ]
     }
 
     public var openAPI: OpenAPIFragment { ChippiPayOpenAPI.fragment(sandbox: configuration.sandbox != nil) }
+}
+
+/// The provider's chain access, made by `mount` and read by the job handlers.
+final class MountedProvider: Sendable {
+    let payments = Mutex<VaultPayments?>(nil)
 }

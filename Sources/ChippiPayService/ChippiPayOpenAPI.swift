@@ -5,7 +5,105 @@ enum ChippiPayOpenAPI {
     static let felt = Schema.pattern("^0x(0|[a-fA-F1-9][a-fA-F0-9]{0,62})$")
 
     static func fragment(sandbox: Bool) -> OpenAPIFragment {
-        guard sandbox else { return OpenAPIFragment() }
+        var fragment = OpenAPIFragment(operations: provider)
+        if sandbox { fragment.operations += sandboxNode.operations }
+        return fragment
+    }
+
+    // MARK: Provider
+
+    /// Every provider route takes both halves of a merchant's key pair.
+    static let keyHeaders = [
+        OpenAPIParameter("x-api-key", "The merchant's publishable key (pk_…)", schema: Schema.string(length: 1...128, pattern: "^pk_"), required: true),
+        OpenAPIParameter("Authorization", "Bearer and the merchant's secret key (sk_…)", schema: Schema.string(length: 1...140, pattern: "^Bearer sk_"), required: true),
+    ]
+    static let refusals: [(status: Int, description: String, schema: YAMLValue?)] = [
+        (401, "Missing, wrong, mismatched or revoked keys", Schema.error), (429, "Rate limited (Retry-After)", Schema.error),
+    ]
+    static let decimal = Schema.pattern("^[0-9]+(\\.[0-9]{1,18})?$")
+    static let sku = Schema.object([
+        ("id", Schema.string), ("name", Schema.string), ("provider", Schema.string), ("category", Schema.oneOf(["phone_topup", "bill", "gift_card"])),
+        ("currency", Schema.oneOf(["MXN"])), ("amount", decimal), ("min_amount", decimal), ("max_amount", decimal),
+        ("reference", Schema.object([("label", Schema.string), ("pattern", Schema.string), ("example", Schema.string)], required: ["label", "pattern", "example"])),
+    ], required: ["id", "name", "provider", "category", "currency", "reference"])
+    static let purchase = Schema.object([
+        ("transaction_id", Schema.string), ("status", Schema.oneOf(["pending", "completed", "failed"])), ("sku_id", Schema.string),
+        ("reference", Schema.string), ("amount", decimal), ("currency", Schema.string), ("strk_amount", decimal), ("wallet_id", Schema.string),
+        ("vault_transaction_hash", felt), ("failure_reason", Schema.nullableString), ("refund_transaction_hash", ["type": ["string", "null"]]),
+        ("metadata", ["type": "object"]), ("created_at", Schema.integer), ("updated_at", Schema.integer),
+    ], required: ["transaction_id", "status", "sku_id", "reference", "amount", "currency", "strk_amount", "wallet_id", "vault_transaction_hash", "created_at", "updated_at"])
+
+    static var provider: [OpenAPIOperation] {
+        [
+            OpenAPIOperation(.get, "/v1/skus", summary: "The catalogue: phone top-ups, bills and gift cards, priced in MXN", tag: "chippipay",
+                             responses: [(200, "SKUs", Schema.object([("skus", Schema.array(sku))], required: ["skus"])), (400, "Unknown category", Schema.error)] + refusals,
+                             query: [OpenAPIParameter("category", "phone_topup, bill or gift_card", schema: Schema.oneOf(["phone_topup", "bill", "gift_card"]))],
+                             headers: keyHeaders),
+            OpenAPIOperation(.get, "/v1/quote", summary: "The STRK a purchase needs at the current rate, and until when", tag: "chippipay",
+                             responses: [(200, "Quote", Schema.object([
+                                 ("sku_id", Schema.string), ("amount", decimal), ("currency", Schema.string), ("rate_mxn_per_strk", decimal),
+                                 ("strk_amount", decimal), ("strk_amount_fri", Schema.pattern("^[0-9]+$")), ("payment_address", felt), ("vault_address", felt),
+                                 ("gas_fee", Schema.string), ("expires_at", Schema.integer),
+                             ])), (400, "Missing or invalid amount", Schema.error), (404, "Unknown SKU", Schema.error)] + refusals,
+                             query: [OpenAPIParameter("sku_id", "A SKU id such as telcel_50", required: true),
+                                     OpenAPIParameter("amount", "MXN with at most two decimals (bills); fixed-price SKUs may omit it", schema: Schema.pattern("^[0-9]{1,12}(\\.[0-9]{1,2})?$"))],
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/sku-transactions", summary: "Buy a service, paid by a vault withdrawal to the payment address (verified on Starknet)", tag: "chippipay",
+                             idempotent: true,
+                             request: Schema.object([
+                                 ("sku_id", Schema.string(length: 1...64)), ("reference", Schema.string(length: 1...254)), ("amount", ["type": "number", "minimum": 0]),
+                                 ("wallet_id", Schema.string(length: 1...64)), ("vault_transaction_hash", felt), ("metadata", ["type": "object"]),
+                             ], required: ["sku_id", "reference", "amount", "wallet_id", "vault_transaction_hash"]),
+                             responses: [(201, "Accepted; fulfilment is pending", purchase), (200, "Replayed (same Idempotency-Key)", purchase),
+                                         (400, "Invalid field", Schema.error), (404, "Unknown SKU or wallet", Schema.error),
+                                         (409, "The vault transaction already paid for a purchase", Schema.error),
+                                         (422, "The vault payment does not verify, or the key was reused", Schema.error),
+                                         (502, "The Starknet node cannot be reached", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.get, "/v1/sku-transactions/{id}", summary: "A purchase and its status", tag: "chippipay",
+                             responses: [(200, "Purchase", purchase), (404, "Not found", Schema.error)] + refusals, headers: keyHeaders),
+            OpenAPIOperation(.get, "/v1/sku-transactions", summary: "The merchant's purchases, newest first", tag: "chippipay",
+                             responses: [(200, "Page", Schema.object([("data", Schema.array(purchase)), ("has_more", Schema.boolean)], required: ["data", "has_more"])),
+                                         (400, "Invalid limit or cursor", Schema.error)] + refusals,
+                             query: [OpenAPIParameter("wallet_id", "Only this wallet's purchases"),
+                                     OpenAPIParameter("limit", "1 to 100 (default 20)", schema: Schema.integer(1...100)),
+                                     OpenAPIParameter("starting_after", "The last transaction_id of the previous page")],
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/chipi-wallets/prepare-creation", summary: "Reserve a gasless wallet for an app user (auth_token: the user's session JWT)", tag: "chippipay",
+                             request: Schema.object([("auth_token", Schema.string(length: 1...4096)), ("external_user_id", Schema.string(length: 1...128)),
+                                                     ("metadata", ["type": "object"])], required: ["auth_token", "external_user_id"]),
+                             responses: [(200, "Prepared", Schema.object([("wallet_id", Schema.string), ("external_user_id", Schema.string), ("account_class_hash", felt)])),
+                                         (400, "Invalid field", Schema.error), (409, "The user already has a wallet", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/chipi-wallets", summary: "Save the wallet's public key and the private key the device encrypted", tag: "chippipay",
+                             request: Schema.object([("wallet_id", Schema.string(length: 1...64)), ("public_key", felt),
+                                                     ("encrypted_private_key", Schema.string(length: 16...4096)), ("auth_token", Schema.string(length: 1...4096))],
+                                                    required: ["wallet_id", "public_key", "encrypted_private_key", "auth_token"]),
+                             responses: [(200, "Saved", Schema.object([("success", Schema.boolean)])), (400, "Invalid field", Schema.error),
+                                         (404, "Unknown wallet", Schema.error), (409, "Saved with another key", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.get, "/v1/chipi-wallets/{id}", summary: "A wallet", tag: "chippipay",
+                             responses: [(200, "Wallet", Schema.object([
+                                 ("wallet_id", Schema.string), ("external_user_id", Schema.string), ("public_key", Schema.nullableString),
+                                 ("address", Schema.nullableString), ("encrypted_private_key", Schema.nullableString),
+                                 ("status", Schema.oneOf(["prepared", "active"])), ("created_at", Schema.integer),
+                             ])), (404, "Not found", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.get, "/v1/webhook-deliveries", summary: "The merchant's webhook deliveries, newest first", tag: "chippipay",
+                             responses: [(200, "Deliveries", Schema.object([("data", Schema.array(Schema.object([
+                                 ("id", Schema.string), ("event", Schema.string), ("transaction_id", Schema.string), ("url", Schema.string),
+                                 ("status", Schema.oneOf(["pending", "delivered", "failed"])), ("attempts", Schema.integer),
+                                 ("last_status_code", ["type": ["integer", "null"]]), ("last_error", Schema.nullableString),
+                                 ("created_at", Schema.integer), ("updated_at", Schema.integer),
+                             ])))])), (400, "Invalid limit", Schema.error)] + refusals,
+                             query: [OpenAPIParameter("limit", "1 to 100 (default 20)", schema: Schema.integer(1...100))],
+                             headers: keyHeaders),
+        ]
+    }
+
+    // MARK: Sandbox node
+
+    static var sandboxNode: OpenAPIFragment {
         let rpcRequest: YAMLValue = Schema.object([
             ("jsonrpc", Schema.oneOf(["2.0"])), ("method", Schema.string), ("id", ["type": ["number", "string", "null"]]),
             ("params", ["type": ["object", "array"]]),
@@ -22,7 +120,7 @@ enum ChippiPayOpenAPI {
             OpenAPIOperation(.get, "/sandbox/starknet/accounts", summary: "The sandbox chain: predeployed accounts (test keys), STRK token, vault", tag: "starknet",
                              responses: [(200, "Chain", Schema.object([
                                  ("chain_id", Schema.string), ("rpc_path", Schema.string), ("strk_address", felt), ("vault_address", felt),
-                                 ("account_class_hash", felt), ("accounts", Schema.array(account)),
+                                 ("account_class_hash", felt), ("chippi_payment_address", felt), ("accounts", Schema.array(account)),
                              ]))]),
             OpenAPIOperation(.post, "/sandbox/starknet/mint", summary: "Faucet: mint STRK to an address", tag: "starknet", idempotent: true,
                              request: Schema.object([("address", felt), ("amount", Schema.pattern("^(?:[0-9]+(?:\\.[0-9]{1,18})?|\\.[0-9]{1,18})$"))], required: ["address", "amount"]),

@@ -52,11 +52,12 @@ struct StarknetCommand: AsyncParsableCommand {
             var strkAddress: String
             var vaultAddress: String
             var accountClassHash: String
+            var chippiPaymentAddress: String?
             var accounts: [Account]
 
             enum CodingKeys: String, CodingKey {
                 case chainId = "chain_id", rpcPath = "rpc_path", strkAddress = "strk_address", vaultAddress = "vault_address"
-                case accountClassHash = "account_class_hash", accounts
+                case accountClassHash = "account_class_hash", chippiPaymentAddress = "chippi_payment_address", accounts
             }
         }
 
@@ -64,7 +65,9 @@ struct StarknetCommand: AsyncParsableCommand {
             let api = try options.apiClient()
             let listing: Listing = try await client { try await api.send("GET", "/sandbox/starknet/accounts", authenticated: false) }
             try options.output.emit(listing) {
-                var lines = ["Chain \(listing.chainId) at \(listing.rpcPath)", "STRK  \(listing.strkAddress)", "Vault \(listing.vaultAddress)", ""]
+                var lines = ["Chain \(listing.chainId) at \(listing.rpcPath)", "STRK  \(listing.strkAddress)", "Vault \(listing.vaultAddress)"]
+                if let payments = listing.chippiPaymentAddress { lines.append("ChippiPay payments \(payments)") }
+                lines.append("")
                 for (index, account) in listing.accounts.enumerated() {
                     lines += ["Account #\(index)", "  address     \(account.address)", "  private key \(account.privateKey)", "  public key  \(account.publicKey)"]
                 }

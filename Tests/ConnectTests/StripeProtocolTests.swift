@@ -1,5 +1,6 @@
 import ConnectService
 import Foundation
+import PurseServer
 import Testing
 
 /// Our Stripe client and webhook verification against what PyPI's `stripe` library does

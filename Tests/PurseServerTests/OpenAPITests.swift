@@ -2,7 +2,7 @@ import HummingbirdTesting
 import HTTPTypes
 import Foundation
 import PurseDatabase
-import PurseServer
+@testable import PurseServer
 import PurseTestSupport
 import Testing
 
@@ -64,6 +64,17 @@ struct OpenAPITests {
             let served = try await client.execute(uri: "/health", method: .get)
             #expect(served.status == .ok)
         }
+    }
+
+    /// Where templates overlap, the most literal one names the path, as in the router.
+    @Test func theMostLiteralTemplateNamesThePath() {
+        let middleware = MethodNotAllowedMiddleware(
+            routes: [(.post, "/v1/wallets/prepare"), (.get, "/v1/wallets/{id}"), (.delete, "/v1/wallets/{id}"), (.post, "/v1/wallets")],
+            reshape: { error, _ in error })
+        #expect(middleware.allowedMethods(at: "/v1/wallets/prepare") == [.post])
+        #expect(middleware.allowedMethods(at: "/v1/wallets/wallet_1") == [.get, .delete])
+        #expect(middleware.allowedMethods(at: "/v1/wallets") == [.post])
+        #expect(middleware.allowedMethods(at: "/v1/nowhere") == nil)
     }
 
     @Test func yamlRendererQuotesWhatMustBeQuoted() {

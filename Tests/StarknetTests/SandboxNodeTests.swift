@@ -21,6 +21,7 @@ struct SandboxNodeTests {
         let client: any TestClientProtocol
         let accounts: [(address: Felt, key: StarkKey)]
         let vault: Felt
+        let paymentAddress: Felt
 
         var strk: ERC20 { ERC20(provider: provider) }
         var vaultContract: VaultContract { VaultContract(address: vault, token: strk) }
@@ -57,7 +58,7 @@ struct SandboxNodeTests {
                 (Felt(item["address"]!.stringValue!)!, try StarkKey(privateKey: Felt(item["private_key"]!.stringValue!)!))
             }
             try await body(Harness(provider: provider, transport: transport, client: client, accounts: accounts,
-                                   vault: Felt(json["vault_address"]!.stringValue!)!))
+                                   vault: Felt(json["vault_address"]!.stringValue!)!, paymentAddress: Felt(json["chippi_payment_address"]!.stringValue!)!))
         }
     }
 
@@ -133,7 +134,7 @@ struct SandboxNodeTests {
     /// The STRK total supply equals the sum of the balances of every holder.
     static func expectSupplyBalances(_ h: Harness, extra: [Felt] = []) async throws {
         let supply = try ERC20.u256(try await h.provider.call(Call(to: ERC20.strkAddress, entrypoint: "total_supply")))
-        let holders = Set(h.accounts.map(\.address) + [h.vault, Felt("0x01176a1bd84444c89232ec27754698e5d2e7e1a7f1539f12027f28b23ec9f3d8")!] + extra)
+        let holders = Set(h.accounts.map(\.address) + [h.vault, h.paymentAddress, Felt("0x01176a1bd84444c89232ec27754698e5d2e7e1a7f1539f12027f28b23ec9f3d8")!] + extra)
         var sum = UInt256.zero
         for holder in holders { sum = sum.adding(try await h.strk.balance(of: holder))! }
         #expect(sum == supply)

@@ -14,6 +14,8 @@ import Starknet
 /// predeployed accounts with their keys, the STRK token and the vault).
 struct SandboxFaucetRoutes: Sendable {
     let node: SandboxNode
+    /// The ChippiPay provider's account (where purchases are paid), listed for developers.
+    let paymentAddress: Felt
 
     /// At most this much per mint (1,000,000 STRK).
     static let maxMint = UInt256("1000000000000000000000000")!
@@ -37,6 +39,7 @@ struct SandboxFaucetRoutes: Sendable {
         var strk_address: String
         var vault_address: String
         var account_class_hash: String
+        var chippi_payment_address: String
         var accounts: [SandboxNode.PredeployedAccount]
     }
 
@@ -45,7 +48,8 @@ struct SandboxFaucetRoutes: Sendable {
             try Response.json(AccountsResponse(
                 chain_id: node.chainId.shortString ?? node.chainId.description, rpc_path: "/starknet/rpc",
                 strk_address: SandboxNode.strkAddress.description, vault_address: SandboxNode.vaultAddress.description,
-                account_class_hash: SandboxClass.account.classHash.description, accounts: node.predeployedAccounts))
+                account_class_hash: SandboxClass.account.classHash.description, chippi_payment_address: paymentAddress.description,
+                accounts: node.predeployedAccounts))
         }
         router.post("sandbox/starknet/mint") { request, context in
             var request = request

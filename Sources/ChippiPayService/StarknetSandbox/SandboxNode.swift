@@ -98,14 +98,44 @@ struct SandboxNode: Sendable {
 
     var predeployedAccounts: [PredeployedAccount] {
         (0..<configuration.accountCount).map { index in
-            let digest = SHA256.hash(data: Array("purse starknet sandbox \(configuration.seed) account \(index)".utf8))
-            // 252 bits below N; the chance of landing on N or above is below 2^-120.
-            var bytes = Array(digest)
-            bytes[0] &= 0x07
-            let key = try! StarkKey(privateKey: Felt(bigEndianBytes: bytes)!)
-            let address = ContractAddress.compute(classHash: SandboxClass.account.classHash, salt: key.publicKey, constructorCalldata: [key.publicKey])
-            return PredeployedAccount(address: address, privateKey: key.privateKey, publicKey: key.publicKey)
+            let key = derivedKey("account \(index)")
+            return PredeployedAccount(address: Self.accountAddress(key), privateKey: key.privateKey, publicKey: key.publicKey)
         }
+    }
+
+    /// A key derived from the sandbox's seed and a label: the same in every fresh sandbox.
+    func derivedKey(_ label: String) -> StarkKey {
+        let digest = SHA256.hash(data: Array("purse starknet sandbox \(configuration.seed) \(label)".utf8))
+        // 252 bits below N; the chance of landing on N or above is below 2^-120.
+        var bytes = Array(digest)
+        bytes[0] &= 0x07
+        return try! StarkKey(privateKey: Felt(bigEndianBytes: bytes)!)
+    }
+
+    /// Where an account for `key` is deployed (salt and constructor: the public key, deployer 0).
+    static func accountAddress(_ key: StarkKey) -> Felt { accountAddress(publicKey: key.publicKey) }
+
+    static func accountAddress(publicKey: Felt) -> Felt {
+        ContractAddress.compute(classHash: SandboxClass.account.classHash, salt: publicKey, constructorCalldata: [publicKey])
+    }
+
+    /// Deploys and funds an account for `key` when the chain has none at its address (the
+    /// provider's payment account, on a chain created before it existed too). Returns its address.
+    @discardableResult
+    func ensureAccount(_ key: StarkKey, funding: UInt256) async throws -> Felt {
+        let address = Self.accountAddress(key)
+        try await database.transaction { db in
+            guard try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() != nil else {
+                throw APIError(.serviceUnavailable, "The sandbox chain has no genesis")
+            }
+            let state = ChainState(db: db)
+            if try await state.contract(at: address) != nil { return }
+            state.deploy(address, classHash: SandboxClass.account.classHash)
+            state.write(address, AccountContract.publicKeyKey, key.publicKey)
+            try await ERC20Contract(vm: SandboxVM(state: state, chainId: chainId), address: Self.strkAddress).mint(to: address, funding)
+            try await state.flush(block: 0)
+        }
+        return address
     }
 
     /// Creates the chain on first start: block 0 with the STRK token, the vault and the funded accounts.

@@ -235,7 +235,8 @@ struct ConnectController: Sendable {
                                         tolerance: configuration.webhookTolerance)
         } catch let failure as WebhookSignature.Failure {
             logger.warning("stripe webhook refused", metadata: ["reason": "\(failure.description)"])
-            throw APIError(.badRequest, "Webhook signature verification failed", details: failure.description)
+            throw APIError(.badRequest, "Webhook signature verification failed",
+                           details: failure == .missingHeader ? "Missing Stripe-Signature header" : failure.description)
         }
         guard let envelope = try? JSONDecoder().decode(EventEnvelope.self, from: body) else {
             throw APIError(.badRequest, "Webhook payload is not a Stripe event")

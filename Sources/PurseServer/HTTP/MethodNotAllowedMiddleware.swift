@@ -29,15 +29,26 @@ struct MethodNotAllowedMiddleware: RouterMiddleware {
         self.reshape = reshape
     }
 
-    /// The methods served at `path`, or nil when no route has that path.
+    /// The methods served at `path`, or nil when no route has that path. Where templates overlap,
+    /// the most literal one names the path, as in the router (`/v1/chipi-wallets/prepare-creation`
+    /// is that route's path, not a wallet id of `/v1/chipi-wallets/{id}`).
     func allowedMethods(at path: String) -> [HTTPRequest.Method]? {
         let parts = path.split(separator: "/")
         var allowed: [HTTPRequest.Method] = []
+        var best: [Bool]?
         for template in templates where template.components.count == parts.count {
             let matches = zip(template.components, parts).allSatisfy { pattern, part in
                 pattern == part || (pattern.hasPrefix("{") && pattern.hasSuffix("}"))
             }
-            if matches { allowed += template.methods.filter { !allowed.contains($0) } }
+            guard matches else { continue }
+            let literal = template.components.map { !($0.hasPrefix("{") && $0.hasSuffix("}")) }
+            if let current = best, literal != current {
+                // Lexicographic, literal before parameter, component by component.
+                guard let first = zip(literal, current).first(where: { $0 != $1 }), first.0 else { continue }
+                allowed = []
+            }
+            best = literal
+            allowed += template.methods.filter { !allowed.contains($0) }
         }
         return allowed.isEmpty ? nil : allowed
     }

@@ -1,11 +1,10 @@
-import PurseDatabase
-import PurseFormats
 import Crypto
 import Foundation
-import PurseServer
+import PurseFormats
 
-/// Stripe's webhook signatures: `Stripe-Signature: t=<unix time>,v1=<hex HMAC-SHA256>[,v1=…]`,
-/// the HMAC keyed with the endpoint secret over `"<t>.<raw body>"`.
+/// Signed webhooks in Stripe's scheme: a header `t=<unix time>,v1=<hex HMAC-SHA256>[,v1=…]`, the
+/// HMAC keyed with the endpoint secret over `"<t>.<raw body>"`. Maly checks Stripe's
+/// (`Stripe-Signature`) and its sandbox sends them; ChippiPay signs its own (`Chipi-Signature`).
 public enum WebhookSignature {
     public static let defaultTolerance: TimeInterval = 300
 
@@ -18,7 +17,7 @@ public enum WebhookSignature {
 
         public var description: String {
             switch self {
-            case .missingHeader: "Missing Stripe-Signature header"
+            case .missingHeader: "Missing signature header"
             case .malformedHeader: "Unable to extract timestamp and signatures from header"
             case .noSignatures: "No signatures found with expected scheme"
             case .mismatch: "No signatures found matching the expected signature for payload"

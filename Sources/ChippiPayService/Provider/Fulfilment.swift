@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import PurseDatabase
+import PurseFormats
+import PurseKit
+import PurseKitAHC
+import PurseServer
+import SQLKit
+import Starknet
+
+/// Delivers purchases through the sandbox supplier and tells the merchant.
+///
+/// The supplier completes every purchase after `CHIPPI_SANDBOX_FULFILMENT_SECONDS`, except
+/// references that end in `0000` (refused: the purchase fails and its STRK goes back to the
+/// payer on chain). Each status change is a signed webhook to the merchant's URL.
+struct Fulfilment: Sendable {
+    let environment: ServerEnvironment
+    let payments: VaultPayments
+
+    var logger: Logger { environment.logger }
+
+    /// Why the sandbox supplier refuses a reference, or nil when it delivers.
+    static func supplierRefusal(reference: String) -> String? {
+        reference.hasSuffix("0000") ? "The supplier refused reference \(reference) (references ending in 0000 fail in the sandbox)" : nil
+    }
+
+    /// The fulfilment job: settles a pending purchase once. A failure refunds first, then records
+    /// the refund's hash with the failure — so a crash between the two re-runs the job, and the
+    /// refund is not sent again because the job looks for it on chain first (see `refundOnce`).
+    func fulfil(_ job: Job) async throws {
+        let payload = try job.decode(FulfilmentJob.self)
+        guard let purchase = try await environment.database.read({ db in try await Purchase.load(payload.transactionID, in: db) }),
+              purchase.status == .pending else { return }
+        let now = environment.now().epochMillis
+        if let refusal = Self.supplierRefusal(reference: purchase.reference) {
+            let refund = try await refundOnce(purchase)
+            try await settle(purchase, status: .failed, reason: refusal + "; \(STRKAmount.format(purchase.paid)) STRK refunded", refund: refund, now: now)
+        } else {
+            try await settle(purchase, status: .completed, reason: nil, refund: nil, now: now)
+        }
+    }
+
+    /// The refund for `purchase`: the one already on chain when the provider's account has sent
+    /// it (found by its transfer event to the payer carrying the purchase's amount after the
+    /// purchase), else a new one.
+    func refundOnce(_ purchase: Purchase) async throws -> Felt {
+        let paidIn = try await payments.provider.transactionReceipt(purchase.vaultHash).blockNumber
+        var token: String?
+        for _ in 0..<20 {
+            let page = try await payments.provider.events(address: payments.tokenAddress,
+                                                          keys: [[VaultPayments.transferKey], [payments.paymentAddress], [purchase.payer]],
+                                                          from: paidIn.map { .number($0) }, chunkSize: 1000, continuationToken: token)
+            for event in page.events where event.data == purchase.paid.felts {
+                let claimed = try await environment.database.read { db in
+                    try await db.raw("SELECT id FROM chippi_sku_transactions WHERE refund_transaction_hash = \(bind: event.transactionHash.description)").first() != nil
+                }
+                if !claimed { return event.transactionHash }
+            }
+            guard let next = page.continuationToken else { break }
+            token = next
+        }
+        return try await payments.refund(purchase.paid, to: purchase.payer)
+    }
+
+    /// Moves a pending purchase to its final state and queues the webhook, in one transaction.
+    func settle(_ purchase: Purchase, status: Purchase.Status, reason: String?, refund: Felt?, now: Int64) async throws {
+        try await environment.database.transaction { db in
+            let changed = try await db.raw("""
+                UPDATE chippi_sku_transactions SET status = \(bind: status.rawValue), failure_reason = \(bind: reason),
+                    refund_transaction_hash = \(bind: refund?.description), updated_at = \(bind: now)
+                WHERE id = \(bind: purchase.id) AND status = 'pending' RETURNING id
+                """).first() != nil
+            guard changed, let settled = try await Purchase.load(purchase.id, in: db) else { return }
+            try await Webhooks.enqueue(event: "sku_transaction.\(status.rawValue)", purchase: settled, environment: environment, in: db)
+        }
+    }
+}
+
+/// The merchant's webhooks: `POST` to its URL with `Chipi-Signature: t=…,v1=…` (HMAC-SHA256 of
+/// `"{t}.{body}"` with the merchant's webhook secret), retried with backoff by the job queue;
+/// every attempt recorded under `GET /v1/webhook-deliveries`.
+enum Webhooks {
+    struct Payload: Codable {
+        var id: String
+        var type: String
+        var created: Int64
+        var data: Purchase.Body
+    }
+
+    struct DeliveryJob: Codable { var deliveryID: String }
+
+    static func enqueue(event: String, purchase: Purchase, environment: ServerEnvironment, in db: any DatabaseSession) async throws {
+        guard let row = try await db.raw("SELECT webhook_url FROM chippi_merchants WHERE id = \(bind: purchase.merchantID)").first(),
+              let url = try row.decode(column: "webhook_url", as: String?.self) else { return }
+        let now = environment.now()
+        let id = RandomID.make("whd")
+        let payload = Payload(id: RandomID.make("evt"), type: event, created: now.epochMillis / 1000, data: purchase.body)
+        let text = String(decoding: try JSONEncoder.chippi.encode(payload), as: UTF8.self)
+        try await db.raw("""
+            INSERT INTO chippi_webhook_deliveries (id, merchant_id, event, transaction_id, url, payload, status, created_at, updated_at)
+            VALUES (\(bind: id), \(bind: purchase.merchantID), \(bind: event), \(bind: purchase.id), \(bind: url), \(bind: text), 'pending',
+                \(bind: now.epochMillis), \(bind: now.epochMillis))
+            """).run()
+        try await environment.jobs.enqueue(kind: ProviderRoutes.webhookJob, payload: DeliveryJob(deliveryID: id), runAt: now, maxAttempts: 10, in: db)
+    }
+
+    /// One delivery attempt; throws (so the queue retries) unless the merchant answered 2xx.
+    static func deliver(_ job: Job, environment: ServerEnvironment, transport: any HTTPTransport) async throws {
+        let delivery = try job.decode(DeliveryJob.self)
+        guard let row = try await environment.database.read({ db in
+            try await db.raw("""
+                SELECT d.url, d.payload, d.status, m.webhook_secret FROM chippi_webhook_deliveries d
+                JOIN chippi_merchants m ON m.id = d.merchant_id WHERE d.id = \(bind: delivery.deliveryID)
+                """).first()
+        }), try row.decode(column: "status", as: String.self) != "delivered" else { return }
+        let payload = Data(try row.decode(column: "payload", as: String.self).utf8)
+        let secret = try row.decode(column: "webhook_secret", as: String.self)
+        var statusCode: Int?
+        var failure: String?
+        if let url = URL(string: try row.decode(column: "url", as: String.self)) {
+            do {
+                let response = try await transport.send(TransportRequest(
+                    method: "POST", url: url,
+                    headers: ["Content-Type": "application/json", "User-Agent": "ChipiPay-Webhooks/1.0",
+                              "Chipi-Signature": WebhookSignature.header(payload: payload, secret: secret, timestamp: Int(environment.now().timeIntervalSince1970))],
+                    body: payload, timeout: .seconds(10)))
+                statusCode = response.status
+                if !(200..<300).contains(response.status) { failure = "HTTP \(response.status)" }
+            } catch {
+                failure = String(describing: error).prefix(300).description
+            }
+        } else {
+            failure = "The webhook URL is not a URL"
+        }
+        let final = failure == nil ? "delivered" : (job.attempts + 1 >= job.maxAttempts ? "failed" : "pending")
+        let (code, error) = (statusCode, failure)
+        try await environment.database.transaction { db in
+            try await db.raw("""
+                UPDATE chippi_webhook_deliveries SET status = \(bind: final), attempts = attempts + 1, last_status_code = \(bind: code),
+                    last_error = \(bind: error), updated_at = \(bind: environment.now().epochMillis) WHERE id = \(bind: delivery.deliveryID)
+                """).run()
+        }
+        if let failure { throw WebhookDeliveryError(reason: failure) }
+    }
+
+    struct WebhookDeliveryError: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "webhook delivery failed: \(reason)" }
+    }
+}
+
+/// A delivery as `GET /v1/webhook-deliveries` lists it.
+struct WebhookDelivery: Codable, Sendable {
+    var id: String
+    var event: String
+    var transaction_id: String
+    var url: String
+    var status: String
+    var attempts: Int
+    var last_status_code: Int?
+    var last_error: String?
+    var created_at: Int64
+    var updated_at: Int64
+
+    static func list(merchant: String, limit: Int, in db: any DatabaseSession) async throws -> [WebhookDelivery] {
+        try await db.raw("""
+            SELECT id, event, transaction_id, url, status, attempts, last_status_code, last_error, created_at, updated_at
+            FROM chippi_webhook_deliveries WHERE merchant_id = \(bind: merchant) ORDER BY created_at DESC, id DESC LIMIT \(unsafeRaw: String(limit))
+            """).all().map { row in
+            WebhookDelivery(id: try row.decode(column: "id", as: String.self), event: try row.decode(column: "event", as: String.self),
+                            transaction_id: try row.decode(column: "transaction_id", as: String.self), url: try row.decode(column: "url", as: String.self),
+                            status: try row.decode(column: "status", as: String.self), attempts: try row.decode(column: "attempts", as: Int.self),
+                            last_status_code: try row.decode(column: "last_status_code", as: Int?.self),
+                            last_error: try row.decode(column: "last_error", as: String?.self),
+                            created_at: try row.decode(column: "created_at", as: Int64.self), updated_at: try row.decode(column: "updated_at", as: Int64.self))
+        }
+    }
+}

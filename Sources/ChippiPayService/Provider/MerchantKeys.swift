@@ -1,0 +1,85 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// A merchant's API keys: a publishable `pk_…` sent as `x-api-key` and a secret `sk_…` sent as
+/// `Authorization: Bearer`. Keys come in pairs; the secret is stored only as its SHA-256 (it is
+/// 32 random bytes, so a fast hash is enough: there is nothing to guess), and a request must
+/// carry both halves of one pair that is not revoked.
+enum MerchantKeys {
+    /// A fresh pair, `pk_test_…`/`sk_test_…` in the sandbox and `pk_live_…`/`sk_live_…` otherwise.
+    static func newPair(live: Bool) -> (public: String, secret: String) {
+        let mode = live ? "live" : "test"
+        return ("pk_\(mode)_" + Base64URL.encode(RandomID.bytes(18)), "sk_\(mode)_" + Base64URL.encode(RandomID.bytes(32)))
+    }
+
+    /// The sandbox merchant's pair, derived from a server secret so it stays the same across restarts.
+    static func sandboxPair(from secret: [UInt8]) -> (public: String, secret: String) {
+        let key = SymmetricKey(data: secret)
+        func derive(_ label: String, _ count: Int) -> String {
+            Base64URL.encode(Array(HMAC<SHA256>.authenticationCode(for: Data(label.utf8), using: key)).prefix(count))
+        }
+        return ("pk_test_" + derive("chippi sandbox merchant public", 18), "sk_test_" + derive("chippi sandbox merchant secret", 32))
+    }
+
+    static func hash(_ secret: String) -> String { Hex.encode(SHA256.hash(data: Data(secret.utf8))) }
+
+    /// Creates a merchant with its first key pair, or (when `id` exists) only a new pair for it.
+    static func create(merchant id: String, name: String, webhookURL: String?, keys: (public: String, secret: String),
+                       now: Date, in db: any DatabaseSession) async throws {
+        let millis = now.epochMillis
+        try await db.raw("""
+            INSERT INTO chippi_merchants (id, name, webhook_url, webhook_secret, created_at)
+            VALUES (\(bind: id), \(bind: name), \(bind: webhookURL), \(bind: "whsec_" + Base64URL.encode(RandomID.bytes(24))), \(bind: millis))
+            ON CONFLICT (id) DO NOTHING
+            """).run()
+        try await db.raw("""
+            INSERT INTO chippi_api_keys (public_key, merchant_id, secret_hash, created_at)
+            VALUES (\(bind: keys.public), \(bind: id), \(bind: hash(keys.secret)), \(bind: millis))
+            ON CONFLICT (public_key) DO NOTHING
+            """).run()
+    }
+
+    /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
+    /// or revoked pair (one message for all: which half was wrong is not the caller's business).
+    static func authenticate(_ request: Request, in db: any DatabaseSession) async throws -> Merchant {
+        guard let publicKey = request.headers[.apiKey], publicKey.hasPrefix("pk_"), publicKey.utf8.count <= 128,
+              let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer sk_") else {
+            throw ProviderError.unauthorized
+        }
+        let secret = String(authorization.dropFirst("Bearer ".count))
+        guard secret.utf8.count <= 128, let row = try await db.raw("""
+            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret
+            FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
+            """).first() else {
+            throw ProviderError.unauthorized
+        }
+        let stored = Array(try row.decode(column: "secret_hash", as: String.self).utf8)
+        let given = Array(hash(secret).utf8)
+        guard stored.count == given.count, zip(stored, given).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0,
+              try row.decodeNil(column: "revoked_at") else {
+            throw ProviderError.unauthorized
+        }
+        return Merchant(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+                        publicKey: publicKey, webhookURL: try row.decode(column: "webhook_url", as: String?.self),
+                        webhookSecret: try row.decode(column: "webhook_secret", as: String.self))
+    }
+}
+
+/// The merchant a request acts for.
+struct Merchant: Sendable {
+    var id: String
+    var name: String
+    var publicKey: String
+    var webhookURL: String?
+    var webhookSecret: String
+}
+
+extension HTTPField.Name {
+    static let apiKey = HTTPField.Name("x-api-key")!
+}

@@ -1,0 +1,262 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+import Starknet
+
+/// The provider's refusals, each `{"error": …}` with the status the seed's error diagram expects.
+enum ProviderError {
+    static let unauthorized = APIError(.unauthorized, "Invalid API credentials", headers: [.wwwAuthenticate: #"Bearer realm="chipipay""#])
+    static func rateLimited(_ seconds: Int) -> APIError { .tooManyRequests("Too many requests; retry after \(seconds) s", retryAfter: seconds) }
+    static func invalid(_ message: String) -> APIError { APIError(.badRequest, message) }
+    static func unverified(_ message: String) -> APIError { APIError(.unprocessableContent, message) }
+}
+
+/// The provider API under `/v1`: the catalogue and quotes, and purchases paid by a vault
+/// withdrawal verified on Starknet.
+struct ProviderRoutes: Sendable {
+    let environment: ServerEnvironment
+    let configuration: ChippiProviderConfiguration
+    let payments: VaultPayments
+    let limiter: RateLimiter
+
+    static let fulfilmentJob = "chippi.fulfil"
+    static let webhookJob = "chippi.webhook"
+
+    func mount(on router: Router<PurseRequestContext>) {
+        let v1 = router.group("v1")
+        v1.get("skus") { request, _ in
+            _ = try await merchant(request)
+            var skus = SKUCatalogue.all
+            if let category = request.uri.queryParameters.get("category") {
+                guard SKU.Category(rawValue: category) != nil else {
+                    throw ProviderError.invalid("category must be one of \(SKU.Category.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                skus = skus.filter { $0.category.rawValue == category }
+            }
+            return try Response.json(SKUList(skus: skus.map(SKUBody.init)))
+        }
+        v1.get("quote") { request, _ in
+            _ = try await merchant(request)
+            let sku = try Self.sku(request.uri.queryParameters.get("sku_id"))
+            let centavos = try Self.amount(text: request.uri.queryParameters.get("amount"), for: sku)
+            let now = environment.now()
+            return try Response.json(QuoteBody(
+                sku_id: sku.id, amount: Money.pesos(centavos), currency: SKU.currency, rate_mxn_per_strk: configuration.rate.mxnPerSTRK,
+                strk_amount: STRKAmount.format(configuration.rate.fri(forCentavos: centavos)),
+                strk_amount_fri: configuration.rate.fri(forCentavos: centavos).description,
+                payment_address: payments.paymentAddress.description, vault_address: configuration.vaultAddress.description,
+                gas_fee: "0", expires_at: now.addingTimeInterval(TimeInterval(configuration.quoteSeconds)).epochMillis / 1000))
+        }
+        v1.post("sku-transactions") { request, context in
+            var request = request
+            let merchant = try await merchant(request)
+            let body = try await request.collectJSONBody(context: context)
+            return try await purchase(request, body: body, merchant: merchant)
+        }
+        v1.get("sku-transactions/{id}") { request, context in
+            let merchant = try await merchant(request)
+            let id = try context.parameters.require("id")
+            guard let purchase = try await environment.database.read({ db in try await Purchase.load(id, merchant: merchant.id, in: db) }) else {
+                throw APIError.notFound("Transaction not found")
+            }
+            return try Response.json(purchase.body)
+        }
+        v1.get("sku-transactions") { request, _ in
+            let merchant = try await merchant(request)
+            let query = request.uri.queryParameters
+            let limit = try Self.limit(query.get("limit"))
+            let walletID = query.get("wallet_id")
+            let cursor = query.get("starting_after")
+            let page = try await environment.database.read { db in
+                var after: Purchase?
+                if let cursor {
+                    guard let found = try await Purchase.load(cursor, merchant: merchant.id, in: db) else {
+                        throw ProviderError.invalid("starting_after must be a transaction_id from an earlier page")
+                    }
+                    after = found
+                }
+                return try await Purchase.list(merchant: merchant.id, wallet: walletID, after: after, limit: limit + 1, in: db)
+            }
+            return try Response.json(PurchaseList(data: page.prefix(limit).map(\.body), has_more: page.count > limit))
+        }
+        WalletRoutes(routes: self).mount(on: v1)
+        v1.get("webhook-deliveries") { request, _ in
+            let merchant = try await merchant(request)
+            let limit = try Self.limit(request.uri.queryParameters.get("limit"))
+            let deliveries = try await environment.database.read { db in try await WebhookDelivery.list(merchant: merchant.id, limit: limit, in: db) }
+            return try Response.json(DeliveryList(data: deliveries))
+        }
+    }
+
+    /// The request's merchant, after the per-key rate limit.
+    func merchant(_ request: Request) async throws -> Merchant {
+        let merchant = try await environment.database.read { db in try await MerchantKeys.authenticate(request, in: db) }
+        if let wait = limiter.take(merchant.publicKey) { throw ProviderError.rateLimited(wait) }
+        return merchant
+    }
+
+    static func sku(_ id: String?) throws -> SKU {
+        guard let id, !id.isEmpty else { throw ProviderError.invalid("sku_id is required") }
+        guard let sku = SKUCatalogue.byID[id] else { throw APIError.notFound("SKU \(id.prefix(64)) not found") }
+        return sku
+    }
+
+    /// The amount in centavos: the SKU's fixed price when none is given, else within its limits.
+    static func amount(text: String?, for sku: SKU) throws -> Int64 {
+        guard let text else {
+            guard let fixed = sku.fixed else { throw ProviderError.invalid("amount is required for \(sku.id) (\(Money.pesos(sku.minimum)) to \(Money.pesos(sku.maximum)) MXN)") }
+            return fixed
+        }
+        guard let centavos = Money.centavos(text) else { throw ProviderError.invalid("amount must be MXN with at most two decimals, such as 50 or 123.45") }
+        return try check(centavos, for: sku)
+    }
+
+    static func check(_ centavos: Int64, for sku: SKU) throws -> Int64 {
+        guard sku.accepts(centavos: centavos) else {
+            if let fixed = sku.fixed { throw ProviderError.invalid("amount for \(sku.id) must be \(Money.pesos(fixed)) MXN") }
+            throw ProviderError.invalid("amount for \(sku.id) must be \(Money.pesos(sku.minimum)) to \(Money.pesos(sku.maximum)) MXN")
+        }
+        return centavos
+    }
+
+    static func limit(_ text: String?) throws -> Int {
+        guard let text else { return 20 }
+        guard let limit = Int(text), (1...100).contains(limit) else { throw ProviderError.invalid("limit must be 1 to 100") }
+        return limit
+    }
+
+    // MARK: Purchases
+
+    struct PurchaseRequest: Decodable {
+        var sku_id: String
+        var reference: String
+        var amount: Double
+        var wallet_id: String
+        var vault_transaction_hash: String
+        var metadata: JSONValue?
+    }
+
+    /// `POST /v1/sku-transactions`: checks the request, replays a finished retry, verifies the
+    /// vault payment on chain (outside any transaction: it reads the node), then records the
+    /// purchase and its fulfilment job once per Idempotency-Key and once per vault transaction.
+    func purchase(_ request: Request, body: ByteBuffer, merchant: Merchant) async throws -> Response {
+        let key = try ServerEnvironment.idempotencyKey(of: request)
+        let input = try JSONBody.decode(PurchaseRequest.self, from: body)
+        let sku = try Self.sku(input.sku_id)
+        guard sku.accepts(reference: input.reference) else {
+            throw ProviderError.invalid("reference must be a \(sku.reference.label) (pattern \(sku.reference.pattern))")
+        }
+        guard let centavos = Money.centavos(input.amount) else { throw ProviderError.invalid("amount must be MXN with at most two decimals, such as 50.0") }
+        _ = try Self.check(centavos, for: sku)
+        guard let vaultHash = Felt(input.vault_transaction_hash), !vaultHash.isZero else {
+            throw ProviderError.invalid("vault_transaction_hash must be a Starknet transaction hash (0x-hex)")
+        }
+        let metadata = input.metadata ?? .object([:])
+        guard metadata.objectValue != nil else { throw ProviderError.invalid("metadata must be an object") }
+        let metadataText = String(decoding: try JSONEncoder().encode(metadata), as: UTF8.self)
+        guard metadataText.utf8.count <= 4096 else { throw ProviderError.invalid("metadata must be at most 4 KB of JSON") }
+
+        let owner = UserID("chippi-merchant:" + merchant.id)
+        let (scope, requestHash) = ServerEnvironment.idempotencyScope(request, body: body)
+        if let stored = try await environment.database.read({ db in
+            try await environment.idempotency.finished(user: owner, key: key, scope: scope, requestHash: requestHash, in: db)
+        }) {
+            return ServerEnvironment.response(stored)
+        }
+        let walletExists = try await environment.database.read { db in
+            try await db.raw("SELECT id FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first() != nil
+        }
+        guard walletExists else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
+        let required = configuration.rate.fri(forCentavos: centavos)
+        let payment = try await payments.verify(vaultHash, required: required)
+
+        let now = environment.now()
+        return try await environment.idempotent(request, body: body, user: owner) { db in
+            let id = RandomID.make("chipi_tx")
+            let purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,
+                                    centavos: centavos, strk: required, paid: payment.amount, payer: payment.payer, vaultHash: vaultHash,
+                                    status: .pending, failureReason: nil, refundHash: nil, metadata: metadataText,
+                                    created: now.epochMillis, updated: now.epochMillis)
+            guard try await purchase.insert(in: db) else {
+                throw APIError.conflict("vault_transaction_hash has already paid for another purchase")
+            }
+            try await environment.jobs.enqueue(kind: Self.fulfilmentJob, payload: FulfilmentJob(transactionID: id),
+                                               runAt: now.addingTimeInterval(configuration.fulfilmentSeconds), in: db)
+            return (.created, try JSONEncoder.chippi.encode(purchase.body))
+        }
+    }
+
+    // MARK: Wire types
+
+    struct SKUBody: Encodable {
+        struct ReferenceBody: Encodable {
+            var label: String
+            var pattern: String
+            var example: String
+        }
+
+        var id: String
+        var name: String
+        var provider: String
+        var category: String
+        var currency: String
+        var amount: String?
+        var min_amount: String?
+        var max_amount: String?
+        var reference: ReferenceBody
+
+        init(_ sku: SKU) {
+            id = sku.id
+            name = sku.name
+            provider = sku.provider
+            category = sku.category.rawValue
+            currency = SKU.currency
+            amount = sku.fixed.map(Money.pesos)
+            min_amount = sku.fixed == nil ? Money.pesos(sku.minimum) : nil
+            max_amount = sku.fixed == nil ? Money.pesos(sku.maximum) : nil
+            reference = ReferenceBody(label: sku.reference.label, pattern: sku.reference.pattern, example: sku.reference.example)
+        }
+    }
+
+    struct SKUList: Encodable { var skus: [SKUBody] }
+
+    struct QuoteBody: Encodable {
+        var sku_id: String
+        var amount: String
+        var currency: String
+        var rate_mxn_per_strk: String
+        var strk_amount: String
+        var strk_amount_fri: String
+        var payment_address: String
+        var vault_address: String
+        var gas_fee: String
+        /// Unix seconds.
+        var expires_at: Int64
+    }
+
+    struct PurchaseList: Encodable {
+        var data: [Purchase.Body]
+        var has_more: Bool
+    }
+
+    struct DeliveryList: Encodable { var data: [WebhookDelivery] }
+}
+
+/// A fulfilment job's payload.
+struct FulfilmentJob: Codable { var transactionID: String }
+
+extension JSONEncoder {
+    /// The provider's answers: keys sorted, slashes as they are.
+    static var chippi: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import HTTPTypes
+import PurseKit
+import PurseServer
+import Starknet
+
+/// The provider's side of the chain: checks that a vault transaction paid it, and sends refunds
+/// from its payment account. Talks to Starknet only through JSON-RPC (`StarknetProvider`), to
+/// `STARKNET_RPC_URL` or, in the sandbox, to the node in this process.
+struct VaultPayments: Sendable {
+    let provider: StarknetProvider
+    let account: StarknetAccount
+    let vaultAddress: Felt
+    let tokenAddress: Felt
+
+    var paymentAddress: Felt { account.address }
+
+    /// What a verified vault transaction paid.
+    struct Payment: Sendable {
+        var amount: UInt256
+        var payer: Felt
+    }
+
+    static let withdrawKey = Selector.from(name: "Withdraw")
+    static let transferKey = Selector.from(name: "Transfer")
+
+    /// The STRK `hash` paid to the payment address — a vault `Withdraw` to it, or a plain STRK
+    /// `Transfer` to it — when that is at least `required` and the transaction succeeded and was
+    /// accepted. Each failure is a 422 naming the check.
+    func verify(_ hash: Felt, required: UInt256) async throws -> Payment {
+        let receipt: TransactionReceipt
+        do {
+            receipt = try await provider.transactionReceipt(hash)
+        } catch let error as StarknetRPCError where error.kind == .transactionNotFound {
+            throw ProviderError.unverified("vault_transaction_hash was not found on Starknet")
+        } catch let error as StarknetRPCError {
+            throw APIError(.badGateway, "The Starknet node refused the receipt query: \(error.message)")
+        } catch let error as PurseError {
+            throw APIError(.badGateway, "The Starknet node cannot be reached: \(error.message)")
+        }
+        guard receipt.succeeded else {
+            throw ProviderError.unverified("The vault transaction was reverted: \(receipt.revertReason ?? "no reason given")")
+        }
+        guard receipt.isAccepted else { throw ProviderError.unverified("The vault transaction is not accepted on L2 yet; retry once it is") }
+        var paid = UInt256.zero
+        var payer: Felt?
+        for event in receipt.events where event.data.count == 2 {
+            guard let amount = UInt256(low: event.data[0], high: event.data[1]) else { continue }
+            if event.fromAddress == vaultAddress, event.keys.count == 3, event.keys[0] == Self.withdrawKey, event.keys[2] == paymentAddress {
+                paid = paid.adding(amount) ?? paid
+                payer = payer ?? event.keys[1]
+            } else if event.fromAddress == tokenAddress, event.keys.count == 3, event.keys[0] == Self.transferKey, event.keys[2] == paymentAddress,
+                      event.keys[1] != vaultAddress {
+                paid = paid.adding(amount) ?? paid
+                payer = payer ?? event.keys[1]
+            }
+        }
+        guard let payer else {
+            throw ProviderError.unverified("The vault transaction does not pay the provider's payment address \(paymentAddress)")
+        }
+        guard paid >= required else {
+            throw ProviderError.unverified("The vault transaction paid \(STRKAmount.format(paid)) STRK; the purchase needs \(STRKAmount.format(required)) STRK")
+        }
+        return Payment(amount: paid, payer: payer)
+    }
+
+    /// Sends `amount` of STRK back to `payer`; returns the refund's transaction hash once accepted.
+    func refund(_ amount: UInt256, to payer: Felt) async throws -> Felt {
+        let transfer = ERC20(address: tokenAddress, provider: provider).transfer(to: payer, amount)
+        let receipt = try await account.executeAndWait([transfer], poller: Poller(interval: .milliseconds(200), multiplier: 1.5, maxInterval: .seconds(5), maxAttempts: 30))
+        guard receipt.succeeded else { throw RefundError(reason: receipt.revertReason ?? "reverted") }
+        return receipt.transactionHash
+    }
+
+    struct RefundError: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "the refund was reverted: \(reason)" }
+    }
+}
+
+/// JSON-RPC to the sandbox node in this process: the same request and response documents as
+/// over HTTP, without the socket.
+struct InProcessRPCTransport: HTTPTransport {
+    let routes: StarknetRPCRoutes
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let answer = await routes.answer(request.body ?? Data())
+        return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: answer)
+    }
+}

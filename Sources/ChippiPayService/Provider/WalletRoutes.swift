@@ -1,0 +1,142 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+import Starknet
+
+/// Gasless wallets: `POST /v1/chipi-wallets/prepare-creation` reserves a wallet id for an app
+/// user, `POST /v1/chipi-wallets` saves the public key and the encrypted private key the device
+/// made, `GET /v1/chipi-wallets/{id}` shows it. The `auth_token` is the app user's session JWT
+/// from this server's `/auth`; the provider never sees the private key, only a blob the user can
+/// decrypt with their password.
+struct WalletRoutes: Sendable {
+    let routes: ProviderRoutes
+
+    var environment: ServerEnvironment { routes.environment }
+
+    struct PrepareRequest: Decodable {
+        var auth_token: String
+        var external_user_id: String
+        var metadata: JSONValue?
+    }
+
+    struct PrepareResponse: Codable {
+        var wallet_id: String
+        var external_user_id: String
+        /// The class the account is deployed from (its address: salt and constructor = the public key).
+        var account_class_hash: String
+    }
+
+    struct SaveRequest: Decodable {
+        var wallet_id: String
+        var public_key: String
+        var encrypted_private_key: String
+        var auth_token: String
+    }
+
+    struct WalletBody: Codable {
+        var wallet_id: String
+        var external_user_id: String
+        var public_key: String?
+        var address: String?
+        var encrypted_private_key: String?
+        var status: String
+        var created_at: Int64
+    }
+
+    func mount(on group: RouterGroup<PurseRequestContext>) {
+        group.post("chipi-wallets/prepare-creation") { request, context in
+            var request = request
+            let merchant = try await routes.merchant(request)
+            let body = try await request.collectJSONBody(context: context)
+            let input = try JSONBody.decode(PrepareRequest.self, from: body)
+            try await authenticate(input.auth_token)
+            guard (1...128).contains(input.external_user_id.utf8.count) else { throw ProviderError.invalid("external_user_id must be 1 to 128 bytes") }
+            let metadata = String(decoding: try JSONEncoder().encode(input.metadata ?? .object([:])), as: UTF8.self)
+            guard metadata.utf8.count <= 4096, (input.metadata ?? .object([:])).objectValue != nil else {
+                throw ProviderError.invalid("metadata must be an object of at most 4 KB")
+            }
+            let now = environment.now().epochMillis
+            let id = try await environment.database.transaction { db -> String in
+                if let row = try await db.raw("""
+                    SELECT id, status FROM chippi_wallets WHERE merchant_id = \(bind: merchant.id) AND external_user_id = \(bind: input.external_user_id)
+                    """).first() {
+                    guard try row.decode(column: "status", as: String.self) == "prepared" else {
+                        throw APIError.conflict("external_user_id already has a wallet")
+                    }
+                    return try row.decode(column: "id", as: String.self)
+                }
+                let id = RandomID.make("wallet")
+                try await db.raw("""
+                    INSERT INTO chippi_wallets (id, merchant_id, external_user_id, status, metadata, created_at, updated_at)
+                    VALUES (\(bind: id), \(bind: merchant.id), \(bind: input.external_user_id), 'prepared', \(bind: metadata), \(bind: now), \(bind: now))
+                    """).run()
+                return id
+            }
+            return try Response.json(PrepareResponse(wallet_id: id, external_user_id: input.external_user_id,
+                                                     account_class_hash: SandboxClass.account.classHash.description))
+        }
+        group.post("chipi-wallets") { request, context in
+            var request = request
+            let merchant = try await routes.merchant(request)
+            let body = try await request.collectJSONBody(context: context)
+            let input = try JSONBody.decode(SaveRequest.self, from: body)
+            try await authenticate(input.auth_token)
+            guard let publicKey = Felt(input.public_key), !publicKey.isZero else { throw ProviderError.invalid("public_key must be a Stark public key (0x-hex)") }
+            guard (16...4096).contains(input.encrypted_private_key.utf8.count) else {
+                throw ProviderError.invalid("encrypted_private_key must be 16 to 4096 characters")
+            }
+            let address = SandboxNode.accountAddress(publicKey: publicKey)
+            let now = environment.now().epochMillis
+            try await environment.database.transaction { db in
+                guard let row = try await db.raw("""
+                    SELECT status, public_key FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)
+                    """).first() else {
+                    throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
+                }
+                if try row.decode(column: "status", as: String.self) == "active" {
+                    // Saving the same key again is a retry; another key is a conflict.
+                    guard try row.decode(column: "public_key", as: String?.self) == publicKey.description else {
+                        throw APIError.conflict("The wallet is already saved with another public key")
+                    }
+                    return
+                }
+                try await db.raw("""
+                    UPDATE chippi_wallets SET public_key = \(bind: publicKey.description), encrypted_private_key = \(bind: input.encrypted_private_key),
+                        address = \(bind: address.description), status = 'active', updated_at = \(bind: now) WHERE id = \(bind: input.wallet_id)
+                    """).run()
+            }
+            return try Response.json(["success": true])
+        }
+        group.get("chipi-wallets/{id}") { request, context in
+            let merchant = try await routes.merchant(request)
+            let id = try context.parameters.require("id")
+            guard let row = try await environment.database.read({ db in
+                try await db.raw("""
+                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, created_at FROM chippi_wallets
+                    WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)
+                    """).first()
+            }) else {
+                throw APIError.notFound("Wallet \(id.prefix(64)) not found")
+            }
+            return try Response.json(WalletBody(
+                wallet_id: try row.decode(column: "id", as: String.self), external_user_id: try row.decode(column: "external_user_id", as: String.self),
+                public_key: try row.decode(column: "public_key", as: String?.self), address: try row.decode(column: "address", as: String?.self),
+                encrypted_private_key: try row.decode(column: "encrypted_private_key", as: String?.self),
+                status: try row.decode(column: "status", as: String.self), created_at: try row.decode(column: "created_at", as: Int64.self)))
+        }
+    }
+
+    /// The app user's session token must be one this server issued and still valid.
+    func authenticate(_ token: String) async throws {
+        do {
+            _ = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose)
+        } catch {
+            throw APIError(.unauthorized, "auth_token is not a valid session token")
+        }
+    }
+}

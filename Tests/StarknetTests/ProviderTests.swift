@@ -1,0 +1,247 @@
+import ChippiPayService
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOFoundationCompat
+import PurseFormats
+import PurseKit
+import PurseDatabase
+import PurseServer
+import SQLKit
+import PurseTestSupport
+import Testing
+@testable import Starknet
+
+/// The ChippiPay provider API (`/v1`) against the sandbox node: merchant keys, the catalogue,
+/// quotes, wallets, and purchases paid by a vault withdrawal verified on chain.
+@Suite("ChippiPay: the provider API")
+struct ProviderTests {
+    static let keys = (public: "pk_test_provider", secret: "sk_test_provider_secret")
+
+    struct Harness: Sendable {
+        let server: TestServer
+        let client: any TestClientProtocol
+        let provider: StarknetProvider
+        let accounts: [(address: Felt, key: StarkKey)]
+        let vault: Felt
+        let session: String
+
+        var strk: ERC20 { ERC20(provider: provider) }
+
+        func call(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, idempotencyKey: String? = nil,
+                  keys: (public: String, secret: String)? = ProviderTests.keys) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
+            var headers: HTTPFields = [:]
+            if let keys {
+                headers[HTTPField.Name("x-api-key")!] = keys.public
+                headers[.authorization] = "Bearer \(keys.secret)"
+            }
+            if body != nil { headers[.contentType] = "application/json" }
+            if let idempotencyKey { headers[.idempotencyKey] = idempotencyKey }
+            let response = try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+            let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(buffer: response.body))) ?? .null
+            return (response.status, json, response.headers)
+        }
+
+        /// A prepared and saved wallet for `user`.
+        func wallet(_ user: String) async throws -> String {
+            let (status, prepared, _) = try await call(.post, "/v1/chipi-wallets/prepare-creation",
+                                                       body: #"{"auth_token":"\#(session)","external_user_id":"\#(user)","metadata":{"source":"ios_app"}}"#)
+            #expect(status == .ok)
+            let id = try #require(prepared["wallet_id"]?.stringValue)
+            let key = StarkKey.random()
+            let (saved, body, _) = try await call(.post, "/v1/chipi-wallets",
+                                                  body: #"{"wallet_id":"\#(id)","public_key":"\#(key.publicKey)","encrypted_private_key":"enc_0123456789abcdef","auth_token":"\#(session)"}"#)
+            #expect(saved == .ok && body["success"] == .bool(true))
+            return id
+        }
+
+        /// Account `index` puts `deposit` STRK in the vault and withdraws `pay` of it to `recipient`.
+        func payFromVault(_ index: Int, deposit: String, pay: String, to recipient: Felt) async throws -> Felt {
+            let account = StarknetAccount(address: accounts[index].address, key: accounts[index].key, provider: provider)
+            let vaultContract = VaultContract(address: vault, token: strk)
+            let poller = Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100)
+            if deposit != "0" {
+                _ = try await account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse(deposit)), poller: poller)
+            }
+            return try await account.executeAndWait([vaultContract.withdraw(to: recipient, try STRKAmount.parse(pay))], poller: poller).transactionHash
+        }
+
+        func purchaseBody(wallet: String, hash: Felt, sku: String = "telcel_50", reference: String = "5512345678", amount: String = "50.0") -> String {
+            #"{"sku_id":"\#(sku)","reference":"\#(reference)","amount":\#(amount),"wallet_id":"\#(wallet)","vault_transaction_hash":"\#(hash)","metadata":{"order":"42"}}"#
+        }
+    }
+
+    static func withProvider(_ body: @Sendable (Harness) async throws -> Void) async throws {
+        var sandbox = StarknetSandboxConfiguration()
+        sandbox.accountCount = 3
+        var provider = ChippiProviderConfiguration()
+        provider.sandboxKeys = keys
+        provider.fulfilmentSeconds = 0
+        let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider))])
+        let session = try await server.environment.tokens.issue(for: UserID("usr_provider_test"), purpose: TokenService.sessionPurpose, lifetime: 3600).token
+        try await server.withRouter { client in
+            let transport = RouterTransport(client: client)
+            let rpc = StarknetProvider(url: URL(string: "http://127.0.0.1/starknet/rpc")!, transport: transport)
+            let listing = try JSONDecoder().decode(JSONValue.self, from: Data(buffer: try await client.execute(uri: "/sandbox/starknet/accounts", method: .get).body))
+            let accounts = try listing["accounts"]!.arrayValue!.map { item in
+                (Felt(item["address"]!.stringValue!)!, try StarkKey(privateKey: Felt(item["private_key"]!.stringValue!)!))
+            }
+            try await body(Harness(server: server, client: client, provider: rpc, accounts: accounts,
+                                   vault: Felt(listing["vault_address"]!.stringValue!)!, session: session))
+        }
+    }
+
+    @Test func merchantKeysAreCheckedAsAPair() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            #expect(try await h.call(.get, "/v1/skus").0 == .ok)
+            for keys in [nil, (public: "pk_test_provider", secret: "sk_test_wrong"), (public: "pk_test_other", secret: "sk_test_provider_secret")] {
+                let (status, body, headers) = try await h.call(.get, "/v1/skus", keys: keys)
+                #expect(status == .unauthorized && body["error"] == "Invalid API credentials" && headers[.wwwAuthenticate] != nil)
+            }
+        }
+    }
+
+    @Test func theCatalogueAndQuotes() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let (_, all, _) = try await h.call(.get, "/v1/skus")
+            let skus = try #require(all["skus"]?.arrayValue)
+            let telcel = try #require(skus.first { $0["id"] == "telcel_50" })
+            #expect(telcel["name"] == "Telcel 50 MXN" && telcel["amount"] == "50" && telcel["currency"] == "MXN")
+            #expect(telcel["reference"]?["pattern"] == "^[0-9]{10}$")
+            let (_, bills, _) = try await h.call(.get, "/v1/skus?category=bill")
+            #expect(bills["skus"]?.arrayValue?.allSatisfy { $0["category"] == "bill" && $0["min_amount"] != nil } == true)
+            #expect(try await h.call(.get, "/v1/skus?category=food").0 == .badRequest)
+
+            let (status, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            #expect(status == .ok && quote["strk_amount"] == "2.5" && quote["strk_amount_fri"] == "2500000000000000000" && quote["gas_fee"] == "0")
+            let (_, bill, _) = try await h.call(.get, "/v1/quote?sku_id=cfe_electricity&amount=123.45")
+            #expect(bill["strk_amount"] == "6.1725")
+            #expect(try await h.call(.get, "/v1/quote?sku_id=cfe_electricity").0 == .badRequest)
+            #expect(try await h.call(.get, "/v1/quote?sku_id=cfe_electricity&amount=1.234").0 == .badRequest)
+            #expect(try await h.call(.get, "/v1/quote?sku_id=cfe_electricity&amount=20000").0 == .badRequest)
+            #expect(try await h.call(.get, "/v1/quote?sku_id=nope").0 == .notFound)
+        }
+    }
+
+    @Test func aPurchasePaidFromTheVaultIsVerifiedFulfilledAndListed() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("user_123")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let hash = try await h.payFromVault(0, deposit: "10", pay: "2.5", to: payTo)
+            #expect(try await h.vaultBalance(of: h.accounts[0].address) == SandboxNodeTests.strk("7.5"))
+
+            let body = h.purchaseBody(wallet: wallet, hash: hash)
+            let (status, created, _) = try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "buy-1")
+            #expect(status == .created && created["status"] == "pending" && created["strk_amount"] == "2.5")
+            let id = try #require(created["transaction_id"]?.stringValue)
+            #expect(id.hasPrefix("chipi_tx_"))
+            // A retry replays; the same payment under another key is refused.
+            let (again, replayed, headers) = try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "buy-1")
+            #expect(again == .created && replayed["transaction_id"] == .string(id) && headers[.idempotentReplayed] == "true")
+            let (reused, refusal, _) = try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "buy-2")
+            #expect(reused == .conflict && refusal["error"] == "vault_transaction_hash has already paid for another purchase")
+
+            await h.server.app.jobWorker.runDue()
+            let (_, done, _) = try await h.call(.get, "/v1/sku-transactions/\(id)")
+            #expect(done["status"] == "completed" && done["reference"] == "5512345678" && done["metadata"]?["order"] == "42")
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions?wallet_id=\(wallet)")
+            #expect(page["data"]?.arrayValue?.count == 1 && page["has_more"] == .bool(false))
+            #expect(try await h.call(.get, "/v1/sku-transactions/chipi_tx_nope").0 == .notFound)
+        }
+    }
+
+    @Test func paymentsThatDoNotVerifyAreRefused() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("user_456")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            // Too little, to someone else, a reverted one, an unknown hash.
+            let short = try await h.payFromVault(1, deposit: "10", pay: "2", to: payTo)
+            let elsewhere = try await h.payFromVault(1, deposit: "0", pay: "2.5", to: h.accounts[2].address)
+            let unknown = Felt(0xdead)
+            let cases: [(Felt, String)] = [
+                (short, "The vault transaction paid 2 STRK; the purchase needs 2.5 STRK"),
+                (elsewhere, "The vault transaction does not pay the provider's payment address \(payTo)"),
+                (unknown, "vault_transaction_hash was not found on Starknet"),
+            ]
+            for (hash, message) in cases {
+                let (status, body, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: UUID().uuidString)
+                #expect(status == .unprocessableContent && body["error"] == .string(message), "\(body)")
+            }
+            // Bad fields name themselves; nothing is recorded.
+            let good = try await h.payFromVault(1, deposit: "0", pay: "2.5", to: payTo)
+            let bad: [(String, HTTPResponse.Status)] = [
+                (h.purchaseBody(wallet: wallet, hash: good, reference: "55123"), .badRequest),
+                (h.purchaseBody(wallet: wallet, hash: good, amount: "40.0"), .badRequest),
+                (h.purchaseBody(wallet: wallet, hash: good, amount: "50.001"), .badRequest),
+                (h.purchaseBody(wallet: wallet, hash: good, sku: "nope"), .notFound),
+                (h.purchaseBody(wallet: "wallet_nope", hash: good), .notFound),
+            ]
+            for (body, expected) in bad {
+                #expect(try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: UUID().uuidString).0 == expected, "\(body)")
+            }
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(page["data"]?.arrayValue?.isEmpty == true)
+            // The good payment still buys once.
+            #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: good), idempotencyKey: "ok").0 == .created)
+        }
+    }
+
+    @Test func aRefusedPurchaseIsRefundedOnceOnChain() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("user_789")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let payer = h.accounts[2].address
+            let hash = try await h.payFromVault(2, deposit: "5", pay: "2.5", to: payTo)
+            let before = try await h.strk.balance(of: payer)
+            // The sandbox supplier refuses references ending in 0000.
+            let (_, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash, reference: "5512340000"),
+                                                   idempotencyKey: "refund-1")
+            let id = try #require(created["transaction_id"]?.stringValue)
+            await h.server.app.jobWorker.runDue()
+            let (_, failed, _) = try await h.call(.get, "/v1/sku-transactions/\(id)")
+            #expect(failed["status"] == "failed" && failed["failure_reason"]?.stringValue?.contains("2.5 STRK refunded") == true)
+            let refund = try #require(Felt(failed["refund_transaction_hash"]?.stringValue ?? ""))
+            #expect(try await h.provider.transactionReceipt(refund).succeeded)
+            #expect(try await h.strk.balance(of: payer) == before.adding(SandboxNodeTests.strk("2.5")))
+            // A crash after the refund was sent but before it was recorded: the purchase is still
+            // pending when the job runs again, which finds the refund on chain and sends no other.
+            let environment = h.server.environment
+            try await environment.database.transaction { db in
+                try await db.raw("UPDATE chippi_sku_transactions SET status = 'pending', failure_reason = NULL, refund_transaction_hash = NULL WHERE id = \(bind: id)").run()
+                try await environment.jobs.enqueue(kind: "chippi.fulfil", payload: ["transactionID": id], runAt: environment.now(), in: db)
+            }
+            await h.server.app.jobWorker.runDue()
+            let (_, again, _) = try await h.call(.get, "/v1/sku-transactions/\(id)")
+            #expect(again["status"] == "failed" && again["refund_transaction_hash"] == .string(refund.description))
+            #expect(try await h.strk.balance(of: payer) == before.adding(SandboxNodeTests.strk("2.5")))
+        }
+    }
+
+    @Test func oneIdempotencyKeyUnderConcurrencyMakesOnePurchase() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("user_race")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let hash = try await h.payFromVault(0, deposit: "5", pay: "2.5", to: try #require(Felt(quote["payment_address"]?.stringValue ?? "")))
+            let body = h.purchaseBody(wallet: wallet, hash: hash)
+            let ids = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<100 {
+                    group.addTask { try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "race").1["transaction_id"]?.stringValue }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(Set(ids.compactMap { $0 }).count == 1 && ids.allSatisfy { $0 != nil })
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(page["data"]?.arrayValue?.count == 1)
+        }
+    }
+}
+
+extension ProviderTests.Harness {
+    func vaultBalance(of owner: Felt) async throws -> UInt256 {
+        try await VaultContract(address: vault, token: strk).balance(of: owner)
+    }
+}
