@@ -108,10 +108,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The ChippiPay app's core: the Starknet wallet and vault (StarknetManager).
+        // The ChippiPay app's core: the Starknet wallet and vault (StarknetManager), the provider's
+        // API, the gasless wallet and purchases (ChippiPayManager).
         .target(
             name: "ChippiPay",
-            dependencies: ["Starknet", "PurseKit", "PurseFormats"],
+            dependencies: [
+                "Starknet",
+                "PurseKit",
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
 

@@ -205,9 +205,10 @@ public final class StarknetManager {
     }
 
     /// Withdraws `amount` fri of STRK from the vault to `toAddress` (the wallet itself when nil);
-    /// waits for acceptance and returns the transaction hash.
+    /// waits for acceptance and returns the transaction hash. `submitted` hears the hash as soon as
+    /// the node has the transaction, before acceptance (a purchase records it then).
     @discardableResult
-    public func withdrawFromVault(amount: UInt256, toAddress: Felt? = nil) async throws -> Felt {
+    public func withdrawFromVault(amount: UInt256, toAddress: Felt? = nil, submitted: (@MainActor (Felt) async -> Void)? = nil) async throws -> Felt {
         var hash = Felt.zero
         try await run {
             let account = try self.connectedAccount()
@@ -216,7 +217,7 @@ public final class StarknetManager {
             guard !recipient.isZero else { throw StarknetWalletError.invalidAddress("The recipient") }
             let available = try await self.node { try await self.vault.balance(of: account.address) }
             guard amount <= available else { throw StarknetWalletError.insufficientVaultBalance(available: available) }
-            hash = try await self.send([self.vault.withdraw(to: recipient, amount)], from: account)
+            hash = try await self.send([self.vault.withdraw(to: recipient, amount)], from: account, submitted: submitted)
             try await self.refreshBalances()
         }
         return hash
@@ -260,7 +261,7 @@ public final class StarknetManager {
 
     /// Sends `calls`, records the hash as soon as the node has it, and waits for the receipt; a
     /// reverted transaction is an error that still names its hash (its fee was paid).
-    private func send(_ calls: [Call], from account: StarknetAccount) async throws -> Felt {
+    private func send(_ calls: [Call], from account: StarknetAccount, submitted: (@MainActor (Felt) async -> Void)? = nil) async throws -> Felt {
         let hash: Felt
         do {
             hash = try await account.execute(calls)
@@ -270,6 +271,7 @@ public final class StarknetManager {
             throw StarknetWalletError.unavailable(error.message)
         }
         lastTransactionHash = hash
+        await submitted?(hash)
         let receipt = try await node { try await self.provider.waitForTransaction(hash, poller: self.poller) }
         guard receipt.succeeded else {
             throw StarknetWalletError.reverted(transactionHash: hash, reason: receipt.revertReason ?? "no reason given")

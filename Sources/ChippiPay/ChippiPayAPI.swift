@@ -1,0 +1,293 @@
+import Foundation
+import PurseFormats
+import PurseKit
+import Starknet
+
+/// A service in the catalogue (`GET /v1/skus`).
+public struct ChippiSKU: Codable, Sendable, Hashable, Identifiable {
+    public struct Reference: Codable, Sendable, Hashable {
+        public var label: String
+        public var pattern: String
+        public var example: String
+    }
+
+    public var id: String
+    public var name: String
+    public var provider: String
+    /// `phone_topup`, `bill` or `gift_card`.
+    public var category: String
+    public var currency: String
+    /// The fixed price in MXN ("50"), or nil when the user chooses between `minAmount` and `maxAmount`.
+    public var amount: String?
+    public var minAmount: String?
+    public var maxAmount: String?
+    public var reference: Reference
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, provider, category, currency, amount, minAmount = "min_amount", maxAmount = "max_amount", reference
+    }
+
+    /// Whether `text` is what this service delivers to (a 10-digit phone, a CFE number, an e-mail).
+    public func accepts(reference text: String) -> Bool {
+        text.range(of: reference.pattern, options: .regularExpression) != nil
+    }
+}
+
+/// The STRK a purchase needs (`GET /v1/quote`).
+public struct ChippiQuote: Codable, Sendable, Hashable {
+    public var skuId: String
+    public var amount: String
+    public var currency: String
+    public var rateMXNPerSTRK: String
+    /// STRK as decimal text ("2.5").
+    public var strkAmount: String
+    public var strkAmountFri: String
+    /// Where the vault withdrawal must go.
+    public var paymentAddress: String
+    public var vaultAddress: String
+    public var gasFee: String
+    /// Unix seconds.
+    public var expiresAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case skuId = "sku_id", amount, currency, rateMXNPerSTRK = "rate_mxn_per_strk", strkAmount = "strk_amount", strkAmountFri = "strk_amount_fri"
+        case paymentAddress = "payment_address", vaultAddress = "vault_address", gasFee = "gas_fee", expiresAt = "expires_at"
+    }
+
+    /// The STRK needed, in fri.
+    public var fri: UInt256? { UInt256(strkAmountFri) }
+}
+
+/// A purchase (`/v1/sku-transactions`).
+public struct SKUTransaction: Codable, Sendable, Hashable, Identifiable {
+    public enum Status: String, Codable, Sendable {
+        case pending, completed, failed
+    }
+
+    public var transactionId: String
+    public var status: Status
+    public var skuId: String
+    public var reference: String
+    public var amount: String
+    public var currency: String
+    public var strkAmount: String
+    public var walletId: String
+    public var vaultTransactionHash: String
+    public var failureReason: String?
+    public var refundTransactionHash: String?
+    /// Unix milliseconds.
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    public var id: String { transactionId }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionId = "transaction_id", status, skuId = "sku_id", reference, amount, currency, strkAmount = "strk_amount", walletId = "wallet_id"
+        case vaultTransactionHash = "vault_transaction_hash", failureReason = "failure_reason", refundTransactionHash = "refund_transaction_hash"
+        case createdAt = "created_at", updatedAt = "updated_at"
+    }
+}
+
+/// The seed's error diagram: what the user is told, and whether trying again can help.
+public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// No connection: "Check your internet connection" (retry).
+        case offline
+        /// 401: "API credentials invalid" (reconfigure the keys).
+        case credentials
+        /// 404: "Service temporarily unavailable" (logged with the details).
+        case unavailable
+        /// 429 after the automatic retries.
+        case rateLimited
+        /// 5xx: "ChippiPay service error" (retry).
+        case service
+        /// "Request timed out" (retry).
+        case timeout
+        /// The provider refused the request (400, 409, 422): its own words.
+        case refused
+        case invalidResponse
+        case cancelled
+    }
+
+    public let kind: Kind
+    /// What the user sees.
+    public let message: String
+    /// What the server or transport said (for the log).
+    public let details: String
+
+    public var isRetryable: Bool { [.offline, .service, .timeout, .rateLimited].contains(kind) }
+    public var description: String { message }
+
+    public init(kind: Kind, message: String, details: String = "") {
+        self.kind = kind
+        self.message = message
+        self.details = details
+    }
+
+    init(_ error: PurseError) {
+        switch error.kind {
+        case .offline: self.init(kind: .offline, message: "Check your internet connection", details: error.message)
+        case .unauthorized: self.init(kind: .credentials, message: "API credentials invalid", details: error.message)
+        case .notFound: self.init(kind: .unavailable, message: "Service temporarily unavailable", details: error.message)
+        case .rateLimited: self.init(kind: .rateLimited, message: "Too many requests; try again in a moment", details: error.message)
+        case .timeout: self.init(kind: .timeout, message: "Request timed out", details: error.message)
+        case .cancelled: self.init(kind: .cancelled, message: "Cancelled", details: error.message)
+        case .invalidResponse: self.init(kind: .invalidResponse, message: "ChippiPay service error", details: error.message)
+        case .server, .domain:
+            if let status = error.status, status >= 500 {
+                self.init(kind: .service, message: "ChippiPay service error", details: error.message)
+            } else {
+                self.init(kind: .refused, message: error.message, details: error.message)
+            }
+        }
+    }
+}
+
+/// The ChippiPay provider's REST API (the seed's `ChippiPayAPI`): the merchant's key pair from
+/// the `SecureStore` on every request, JSON both ways, 429 retried with backoff honouring
+/// `Retry-After`, every POST that moves money with an `Idempotency-Key`.
+public struct ChippiPayAPI: Sendable {
+    public enum Environment: Sendable, Hashable {
+        /// The sandbox provider inside `purse serve` on this machine.
+        case sandbox
+        case production
+        case custom(URL)
+
+        public var baseURL: URL {
+            switch self {
+            case .sandbox: URL(string: "http://127.0.0.1:8080")!
+            case .production: URL(string: "https://api.chipipay.com")!
+            case .custom(let url): url
+            }
+        }
+    }
+
+    /// SecureStore items holding the merchant's keys.
+    public static let publicKeyItem = "chippipay.api_key"
+    public static let secretKeyItem = "chippipay.secret_key"
+
+    public let environment: Environment
+    let client: APIClient
+    let store: any SecureStore
+
+    public init(environment: Environment, store: any SecureStore, transport: any HTTPTransport,
+                retry: RetryPolicy = RetryPolicy(maxAttempts: 4), sleeper: Sleeper = .live) {
+        self.environment = environment
+        self.store = store
+        client = APIClient(session: ClientSession(baseURL: environment.baseURL), transport: transport, retry: retry, sleeper: sleeper,
+                           defaultHeaders: ["User-Agent": "ChippiPay-Swift/1.0"])
+    }
+
+    /// Saves the merchant's key pair in the SecureStore.
+    public func configure(apiKey: String, secretKey: String) async throws {
+        guard apiKey.hasPrefix("pk_"), secretKey.hasPrefix("sk_") else {
+            throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "keys are pk_… and sk_…")
+        }
+        try await store.setString(apiKey, for: Self.publicKeyItem)
+        try await store.setString(secretKey, for: Self.secretKeyItem)
+    }
+
+    func headers() async throws -> [String: String] {
+        guard let apiKey = try await store.string(for: Self.publicKeyItem), let secret = try await store.string(for: Self.secretKeyItem) else {
+            throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")
+        }
+        return ["x-api-key": apiKey, "Authorization": "Bearer \(secret)"]
+    }
+
+    func send<Response: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+                                              idempotencyKey: String? = nil) async throws -> Response {
+        let headers = try await headers()
+        do {
+            return try await client.send(method, path, query: query, body: body, headers: headers, idempotencyKey: idempotencyKey, authenticated: false)
+        } catch let error as PurseError {
+            throw ChippiPayError(error)
+        }
+    }
+
+    // MARK: The seed's methods
+
+    struct SKUList: Decodable, Sendable { var skus: [ChippiSKU] }
+
+    public func fetchSKUs(category: String? = nil) async throws -> [ChippiSKU] {
+        let list: SKUList = try await send("GET", "/v1/skus", query: category.map { [URLQueryItem(name: "category", value: $0)] } ?? [])
+        return list.skus
+    }
+
+    public func quote(skuId: String, amount: String? = nil) async throws -> ChippiQuote {
+        var query = [URLQueryItem(name: "sku_id", value: skuId)]
+        if let amount { query.append(URLQueryItem(name: "amount", value: amount)) }
+        return try await send("GET", "/v1/quote", query: query)
+    }
+
+    struct CreateBody: Encodable, Sendable {
+        var sku_id: String
+        var reference: String
+        var amount: Double
+        var wallet_id: String
+        var vault_transaction_hash: String
+        var metadata: [String: String]
+    }
+
+    /// `POST /v1/sku-transactions`; `idempotencyKey` makes a retry (after a lost answer, or a
+    /// restart) return the same purchase.
+    public func createSKUTransaction(skuId: String, reference: String, amount: Double, walletId: String, vaultTransactionHash: String,
+                                     metadata: [String: String] = [:], idempotencyKey: String) async throws -> SKUTransaction {
+        try await send("POST", "/v1/sku-transactions", body: CreateBody(sku_id: skuId, reference: reference, amount: amount, wallet_id: walletId,
+                                                                         vault_transaction_hash: vaultTransactionHash, metadata: metadata),
+                       idempotencyKey: idempotencyKey)
+    }
+
+    public func getSKUTransaction(_ id: String) async throws -> SKUTransaction {
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            throw ChippiPayError(kind: .refused, message: "Not a transaction id: \(id)")
+        }
+        return try await send("GET", "/v1/sku-transactions/\(id)")
+    }
+
+    struct TransactionPage: Decodable, Sendable {
+        var data: [SKUTransaction]
+        var has_more: Bool
+    }
+
+    /// One page of purchases, newest first; `startingAfter` is the last id of the previous page.
+    public func listSKUTransactions(walletId: String? = nil, limit: Int = 20, startingAfter: String? = nil) async throws -> (transactions: [SKUTransaction], hasMore: Bool) {
+        var query = [URLQueryItem(name: "limit", value: String(limit))]
+        if let walletId { query.append(URLQueryItem(name: "wallet_id", value: walletId)) }
+        if let startingAfter { query.append(URLQueryItem(name: "starting_after", value: startingAfter)) }
+        let page: TransactionPage = try await send("GET", "/v1/sku-transactions", query: query)
+        return (page.data, page.has_more)
+    }
+
+    public struct PreparedWallet: Decodable, Sendable, Hashable {
+        public var walletId: String
+        public var externalUserId: String
+        public var accountClassHash: String
+
+        enum CodingKeys: String, CodingKey { case walletId = "wallet_id", externalUserId = "external_user_id", accountClassHash = "account_class_hash" }
+    }
+
+    struct PrepareBody: Encodable, Sendable {
+        var auth_token: String
+        var external_user_id: String
+        var metadata: [String: String]
+    }
+
+    public func prepareWalletCreation(authToken: String, externalUserId: String, metadata: [String: String] = ["source": "ios_app"]) async throws -> PreparedWallet {
+        try await send("POST", "/v1/chipi-wallets/prepare-creation", body: PrepareBody(auth_token: authToken, external_user_id: externalUserId, metadata: metadata))
+    }
+
+    struct SaveBody: Encodable, Sendable {
+        var wallet_id: String
+        var public_key: String
+        var encrypted_private_key: String
+        var auth_token: String
+    }
+
+    struct Success: Decodable, Sendable { var success: Bool }
+
+    public func saveWallet(walletId: String, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
+        let answer: Success = try await send("POST", "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
+                                                                                          encrypted_private_key: encryptedPrivateKey, auth_token: authToken))
+        guard answer.success else { throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "saving the wallet did not succeed") }
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import Observation
+import PurseKit
+import Starknet
+
+/// Where a purchase is in the seed's seven steps.
+public enum PurchaseStep: Sendable, Equatable {
+    case idle
+    /// Step 2: the STRK the service needs at the current rate.
+    case quoting
+    /// Step 3A: is there that much in the vault?
+    case checkingBalance
+    /// Step 4: the vault pays the provider.
+    case withdrawing
+    /// Step 5: the provider is told about the payment.
+    case creatingTransaction(vaultTransactionHash: String)
+    /// Step 6: waiting for delivery.
+    case polling(transactionId: String)
+    /// Step 7: delivered.
+    case completed(SKUTransaction)
+    /// Refused or failed; `transactionId` when the provider knows the purchase (a failed purchase is refunded).
+    case failed(message: String, transactionId: String?)
+    /// Delivery not confirmed within the polling window; it goes on and can be checked later.
+    case pending(transactionId: String)
+}
+
+/// The app's ChippiPay side (the seed's `ChippiPayManager`): the gasless wallet, the catalogue,
+/// and purchases paid from the vault.
+///
+/// A purchase is recorded in the `SecureStore` before the vault pays, and its vault transaction
+/// as soon as there is one, so a purchase interrupted by a crash or a lost answer resumes where it
+/// stopped (`resumePendingPurchase`) instead of paying again: the provider's purchase is created
+/// with an `Idempotency-Key` derived from the vault transaction, which it also refuses to accept
+/// twice.
+@MainActor
+@Observable
+public final class ChippiPayManager {
+    public private(set) var availableServices: [ChippiSKU] = []
+    public private(set) var currentWalletId: String?
+    public private(set) var isConnected = false
+    public private(set) var isLoading = false
+    public private(set) var errorMessage: String?
+    public private(set) var purchaseStep: PurchaseStep = .idle
+    public private(set) var history: [SKUTransaction] = []
+
+    @ObservationIgnored public let api: ChippiPayAPI
+    @ObservationIgnored let store: any SecureStore
+    @ObservationIgnored let sleeper: Sleeper
+    @ObservationIgnored let keyRounds: Int
+
+    public static let walletItem = "chippipay.wallet_id"
+    public static let pendingPurchaseItem = "chippipay.pending_purchase"
+
+    public init(api: ChippiPayAPI, store: any SecureStore, sleeper: Sleeper = .live, keyRounds: Int = WalletKeyBackup.defaultRounds) {
+        self.api = api
+        self.store = store
+        self.sleeper = sleeper
+        self.keyRounds = keyRounds
+    }
+
+    // MARK: Wallet
+
+    /// Creates the gasless wallet: the provider reserves an id, the device makes the Stark key and
+    /// encrypts it with `userPassword`, the provider stores the public key and the sealed key.
+    /// The wallet id is kept in the SecureStore. Returns it.
+    @discardableResult
+    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String) async throws -> String {
+        try await run {
+            guard userPassword.count >= 8 else { throw WalletKeyBackup.Failure.weakPassword }
+            let prepared = try await self.api.prepareWalletCreation(authToken: authToken, externalUserId: externalUserId)
+            let key = StarkKey.random()
+            let sealed = try WalletKeyBackup.seal(key, password: userPassword, walletId: prepared.walletId, rounds: self.keyRounds)
+            try await self.api.saveWallet(walletId: prepared.walletId, publicKey: key.publicKey.description, encryptedPrivateKey: sealed, authToken: authToken)
+            try await self.store.setString(prepared.walletId, for: Self.walletItem)
+            self.currentWalletId = prepared.walletId
+            self.isConnected = true
+            return prepared.walletId
+        }
+    }
+
+    /// The wallet saved by an earlier `createGaslessWallet`, at app start.
+    @discardableResult
+    public func restoreWallet() async throws -> Bool {
+        guard let id = try await store.string(for: Self.walletItem) else { return false }
+        currentWalletId = id
+        isConnected = true
+        return true
+    }
+
+    // MARK: Catalogue
+
+    public func fetchAvailableServices(category: String? = nil) async throws {
+        let skus = try await run { try await self.api.fetchSKUs(category: category) }
+        availableServices = skus
+    }
+
+    public func fetchHistory() async throws {
+        guard let wallet = currentWalletId else { throw Self.noWallet }
+        history = try await run { try await self.api.listSKUTransactions(walletId: wallet, limit: 50).transactions }
+    }
+
+    // MARK: Purchases
+
+    /// Step 5 on its own (the seed's `purchaseService`): tells the provider about a vault payment.
+    /// The Idempotency-Key is derived from the payment, so calling again for the same payment
+    /// returns the same purchase.
+    public func purchaseService(skuId: String, amount: Double, reference: String, vaultTransactionHash: String) async throws -> SKUTransaction {
+        guard let wallet = currentWalletId else { throw Self.noWallet }
+        return try await run {
+            try await self.api.createSKUTransaction(skuId: skuId, reference: reference, amount: amount, walletId: wallet,
+                                                    vaultTransactionHash: vaultTransactionHash, metadata: ["source": "ios_app"],
+                                                    idempotencyKey: "purchase-" + vaultTransactionHash)
+        }
+    }
+
+    /// The outcome of polling a purchase.
+    public enum PollOutcome: Sendable, Equatable {
+        case completed(SKUTransaction)
+        case failed(SKUTransaction)
+        case pending(transactionId: String)
+    }
+
+    /// Step 6: every 2 s, backing off to 10 s, at most 10 times; a purchase still pending then is
+    /// `.pending` (it goes on; check it later), not a failure. Cancelling the task stops it.
+    public func pollTransactionStatus(transactionId: String) async throws -> PollOutcome {
+        let poller = Poller(interval: .seconds(2), multiplier: 1.5, maxInterval: .seconds(10), maxAttempts: 10, sleeper: sleeper,
+                            retryErrors: { ($0 as? ChippiPayError)?.isRetryable ?? false })
+        do {
+            let api = api
+            let transaction = try await poller.poll { () async throws -> PollStatus<SKUTransaction> in
+                let transaction = try await api.getSKUTransaction(transactionId)
+                return transaction.status == .pending ? .pending : .done(transaction)
+            }
+            return transaction.status == .completed ? .completed(transaction) : .failed(transaction)
+        } catch let error as PurseError where error.kind == .timeout {
+            return .pending(transactionId: transactionId)
+        }
+    }
+
+    /// What is recorded before the vault pays, and updated as the purchase goes.
+    struct PendingPurchase: Codable {
+        var skuId: String
+        var reference: String
+        var amount: String
+        /// The STRK the quote asked for, in fri, and where it goes.
+        var fri: String
+        var paymentAddress: String
+        var vaultTransactionHash: String?
+        var transactionId: String?
+    }
+
+    /// The whole purchase, steps 2 to 7: quote, check the vault balance, withdraw to the provider's
+    /// payment address, create the purchase, poll it. Ends in `.completed`, `.failed` or `.pending`
+    /// (also in `purchaseStep`). `amount` is MXN for bills; fixed-price services take their price.
+    @discardableResult
+    public func buyService(_ sku: ChippiSKU, reference: String, amount: String? = nil, starknet: StarknetManager) async -> PurchaseStep {
+        errorMessage = nil
+        guard currentWalletId != nil else { return fail(Self.noWallet.message, nil) }
+        guard sku.accepts(reference: reference) else { return fail("Enter a \(sku.reference.label)", nil) }
+        guard let price = amount ?? sku.amount else { return fail("Enter an amount between \(sku.minAmount ?? "?") and \(sku.maxAmount ?? "?") MXN", nil) }
+        if (try? await store.data(for: Self.pendingPurchaseItem)) != nil {
+            return fail("Another purchase is still in progress; finish it first", nil)
+        }
+        purchaseStep = .quoting
+        let quote: ChippiQuote
+        do { quote = try await api.quote(skuId: sku.id, amount: amount) } catch { return fail(error) }
+        guard let fri = quote.fri, let payTo = Felt(quote.paymentAddress) else { return fail("ChippiPay service error", nil) }
+
+        purchaseStep = .checkingBalance
+        do { try await starknet.checkBalance() } catch { return fail(error) }
+        guard let vault = starknet.vaultBalance, vault >= fri else {
+            return fail("Not enough STRK in the vault: \(quote.strkAmount) STRK needed, \(starknet.vaultBalanceText ?? "0") available", nil)
+        }
+        var pending = PendingPurchase(skuId: sku.id, reference: reference, amount: price, fri: fri.description, paymentAddress: payTo.description)
+        do { try await save(pending) } catch { return fail(error) }
+
+        purchaseStep = .withdrawing
+        let recorded = pending
+        do {
+            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo) { hash in
+                // Recorded the moment the node has it: from here on, a restart resumes this payment.
+                var paid = recorded
+                paid.vaultTransactionHash = hash.description
+                try? await self.save(paid)
+            }
+            pending.vaultTransactionHash = hash.description
+            try await save(pending)
+        } catch StarknetWalletError.reverted(let hash, let reason) {
+            // Included but failed: the vault paid nothing (only the fee).
+            try? await store.remove(Self.pendingPurchaseItem)
+            return fail("The vault withdrawal \(hash) was reverted: \(reason)", nil)
+        } catch {
+            // Not sent at all: nothing to resume. Sent but not yet confirmed: the record keeps the hash.
+            if (try? await loadPending())?.vaultTransactionHash == nil { try? await store.remove(Self.pendingPurchaseItem) }
+            return fail(error)
+        }
+        return await finish(pending)
+    }
+
+    /// Carries on with a purchase an earlier run left unfinished (after a crash or a lost
+    /// answer); `.idle` when there is none. A purchase whose vault payment never happened is dropped.
+    @discardableResult
+    public func resumePendingPurchase() async -> PurchaseStep {
+        guard let pending = try? await loadPending() else { return .idle }
+        guard pending.vaultTransactionHash != nil else {
+            // Recorded before the withdrawal reached the node: nothing was paid.
+            try? await store.remove(Self.pendingPurchaseItem)
+            purchaseStep = .idle
+            return .idle
+        }
+        return await finish(pending)
+    }
+
+    func loadPending() async throws -> PendingPurchase? {
+        guard let data = try await store.data(for: Self.pendingPurchaseItem) else { return nil }
+        return try JSONDecoder().decode(PendingPurchase.self, from: data)
+    }
+
+    /// Steps 5 to 7 for a paid purchase.
+    func finish(_ pending: PendingPurchase) async -> PurchaseStep {
+        guard let hash = pending.vaultTransactionHash else { return fail("ChippiPay service error", nil) }
+        var pending = pending
+        purchaseStep = .creatingTransaction(vaultTransactionHash: hash)
+        let transaction: SKUTransaction
+        do {
+            guard let amount = Double(pending.amount) else { return fail("ChippiPay service error", nil) }
+            transaction = try await purchaseService(skuId: pending.skuId, amount: amount, reference: pending.reference, vaultTransactionHash: hash)
+            pending.transactionId = transaction.transactionId
+        } catch let error as ChippiPayError where !error.isRetryable {
+            // The provider refused the payment for good: nothing to resume.
+            try? await store.remove(Self.pendingPurchaseItem)
+            return fail(error)
+        } catch {
+            // Retryable: the record stays, `resumePendingPurchase` tries again.
+            return fail(error)
+        }
+        try? await store.remove(Self.pendingPurchaseItem)
+        purchaseStep = .polling(transactionId: transaction.transactionId)
+        do {
+            switch try await pollTransactionStatus(transactionId: transaction.transactionId) {
+            case .completed(let done): purchaseStep = .completed(done)
+            case .failed(let failed):
+                purchaseStep = .failed(message: failed.failureReason ?? "The purchase failed", transactionId: failed.transactionId)
+                errorMessage = failed.failureReason
+            case .pending(let id): purchaseStep = .pending(transactionId: id)
+            }
+        } catch {
+            purchaseStep = .pending(transactionId: transaction.transactionId)
+        }
+        return purchaseStep
+    }
+
+    func save(_ pending: PendingPurchase) async throws {
+        try await store.set(try JSONEncoder().encode(pending), for: Self.pendingPurchaseItem)
+    }
+
+    // MARK: Plumbing
+
+    static let noWallet = ChippiPayError(kind: .refused, message: "Create a ChippiPay wallet first")
+
+    private func fail(_ message: String, _ transactionId: String?) -> PurchaseStep {
+        errorMessage = message
+        purchaseStep = .failed(message: message, transactionId: transactionId)
+        return purchaseStep
+    }
+
+    private func fail(_ error: any Error) -> PurchaseStep { fail(Self.message(for: error), nil) }
+
+    static func message(for error: any Error) -> String {
+        switch error {
+        case let error as ChippiPayError: error.message
+        case let error as StarknetWalletError: error.description
+        case let error as WalletKeyBackup.Failure: error.description
+        default: StarknetManager.message(for: error)
+        }
+    }
+
+    /// Runs a call with `isLoading` set; a failure sets `errorMessage` and is rethrown.
+    private func run<T>(_ work: () async throws -> T) async throws -> T {
+        isLoading = true
+        errorMessage = nil
+        defer { isLoading = false }
+        do {
+            return try await work()
+        } catch {
+            errorMessage = Self.message(for: error)
+            throw error
+        }
+    }
+}

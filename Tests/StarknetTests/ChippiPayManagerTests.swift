@@ -1,0 +1,143 @@
+import ChippiPay
+import Foundation
+import PurseFormats
+import HTTPTypes
+import PurseKit
+import PurseServer
+import PurseTestSupport
+import Synchronization
+import Testing
+@testable import Starknet
+
+/// The app's ChippiPay side (ChippiPayAPI, ChippiPayManager) against the provider and the sandbox node.
+@Suite("ChippiPay: the app's purchases")
+@MainActor
+struct ChippiPayManagerTests {
+    /// Loses the answer to the first matching request after the server has handled it: a
+    /// dropped connection on the way back.
+    final class LosingTransport: HTTPTransport {
+        let inner: any HTTPTransport
+        let path: String
+        let lost = Mutex(false)
+
+        init(_ inner: any HTTPTransport, losingFirst path: String) {
+            self.inner = inner
+            self.path = path
+        }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let response = try await inner.send(request)
+            if request.method == "POST", request.url.path == path, lost.withLock({ lost in defer { lost = true }; return !lost }) {
+                throw PurseError.offline("connection reset")
+            }
+            return response
+        }
+    }
+
+    struct App {
+        let starknet: StarknetManager
+        let chippi: ChippiPayManager
+        let store: any SecureStore
+    }
+
+    static func app(_ h: ProviderTests.Harness, transport: (any HTTPTransport)? = nil, account: Int = 0) async throws -> App {
+        let store: any SecureStore = InMemorySecureStore()
+        let router = RouterTransport(client: h.client)
+        let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
+                                       poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 200))
+        let server = h.server
+        // Each wait of the status poll also runs the server's due jobs, so delivery happens between polls.
+        let sleeper = Sleeper { _ in
+            await server.app.jobWorker.runDue()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: transport ?? router,
+                               retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
+        try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+        let chippi = ChippiPayManager(api: api, store: store, sleeper: sleeper, keyRounds: 1_000)
+        let (address, key) = h.accounts[account]
+        try await starknet.connectWallet(address: address.description, privateKey: key.privateKey.description)
+        return App(starknet: starknet, chippi: chippi, store: store)
+    }
+
+    @Test func theSeedsJourney() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let app = try await Self.app(h)
+            try await app.starknet.depositToVault(amount: "10")
+            let wallet = try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_123")
+            // The provider keeps the public key and a blob only the password opens.
+            let (_, saved, _) = try await h.call(.get, "/v1/chipi-wallets/\(wallet)")
+            let blob = try #require(saved["encrypted_private_key"]?.stringValue)
+            let restored = try WalletKeyBackup.open(blob, password: "correct horse", walletId: wallet)
+            #expect(restored.publicKey.description == saved["public_key"]?.stringValue)
+            #expect(throws: WalletKeyBackup.Failure.wrongPassword) { try WalletKeyBackup.open(blob, password: "wrong horse", walletId: wallet) }
+            #expect(throws: WalletKeyBackup.Failure.wrongPassword) { try WalletKeyBackup.open(blob, password: "correct horse", walletId: "wallet_other") }
+
+            try await app.chippi.fetchAvailableServices()
+            let telcel = try #require(await app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let outcome = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+            guard case .completed(let receipt) = outcome else { Issue.record("ended \(outcome)"); return }
+            #expect(receipt.reference == "5512345678" && receipt.strkAmount == "2.5" && receipt.status == .completed)
+            #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("7.5"), "the vault paid exactly 2.5 STRK")
+            try await app.chippi.fetchHistory()
+            #expect(app.chippi.history.map(\.transactionId) == [receipt.transactionId])
+            #expect(try await app.store.data(for: ChippiPayManager.pendingPurchaseItem) == nil)
+        }
+    }
+
+    @Test func notEnoughInTheVaultStopsBeforeAnyTransaction() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let app = try await Self.app(h, account: 1)
+            try await app.starknet.depositToVault(amount: "1")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_poor")
+            try await app.chippi.fetchAvailableServices(category: "phone_topup")
+            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let nonce = try await h.provider.nonce(of: h.accounts[1].address)
+            let outcome = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+            #expect(outcome == .failed(message: "Not enough STRK in the vault: 2.5 STRK needed, 1 available", transactionId: nil))
+            #expect(try await h.provider.nonce(of: h.accounts[1].address) == nonce)
+            #expect(await app.chippi.buyService(telcel, reference: "55", starknet: app.starknet) == .failed(message: "Enter a 10-digit phone number", transactionId: nil))
+        }
+    }
+
+    @Test func aLostAnswerResumesWithoutPayingTwice() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
+            let app = try await Self.app(h, transport: losing, account: 2)
+            try await app.starknet.depositToVault(amount: "10")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_lost")
+            try await app.chippi.fetchAvailableServices()
+            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let first = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+            #expect(first == .failed(message: "Check your internet connection", transactionId: nil))
+            // A new purchase waits for the unfinished one; resuming finishes it with the same payment.
+            #expect(await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+                    == .failed(message: "Another purchase is still in progress; finish it first", transactionId: nil))
+            guard case .completed = await app.chippi.resumePendingPurchase() else { Issue.record("did not complete"); return }
+            try await app.starknet.checkBalance()
+            #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("7.5"), "one withdrawal")
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(page["data"]?.arrayValue?.count == 1, "one purchase")
+            #expect(await app.chippi.resumePendingPurchase() == .idle)
+        }
+    }
+
+    @Test func errorsSpeakTheSeedsWords() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let store: any SecureStore = InMemorySecureStore()
+            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: RouterTransport(client: h.client),
+                                   retry: RetryPolicy(maxAttempts: 1))
+            await #expect(throws: ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")) {
+                try await api.fetchSKUs()
+            }
+            try await api.configure(apiKey: "pk_test_provider", secretKey: "sk_test_wrong")
+            let wrong = await #expect(throws: ChippiPayError.self) { try await api.fetchSKUs() }
+            #expect(wrong?.message == "API credentials invalid" && wrong?.kind == .credentials && wrong?.isRetryable == false)
+            try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+            let missing = await #expect(throws: ChippiPayError.self) { try await api.getSKUTransaction("chipi_tx_nope") }
+            #expect(missing?.message == "Service temporarily unavailable" && missing?.details == "Transaction not found")
+            let refused = await #expect(throws: ChippiPayError.self) { try await api.quote(skuId: "cfe_electricity") }
+            #expect(refused?.kind == .refused && refused?.message.hasPrefix("amount is required") == true)
+        }
+    }
+}
