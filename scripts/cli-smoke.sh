@@ -16,8 +16,28 @@ cd "$(dirname "$0")/.."
 source scripts/lib/server.sh
 work=$(mktemp -d /tmp/purse-cli.XXXXXX)
 export PURSE_HOME="$work/home"
-trap 'stop_server || true; rm -rf "$work"' EXIT
+trap 'stop_server || true; kill "${hook:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 export VTPASS_SANDBOX_PENDING_SECONDS=1
+# ChippiPay: known sandbox merchant keys, a fast sandbox supplier, and a webhook receiver that
+# records what it is sent (bounded: it exits after 60 s).
+export CHIPPI_SANDBOX_MERCHANT_KEYS=pk_test_cli:sk_test_cli_secret CHIPPI_SANDBOX_FULFILMENT_SECONDS=0.5
+hook_port=$(free_port)
+python3 - "$hook_port" "$work/webhooks" <<'PY' &
+import http.server, sys, threading
+port, out = int(sys.argv[1]), sys.argv[2]
+class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(out, "a") as f:
+            f.write(self.headers.get("Chipi-Signature", "-") + " " + body.decode() + "\n")
+        self.send_response(200); self.end_headers()
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", port), Hook)
+threading.Timer(60, server.shutdown).start()
+server.serve_forever()
+PY
+hook=$!
+export CHIPPI_SANDBOX_WEBHOOK_URL="http://127.0.0.1:$hook_port/chippi"
 start_server "$work"
 
 email="cli-$RANDOM$RANDOM@example.com"
@@ -86,6 +106,19 @@ if "$PURSE" chippi vault withdraw --server "$url" 8 2>"$work/err"; then echo "wi
 grep -q "Not enough STRK in the vault (7.5 STRK available)" "$work/err" || { cat "$work/err"; exit 1; }
 expect_in "balance 5.5 STRK" "$PURSE" starknet mint --server "$url" 0x1234 3
 if grep -rq "$key" "$PURSE_HOME"; then echo "the private key is stored in clear"; exit 1; fi
+# The seed's purchase: a gasless wallet for the signed-in user, then Telcel 50 MXN for 5512345678
+# paid from the vault (exactly 2.5 STRK), delivered, and the merchant told by a signed webhook.
+echo sk_test_cli_secret | "$PURSE" chippi configure --server "$url" --api-key pk_test_cli > /dev/null
+expect_in "2.5 STRK" "$PURSE" chippi quote --server "$url" telcel_50
+echo "wallet password" | "$PURSE" chippi wallet create --server "$url" > /dev/null
+expect_in "Purchase Successful!" "$PURSE" chippi buy --server "$url" telcel_50 --reference 5512345678
+expect_in "vault  5 STRK" "$PURSE" chippi vault balance --server "$url"
+expect_in "[completed]" "$PURSE" chippi history --server "$url"
+if "$PURSE" chippi buy --server "$url" telcel_50 --reference 5512340000 2>"$work/err"; then echo "a refused purchase reported success"; exit 1; fi
+grep -q "2.5 STRK refunded" "$work/err" || { cat "$work/err"; exit 1; }
+for _ in $(seq 1 100); do [ "$(grep -c "sku_transaction" "$work/webhooks" 2>/dev/null)" -ge 2 ] && break; sleep 0.1; done
+grep -q '^t=[0-9]*,v1=[0-9a-f]\{64\} .*"type":"sku_transaction.completed"' "$work/webhooks" || { echo "no signed completion webhook"; cat "$work/webhooks"; exit 1; }
+grep -q '"type":"sku_transaction.failed"' "$work/webhooks" || { echo "no failure webhook"; exit 1; }
 "$PURSE" chippi vault disconnect --server "$url" > /dev/null
 if "$PURSE" chippi vault balance --server "$url" 2>/dev/null; then echo "a disconnected wallet still answered"; exit 1; fi
 # The developer tools agree with starknet-py's vectors (committed as fixtures).
@@ -114,5 +147,5 @@ grep -q "A is not a felt" "$work/err"
 stop_server
 
 # Secrets stay out of the server log, to its last line.
-if grep -qE "correct horse|2580" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
+if grep -qE "correct horse|2580|wallet password" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"

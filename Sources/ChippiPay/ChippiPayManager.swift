@@ -40,9 +40,11 @@ public final class ChippiPayManager {
     public private(set) var isConnected = false
     public private(set) var isLoading = false
     public private(set) var errorMessage: String?
-    public private(set) var purchaseStep: PurchaseStep = .idle
+    public private(set) var purchaseStep: PurchaseStep = .idle { didSet { onStepChange?(purchaseStep) } }
     public private(set) var history: [SKUTransaction] = []
 
+    /// Hears every step as it begins (a command-line client prints them; views observe `purchaseStep`).
+    @ObservationIgnored public var onStepChange: (@MainActor (PurchaseStep) -> Void)?
     @ObservationIgnored public let api: ChippiPayAPI
     @ObservationIgnored let store: any SecureStore
     @ObservationIgnored let sleeper: Sleeper

@@ -1,16 +1,20 @@
 import ArgumentParser
 import ChippiPay
+import ChippiPayService
 import Foundation
 import PurseKit
+import Logging
+import PurseDatabase
 import PurseKitAHC
+import PurseServer
 import Starknet
 
 /// `purse chippi …`: the ChippiPay app's journeys.
 struct ChippiCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chippi",
-        abstract: "ChippiPay: the Starknet vault (STARKNET_RPC_URL, default: the sandbox node of --server).",
-        subcommands: [Vault.self]
+        abstract: "ChippiPay: the Starknet vault (STARKNET_RPC_URL, default: the sandbox node of --server) and service purchases paid from it.",
+        subcommands: [Vault.self, Configure.self, Services.self, Quote.self, Wallet.self, Buy.self, Status.self, History.self, Keys.self]
     )
 
     /// The Starknet side's configuration: the environment over the sandbox of `--server`.
@@ -152,6 +156,226 @@ struct ChippiCommand: AsyncParsableCommand {
         func run() async throws {
             try await ChippiCommand.manager(options).disconnect()
             print("Disconnected.")
+        }
+    }
+}
+
+// MARK: Purchases
+
+extension ChippiCommand {
+    /// The provider's API at `--server` with the merchant keys `purse chippi configure` saved.
+    static func api(_ options: ClientOptions) throws -> ChippiPayAPI {
+        ChippiPayAPI(environment: .custom(try options.serverURL), store: options.store, transport: AsyncHTTPClientTransport())
+    }
+
+    @MainActor
+    static func purchases(_ options: ClientOptions) throws -> ChippiPayManager {
+        ChippiPayManager(api: try api(options), store: options.store)
+    }
+
+    /// Runs provider calls, turning their errors into the seed's words.
+    static func provider<T: Sendable>(_ work: @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as ChippiPayError {
+            let advice = error.kind == .credentials ? " Run `purse chippi configure` with the merchant's keys (the sandbox's are in the server log)." : ""
+            throw CLIError(error.message + (error.details.isEmpty || error.details == error.message ? "" : " (\(error.details))") + advice)
+        }
+    }
+
+    static func describe(_ transaction: SKUTransaction) -> String {
+        var line = "\(transaction.transactionId)  \(transaction.skuId) → \(transaction.reference)  \(transaction.amount) \(transaction.currency) = \(transaction.strkAmount) STRK  [\(transaction.status.rawValue)]"
+        if let reason = transaction.failureReason { line += "\n  \(reason)" }
+        if let refund = transaction.refundTransactionHash { line += "\n  refund \(refund)" }
+        return line
+    }
+
+    struct Configure: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Save the merchant's API keys (the secret key is read from a prompt or stdin) in the secure store.")
+        @OptionGroup var options: ClientOptions
+        @Option(help: "The publishable key, pk_….") var apiKey: String
+
+        func run() async throws {
+            guard let secret = readSecret("Secret key (sk_…): "), !secret.isEmpty else { throw CLIError("No secret key given") }
+            let api = try ChippiCommand.api(options)
+            try await ChippiCommand.provider { try await api.configure(apiKey: apiKey, secretKey: secret) }
+            _ = try await ChippiCommand.provider { try await api.fetchSKUs() }
+            print("Keys saved and accepted by \(options.server).")
+        }
+    }
+
+    struct Services: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The services on sale: phone top-ups, bills and gift cards.")
+        @OptionGroup var options: ClientOptions
+        @Option(help: "phone_topup, bill or gift_card.") var category: String?
+
+        func run() async throws {
+            let api = try ChippiCommand.api(options)
+            let skus = try await ChippiCommand.provider { try await api.fetchSKUs(category: category) }
+            try options.output.emit(skus) {
+                skus.map { sku in
+                    let price = sku.amount.map { "\($0) MXN" } ?? "\(sku.minAmount ?? "?")–\(sku.maxAmount ?? "?") MXN"
+                    return "\(sku.id.padding(toLength: 16, withPad: " ", startingAt: 0)) \(sku.name.padding(toLength: 28, withPad: " ", startingAt: 0)) \(price.padding(toLength: 16, withPad: " ", startingAt: 0)) \(sku.reference.label)"
+                }.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Quote: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The STRK a service costs at the current rate.")
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The service, e.g. telcel_50.") var sku: String
+        @Option(help: "MXN, for bills.") var amount: String?
+
+        func run() async throws {
+            let api = try ChippiCommand.api(options)
+            let quote = try await ChippiCommand.provider { try await api.quote(skuId: sku, amount: amount) }
+            try options.output.emit(quote) {
+                "\(quote.skuId): \(quote.amount) \(quote.currency) = \(quote.strkAmount) STRK at \(quote.rateMXNPerSTRK) MXN/STRK · gas fee: FREE\n  paid to \(quote.paymentAddress)"
+            }
+        }
+    }
+
+    struct Wallet: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The gasless ChippiPay wallet.", subcommands: [Create.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create the gasless wallet for the signed-in user (`purse account login`); its key is sealed with a password read from a prompt or stdin.")
+            @OptionGroup var options: ClientOptions
+            @Option(help: "The app's id for the user (default: the signed-in user's id).") var externalUserId: String?
+
+            @MainActor
+            func run() async throws {
+                guard let token = try await options.apiClient().session.token() else {
+                    throw CLIError("Sign in first with `purse account login`: the wallet belongs to the signed-in user.")
+                }
+                guard let password = readSecret("Wallet password (at least 8 characters): "), !password.isEmpty else { throw CLIError("No password given") }
+                let manager = try ChippiCommand.purchases(options)
+                let user = externalUserId ?? "purse-user"
+                let id = try await ChippiCommand.provider {
+                    try await withSpinner("Creating the wallet") { try await manager.createGaslessWallet(userPassword: password, authToken: token, externalUserId: user) }
+                }
+                try options.output.emit(["wallet_id": id]) { "Gasless wallet \(id) created; its key is sealed with your password." }
+            }
+        }
+    }
+
+    struct Buy: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Buy a service paid from the vault: quote, balance check, withdrawal to the provider, purchase, delivery.")
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The service, e.g. telcel_50.") var sku: String
+        @Option(help: "Where it is delivered: a phone number, CFE service number or e-mail.") var reference: String
+        @Option(help: "MXN, for bills.") var amount: String?
+
+        @MainActor
+        func run() async throws {
+            let starknet = try await ChippiCommand.connected(options)
+            let manager = try ChippiCommand.purchases(options)
+            guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
+            let resumed = await manager.resumePendingPurchase()
+            if resumed != .idle {
+                print("Finished an earlier purchase first: \(Self.describe(resumed))")
+            }
+            try await manager.fetchAvailableServices()
+            guard let service = manager.availableServices.first(where: { $0.id == sku }) else { throw CLIError("No service \(sku); see `purse chippi services`.") }
+            manager.onStepChange = { step in
+                if let line = Self.progress(step) { print(line); fflush(nil) }
+            }
+            let outcome = await manager.buyService(service, reference: reference, amount: amount, starknet: starknet)
+            switch outcome {
+            case .completed(let receipt):
+                if options.json { try options.output.emit(receipt) { "" } } else {
+                    print("✓ Purchase Successful!\n  Transaction ID: \(receipt.transactionId)\n  Service delivered to: \(receipt.reference)")
+                }
+            case .pending(let id): print("Delivery not confirmed yet; check with `purse chippi status \(id)`.")
+            default: throw CLIError(Self.describe(outcome))
+            }
+        }
+
+        static func progress(_ step: PurchaseStep) -> String? {
+            switch step {
+            case .idle: nil
+            case .quoting: "1. Quote: the STRK this costs…"
+            case .checkingBalance: "2. Checking the vault balance…"
+            case .withdrawing: "3. Withdrawing from the vault to the provider (waiting for acceptance)…"
+            case .creatingTransaction(let hash): "4. Vault transaction \(hash) accepted; creating the purchase…"
+            case .polling(let id): "5. Purchase \(id) created; waiting for delivery…"
+            case .completed, .failed, .pending: nil
+            }
+        }
+
+        static func describe(_ step: PurchaseStep) -> String {
+            switch step {
+            case .completed(let receipt): "completed \(receipt.transactionId)"
+            case .failed(let message, let id): message + (id.map { " (purchase \($0))" } ?? "")
+            case .pending(let id): "pending \(id)"
+            default: "\(step)"
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A purchase's status; --wait follows it until delivered or failed.")
+        @OptionGroup var options: ClientOptions
+        @Argument(help: "The transaction id (chipi_tx_…).") var id: String
+        @Flag(help: "Poll until it is no longer pending.") var wait = false
+
+        @MainActor
+        func run() async throws {
+            let api = try ChippiCommand.api(options)
+            var transaction = try await ChippiCommand.provider { try await api.getSKUTransaction(id) }
+            if wait, transaction.status == .pending {
+                let manager = try ChippiCommand.purchases(options)
+                switch try await manager.pollTransactionStatus(transactionId: id) {
+                case .completed(let done), .failed(let done): transaction = done
+                case .pending: break
+                }
+            }
+            try options.output.emit(transaction) { ChippiCommand.describe(transaction) }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The gasless wallet's purchases, newest first.")
+        @OptionGroup var options: ClientOptions
+
+        @MainActor
+        func run() async throws {
+            let manager = try ChippiCommand.purchases(options)
+            guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
+            try await ChippiCommand.provider { try await manager.fetchHistory() }
+            let history = manager.history
+            try options.output.emit(history) { history.isEmpty ? "No purchases yet." : history.map(ChippiCommand.describe).joined(separator: "\n") }
+        }
+    }
+
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Merchant API keys (on the server's database).", subcommands: [Create.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a merchant key pair and print it (the secret once: only its hash is kept).",
+                discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR).")
+            @Option(help: "The merchant's id (created when new).") var merchant: String = "mer_default"
+            @Option(help: "The merchant's name.") var name: String = "Merchant"
+            @Option(help: "Where its webhooks go.") var webhookURL: String?
+
+            func run() async throws {
+                var configuration = try PurseConfiguration.fromEnvironment()
+                configuration.logLevel = .error
+                let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+                do {
+                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL,
+                                                                           live: configuration.isProduction, environment: app.environment)
+                    await app.environment.database.shutdown()
+                    print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)")
+                } catch {
+                    await app.environment.database.shutdown()
+                    throw CLIError("Could not create the keys: \(error)")
+                }
+            }
         }
     }
 }

@@ -83,3 +83,19 @@ struct Merchant: Sendable {
 extension HTTPField.Name {
     static let apiKey = HTTPField.Name("x-api-key")!
 }
+
+extension ChippiPayModule {
+    /// Creates a merchant (when `merchant` is new) and a new key pair for it; returns the pair
+    /// (`purse chippi keys create`). The secret is shown once: only its hash is kept.
+    public static func createMerchantKeys(merchant: String, name: String, webhookURL: String?, live: Bool,
+                                          environment: ServerEnvironment) async throws -> (public: String, secret: String) {
+        let keys = MerchantKeys.newPair(live: live)
+        try await environment.database.transaction { db in
+            try await MerchantKeys.create(merchant: merchant, name: name, webhookURL: webhookURL, keys: keys, now: environment.now(), in: db)
+            if let webhookURL {
+                try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: webhookURL) WHERE id = \(bind: merchant)").run()
+            }
+        }
+        return keys
+    }
+}
