@@ -179,7 +179,8 @@ public final class ChippiPayManager {
         purchaseStep = .withdrawing
         let recorded = pending
         do {
-            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo) { hash in
+            // Gasless: the provider's paymaster submits the withdrawal and pays its fee.
+            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api) { hash in
                 // Recorded the moment the node has it: from here on, a restart resumes this payment.
                 var paid = recorded
                 paid.vaultTransactionHash = hash.description

@@ -223,6 +223,38 @@ public final class StarknetManager {
         return hash
     }
 
+    /// Withdraws through a paymaster, which submits the withdrawal and pays its gas: the account
+    /// signs a SNIP-9 outside execution of exactly this withdrawal (anything else the paymaster
+    /// returns is refused unsigned). Waits for acceptance; returns the relayed transaction's hash.
+    @discardableResult
+    public func withdrawFromVault(amount: UInt256, toAddress: Felt, paymaster: any Paymaster,
+                                  submitted: (@MainActor (Felt) async -> Void)? = nil) async throws -> Felt {
+        var hash = Felt.zero
+        try await run {
+            let account = try self.connectedAccount()
+            guard amount > .zero else { throw StarknetWalletError.invalidAmount("The amount must be more than 0") }
+            let available = try await self.node { try await self.vault.balance(of: account.address) }
+            guard amount <= available else { throw StarknetWalletError.insufficientVaultBalance(available: available) }
+            let calls = [self.vault.withdraw(to: toAddress, amount)]
+            let execution = try await paymaster.buildOutsideExecution(account: account.address, calls: calls)
+            let now = UInt64(max(0, Date().timeIntervalSince1970))
+            guard execution.calls == calls, execution.executeBefore > now, execution.executeBefore <= now + 3600 else {
+                throw StarknetWalletError.refused("the paymaster asked to sign something other than this withdrawal")
+            }
+            let chainId = try await self.node { try await self.provider.chainId() }
+            let signature = try account.signMessage(execution.typedData(chainId: chainId))
+            hash = try await paymaster.executeOutside(account: account.address, execution: execution, signature: signature)
+            self.lastTransactionHash = hash
+            await submitted?(hash)
+            let receipt = try await self.node { try await self.provider.waitForTransaction(hash, poller: self.poller) }
+            guard receipt.succeeded else {
+                throw StarknetWalletError.reverted(transactionHash: hash, reason: receipt.revertReason ?? "no reason given")
+            }
+            try await self.refreshBalances()
+        }
+        return hash
+    }
+
     /// The seed's decimal-string forms: `depositToVault(amount: "10")`.
     @discardableResult
     public func depositToVault(amount: String) async throws -> Felt {

@@ -33,6 +33,11 @@ enum ChippiPayOpenAPI {
         ("metadata", ["type": "object"]), ("created_at", Schema.integer), ("updated_at", Schema.integer),
     ], required: ["transaction_id", "status", "sku_id", "reference", "amount", "currency", "strk_amount", "wallet_id", "vault_transaction_hash", "created_at", "updated_at"])
 
+    static let call = Schema.object([("to", felt), ("selector", felt), ("calldata", Schema.array(felt))], required: ["to", "selector", "calldata"])
+    static let outsideExecution = Schema.object([
+        ("caller", felt), ("nonce", felt), ("execute_after", Schema.integer), ("execute_before", Schema.integer), ("calls", Schema.array(call)),
+    ], required: ["caller", "nonce", "execute_after", "execute_before", "calls"])
+
     static var provider: [OpenAPIOperation] {
         [
             OpenAPIOperation(.get, "/v1/skus", summary: "The catalogue: phone top-ups, bills and gift cards, priced in MXN", tag: "chippipay",
@@ -88,6 +93,18 @@ enum ChippiPayOpenAPI {
                                  ("address", Schema.nullableString), ("encrypted_private_key", Schema.nullableString),
                                  ("status", Schema.oneOf(["prepared", "active"])), ("created_at", Schema.integer),
                              ])), (404, "Not found", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/paymaster/build", summary: "SNIP-12 typed data of a SNIP-9 outside execution the relayer will submit (vault withdrawals to the payment address only)", tag: "chippipay",
+                             request: Schema.object([("account", felt), ("calls", Schema.array(call))], required: ["account", "calls"]),
+                             responses: [(200, "To sign", Schema.object([("outside_execution", outsideExecution), ("typed_data", ["type": "object"]), ("message_hash", felt)])),
+                                         (400, "Invalid field", Schema.error), (403, "Not a sponsored call", Schema.error), (502, "The Starknet node cannot be reached", Schema.error)] + refusals,
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/paymaster/execute", summary: "Submit a signed outside execution from the relayer, which pays the fee", tag: "chippipay",
+                             request: Schema.object([("account", felt), ("outside_execution", outsideExecution), ("signature", Schema.array(felt))],
+                                                    required: ["account", "outside_execution", "signature"]),
+                             responses: [(202, "Submitted", Schema.object([("transaction_hash", felt)])), (400, "Invalid field", Schema.error),
+                                         (403, "Not a sponsored call", Schema.error), (404, "No account there", Schema.error),
+                                         (422, "The signature or the execution does not hold", Schema.error), (502, "The Starknet node refused it", Schema.error)] + refusals,
                              headers: keyHeaders),
             OpenAPIOperation(.get, "/v1/webhook-deliveries", summary: "The merchant's webhook deliveries, newest first", tag: "chippipay",
                              responses: [(200, "Deliveries", Schema.object([("data", Schema.array(Schema.object([

@@ -75,8 +75,10 @@ struct ChippiPayManagerTests {
 
             try await app.chippi.fetchAvailableServices()
             let telcel = try #require(await app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let walletBefore = try #require(app.starknet.walletBalance)
             let outcome = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
             guard case .completed(let receipt) = outcome else { Issue.record("ended \(outcome)"); return }
+            #expect(app.starknet.walletBalance == walletBefore, "gasless: the relayer paid the withdrawal's fee")
             #expect(receipt.reference == "5512345678" && receipt.strkAmount == "2.5" && receipt.status == .completed)
             #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("7.5"), "the vault paid exactly 2.5 STRK")
             try await app.chippi.fetchHistory()

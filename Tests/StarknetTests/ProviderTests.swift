@@ -231,6 +231,48 @@ struct ProviderTests {
         }
     }
 
+    @Test func thePaymasterRelaysOnlySignedVaultPaymentsOnce() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let (address, key) = h.accounts[0]
+            let account = StarknetAccount(address: address, key: key, provider: h.provider)
+            _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("5")),
+                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+            func callJSON(_ recipient: Felt) -> String {
+                #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(recipient)","0x22b1c8c1227a0000","0x0"]}]"#
+            }
+            // Only vault withdrawals to the payment address are sponsored.
+            let (forbidden, _, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(callJSON(address))}"#)
+            #expect(forbidden == .forbidden)
+            let (status, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(callJSON(payTo))}"#)
+            #expect(status == .ok && built["outside_execution"]?["caller"] == .string(payTo.description))
+            let execution = try #require(built["outside_execution"])
+            let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
+            #expect(try typed.messageHash(account: address).description == built["message_hash"]?.stringValue)
+            let signature = try account.signMessage(typed)
+            let executionJSON = String(decoding: try JSONEncoder().encode(execution), as: UTF8.self)
+            func execute(_ signature: [Felt]) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
+                try await h.call(.post, "/v1/paymaster/execute",
+                                 body: #"{"account":"\#(address)","outside_execution":\#(executionJSON),"signature":[\#(signature.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
+            }
+            // Someone else's signature is refused before the relayer spends anything.
+            let forged = try StarkKey.random().sign(try typed.messageHash(account: address)).felts
+            #expect(try await execute(forged).0 == .unprocessableContent)
+            let walletBefore = try await h.strk.balance(of: address)
+            let (accepted, relayed, _) = try await execute(signature)
+            #expect(accepted == .accepted)
+            let hash = try #require(Felt(relayed["transaction_hash"]?.stringValue ?? ""))
+            let receipt = try await h.provider.waitForTransaction(hash, poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+            #expect(receipt.succeeded)
+            #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("2.5"))
+            #expect(try await h.strk.balance(of: address) == walletBefore, "the relayer paid the fee")
+            // The same signed execution again: its nonce is spent.
+            let (replayed, refusal, _) = try await execute(signature)
+            #expect(replayed == .unprocessableContent && refusal["error"]?.stringValue?.contains("SRC9: duplicated nonce") == true, "\(refusal)")
+        }
+    }
+
     @Test func oneIdempotencyKeyUnderConcurrencyMakesOnePurchase() async throws {
         try await Self.withProvider { (h: Harness) async throws in
             let wallet = try await h.wallet("user_race")

@@ -151,4 +151,24 @@ struct StarknetVectorTests {
             #expect(try data.messageHash(account: Self.felt(item["account"])) == Self.felt(item["message_hash"]), "\(item["name"]!)")
         }
     }
+
+    /// `OutsideExecution` builds the typed data starknet-py's outside-execution helper builds.
+    @Test func outsideExecutionsHashAsStarknetPy() throws {
+        let items = Self.items("typed_data").filter { $0["name"] == "outside_execution_v2" }
+        #expect(!items.isEmpty)
+        for item in items {
+            let message = item["typed_data"]!["message"]!
+            let calls = message["Calls"]!.arrayValue!.map { call in
+                Call(to: Self.felt(call["To"]), selector: Self.felt(call["Selector"]), calldata: call["Calldata"]!.arrayValue!.map { Self.felt($0) })
+            }
+            let execution = OutsideExecution(caller: Self.felt(message["Caller"]), nonce: Self.felt(message["Nonce"]),
+                                             executeAfter: Self.felt(message["Execute After"]).uint64!, executeBefore: Self.felt(message["Execute Before"]).uint64!,
+                                             calls: calls)
+            let chainId = Felt(item["typed_data"]!["domain"]!["chainId"]!.stringValue!)!
+            #expect(execution.messageHash(chainId: chainId, account: Self.felt(item["account"])) == Self.felt(item["message_hash"]))
+            // Its calldata reads back.
+            let calldata = execution.calldata(signature: [Felt(1), Felt(2)])
+            #expect(OutsideExecution.parse(calldata: calldata)?.execution == execution && OutsideExecution.parse(calldata: calldata)?.signature == [Felt(1), Felt(2)])
+        }
+    }
 }

@@ -87,6 +87,7 @@ struct ProviderRoutes: Sendable {
             return try Response.json(PurchaseList(data: page.prefix(limit).map(\.body), has_more: page.count > limit))
         }
         WalletRoutes(routes: self).mount(on: v1)
+        PaymasterRoutes(routes: self).mount(on: v1)
         v1.get("webhook-deliveries") { request, _ in
             let merchant = try await merchant(request)
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))

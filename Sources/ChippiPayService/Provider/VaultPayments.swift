@@ -12,6 +12,7 @@ struct VaultPayments: Sendable {
     let account: StarknetAccount
     let vaultAddress: Felt
     let tokenAddress: Felt
+    let sender = SerialRunner()
 
     var paymentAddress: Felt { account.address }
 
@@ -67,9 +68,17 @@ struct VaultPayments: Sendable {
     /// Sends `amount` of STRK back to `payer`; returns the refund's transaction hash once accepted.
     func refund(_ amount: UInt256, to payer: Felt) async throws -> Felt {
         let transfer = ERC20(address: tokenAddress, provider: provider).transfer(to: payer, amount)
-        let receipt = try await account.executeAndWait([transfer], poller: Poller(interval: .milliseconds(200), multiplier: 1.5, maxInterval: .seconds(5), maxAttempts: 30))
+        let hash = try await relay([transfer])
+        let receipt = try await provider.waitForTransaction(hash, poller: Poller(interval: .milliseconds(200), multiplier: 1.5, maxInterval: .seconds(5), maxAttempts: 30))
         guard receipt.succeeded else { throw RefundError(reason: receipt.revertReason ?? "reverted") }
-        return receipt.transactionHash
+        return hash
+    }
+
+    /// Sends `calls` from the provider's account, one transaction at a time (each takes the
+    /// next nonce, so concurrent sends must not interleave); returns the hash once the node has it.
+    func relay(_ calls: [Call]) async throws -> Felt {
+        let account = account
+        return try await sender.run { try await account.execute(calls) }
     }
 
     struct RefundError: Error, CustomStringConvertible {
@@ -86,5 +95,20 @@ struct InProcessRPCTransport: HTTPTransport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let answer = await routes.answer(request.body ?? Data())
         return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: answer)
+    }
+}
+
+/// Runs operations one after another, in the order they arrive.
+actor SerialRunner {
+    private var tail: Task<Void, Never>?
+
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let previous = tail
+        let task = Task<T, any Error> {
+            await previous?.value
+            return try await operation()
+        }
+        tail = Task { _ = try? await task.value }
+        return try await task.value
     }
 }

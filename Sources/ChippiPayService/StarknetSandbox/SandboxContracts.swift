@@ -32,7 +32,8 @@ enum SandboxClass: String, CaseIterable, Sendable {
         case .vault:
             ["deposit", "withdraw", "balance_of", "total_assets", "asset"]
         case .account:
-            ["__validate__", "__validate_deploy__", "__execute__", "get_public_key", "is_valid_signature", "supports_interface"]
+            ["__validate__", "__validate_deploy__", "__execute__", "get_public_key", "is_valid_signature", "supports_interface",
+             "execute_from_outside_v2", "is_valid_outside_execution_nonce"]
         }
     }
 }
@@ -41,6 +42,8 @@ enum SandboxClass: String, CaseIterable, Sendable {
 struct SandboxVM {
     let state: ChainState
     let chainId: Felt
+    /// The block's time (Unix seconds), as `get_block_timestamp` gives it.
+    var timestamp: UInt64 = 0
 
     static let maxCallDepth = 8
 
@@ -61,7 +64,7 @@ struct SandboxVM {
         switch kind {
         case .erc20: result = try await ERC20Contract(vm: self, address: address).invoke(name, &arguments, caller: caller)
         case .vault: result = try await VaultContract(vm: self, address: address, depth: depth).invoke(name, &arguments, caller: caller)
-        case .account: result = try await AccountContract(vm: self, address: address).invoke(name, &arguments, caller: caller)
+        case .account: result = try await AccountContract(vm: self, address: address).invoke(name, &arguments, caller: caller, depth: depth)
         }
         try arguments.finish()
         return result
@@ -250,7 +253,7 @@ struct AccountContract {
     static let src6 = Felt("0x2ceccef7f994940b3962a6c67e0ba4fcd37df7d131417c604f91e03caecc1cd")!
     static let src5 = Felt("0x3f918d17e5ee77373b56385708f855659a07f75997f365cf87748628532a055")!
 
-    func invoke(_ name: String, _ arguments: inout Arguments, caller: Felt) async throws -> [Felt] {
+    func invoke(_ name: String, _ arguments: inout Arguments, caller: Felt, depth: Int) async throws -> [Felt] {
         switch name {
         case "get_public_key":
             return [try await publicKey()]
@@ -259,7 +262,13 @@ struct AccountContract {
             return [try await isValid(hash: hash, signature: signature) ? Self.validMagic : .zero]
         case "supports_interface":
             let id = try arguments.felt()
-            return [id == Self.src6 || id == Self.src5 ? .one : .zero]
+            return [id == Self.src6 || id == Self.src5 || id == Self.src9 ? .one : .zero]
+        case "execute_from_outside_v2":
+            arguments.index = arguments.felts.count
+            return try await executeFromOutside(arguments.felts, caller: caller, depth: depth)
+        case "is_valid_outside_execution_nonce":
+            let nonce = try arguments.felt()
+            return [try await state.read(address, Self.outsideNonceKey(nonce)).isZero ? .one : .zero]
         case "__execute__", "__validate__", "__validate_deploy__":
             // Only the protocol calls these (caller 0), through the transaction flow.
             _ = arguments.felts
@@ -267,6 +276,34 @@ struct AccountContract {
         default:
             throw ContractRevert(reason: "Entry point \(name) not found in contract.")
         }
+    }
+
+    static let src9 = Felt("0x1d1144bb2138366ff28d8e9ab57456b1d332ac42196230c3a602003c89872")!
+    static func outsideNonceKey(_ nonce: Felt) -> Felt { StorageAddress.of("SRC9_nonces", nonce) }
+
+    /// SNIP-9 v2: checks the submitter, the time window, the nonce and the signature over the
+    /// typed-data hash, marks the nonce used, then runs the calls as this account.
+    func executeFromOutside(_ calldata: [Felt], caller: Felt, depth: Int) async throws -> [Felt] {
+        guard let (execution, signature) = OutsideExecution.parse(calldata: calldata) else {
+            throw ContractRevert(reason: "Failed to deserialize param #1")
+        }
+        guard execution.caller == OutsideExecution.anyCaller || execution.caller == caller else {
+            throw ContractRevert(reason: "SRC9: invalid caller")
+        }
+        guard vm.timestamp > execution.executeAfter else { throw ContractRevert(reason: "SRC9: now <= execute_after") }
+        guard vm.timestamp < execution.executeBefore else { throw ContractRevert(reason: "SRC9: now >= execute_before") }
+        let nonceKey = Self.outsideNonceKey(execution.nonce)
+        guard try await state.read(address, nonceKey).isZero else { throw ContractRevert(reason: "SRC9: duplicated nonce") }
+        let hash = execution.messageHash(chainId: vm.chainId, account: address)
+        guard try await isValid(hash: hash, signature: signature) else { throw ContractRevert(reason: "SRC9: invalid signature") }
+        state.write(address, nonceKey, .one)
+        var results: [Felt] = [Felt(UInt64(execution.calls.count))]
+        for call in execution.calls {
+            let result = try await vm.call(call.to, call.selector, call.calldata, caller: address, depth: depth + 1)
+            results.append(Felt(UInt64(result.count)))
+            results += result
+        }
+        return results
     }
 
     func publicKey() async throws -> Felt { try await state.read(address, Self.publicKeyKey) }

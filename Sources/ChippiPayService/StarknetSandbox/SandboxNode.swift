@@ -189,7 +189,7 @@ struct SandboxNode: Sendable {
     /// that is not admitted (nothing changes); a reverted one still pays its fee and uses its nonce.
     /// - Parameter hash: the transaction's hash when the caller has it already.
     func execute(_ transaction: BroadcastedTransaction, hash known: Felt? = nil, in state: ChainState, estimating: Bool, validate: Bool = true) async throws -> Execution {
-        let vm = SandboxVM(state: state, chainId: chainId)
+        let vm = SandboxVM(state: state, chainId: chainId, timestamp: UInt64(max(0, environment.now().timeIntervalSince1970)))
         let token = ERC20Contract(vm: vm, address: Self.strkAddress)
         let hash = known ?? transaction.hash(chainId: chainId)
         let common: TransactionV3Common

@@ -195,7 +195,7 @@ struct StarknetRPCRoutes: Sendable {
                 let state = ChainState(db: db)
                 guard try await state.contract(at: call.contract_address) != nil else { throw RPCError.contractNotFound }
                 do {
-                    let result = try await SandboxVM(state: state, chainId: node.chainId).call(call.contract_address, call.entry_point_selector, call.calldata, caller: .zero)
+                    let result = try await SandboxVM(state: state, chainId: node.chainId, timestamp: UInt64(max(0, node.environment.now().timeIntervalSince1970))).call(call.contract_address, call.entry_point_selector, call.calldata, caller: .zero)
                     return .array(result.map { .string($0.description) })
                 } catch let revert as ContractRevert {
                     if revert.reason.hasPrefix("Entry point") { throw RPCError.entrypointNotFound }

@@ -32,7 +32,14 @@ public struct Call: Hashable, Sendable, Codable {
 
     /// The calls in `__execute__` calldata; nil when it is not a well-formed multicall.
     public static func parseExecuteCalldata(_ felts: [Felt]) -> [Call]? {
-        guard let count = felts.first?.uint64 else { return nil }
+        guard let (calls, used) = parseExecuteCalldataPrefix(felts), used == felts.count else { return nil }
+        return calls
+    }
+
+    /// The calls a serialized `Array<Call>` at the start of `felts` holds, and how many felts it
+    /// took; nil when it is malformed.
+    public static func parseExecuteCalldataPrefix(_ felts: [Felt]) -> (calls: [Call], used: Int)? {
+        guard let count = felts.first?.uint64, count <= UInt64(felts.count) else { return nil }
         var calls: [Call] = []
         var index = 1
         for _ in 0..<count {
@@ -42,7 +49,7 @@ public struct Call: Hashable, Sendable, Codable {
             calls.append(Call(to: felts[index], selector: felts[index + 1], calldata: Array(felts[start..<end])))
             index = end
         }
-        return index == felts.count ? calls : nil
+        return (calls, index)
     }
 }
 

@@ -25,6 +25,12 @@ public actor StarknetAccount {
 
     public func setFeeMargin(_ margin: Double) { feeMargin = max(1, margin) }
 
+    /// The account's signature over SNIP-12 typed data (its message hash for this account), as
+    /// `is_valid_signature` checks it: an outside execution for a paymaster, an off-chain order.
+    public nonisolated func signMessage(_ typedData: TypedData) throws -> [Felt] {
+        try key.sign(try typedData.messageHash(account: address)).felts
+    }
+
     func chain() async throws -> Felt {
         if let chainId { return chainId }
         let fetched = try await provider.chainId()

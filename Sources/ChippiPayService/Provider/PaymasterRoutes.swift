@@ -1,0 +1,153 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PurseFormats
+import PurseKit
+import PurseServer
+import Starknet
+
+/// Gasless purchases (the seed's "Gas fee: FREE"): the provider's relayer submits the user's
+/// vault withdrawal as a SNIP-9 outside execution and pays its fee.
+///
+/// - `POST /v1/paymaster/build` `{account, calls}` → `{outside_execution, typed_data, message_hash}`:
+///   the relayer as the only caller, a fresh nonce, a five-minute window.
+/// - `POST /v1/paymaster/execute` `{account, outside_execution, signature}` → `{transaction_hash}`.
+///
+/// Only what the provider is paid by is sponsored: calls to the vault's `withdraw` with the
+/// payment address as recipient. The signature is checked with the account's own
+/// `is_valid_signature` and the transaction's fee estimated before anything is sent, so a request
+/// that would revert costs the relayer nothing.
+struct PaymasterRoutes: Sendable {
+    let routes: ProviderRoutes
+    var payments: VaultPayments { routes.payments }
+
+    static let windowSeconds: UInt64 = 300
+
+    struct CallBody: Codable, Sendable {
+        var to: String
+        var selector: String
+        var calldata: [String]
+    }
+
+    struct ExecutionBody: Codable, Sendable {
+        var caller: String
+        var nonce: String
+        var execute_after: UInt64
+        var execute_before: UInt64
+        var calls: [CallBody]
+    }
+
+    struct BuildRequest: Decodable {
+        var account: String
+        var calls: [CallBody]
+    }
+
+    struct BuildResponse: Encodable {
+        var outside_execution: ExecutionBody
+        var typed_data: TypedData
+        var message_hash: String
+    }
+
+    struct ExecuteRequest: Decodable {
+        var account: String
+        var outside_execution: ExecutionBody
+        var signature: [String]
+    }
+
+    func mount(on group: RouterGroup<PurseRequestContext>) {
+        group.post("paymaster/build") { request, context in
+            var request = request
+            _ = try await routes.merchant(request)
+            let input = try JSONBody.decode(BuildRequest.self, from: try await request.collectJSONBody(context: context))
+            let account = try Self.address(input.account, "account")
+            let calls = try sponsored(input.calls)
+            let now = UInt64(max(0, routes.environment.now().timeIntervalSince1970))
+            let execution = OutsideExecution(caller: payments.paymentAddress, nonce: Felt(bigEndianBytes: [0] + RandomID.bytes(31))!,
+                                             executeAfter: now - 60, executeBefore: now + Self.windowSeconds, calls: calls)
+            let chainId = try await chain()
+            return try Response.json(BuildResponse(outside_execution: Self.body(execution), typed_data: execution.typedData(chainId: chainId),
+                                                   message_hash: execution.messageHash(chainId: chainId, account: account).description))
+        }
+        group.post("paymaster/execute") { request, context in
+            var request = request
+            _ = try await routes.merchant(request)
+            let input = try JSONBody.decode(ExecuteRequest.self, from: try await request.collectJSONBody(context: context))
+            let account = try Self.address(input.account, "account")
+            let calls = try sponsored(input.outside_execution.calls)
+            guard let caller = Felt(input.outside_execution.caller), caller == payments.paymentAddress,
+                  let nonce = Felt(input.outside_execution.nonce) else {
+                throw ProviderError.invalid("outside_execution must be one /v1/paymaster/build made (caller: the relayer)")
+            }
+            let signature = try input.signature.enumerated().map { index, text in
+                guard let felt = Felt(text) else { throw ProviderError.invalid("signature[\(index)] must be a felt") }
+                return felt
+            }
+            guard (1...8).contains(signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
+            let execution = OutsideExecution(caller: caller, nonce: nonce, executeAfter: input.outside_execution.execute_after,
+                                             executeBefore: input.outside_execution.execute_before, calls: calls)
+            let hash = try await relay(execution, account: account, signature: signature)
+            return try Response.json(["transaction_hash": hash.description], status: .accepted)
+        }
+    }
+
+    /// The calls, when every one is a vault withdrawal to the payment address.
+    func sponsored(_ bodies: [CallBody]) throws -> [Call] {
+        guard (1...4).contains(bodies.count) else { throw ProviderError.invalid("calls must hold 1 to 4 calls") }
+        return try bodies.enumerated().map { index, body in
+            guard let to = Felt(body.to), let selector = Felt(body.selector) else { throw ProviderError.invalid("calls[\(index)] needs to and selector as felts") }
+            let calldata = try body.calldata.map { text in
+                guard let felt = Felt(text) else { throw ProviderError.invalid("calls[\(index)].calldata must be felts") }
+                return felt
+            }
+            guard to == payments.vaultAddress, selector == Selector.from(name: "withdraw"), calldata.count == 3, calldata[0] == payments.paymentAddress else {
+                throw APIError(.forbidden, "The paymaster sponsors vault withdrawals to the payment address \(payments.paymentAddress) only")
+            }
+            return Call(to: to, selector: selector, calldata: calldata)
+        }
+    }
+
+    /// Checks the signature with the account, then submits `execute_from_outside_v2` from the relayer.
+    func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt]) async throws -> Felt {
+        let chainId = try await chain()
+        let hash = execution.messageHash(chainId: chainId, account: account)
+        let valid: [Felt]
+        do {
+            valid = try await payments.provider.call(Call(to: account, entrypoint: "is_valid_signature",
+                                                          calldata: [hash, Felt(UInt64(signature.count))] + signature))
+        } catch let error as StarknetRPCError where error.kind == .contractNotFound {
+            throw APIError.notFound("No account is deployed at \(account)")
+        } catch let error as StarknetRPCError {
+            throw ProviderError.unverified("The account cannot check the signature: \(error.message)")
+        }
+        guard valid.first == Felt(shortString: "VALID") || valid.first == .one else {
+            throw ProviderError.unverified("The signature is not the account's over this outside execution")
+        }
+        let call = Call(to: account, entrypoint: "execute_from_outside_v2", calldata: execution.calldata(signature: signature))
+        do {
+            return try await payments.relay([call])
+        } catch let error as StarknetRPCError {
+            if case .contractError(let reason) = error.kind { throw ProviderError.unverified("The outside execution would fail: \(reason)") }
+            throw APIError(.badGateway, "The Starknet node refused the relayed transaction: \(error.message)")
+        }
+    }
+
+    func chain() async throws -> Felt {
+        do { return try await payments.provider.chainId() } catch {
+            throw APIError(.badGateway, "The Starknet node cannot be reached")
+        }
+    }
+
+    static func address(_ text: String, _ field: String) throws -> Felt {
+        guard let felt = Felt(text), !felt.isZero, ContractAddress.isValid(felt) else {
+            throw ProviderError.invalid("\(field) must be a contract address (0x-hex)")
+        }
+        return felt
+    }
+
+    static func body(_ execution: OutsideExecution) -> ExecutionBody {
+        ExecutionBody(caller: execution.caller.description, nonce: execution.nonce.description, execute_after: execution.executeAfter,
+                      execute_before: execution.executeBefore,
+                      calls: execution.calls.map { CallBody(to: $0.to.description, selector: $0.selector.description, calldata: $0.calldata.map(\.description)) })
+    }
+}
