@@ -28,6 +28,7 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_PAYMENT_ADDRESS`, `CHIPPI_PAYMENT_PRIVATE_KEY`: the provider's account, which vault
 ///   withdrawals pay and refunds come from (required in production; in the sandbox an account
 ///   derived from the seed, deployed and funded at start).
+/// - `CHIPPI_ACCOUNT_CLASS_HASH`: the class gasless wallets are deployed from (default: the sandbox's account).
 /// - `CHIPPI_MXN_PER_STRK`: the exchange rate (default 20).
 /// - `CHIPPI_QUOTE_SECONDS`: how long a quote is valid (default 300).
 /// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
@@ -39,6 +40,9 @@ public struct ChippiProviderConfiguration: Sendable {
     public var rpcURL: URL?
     public var vaultAddress: Felt = SandboxNode.vaultAddress
     public var tokenAddress: Felt = SandboxNode.strkAddress
+    /// The class gasless wallets' accounts are deployed from (`CHIPPI_ACCOUNT_CLASS_HASH`; default:
+    /// the sandbox's account class). Its constructor takes the public key.
+    public var accountClassHash: Felt = SandboxClass.account.classHash
     public var paymentAddress: Felt?
     public var paymentPrivateKey: Felt?
     public var rate = STRKRate(centavosPerSTRK: 2000)
@@ -78,6 +82,10 @@ public struct ChippiPayConfiguration: Sendable {
                 guard let felt = Felt(text) else { throw ConfigurationError("\(name) must be a contract address") }
                 provider[keyPath: path] = felt
             }
+        }
+        if let text = value("CHIPPI_ACCOUNT_CLASS_HASH") {
+            guard let felt = Felt(text) else { throw ConfigurationError("CHIPPI_ACCOUNT_CLASS_HASH must be a class hash") }
+            provider.accountClassHash = felt
         }
         if let text = value("CHIPPI_PAYMENT_ADDRESS") {
             guard let felt = Felt(text) else { throw ConfigurationError("CHIPPI_PAYMENT_ADDRESS must be a contract address") }

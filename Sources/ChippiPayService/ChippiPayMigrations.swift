@@ -157,5 +157,8 @@ enum ChippiPayMigrations {
             """,
             "CREATE INDEX chippi_webhook_deliveries_merchant ON chippi_webhook_deliveries (merchant_id, created_at)",
         ]),
+        Migration("chippi_0003_wallet_deployment", [
+            "ALTER TABLE chippi_wallets ADD COLUMN deploy_transaction_hash TEXT",
+        ]),
     ]
 }

@@ -41,6 +41,7 @@ public struct ChippiPayModule: PurseModule {
         if let sandbox = configuration.sandbox {
             let sandboxNode = SandboxNode(environment: environment, configuration: sandbox)
             try await sandboxNode.genesis()
+            try await sandboxNode.ensureUniversalDeployer()
             let routes = StarknetRPCRoutes(node: sandboxNode)
             routes.mount(on: router)
             environment.logger.notice("sandbox Starknet node at /starknet/rpc", metadata: [

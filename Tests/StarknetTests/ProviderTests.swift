@@ -53,6 +53,16 @@ struct ProviderTests {
             let (saved, body, _) = try await call(.post, "/v1/chipi-wallets",
                                                   body: #"{"wallet_id":"\#(id)","public_key":"\#(key.publicKey)","encrypted_private_key":"enc_0123456789abcdef","auth_token":"\#(session)"}"#)
             #expect(saved == .ok && body["success"] == .bool(true))
+            // The provider deployed the wallet's account through the Universal Deployer, paying for it.
+            let (_, shown, _) = try await call(.get, "/v1/chipi-wallets/\(id)")
+            let address = try #require(Felt(shown["address"]?.stringValue ?? ""))
+            let deployment = try #require(Felt(shown["deploy_transaction_hash"]?.stringValue ?? ""))
+            #expect(try await provider.waitForTransaction(deployment, poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100)).succeeded)
+            #expect(try await provider.call(Call(to: address, entrypoint: "get_public_key")) == [key.publicKey])
+            // Saving again is a retry: nothing new is deployed.
+            let (again, _, _) = try await call(.post, "/v1/chipi-wallets",
+                                               body: #"{"wallet_id":"\#(id)","public_key":"\#(key.publicKey)","encrypted_private_key":"enc_0123456789abcdef","auth_token":"\#(session)"}"#)
+            #expect(again == .ok)
             return id
         }
 

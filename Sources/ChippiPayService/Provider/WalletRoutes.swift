@@ -45,6 +45,7 @@ struct WalletRoutes: Sendable {
         var address: String?
         var encrypted_private_key: String?
         var status: String
+        var deploy_transaction_hash: String?
         var created_at: Int64
     }
 
@@ -78,7 +79,7 @@ struct WalletRoutes: Sendable {
                 return id
             }
             return try Response.json(PrepareResponse(wallet_id: id, external_user_id: input.external_user_id,
-                                                     account_class_hash: SandboxClass.account.classHash.description))
+                                                     account_class_hash: routes.configuration.accountClassHash.description))
         }
         group.post("chipi-wallets") { request, context in
             var request = request
@@ -90,7 +91,8 @@ struct WalletRoutes: Sendable {
             guard (16...4096).contains(input.encrypted_private_key.utf8.count) else {
                 throw ProviderError.invalid("encrypted_private_key must be 16 to 4096 characters")
             }
-            let address = SandboxNode.accountAddress(publicKey: publicKey)
+            let classHash = routes.configuration.accountClassHash
+            let address = ContractAddress.compute(classHash: classHash, salt: publicKey, constructorCalldata: [publicKey])
             let now = environment.now().epochMillis
             try await environment.database.transaction { db in
                 guard let row = try await db.raw("""
@@ -110,6 +112,7 @@ struct WalletRoutes: Sendable {
                         address = \(bind: address.description), status = 'active', updated_at = \(bind: now) WHERE id = \(bind: input.wallet_id)
                     """).run()
             }
+            try await deploy(wallet: input.wallet_id, publicKey: publicKey, address: address)
             return try Response.json(["success": true])
         }
         group.get("chipi-wallets/{id}") { request, context in
@@ -117,7 +120,7 @@ struct WalletRoutes: Sendable {
             let id = try context.parameters.require("id")
             guard let row = try await environment.database.read({ db in
                 try await db.raw("""
-                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, created_at FROM chippi_wallets
+                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, deploy_transaction_hash, created_at FROM chippi_wallets
                     WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)
                     """).first()
             }) else {
@@ -127,7 +130,34 @@ struct WalletRoutes: Sendable {
                 wallet_id: try row.decode(column: "id", as: String.self), external_user_id: try row.decode(column: "external_user_id", as: String.self),
                 public_key: try row.decode(column: "public_key", as: String?.self), address: try row.decode(column: "address", as: String?.self),
                 encrypted_private_key: try row.decode(column: "encrypted_private_key", as: String?.self),
-                status: try row.decode(column: "status", as: String.self), created_at: try row.decode(column: "created_at", as: Int64.self)))
+                status: try row.decode(column: "status", as: String.self),
+                deploy_transaction_hash: try row.decode(column: "deploy_transaction_hash", as: String?.self),
+                created_at: try row.decode(column: "created_at", as: Int64.self)))
+        }
+    }
+
+    /// Deploys the wallet's account through the Universal Deployer from the provider's relayer
+    /// (the user pays nothing), unless it is deployed already; records the transaction.
+    func deploy(wallet: String, publicKey: Felt, address: Felt) async throws {
+        let payments = routes.payments
+        do {
+            _ = try await payments.provider.classHash(at: address)
+            return
+        } catch let error as StarknetRPCError where error.kind == .contractNotFound {
+            // Not deployed yet.
+        } catch {
+            throw APIError(.badGateway, "The Starknet node cannot be reached")
+        }
+        let deployCall = Call(to: UniversalDeployer.address, entrypoint: "deployContract",
+                              calldata: [routes.configuration.accountClassHash, publicKey, .zero, .one, publicKey])
+        let hash: Felt
+        do {
+            hash = try await payments.relay([deployCall])
+        } catch {
+            throw APIError(.badGateway, "The wallet is saved but its account could not be deployed yet; save it again to retry")
+        }
+        try await environment.database.transaction { db in
+            try await db.raw("UPDATE chippi_wallets SET deploy_transaction_hash = \(bind: hash.description) WHERE id = \(bind: wallet)").run()
         }
     }
 

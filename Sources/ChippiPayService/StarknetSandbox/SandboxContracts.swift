@@ -1,12 +1,14 @@
 import Starknet
 
 /// The sandbox's contracts, native Swift with the semantics and storage layout of their Cairo
-/// counterparts: an OpenZeppelin-style ERC-20 (the STRK token), the vault, and OpenZeppelin-style
-/// accounts. Each class has a fixed class hash; a call is dispatched on the selector.
+/// counterparts: an OpenZeppelin-style ERC-20 (the STRK token), the vault, OpenZeppelin-style
+/// accounts, and the Universal Deployer. Each class has a fixed class hash; a call is dispatched
+/// on the selector.
 enum SandboxClass: String, CaseIterable, Sendable {
     case erc20
     case vault
     case account
+    case udc
 
     /// The class hashes (Poseidon of the class's name and version; the sandbox's own classes, not
     /// hashes of a Sierra program).
@@ -34,6 +36,8 @@ enum SandboxClass: String, CaseIterable, Sendable {
         case .account:
             ["__validate__", "__validate_deploy__", "__execute__", "get_public_key", "is_valid_signature", "supports_interface",
              "execute_from_outside_v2", "is_valid_outside_execution_nonce"]
+        case .udc:
+            ["deployContract", "deploy_contract"]
         }
     }
 }
@@ -65,6 +69,7 @@ struct SandboxVM {
         case .erc20: result = try await ERC20Contract(vm: self, address: address).invoke(name, &arguments, caller: caller)
         case .vault: result = try await VaultContract(vm: self, address: address, depth: depth).invoke(name, &arguments, caller: caller)
         case .account: result = try await AccountContract(vm: self, address: address).invoke(name, &arguments, caller: caller, depth: depth)
+        case .udc: result = try await UniversalDeployer(vm: self, address: address).invoke(name, &arguments, caller: caller)
         }
         try arguments.finish()
         return result
@@ -311,5 +316,36 @@ struct AccountContract {
     func isValid(hash: Felt, signature: [Felt]) async throws -> Bool {
         guard signature.count == 2 else { return false }
         return StarkVerifier.verify(hash, signature: StarkSignature(r: signature[0], s: signature[1]), publicKey: try await publicKey())
+    }
+}
+
+/// The Universal Deployer Contract at Starknet's address: `deployContract(class_hash, salt,
+/// unique, calldata)` deploys a contract of a known class (accounts, whose constructor takes the
+/// public key) — with `unique` the salt is `pedersen(caller, salt)` and the deployer the UDC,
+/// otherwise the deployer is 0, so the address is the one DEPLOY_ACCOUNT would give. Emits
+/// `ContractDeployed`.
+struct UniversalDeployer {
+    let vm: SandboxVM
+    let address: Felt
+    var state: ChainState { vm.state }
+
+    static let address = Felt("0x041a78e741e5af2fec34b695679bc6891742439f7afb8484ecd7766661ad02bf")!
+
+    func invoke(_ name: String, _ arguments: inout Arguments, caller: Felt) async throws -> [Felt] {
+        let classHash = try arguments.felt(), salt = try arguments.felt(), unique = try arguments.felt(), calldata = try arguments.array()
+        guard SandboxClass(classHash: classHash) == .account else {
+            throw ContractRevert(reason: "Class with hash \(classHash) is not declared.")
+        }
+        guard calldata.count == 1, !calldata[0].isZero else { throw ContractRevert(reason: "Failed to deserialize param #1") }
+        let (deploySalt, deployer) = unique.isZero ? (salt, Felt.zero) : (Pedersen.hash(caller, salt), address)
+        let deployed = ContractAddress.compute(classHash: classHash, salt: deploySalt, constructorCalldata: calldata, deployer: deployer)
+        guard try await state.contract(at: deployed) == nil else {
+            throw ContractRevert(reason: "Requested contract address \(deployed) is unavailable for deployment.")
+        }
+        state.deploy(deployed, classHash: classHash)
+        state.write(deployed, AccountContract.publicKeyKey, calldata[0])
+        state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "ContractDeployed")],
+                              data: [deployed, caller, unique, classHash, Felt(UInt64(calldata.count))] + calldata + [salt]))
+        return [deployed]
     }
 }

@@ -119,6 +119,19 @@ struct SandboxNode: Sendable {
         ContractAddress.compute(classHash: SandboxClass.account.classHash, salt: publicKey, constructorCalldata: [publicKey])
     }
 
+    /// Deploys the Universal Deployer when the chain has none (a chain created before it existed).
+    func ensureUniversalDeployer() async throws {
+        try await database.transaction { db in
+            guard try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() != nil else {
+                throw APIError(.serviceUnavailable, "The sandbox chain has no genesis")
+            }
+            let state = ChainState(db: db)
+            if try await state.contract(at: UniversalDeployer.address) != nil { return }
+            state.deploy(UniversalDeployer.address, classHash: SandboxClass.udc.classHash)
+            try await state.flush(block: 0)
+        }
+    }
+
     /// Deploys and funds an account for `key` when the chain has none at its address (the
     /// provider's payment account, on a chain created before it existed too). Returns its address.
     @discardableResult
