@@ -124,6 +124,64 @@ struct ChippiPayManagerTests {
         }
     }
 
+    @Test func theScreensViewModelsWalkTheSetupAndAPurchase() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let app = try await Self.app(h)
+            let home = HomeViewModel(starknet: app.starknet, chippi: app.chippi)
+            await home.load()
+            #expect(home.nextStep == .depositToVault)
+            try await app.starknet.depositToVault(amount: "5")
+            #expect(home.nextStep == .createGaslessWallet && home.vaultText == "5 STRK")
+
+            let creation = WalletCreationViewModel(chippi: app.chippi, externalUserId: "user_screens") { h.session }
+            creation.email = "ana@"
+            #expect(creation.validationMessage == "Enter a valid e-mail address" && !creation.canContinue)
+            creation.email = "ana@example.com"
+            await creation.next()
+            creation.password = "short"
+            #expect(creation.validationMessage == "Use at least 8 characters")
+            creation.password = "correct horse"
+            creation.passwordAgain = "correct hose"
+            #expect(creation.validationMessage == "The passwords do not match" && !creation.canContinue)
+            creation.passwordAgain = "correct horse"
+            await creation.next()
+            #expect(creation.step == .confirm)
+            await creation.next()
+            #expect(creation.step == .done && creation.walletId != nil && creation.password.isEmpty)
+            #expect(home.nextStep == .buyServices)
+
+            let services = ServicesViewModel(chippi: app.chippi)
+            await services.load()
+            services.category = "phone_topup"
+            services.searchText = "telcel"
+            #expect(services.services.map(\.id) == ["telcel_50", "telcel_100", "telcel_200"])
+            services.category = "bill"
+            services.searchText = ""
+            let cfe = try #require(services.services.first { $0.id == "cfe_electricity" })
+
+            let bill = ServicePurchaseViewModel(sku: cfe, starknet: app.starknet, chippi: app.chippi)
+            bill.referenceText = "123"
+            #expect(bill.validationMessage == "Enter a 12-digit CFE service number, such as 012345678901")
+            bill.referenceText = "012345678901"
+            bill.amountText = "20"
+            #expect(bill.validationMessage == "Enter an amount from 50 to 10000 MXN")
+            bill.amountText = "200"
+            await bill.refreshQuote()
+            #expect(bill.strkNeededText == "10 STRK" && bill.gasFeeText == "Gas fee: FREE")
+            #expect(bill.validationMessage == "Not enough STRK in the vault: 10 STRK needed, 5 available" && !bill.canConfirm)
+            bill.amountText = "60"
+            await bill.refreshQuote()
+            #expect(bill.totalText == "Total: 3 STRK" && bill.canConfirm)
+            await bill.confirm()
+            #expect(bill.stepNumber == 7 && bill.resultLines?.first == "Purchase Successful!")
+            #expect(bill.resultLines?.last == "Service delivered to: 012345678901")
+
+            let history = PurchaseHistoryViewModel(api: app.chippi.api, walletId: try #require(creation.walletId))
+            await history.reload()
+            #expect(history.purchases.map(\.skuId) == ["cfe_electricity"] && !history.hasMore)
+        }
+    }
+
     @Test func errorsSpeakTheSeedsWords() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let store: any SecureStore = InMemorySecureStore()
