@@ -361,8 +361,11 @@ extension ChippiPayAPI: Paymaster {
     }
 
     public func executeOutside(account: Felt, execution: OutsideExecution, signature: [Felt]) async throws -> Felt {
+        // The provider relays an (account, nonce) once and answers every repeat with the same hash,
+        // so the request is safe to retry: the key lets the client retry it on 429, 5xx and timeouts.
         let executed: Executed = try await send("POST", "/v1/paymaster/execute", body: ExecuteBody(account: account.description, outside_execution: ExecutionBody(execution),
-                                                                                                  signature: signature.map(\.description)))
+                                                                                                  signature: signature.map(\.description)),
+                                                idempotencyKey: "relay-\(account)-\(execution.nonce)")
         guard let hash = Felt(executed.transaction_hash) else {
             throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "the paymaster's transaction hash does not parse")
         }

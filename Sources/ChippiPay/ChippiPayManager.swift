@@ -149,6 +149,10 @@ public final class ChippiPayManager {
         var paymentAddress: String
         var vaultTransactionHash: String?
         var transactionId: String?
+        /// The signed outside execution handed to the paymaster, until its hash is known.
+        var account: String?
+        var outsideExecution: ChippiPayAPI.ExecutionBody?
+        var signature: [String]?
     }
 
     /// The whole purchase, steps 2 to 7: quote, check the vault balance, withdraw to the provider's
@@ -177,15 +181,20 @@ public final class ChippiPayManager {
         do { try await save(pending) } catch { return fail(error) }
 
         purchaseStep = .withdrawing
-        let recorded = pending
+        let account = starknet.walletAddress?.description
         do {
-            // Gasless: the provider's paymaster submits the withdrawal and pays its fee.
-            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api) { hash in
-                // Recorded the moment the node has it: from here on, a restart resumes this payment.
-                var paid = recorded
-                paid.vaultTransactionHash = hash.description
-                try? await self.save(paid)
-            }
+            // Gasless: the provider's paymaster submits the withdrawal and pays its fee. The signed
+            // execution is recorded before it is sent, its hash as soon as it is known: a crash or a
+            // lost answer after either resumes this payment instead of making another.
+            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api, signed: { execution, signature in
+                pending.account = account
+                pending.outsideExecution = ChippiPayAPI.ExecutionBody(execution)
+                pending.signature = signature.map(\.description)
+                try? await self.save(pending)
+            }, submitted: { hash in
+                pending.vaultTransactionHash = hash.description
+                try? await self.save(pending)
+            })
             pending.vaultTransactionHash = hash.description
             try await save(pending)
         } catch StarknetWalletError.reverted(let hash, let reason) {
@@ -193,25 +202,43 @@ public final class ChippiPayManager {
             try? await store.remove(Self.pendingPurchaseItem)
             return fail("The vault withdrawal \(hash) was reverted: \(reason)", nil)
         } catch {
-            // Not sent at all: nothing to resume. Sent but not yet confirmed: the record keeps the hash.
-            if (try? await loadPending())?.vaultTransactionHash == nil { try? await store.remove(Self.pendingPurchaseItem) }
+            // Never signed: nothing to resume. Signed or sent: the record keeps what resuming needs.
+            let kept = try? await loadPending()
+            if kept?.vaultTransactionHash == nil, kept?.outsideExecution == nil { try? await store.remove(Self.pendingPurchaseItem) }
             return fail(error)
         }
-        return await finish(pending)
+        return await finish(pending, starknet: starknet)
     }
 
     /// Carries on with a purchase an earlier run left unfinished (after a crash or a lost
     /// answer); `.idle` when there is none. A purchase whose vault payment never happened is dropped.
     @discardableResult
-    public func resumePendingPurchase() async -> PurchaseStep {
-        guard let pending = try? await loadPending() else { return .idle }
-        guard pending.vaultTransactionHash != nil else {
-            // Recorded before the withdrawal reached the node: nothing was paid.
-            try? await store.remove(Self.pendingPurchaseItem)
-            purchaseStep = .idle
-            return .idle
+    public func resumePendingPurchase(starknet: StarknetManager) async -> PurchaseStep {
+        guard var pending = try? await loadPending() else { return .idle }
+        if pending.vaultTransactionHash == nil {
+            guard let body = pending.outsideExecution, let execution = body.execution, let account = pending.account.flatMap({ Felt($0) }),
+                  let signature = pending.signature?.compactMap({ Felt($0) }) else {
+                // Recorded before anything was signed: nothing was paid.
+                try? await store.remove(Self.pendingPurchaseItem)
+                purchaseStep = .idle
+                return .idle
+            }
+            // Signed and handed to the paymaster, answer unknown: asking again gives the hash of
+            // the relay that happened, or relays it now.
+            purchaseStep = .withdrawing
+            do {
+                let hash = try await api.executeOutside(account: account, execution: execution, signature: signature)
+                pending.vaultTransactionHash = hash.description
+                try await save(pending)
+            } catch let error as ChippiPayError where !error.isRetryable {
+                // Refused for good (the window closed unrelayed, or the nonce went elsewhere): nothing was paid for this purchase.
+                try? await store.remove(Self.pendingPurchaseItem)
+                return fail(error)
+            } catch {
+                return fail(error)
+            }
         }
-        return await finish(pending)
+        return await finish(pending, starknet: starknet)
     }
 
     func loadPending() async throws -> PendingPurchase? {
@@ -220,9 +247,18 @@ public final class ChippiPayManager {
     }
 
     /// Steps 5 to 7 for a paid purchase.
-    func finish(_ pending: PendingPurchase) async -> PurchaseStep {
-        guard let hash = pending.vaultTransactionHash else { return fail("ChippiPay service error", nil) }
+    func finish(_ pending: PendingPurchase, starknet: StarknetManager) async -> PurchaseStep {
+        guard let hash = pending.vaultTransactionHash, let felt = Felt(hash) else { return fail("ChippiPay service error", nil) }
         var pending = pending
+        // The provider takes only accepted payments: wait for it (again, when resuming).
+        do {
+            try await starknet.waitForAcceptance(felt)
+        } catch StarknetWalletError.reverted(let hash, let reason) {
+            try? await store.remove(Self.pendingPurchaseItem)
+            return fail("The vault withdrawal \(hash) was reverted: \(reason)", nil)
+        } catch {
+            return fail(error)
+        }
         purchaseStep = .creatingTransaction(vaultTransactionHash: hash)
         let transaction: SKUTransaction
         do {

@@ -40,7 +40,7 @@ public final class HomeViewModel {
         _ = try? await starknet.restore()
         _ = try? await chippi.restoreWallet()
         if chippi.isConnected { try? await chippi.fetchHistory() }
-        _ = await chippi.resumePendingPurchase()
+        _ = await chippi.resumePendingPurchase(starknet: starknet)
     }
 }
 

@@ -227,7 +227,10 @@ public final class StarknetManager {
     /// signs a SNIP-9 outside execution of exactly this withdrawal (anything else the paymaster
     /// returns is refused unsigned). Waits for acceptance; returns the relayed transaction's hash.
     @discardableResult
+    ///   `signed` hears the signed execution before it goes to the paymaster: whoever keeps it can
+    ///   ask the paymaster again after a lost answer and learn the transaction's hash.
     public func withdrawFromVault(amount: UInt256, toAddress: Felt, paymaster: any Paymaster,
+                                  signed: (@MainActor (OutsideExecution, [Felt]) async -> Void)? = nil,
                                   submitted: (@MainActor (Felt) async -> Void)? = nil) async throws -> Felt {
         var hash = Felt.zero
         try await run {
@@ -243,6 +246,7 @@ public final class StarknetManager {
             }
             let chainId = try await self.node { try await self.provider.chainId() }
             let signature = try account.signMessage(execution.typedData(chainId: chainId))
+            await signed?(execution, signature)
             hash = try await paymaster.executeOutside(account: account.address, execution: execution, signature: signature)
             self.lastTransactionHash = hash
             await submitted?(hash)
@@ -253,6 +257,12 @@ public final class StarknetManager {
             try await self.refreshBalances()
         }
         return hash
+    }
+
+    /// Waits until `hash` is accepted; throws when it was reverted.
+    public func waitForAcceptance(_ hash: Felt) async throws {
+        let receipt = try await node { try await self.provider.waitForTransaction(hash, poller: self.poller) }
+        guard receipt.succeeded else { throw StarknetWalletError.reverted(transactionHash: hash, reason: receipt.revertReason ?? "no reason given") }
     }
 
     /// The seed's decimal-string forms: `depositToVault(amount: "10")`.

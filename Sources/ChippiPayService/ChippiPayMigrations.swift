@@ -160,5 +160,16 @@ enum ChippiPayMigrations {
         Migration("chippi_0003_wallet_deployment", [
             "ALTER TABLE chippi_wallets ADD COLUMN deploy_transaction_hash TEXT",
         ]),
+        Migration("chippi_0004_paymaster_relays", [
+            """
+            CREATE TABLE chippi_relays (
+                account TEXT NOT NULL,
+                nonce TEXT NOT NULL,
+                transaction_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (account, nonce)
+            )
+            """,
+        ]),
     ]
 }

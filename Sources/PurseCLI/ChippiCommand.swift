@@ -274,7 +274,7 @@ extension ChippiCommand {
             let starknet = try await ChippiCommand.connected(options)
             let manager = try ChippiCommand.purchases(options)
             guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
-            let resumed = await manager.resumePendingPurchase()
+            let resumed = await manager.resumePendingPurchase(starknet: starknet)
             if resumed != .idle {
                 print("Finished an earlier purchase first: \(Self.describe(resumed))")
             }

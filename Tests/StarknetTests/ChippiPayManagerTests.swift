@@ -115,12 +115,12 @@ struct ChippiPayManagerTests {
             // A new purchase waits for the unfinished one; resuming finishes it with the same payment.
             #expect(await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
                     == .failed(message: "Another purchase is still in progress; finish it first", transactionId: nil))
-            guard case .completed = await app.chippi.resumePendingPurchase() else { Issue.record("did not complete"); return }
+            guard case .completed = await app.chippi.resumePendingPurchase(starknet: app.starknet) else { Issue.record("did not complete"); return }
             try await app.starknet.checkBalance()
             #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("7.5"), "one withdrawal")
             let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
             #expect(page["data"]?.arrayValue?.count == 1, "one purchase")
-            #expect(await app.chippi.resumePendingPurchase() == .idle)
+            #expect(await app.chippi.resumePendingPurchase(starknet: app.starknet) == .idle)
         }
     }
 
@@ -179,6 +179,97 @@ struct ChippiPayManagerTests {
             let history = PurchaseHistoryViewModel(api: app.chippi.api, walletId: try #require(creation.walletId))
             await history.reload()
             #expect(history.purchases.map(\.skuId) == ["cfe_electricity"] && !history.hasMore)
+        }
+    }
+
+    /// Answers 429 (with Retry-After), 503 or a timeout instead of the server — before or after the
+    /// server has handled the request — on a seeded share of the provider's requests.
+    final class FaultyTransport: HTTPTransport {
+        let inner: any HTTPTransport
+        let random = Mutex(SplitMix(seed: 2026))
+        let faults = Mutex(0)
+
+        init(_ inner: any HTTPTransport) { self.inner = inner }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            guard request.url.path.hasPrefix("/v1/") else { return try await inner.send(request) }
+            let roll = random.withLock { Int($0.next() % 10) }
+            switch roll {
+            case 0:
+                faults.withLock { $0 += 1 }
+                return TransportResponse(status: 429, headers: ["Retry-After": "0"], body: Data(#"{"error":"slow down"}"#.utf8))
+            case 1:
+                faults.withLock { $0 += 1 }
+                return TransportResponse(status: 503, body: Data(#"{"error":"unavailable"}"#.utf8))
+            case 2:
+                faults.withLock { $0 += 1 }
+                _ = try await inner.send(request)
+                throw PurseError.timeout("the answer did not come back")
+            default:
+                return try await inner.send(request)
+            }
+        }
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Under 429s, 503s and lost answers, purchases retried (automatically, then by resuming)
+    /// never pay or buy twice: one withdrawal and one purchase per attempt that paid.
+    @Test func faultsNeverBuyTwice() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let faulty = FaultyTransport(RouterTransport(client: h.client))
+            let store: any SecureStore = InMemorySecureStore()
+            let router = RouterTransport(client: h.client)
+            let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
+                                           poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 200))
+            let server = h.server
+            let sleeper = Sleeper { _ in
+                await server.app.jobWorker.runDue()
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: faulty,
+                                   retry: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(1), maxDelay: .milliseconds(5)), sleeper: sleeper)
+            try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+            let chippi = ChippiPayManager(api: api, store: store, sleeper: sleeper, keyRounds: 1_000)
+            let (address, key) = h.accounts[0]
+            try await starknet.connectWallet(address: address.description, privateKey: key.privateKey.description)
+            try await starknet.depositToVault(amount: "50")
+            var created = false
+            for _ in 0..<10 where !created { created = (try? await chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_faults")) != nil }
+            #expect(created)
+            for _ in 0..<10 where chippi.availableServices.isEmpty { try? await chippi.fetchAvailableServices() }
+            let telcel = try #require(chippi.availableServices.first { $0.id == "telcel_50" })
+            var completed = 0
+            for _ in 0..<6 {
+                var outcome = await chippi.buyService(telcel, reference: "5512345678", starknet: starknet)
+                for _ in 0..<10 {
+                    guard case .failed = outcome, (try? await store.data(for: ChippiPayManager.pendingPurchaseItem)) != nil else { break }
+                    outcome = await chippi.resumePendingPurchase(starknet: starknet)
+                }
+                if case .completed = outcome { completed += 1 }
+                if case .pending(let id) = outcome, case .completed = try await chippi.pollTransactionStatus(transactionId: id) { completed += 1 }
+            }
+            try await starknet.checkBalance()
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions?limit=100")
+            let purchases = page["data"]?.arrayValue ?? []
+            let paid = (SandboxNodeTests.strk("50").subtracting(try #require(starknet.vaultBalance)))!
+            // Every STRK that left the vault bought exactly one purchase, and no payment bought two.
+            var expected = UInt256.zero
+            for _ in purchases { expected = expected.adding(SandboxNodeTests.strk("2.5"))! }
+            #expect(paid == expected)
+            #expect(Set(purchases.compactMap { $0["vault_transaction_hash"]?.stringValue }).count == purchases.count)
+            #expect(completed == purchases.count && completed >= 3, "completed \(completed) of \(purchases.count); faults \(faulty.faults.withLock { $0 })")
+            #expect(faulty.faults.withLock { $0 } > 0)
         }
     }
 

@@ -95,12 +95,13 @@ struct ProviderTests {
         }
     }
 
-    static func withProvider(_ body: @Sendable (Harness) async throws -> Void) async throws {
+    static func withProvider(rateLimit: Double = 1_000, _ body: @Sendable (Harness) async throws -> Void) async throws {
         var sandbox = StarknetSandboxConfiguration()
         sandbox.accountCount = 3
         var provider = ChippiProviderConfiguration()
         provider.sandboxKeys = keys
         provider.fulfilmentSeconds = 0
+        provider.rateLimit = rateLimit
         let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider))])
         let session = try await server.environment.tokens.issue(for: UserID("usr_provider_test"), purpose: TokenService.sessionPurpose, lifetime: 3600).token
         try await server.withRouter { client in
@@ -122,6 +123,16 @@ struct ProviderTests {
                 let (status, body, headers) = try await h.call(.get, "/v1/skus", keys: keys)
                 #expect(status == .unauthorized && body["error"] == "Invalid API credentials" && headers[.wwwAuthenticate] != nil)
             }
+        }
+    }
+
+    @Test func eachKeyIsRateLimited() async throws {
+        // One request per 100 s, in bursts of one: the second request is refused however slow the machine.
+        try await Self.withProvider(rateLimit: 0.01) { (h: Harness) async throws in
+            #expect(try await h.call(.get, "/v1/skus").0 == .ok)
+            let (status, body, headers) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            #expect(status == .tooManyRequests && body["error"]?.stringValue?.hasPrefix("Too many requests") == true)
+            #expect(headers[.retryAfter].flatMap(Int.init).map { (1...100).contains($0) } == true)
         }
     }
 
@@ -277,9 +288,19 @@ struct ProviderTests {
             #expect(receipt.succeeded)
             #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("2.5"))
             #expect(try await h.strk.balance(of: address) == walletBefore, "the relayer paid the fee")
-            // The same signed execution again: its nonce is spent.
-            let (replayed, refusal, _) = try await execute(signature)
-            #expect(replayed == .unprocessableContent && refusal["error"]?.stringValue?.contains("SRC9: duplicated nonce") == true, "\(refusal)")
+            // The same signed execution again (an answer that was lost): the same hash, nothing sent.
+            let (replayed, again, _) = try await execute(signature)
+            #expect(replayed == .ok && again["transaction_hash"] == relayed["transaction_hash"])
+            #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("2.5"))
+            // Relayed on chain by anyone else, the nonce is spent: the account refuses it.
+            let relayer = StarknetAccount(address: h.accounts[1].address, key: h.accounts[1].key, provider: h.provider)
+            let direct = Call(to: address, entrypoint: "execute_from_outside_v2",
+                              calldata: OutsideExecution(caller: payTo, nonce: Felt(execution["nonce"]!.stringValue!)!,
+                                                         executeAfter: Self.integer(execution["execute_after"]),
+                                                         executeBefore: Self.integer(execution["execute_before"]),
+                                                         calls: [Call(to: h.vault, entrypoint: "withdraw", calldata: [payTo, Felt("0x22b1c8c1227a0000")!, .zero])])
+                                  .calldata(signature: signature))
+            await #expect(throws: StarknetRPCError.self) { try await relayer.execute([direct]) }
         }
     }
 
@@ -298,6 +319,16 @@ struct ProviderTests {
             #expect(Set(ids.compactMap { $0 }).count == 1 && ids.allSatisfy { $0 != nil })
             let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
             #expect(page["data"]?.arrayValue?.count == 1)
+        }
+    }
+}
+
+extension ProviderTests {
+    static func integer(_ value: JSONValue?) -> UInt64 {
+        switch value {
+        case .int(let number)?: UInt64(number)
+        case .uint(let number)?: number
+        default: 0
         }
     }
 }

@@ -12,7 +12,8 @@ import Starknet
 ///
 /// - `POST /v1/paymaster/build` `{account, calls}` → `{outside_execution, typed_data, message_hash}`:
 ///   the relayer as the only caller, a fresh nonce, a five-minute window.
-/// - `POST /v1/paymaster/execute` `{account, outside_execution, signature}` → `{transaction_hash}`.
+/// - `POST /v1/paymaster/execute` `{account, outside_execution, signature}` → 202 `{transaction_hash}`;
+///   the same execution again → 200 with the same hash (a client whose answer was lost asks again).
 ///
 /// Only what the provider is paid by is sponsored: calls to the vault's `withdraw` with the
 /// payment address as recipient. The signature is checked with the account's own
@@ -86,8 +87,8 @@ struct PaymasterRoutes: Sendable {
             guard (1...8).contains(signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
             let execution = OutsideExecution(caller: caller, nonce: nonce, executeAfter: input.outside_execution.execute_after,
                                              executeBefore: input.outside_execution.execute_before, calls: calls)
-            let hash = try await relay(execution, account: account, signature: signature)
-            return try Response.json(["transaction_hash": hash.description], status: .accepted)
+            let (hash, replayed) = try await relay(execution, account: account, signature: signature)
+            return try Response.json(["transaction_hash": hash.description], status: replayed ? .ok : .accepted)
         }
     }
 
@@ -108,7 +109,7 @@ struct PaymasterRoutes: Sendable {
     }
 
     /// Checks the signature with the account, then submits `execute_from_outside_v2` from the relayer.
-    func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt]) async throws -> Felt {
+    func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt]) async throws -> (Felt, Bool) {
         let chainId = try await chain()
         let hash = execution.messageHash(chainId: chainId, account: account)
         let valid: [Felt]
@@ -125,7 +126,8 @@ struct PaymasterRoutes: Sendable {
         }
         let call = Call(to: account, entrypoint: "execute_from_outside_v2", calldata: execution.calldata(signature: signature))
         do {
-            return try await payments.relay([call])
+            let environment = routes.environment
+            return try await payments.relayOnce(account: account, nonce: execution.nonce, calls: [call], database: environment.database, now: { environment.now() })
         } catch let error as StarknetRPCError {
             if case .contractError(let reason) = error.kind { throw ProviderError.unverified("The outside execution would fail: \(reason)") }
             throw APIError(.badGateway, "The Starknet node refused the relayed transaction: \(error.message)")

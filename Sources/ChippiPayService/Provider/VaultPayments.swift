@@ -1,5 +1,7 @@
 import Foundation
 import HTTPTypes
+import PurseDatabase
+import SQLKit
 import PurseKit
 import PurseServer
 import Starknet
@@ -72,6 +74,28 @@ struct VaultPayments: Sendable {
         let receipt = try await provider.waitForTransaction(hash, poller: Poller(interval: .milliseconds(200), multiplier: 1.5, maxInterval: .seconds(5), maxAttempts: 30))
         guard receipt.succeeded else { throw RefundError(reason: receipt.revertReason ?? "reverted") }
         return hash
+    }
+
+    /// Relays an account's outside execution once: the transaction sent the first time for
+    /// (account, nonce) is the answer to every later request for it, so a client whose answer was
+    /// lost asks again and learns the hash instead of losing track of its payment.
+    func relayOnce(account: Felt, nonce: Felt, calls: [Call], database: Database, now: @escaping @Sendable () -> Date) async throws -> (hash: Felt, replayed: Bool) {
+        let provider = self.account
+        return try await sender.run {
+            if let row = try await database.read({ db in
+                try await db.raw("SELECT transaction_hash FROM chippi_relays WHERE account = \(bind: account.description) AND nonce = \(bind: nonce.description)").first()
+            }), let hash = Felt(try row.decode(column: "transaction_hash", as: String.self)) {
+                return (hash, true)
+            }
+            let hash = try await provider.execute(calls)
+            try await database.transaction { db in
+                try await db.raw("""
+                    INSERT INTO chippi_relays (account, nonce, transaction_hash, created_at)
+                    VALUES (\(bind: account.description), \(bind: nonce.description), \(bind: hash.description), \(bind: now().epochMillis))
+                    """).run()
+            }
+            return (hash, false)
+        }
     }
 
     /// Sends `calls` from the provider's account, one transaction at a time (each takes the
