@@ -258,6 +258,7 @@ let package = Package(
                 "PurseKitAHC",
                 "NexusPay",
                 "Starknet",
+                "ChippiPay",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -13,7 +13,7 @@ import ServiceLifecycle
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure throughput and latency on loopback (build with -c release).",
-        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self]
+        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self, ChippiBenchCommand.self]
     )
 }
 
@@ -70,6 +70,44 @@ struct StarknetBenchCommand: BenchSubcommand {
         benchmark.duration = duration
         benchmark.cryptoSeconds = cryptoSeconds
         return benchmark
+    }
+}
+
+struct ChippiBenchCommand: BenchSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chippi",
+        abstract: "Complete sandbox purchases per second (quote → vault withdrawal → purchase → fulfilled), and GET /v1/skus against GET /health.",
+        discussion: """
+            Without --server it starts its own server on 127.0.0.1 (SQLite in a temporary directory) with the sandbox merchant's keys set \
+            to --keys, immediate fulfilment and no rate limit. Against --server, that server needs CHIPPI_SANDBOX_MERCHANT_KEYS=--keys. \
+            Targets on 2 cores: skus ≥ 60 % of /health; ≥ 300 purchases/s.
+            """
+    )
+
+    @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Concurrent connections, one account each.") var connections: Int = 16
+    @Option(help: "Purchases per connection, instead of --duration.") var count: Int?
+    @Option(help: "Seconds per phase.") var duration: Int = 10
+    @Option(help: "The merchant's key pair, pk_…:sk_….") var keys: String = "pk_test_bench:sk_test_bench_secret"
+
+    var benchmark: ChippiBenchmark {
+        var benchmark = ChippiBenchmark()
+        benchmark.connections = connections
+        benchmark.count = count
+        benchmark.duration = duration
+        benchmark.keys = keys
+        return benchmark
+    }
+
+    func run() async throws {
+        if server == nil {
+            // The in-process server's sandbox: these keys, fulfilment at once, no per-key limit.
+            setenv("CHIPPI_SANDBOX_MERCHANT_KEYS", keys, 1)
+            setenv("CHIPPI_SANDBOX_FULFILMENT_SECONDS", "0", 1)
+            setenv("CHIPPI_RATE_LIMIT", "100000", 1)
+        }
+        let benchmark = benchmark
+        try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
     }
 }
 
