@@ -32,6 +32,7 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_MXN_PER_STRK`: the exchange rate (default 20).
 /// - `CHIPPI_QUOTE_SECONDS`: how long a quote is valid (default 300).
 /// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
+/// - `CHIPPI_KEY_CACHE_SECONDS`: how long a checked key pair is remembered (default 5; a revocation takes effect within it).
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
 /// - `CHIPPI_SANDBOX_WEBHOOK_URL`: where the sandbox merchant's webhooks go (default: none).
 /// - `CHIPPI_SANDBOX_MERCHANT_KEYS`: the sandbox merchant's key pair as `pk_test_…:sk_test_…`
@@ -49,6 +50,9 @@ public struct ChippiProviderConfiguration: Sendable {
     public var quoteSeconds = 300
     public var fulfilmentSeconds = 2.0
     public var rateLimit = 50.0
+    /// How long a checked key pair is remembered (`CHIPPI_KEY_CACHE_SECONDS`, default 5): a
+    /// revocation takes effect within it.
+    public var keyCacheSeconds = 5.0
     /// The sandbox merchant's (public, secret) key pair; nil in production.
     public var sandboxKeys: (public: String, secret: String)?
     /// Where the sandbox merchant's webhooks go (`CHIPPI_SANDBOX_WEBHOOK_URL`).
@@ -106,6 +110,10 @@ public struct ChippiPayConfiguration: Sendable {
         if let text = value("CHIPPI_SANDBOX_FULFILMENT_SECONDS") {
             guard let seconds = Double(text), (0...3600).contains(seconds) else { throw ConfigurationError("CHIPPI_SANDBOX_FULFILMENT_SECONDS must be 0 to 3600") }
             provider.fulfilmentSeconds = seconds
+        }
+        if let text = value("CHIPPI_KEY_CACHE_SECONDS") {
+            guard let seconds = Double(text), (0...300).contains(seconds) else { throw ConfigurationError("CHIPPI_KEY_CACHE_SECONDS must be 0 to 300") }
+            provider.keyCacheSeconds = seconds
         }
         if let text = value("CHIPPI_RATE_LIMIT") {
             guard let limit = Double(text), limit > 0, limit <= 100_000 else { throw ConfigurationError("CHIPPI_RATE_LIMIT must be 1 to 100000 requests a second") }

@@ -74,7 +74,8 @@ public struct ChippiPayModule: PurseModule {
             // Sandbox keys only (they move no real money): printed so the app and CLI can be configured.
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "secret_key": "\(keys.secret)"])
         }
-        ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter).mount(on: router)
+        ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter,
+                       keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000)))).mount(on: router)
         environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])
         return services
     }

@@ -352,7 +352,29 @@ extension ChippiCommand {
     }
 
     struct Keys: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Merchant API keys (on the server's database).", subcommands: [Create.self])
+        static let configuration = CommandConfiguration(abstract: "Merchant API keys (on the server's database).", subcommands: [Create.self, Revoke.self])
+
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Revoke a key pair by its publishable key; requests with it are refused (401) from then on.",
+                                                            discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR).")
+            @Argument(help: "The publishable key, pk_….") var apiKey: String
+
+            func run() async throws {
+                var configuration = try PurseConfiguration.fromEnvironment()
+                configuration.logLevel = .error
+                let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+                let revoked: Bool
+                do {
+                    revoked = try await ChippiPayModule.revokeMerchantKey(apiKey, environment: app.environment)
+                    await app.environment.database.shutdown()
+                } catch {
+                    await app.environment.database.shutdown()
+                    throw CLIError("Could not revoke the key: \(error)")
+                }
+                guard revoked else { throw CLIError("No active key \(apiKey)") }
+                print("Revoked \(apiKey).")
+            }
+        }
 
         struct Create: AsyncParsableCommand {
             static let configuration = CommandConfiguration(

@@ -102,6 +102,7 @@ struct ProviderTests {
         provider.sandboxKeys = keys
         provider.fulfilmentSeconds = 0
         provider.rateLimit = rateLimit
+        provider.keyCacheSeconds = 0
         let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider))])
         let session = try await server.environment.tokens.issue(for: UserID("usr_provider_test"), purpose: TokenService.sessionPurpose, lifetime: 3600).token
         try await server.withRouter { client in
@@ -123,6 +124,15 @@ struct ProviderTests {
                 let (status, body, headers) = try await h.call(.get, "/v1/skus", keys: keys)
                 #expect(status == .unauthorized && body["error"] == "Invalid API credentials" && headers[.wwwAuthenticate] != nil)
             }
+            // A second pair for the merchant works beside the first; revoked, it is refused.
+            let second = try await ChippiPayModule.createMerchantKeys(merchant: "mer_sandbox", name: "Sandbox merchant", webhookURL: nil, live: false,
+                                                                      environment: h.server.environment)
+            #expect(second.public.hasPrefix("pk_test_") && second.secret.hasPrefix("sk_test_"))
+            #expect(try await h.call(.get, "/v1/skus", keys: second).0 == .ok)
+            #expect(try await ChippiPayModule.revokeMerchantKey(second.public, environment: h.server.environment))
+            #expect(try await h.call(.get, "/v1/skus", keys: second).0 == .unauthorized)
+            #expect(try await h.call(.get, "/v1/skus").0 == .ok)
+            #expect(try await ChippiPayModule.revokeMerchantKey(second.public, environment: h.server.environment) == false)
         }
     }
 

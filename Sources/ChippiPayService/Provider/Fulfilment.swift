@@ -73,6 +73,7 @@ struct Fulfilment: Sendable {
             guard changed, let settled = try await Purchase.load(purchase.id, in: db) else { return }
             try await Webhooks.enqueue(event: "sku_transaction.\(status.rawValue)", purchase: settled, environment: environment, in: db)
         }
+        environment.jobs.wakeup.signal()
     }
 }
 

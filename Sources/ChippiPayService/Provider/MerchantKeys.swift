@@ -6,6 +6,7 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
+import Synchronization
 
 /// A merchant's API keys: a publishable `pk_…` sent as `x-api-key` and a secret `sk_…` sent as
 /// `Authorization: Bearer`. Keys come in pairs; the secret is stored only as its SHA-256 (it is
@@ -45,15 +46,20 @@ enum MerchantKeys {
             """).run()
     }
 
+    /// The request's key pair, when both halves are present and well-formed.
+    static func pair(of request: Request) throws -> (public: String, secret: String) {
+        guard let publicKey = request.headers[.apiKey], publicKey.hasPrefix("pk_"), publicKey.utf8.count <= 128,
+              let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer sk_"), authorization.utf8.count <= 135 else {
+            throw ProviderError.unauthorized
+        }
+        return (publicKey, String(authorization.dropFirst("Bearer ".count)))
+    }
+
     /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
     /// or revoked pair (one message for all: which half was wrong is not the caller's business).
     static func authenticate(_ request: Request, in db: any DatabaseSession) async throws -> Merchant {
-        guard let publicKey = request.headers[.apiKey], publicKey.hasPrefix("pk_"), publicKey.utf8.count <= 128,
-              let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer sk_") else {
-            throw ProviderError.unauthorized
-        }
-        let secret = String(authorization.dropFirst("Bearer ".count))
-        guard secret.utf8.count <= 128, let row = try await db.raw("""
+        let (publicKey, secret) = try pair(of: request)
+        guard let row = try await db.raw("""
             SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
             """).first() else {
@@ -97,5 +103,49 @@ extension ChippiPayModule {
             }
         }
         return keys
+    }
+}
+
+extension ChippiPayModule {
+    /// Revokes a key pair by its publishable key (`purse chippi keys revoke`); false when there is
+    /// no such key or it was revoked already. Requests with it are 401 from then on.
+    public static func revokeMerchantKey(_ publicKey: String, environment: ServerEnvironment) async throws -> Bool {
+        try await environment.database.transaction { db in
+            try await db.raw("""
+                UPDATE chippi_api_keys SET revoked_at = \(bind: environment.now().epochMillis)
+                WHERE public_key = \(bind: publicKey) AND revoked_at IS NULL RETURNING public_key
+                """).first() != nil
+        }
+    }
+}
+
+/// Key pairs that checked out in the last few seconds, so a merchant's stream of requests does
+/// not read its key from the database and hash its secret each time. Only successes are kept,
+/// under the pair's own hash; a revocation takes effect within `lifetime`.
+final class MerchantKeyCache: Sendable {
+    let lifetime: Duration
+    private let entries = Mutex<[String: (merchant: Merchant, until: ContinuousClock.Instant)]>([:])
+    static let capacity = 10_000
+
+    init(lifetime: Duration = .seconds(5)) { self.lifetime = lifetime }
+
+    static func key(_ pair: (public: String, secret: String)) -> String {
+        pair.public + ":" + Hex.encode(SHA256.hash(data: Data(pair.secret.utf8)))
+    }
+
+    func merchant(for key: String, now: ContinuousClock.Instant = .now) -> Merchant? {
+        entries.withLock { entries in
+            guard let entry = entries[key] else { return nil }
+            guard entry.until > now else { entries[key] = nil; return nil }
+            return entry.merchant
+        }
+    }
+
+    func remember(_ merchant: Merchant, for key: String, now: ContinuousClock.Instant = .now) {
+        guard lifetime > .zero else { return }
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries = entries.filter { $0.value.until > now } }
+            if entries.count < Self.capacity { entries[key] = (merchant, now + lifetime) }
+        }
     }
 }

@@ -25,6 +25,7 @@ struct ProviderRoutes: Sendable {
     let configuration: ChippiProviderConfiguration
     let payments: VaultPayments
     let limiter: RateLimiter
+    let keyCache: MerchantKeyCache
 
     static let fulfilmentJob = "chippi.fulfil"
     static let webhookJob = "chippi.webhook"
@@ -33,14 +34,11 @@ struct ProviderRoutes: Sendable {
         let v1 = router.group("v1")
         v1.get("skus") { request, _ in
             _ = try await merchant(request)
-            var skus = SKUCatalogue.all
-            if let category = request.uri.queryParameters.get("category") {
-                guard SKU.Category(rawValue: category) != nil else {
-                    throw ProviderError.invalid("category must be one of \(SKU.Category.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                skus = skus.filter { $0.category.rawValue == category }
+            let category = request.uri.queryParameters.get("category") ?? ""
+            guard let answer = Self.catalogue[category], !(category.isEmpty && request.uri.queryParameters.get("category") != nil) else {
+                throw ProviderError.invalid("category must be one of \(SKU.Category.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            return try Response.json(SKUList(skus: skus.map(SKUBody.init)))
+            return Response.jsonData(answer)
         }
         v1.get("quote") { request, _ in
             _ = try await merchant(request)
@@ -98,10 +96,26 @@ struct ProviderRoutes: Sendable {
 
     /// The request's merchant, after the per-key rate limit.
     func merchant(_ request: Request) async throws -> Merchant {
-        let merchant = try await environment.database.read { db in try await MerchantKeys.authenticate(request, in: db) }
+        let key = MerchantKeyCache.key(try MerchantKeys.pair(of: request))
+        let merchant: Merchant
+        if let known = keyCache.merchant(for: key) {
+            merchant = known
+        } else {
+            merchant = try await environment.database.read { db in try await MerchantKeys.authenticate(request, in: db) }
+            keyCache.remember(merchant, for: key)
+        }
         if let wait = limiter.take(merchant.publicKey) { throw ProviderError.rateLimited(wait) }
         return merchant
     }
+
+    /// The catalogue's answers, encoded once: all of it, and each category.
+    static let catalogue: [String: Data] = {
+        var answers = ["": try! JSONEncoder.chippi.encode(SKUList(skus: SKUCatalogue.all.map(SKUBody.init)))]
+        for category in SKU.Category.allCases {
+            answers[category.rawValue] = try! JSONEncoder.chippi.encode(SKUList(skus: SKUCatalogue.all.filter { $0.category == category }.map(SKUBody.init)))
+        }
+        return answers
+    }()
 
     static func sku(_ id: String?) throws -> SKU {
         guard let id, !id.isEmpty else { throw ProviderError.invalid("sku_id is required") }
@@ -179,6 +193,7 @@ struct ProviderRoutes: Sendable {
         let payment = try await payments.verify(vaultHash, required: required)
 
         let now = environment.now()
+        defer { if configuration.fulfilmentSeconds == 0 { environment.jobs.wakeup.signal() } }
         return try await environment.idempotent(request, body: body, user: owner) { db in
             let id = RandomID.make("chipi_tx")
             let purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,

@@ -1,6 +1,7 @@
 import Foundation
 import PurseDatabase
 import SQLKit
+import Synchronization
 
 /// A unit of background work as stored.
 public struct Job: Sendable, Equatable {
@@ -44,6 +45,8 @@ public struct JobQueue: Sendable {
     public let database: Database
     public var backoff: JobBackoff
     public var lease: TimeInterval
+    /// Signalled after a commit that queued work due now (see ``JobWakeup``).
+    public let wakeup = JobWakeup()
 
     public init(database: Database, backoff: JobBackoff = JobBackoff(), lease: TimeInterval = 300) {
         self.database = database
@@ -145,5 +148,66 @@ public struct JobQueue: Sendable {
                 try row.decode(column: "last_error", as: String?.self)
             )
         }
+    }
+}
+
+/// Wakes this process's job worker early: a request that has just committed a job for now (a
+/// purchase's fulfilment) signals it, instead of the job waiting for the worker's next poll.
+/// Replicas still find each other's jobs by polling.
+public final class JobWakeup: Sendable {
+    private struct State {
+        var signalled = false
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The current wait ended (timed out) before its waiter was stored.
+        var over = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Work was committed: the worker looks now.
+    public func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.signalled = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at a signal (one already given counts) or after `timeout`, whichever is first.
+    /// One waiter at a time: the worker.
+    func wait(upTo timeout: Duration) async {
+        state.withLock { $0.over = false }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { self.end() }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.signalled || state.over {
+                    state.signalled = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    /// The timeout: ends the wait, whether or not its waiter is stored yet.
+    private func end() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.over = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
     }
 }

@@ -50,7 +50,7 @@ public struct JobWorker: Service {
             while !Task.isCancelled {
                 let worked = await self.runOnce()
                 if worked == 0 {
-                    try? await Task.sleep(for: self.pollInterval)
+                    await self.queue.wakeup.wait(upTo: self.pollInterval)
                 }
             }
         }
