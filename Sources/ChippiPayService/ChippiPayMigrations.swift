@@ -171,5 +171,8 @@ enum ChippiPayMigrations {
             )
             """,
         ]),
+        Migration("chippi_0005_merchant_auth_issuer", [
+            "ALTER TABLE chippi_merchants ADD COLUMN auth_hs256_secret TEXT",
+        ]),
     ]
 }

@@ -41,11 +41,15 @@ public struct ChippiBenchmark: PurseBenchmark {
         guard let classHash = Felt(listing.account_class_hash), let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
             throw BenchmarkError("the sandbox listing does not parse")
         }
-        struct Session: Decodable { var token: String }
+        struct Session: Decodable {
+            struct User: Decodable { var id: String }
+            var token: String
+            var user: User
+        }
         let session: Session = try await probe.send("POST", "/auth/register", body: ["email": "chippi-bench-\(UUID().uuidString.prefix(8))@example.com",
                                                                                     "password": "bench password", "name": "Bench"], authenticated: false)
         struct Prepared: Decodable { var wallet_id: String }
-        let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": "bench"],
+        let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
                                                       headers: headers, authenticated: false)
         let walletKey = StarkKey.random()
         let _: EmptyResponse = try await probe.send("POST", "/v1/chipi-wallets", body: [

@@ -243,7 +243,7 @@ extension ChippiCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Create the gasless wallet for the signed-in user (`purse account login`); its key is sealed with a password read from a prompt or stdin.")
             @OptionGroup var options: ClientOptions
-            @Option(help: "The app's id for the user (default: the signed-in user's id).") var externalUserId: String?
+            @Option(help: "The app's id for the user: the subject of the session (default: the signed-in user's id).") var externalUserId: String?
 
             @MainActor
             func run() async throws {
@@ -252,7 +252,9 @@ extension ChippiCommand {
                 }
                 guard let password = readSecret("Wallet password (at least 8 characters): "), !password.isEmpty else { throw CLIError("No password given") }
                 let manager = try ChippiCommand.purchases(options)
-                let user = externalUserId ?? "purse-user"
+                let api = try options.apiClient()
+                let me: AccountCommand.WhoAmI.Me = try await client { try await api.send("GET", "/auth/me") }
+                let user = externalUserId ?? me.user.id
                 let id = try await ChippiCommand.provider {
                     try await withSpinner("Creating the wallet") { try await manager.createGaslessWallet(userPassword: password, authToken: token, externalUserId: user) }
                 }
@@ -383,13 +385,16 @@ extension ChippiCommand {
             @Option(help: "The merchant's id (created when new).") var merchant: String = "mer_default"
             @Option(help: "The merchant's name.") var name: String = "Merchant"
             @Option(help: "Where its webhooks go.") var webhookURL: String?
+            @Flag(help: "The merchant's users sign in elsewhere: read the HS256 secret of their JWTs (Supabase's JWT secret, say) from stdin.")
+            var authHS256SecretStdin = false
 
             func run() async throws {
                 var configuration = try PurseConfiguration.fromEnvironment()
                 configuration.logLevel = .error
                 let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
                 do {
-                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL,
+                    let secret = authHS256SecretStdin ? readLine(strippingNewline: true) : nil
+                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret,
                                                                            live: configuration.isProduction, environment: app.environment)
                     await app.environment.database.shutdown()
                     print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)")

@@ -64,7 +64,7 @@ struct ChippiPayManagerTests {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let app = try await Self.app(h)
             try await app.starknet.depositToVault(amount: "10")
-            let wallet = try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_123")
+            let wallet = try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_123"), externalUserId: "user_123")
             // The provider keeps the public key and a blob only the password opens.
             let (_, saved, _) = try await h.call(.get, "/v1/chipi-wallets/\(wallet)")
             let blob = try #require(saved["encrypted_private_key"]?.stringValue)
@@ -91,7 +91,7 @@ struct ChippiPayManagerTests {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let app = try await Self.app(h, account: 1)
             try await app.starknet.depositToVault(amount: "1")
-            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_poor")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_poor"), externalUserId: "user_poor")
             try await app.chippi.fetchAvailableServices(category: "phone_topup")
             let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
             let nonce = try await h.provider.nonce(of: h.accounts[1].address)
@@ -107,7 +107,7 @@ struct ChippiPayManagerTests {
             let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
             let app = try await Self.app(h, transport: losing, account: 2)
             try await app.starknet.depositToVault(amount: "10")
-            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_lost")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_lost"), externalUserId: "user_lost")
             try await app.chippi.fetchAvailableServices()
             let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
             let first = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
@@ -133,7 +133,8 @@ struct ChippiPayManagerTests {
             try await app.starknet.depositToVault(amount: "5")
             #expect(home.nextStep == .createGaslessWallet && home.vaultText == "5 STRK")
 
-            let creation = WalletCreationViewModel(chippi: app.chippi, externalUserId: "user_screens") { h.session }
+            let screensToken = try await h.token("user_screens")
+            let creation = WalletCreationViewModel(chippi: app.chippi, externalUserId: "user_screens") { screensToken }
             creation.email = "ana@"
             #expect(creation.validationMessage == "Enter a valid e-mail address" && !creation.canContinue)
             creation.email = "ana@example.com"
@@ -245,7 +246,7 @@ struct ChippiPayManagerTests {
             try await starknet.connectWallet(address: address.description, privateKey: key.privateKey.description)
             try await starknet.depositToVault(amount: "50")
             var created = false
-            for _ in 0..<10 where !created { created = (try? await chippi.createGaslessWallet(userPassword: "correct horse", authToken: h.session, externalUserId: "user_faults")) != nil }
+            for _ in 0..<10 where !created { created = (try? await chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_faults"), externalUserId: "user_faults")) != nil }
             #expect(created)
             for _ in 0..<10 where chippi.availableServices.isEmpty { try? await chippi.fetchAvailableServices() }
             let telcel = try #require(chippi.availableServices.first { $0.id == "telcel_50" })

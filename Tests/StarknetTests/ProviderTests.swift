@@ -1,6 +1,7 @@
 import ChippiPayService
 import Foundation
 import HTTPTypes
+import JWTKit
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
@@ -25,7 +26,6 @@ struct ProviderTests {
         let provider: StarknetProvider
         let accounts: [(address: Felt, key: StarkKey)]
         let vault: Felt
-        let session: String
 
         var strk: ERC20 { ERC20(provider: provider) }
 
@@ -43,8 +43,14 @@ struct ProviderTests {
             return (response.status, json, response.headers)
         }
 
+        /// A session of this server for `user` (the app user's auth_token).
+        func token(_ user: String) async throws -> String {
+            try await server.environment.tokens.issue(for: UserID(user), purpose: TokenService.sessionPurpose, lifetime: 3600).token
+        }
+
         /// A prepared and saved wallet for `user`.
         func wallet(_ user: String) async throws -> String {
+            let session = try await token(user)
             let (status, prepared, _) = try await call(.post, "/v1/chipi-wallets/prepare-creation",
                                                        body: #"{"auth_token":"\#(session)","external_user_id":"\#(user)","metadata":{"source":"ios_app"}}"#)
             #expect(status == .ok)
@@ -104,7 +110,6 @@ struct ProviderTests {
         provider.rateLimit = rateLimit
         provider.keyCacheSeconds = 0
         let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider))])
-        let session = try await server.environment.tokens.issue(for: UserID("usr_provider_test"), purpose: TokenService.sessionPurpose, lifetime: 3600).token
         try await server.withRouter { client in
             let transport = RouterTransport(client: client)
             let rpc = StarknetProvider(url: URL(string: "http://127.0.0.1/starknet/rpc")!, transport: transport)
@@ -113,7 +118,7 @@ struct ProviderTests {
                 (Felt(item["address"]!.stringValue!)!, try StarkKey(privateKey: Felt(item["private_key"]!.stringValue!)!))
             }
             try await body(Harness(server: server, client: client, provider: rpc, accounts: accounts,
-                                   vault: Felt(listing["vault_address"]!.stringValue!)!, session: session))
+                                   vault: Felt(listing["vault_address"]!.stringValue!)!))
         }
     }
 
@@ -143,6 +148,37 @@ struct ProviderTests {
             let (status, body, headers) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
             #expect(status == .tooManyRequests && body["error"]?.stringValue?.hasPrefix("Too many requests") == true)
             #expect(headers[.retryAfter].flatMap(Int.init).map { (1...100).contains($0) } == true)
+        }
+    }
+
+    @Test func walletsAreMadeOnlyForTheUserOfTheToken() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            // This server's session for someone else, a forged token: refused.
+            let other = try await h.token("user_other")
+            let (mismatch, body, _) = try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(other)","external_user_id":"user_me"}"#)
+            #expect(mismatch == .unauthorized && body["error"] == "auth_token belongs to another user than external_user_id")
+            let (forged, _, _) = try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"eyJhbGciOiJIUzI1NiJ9.e30.x","external_user_id":"user_me"}"#)
+            #expect(forged == .unauthorized)
+
+            // A merchant whose users sign in elsewhere (an HS256 issuer such as Supabase).
+            let secret = String(repeating: "s", count: 40)
+            let keys = try await ChippiPayModule.createMerchantKeys(merchant: "mer_supabase", name: "Supabase app", webhookURL: nil, authHS256Secret: secret,
+                                                                    live: false, environment: h.server.environment)
+            let issuer = JWTKeyCollection()
+            await issuer.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
+            struct Claims: JWTPayload {
+                var sub: SubjectClaim
+                var exp: ExpirationClaim
+                func verify(using algorithm: some JWTAlgorithm) async throws {}
+            }
+            let good = try await issuer.sign(Claims(sub: "user_123", exp: ExpirationClaim(value: Date().addingTimeInterval(600))))
+            let expired = try await issuer.sign(Claims(sub: "user_123", exp: ExpirationClaim(value: Date().addingTimeInterval(-600))))
+            let (ok, prepared, _) = try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(good)","external_user_id":"user_123"}"#, keys: keys)
+            #expect(ok == .ok && prepared["wallet_id"] != nil)
+            #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(expired)","external_user_id":"user_123"}"#, keys: keys).0 == .unauthorized)
+            // This server's sessions are not that merchant's users.
+            let ours = try await h.token("user_123")
+            #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(ours)","external_user_id":"user_123"}"#, keys: keys).0 == .unauthorized)
         }
     }
 

@@ -81,8 +81,10 @@ async def main(base, pair):
 
     # A user of this server, and a gasless wallet whose key starknet-py made.
     _, registered = request(base, "POST", "/auth/register", {"email": f"py-{uuid.uuid4().hex[:8]}@example.com", "password": "correct horse battery", "name": "Py"})
-    token = registered["token"]
-    _, prepared = request(base, "POST", "/v1/chipi-wallets/prepare-creation", {"auth_token": token, "external_user_id": "py_user", "metadata": {}}, keys)
+    token, user = registered["token"], registered["user"]["id"]
+    status, refused = request(base, "POST", "/v1/chipi-wallets/prepare-creation", {"auth_token": token, "external_user_id": "someone_else"}, keys)
+    check(status == 401, f"a wallet for another user than the token's is refused ({status})")
+    _, prepared = request(base, "POST", "/v1/chipi-wallets/prepare-creation", {"auth_token": token, "external_user_id": user, "metadata": {}}, keys)
     wallet = prepared["wallet_id"]
     wallet_key = KeyPair.generate()
     status, _ = request(base, "POST", "/v1/chipi-wallets", {"wallet_id": wallet, "public_key": hex(wallet_key.public_key),

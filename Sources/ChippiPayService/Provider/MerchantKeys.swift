@@ -60,7 +60,7 @@ enum MerchantKeys {
     static func authenticate(_ request: Request, in db: any DatabaseSession) async throws -> Merchant {
         let (publicKey, secret) = try pair(of: request)
         guard let row = try await db.raw("""
-            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret
+            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
             """).first() else {
             throw ProviderError.unauthorized
@@ -73,7 +73,8 @@ enum MerchantKeys {
         }
         return Merchant(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
                         publicKey: publicKey, webhookURL: try row.decode(column: "webhook_url", as: String?.self),
-                        webhookSecret: try row.decode(column: "webhook_secret", as: String.self))
+                        webhookSecret: try row.decode(column: "webhook_secret", as: String.self),
+                        authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self))
     }
 }
 
@@ -84,6 +85,9 @@ struct Merchant: Sendable {
     var publicKey: String
     var webhookURL: String?
     var webhookSecret: String
+    /// The HS256 secret of the merchant's own user tokens (Supabase's JWT secret, say); nil:
+    /// this server's sessions.
+    var authHS256Secret: String?
 }
 
 extension HTTPField.Name {
@@ -93,13 +97,19 @@ extension HTTPField.Name {
 extension ChippiPayModule {
     /// Creates a merchant (when `merchant` is new) and a new key pair for it; returns the pair
     /// (`purse chippi keys create`). The secret is shown once: only its hash is kept.
-    public static func createMerchantKeys(merchant: String, name: String, webhookURL: String?, live: Bool,
+    /// - Parameter authHS256Secret: the secret of the merchant's own app-user JWTs (HS256), when
+    ///   its users do not sign in with this server.
+    public static func createMerchantKeys(merchant: String, name: String, webhookURL: String?, authHS256Secret: String? = nil, live: Bool,
                                           environment: ServerEnvironment) async throws -> (public: String, secret: String) {
+        if let secret = authHS256Secret, secret.utf8.count < 32 { throw ConfigurationError("The HS256 secret must be at least 32 bytes") }
         let keys = MerchantKeys.newPair(live: live)
         try await environment.database.transaction { db in
             try await MerchantKeys.create(merchant: merchant, name: name, webhookURL: webhookURL, keys: keys, now: environment.now(), in: db)
             if let webhookURL {
                 try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: webhookURL) WHERE id = \(bind: merchant)").run()
+            }
+            if let authHS256Secret {
+                try await db.raw("UPDATE chippi_merchants SET auth_hs256_secret = \(bind: authHS256Secret) WHERE id = \(bind: merchant)").run()
             }
         }
         return keys

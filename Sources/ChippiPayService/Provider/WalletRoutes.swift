@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import JWTKit
 import Hummingbird
 import NIOCore
 import PurseDatabase
@@ -10,9 +11,10 @@ import Starknet
 
 /// Gasless wallets: `POST /v1/chipi-wallets/prepare-creation` reserves a wallet id for an app
 /// user, `POST /v1/chipi-wallets` saves the public key and the encrypted private key the device
-/// made, `GET /v1/chipi-wallets/{id}` shows it. The `auth_token` is the app user's session JWT
-/// from this server's `/auth`; the provider never sees the private key, only a blob the user can
-/// decrypt with their password.
+/// made, `GET /v1/chipi-wallets/{id}` shows it. The `auth_token` is the app user's JWT — from the
+/// merchant's own issuer when it configured one, else a session of this server's `/auth` — and
+/// its subject must be the wallet's `external_user_id`. The provider never sees the private key,
+/// only a blob the user can decrypt with their password.
 struct WalletRoutes: Sendable {
     let routes: ProviderRoutes
 
@@ -55,8 +57,8 @@ struct WalletRoutes: Sendable {
             let merchant = try await routes.merchant(request)
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(PrepareRequest.self, from: body)
-            try await authenticate(input.auth_token)
             guard (1...128).contains(input.external_user_id.utf8.count) else { throw ProviderError.invalid("external_user_id must be 1 to 128 bytes") }
+            try await authenticate(input.auth_token, merchant: merchant, user: input.external_user_id)
             let metadata = String(decoding: try JSONEncoder().encode(input.metadata ?? .object([:])), as: UTF8.self)
             guard metadata.utf8.count <= 4096, (input.metadata ?? .object([:])).objectValue != nil else {
                 throw ProviderError.invalid("metadata must be an object of at most 4 KB")
@@ -86,7 +88,12 @@ struct WalletRoutes: Sendable {
             let merchant = try await routes.merchant(request)
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(SaveRequest.self, from: body)
-            try await authenticate(input.auth_token)
+            guard let owner = try await environment.database.read({ db in
+                try await db.raw("SELECT external_user_id FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first()
+            }) else {
+                throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
+            }
+            try await authenticate(input.auth_token, merchant: merchant, user: try owner.decode(column: "external_user_id", as: String.self))
             guard let publicKey = Felt(input.public_key), !publicKey.isZero else { throw ProviderError.invalid("public_key must be a Stark public key (0x-hex)") }
             guard (16...4096).contains(input.encrypted_private_key.utf8.count) else {
                 throw ProviderError.invalid("encrypted_private_key must be 16 to 4096 characters")
@@ -161,12 +168,32 @@ struct WalletRoutes: Sendable {
         }
     }
 
-    /// The app user's session token must be one this server issued and still valid.
-    func authenticate(_ token: String) async throws {
+    /// The app user of `token`: a JWT from the merchant's own issuer (HS256 with the merchant's
+    /// secret) or, by default, a session of this server — signed, unexpired — whose subject is the
+    /// `external_user_id` the wallet is for. A wallet is only ever made for the user who asks.
+    func authenticate(_ token: String, merchant: Merchant, user externalUserId: String) async throws {
+        let subject: String
         do {
-            _ = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose)
+            if let secret = merchant.authHS256Secret {
+                let keys = JWTKeyCollection()
+                await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
+                subject = try await keys.verify(token, as: AppUserClaims.self).sub.value
+            } else {
+                subject = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose).sub.value
+            }
         } catch {
-            throw APIError(.unauthorized, "auth_token is not a valid session token")
+            throw APIError(.unauthorized, "auth_token is not a valid token of this app's users")
         }
+        guard subject == externalUserId else { throw APIError(.unauthorized, "auth_token belongs to another user than external_user_id") }
+    }
+}
+
+/// The claims the provider reads from an app user's JWT: who, and until when.
+struct AppUserClaims: JWTPayload {
+    var sub: SubjectClaim
+    var exp: ExpirationClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
     }
 }
