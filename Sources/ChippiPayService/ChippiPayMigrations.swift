@@ -174,5 +174,8 @@ enum ChippiPayMigrations {
         Migration("chippi_0005_merchant_auth_issuer", [
             "ALTER TABLE chippi_merchants ADD COLUMN auth_hs256_secret TEXT",
         ]),
+        Migration("chippi_0006_merchant_jwks", [
+            "ALTER TABLE chippi_merchants ADD COLUMN auth_jwks_url TEXT",
+        ]),
     ]
 }

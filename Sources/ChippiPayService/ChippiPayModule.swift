@@ -23,8 +23,12 @@ public struct ChippiPayModule: PurseModule {
     let mounted = MountedProvider()
     let limiter: RateLimiter
 
-    public init(configuration: ChippiPayConfiguration) {
+    /// Fetches merchants' published keys (JWKS).
+    let issuerTransport: any HTTPTransport
+
+    public init(configuration: ChippiPayConfiguration, issuerTransport: (any HTTPTransport)? = nil) {
         self.configuration = configuration
+        self.issuerTransport = issuerTransport ?? AsyncHTTPClientTransport(maxResponseBytes: 256 << 10)
         limiter = RateLimiter(perSecond: configuration.provider.rateLimit, burst: Int(configuration.provider.rateLimit * 2))
     }
 
@@ -75,7 +79,8 @@ public struct ChippiPayModule: PurseModule {
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "secret_key": "\(keys.secret)"])
         }
         ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter,
-                       keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000)))).mount(on: router)
+                       keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000))),
+                       issuers: IssuerKeys(transport: issuerTransport)).mount(on: router)
         environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])
         return services
     }

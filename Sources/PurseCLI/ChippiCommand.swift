@@ -387,6 +387,8 @@ extension ChippiCommand {
             @Option(help: "Where its webhooks go.") var webhookURL: String?
             @Flag(help: "The merchant's users sign in elsewhere: read the HS256 secret of their JWTs (Supabase's JWT secret, say) from stdin.")
             var authHS256SecretStdin = false
+            @Option(help: "The merchant's users sign in elsewhere: where their issuer publishes its keys (JWKS).")
+            var authJWKSURL: String?
 
             func run() async throws {
                 var configuration = try PurseConfiguration.fromEnvironment()
@@ -394,7 +396,7 @@ extension ChippiCommand {
                 let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
                 do {
                     let secret = authHS256SecretStdin ? readLine(strippingNewline: true) : nil
-                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret,
+                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret, authJWKSURL: authJWKSURL,
                                                                            live: configuration.isProduction, environment: app.environment)
                     await app.environment.database.shutdown()
                     print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)")

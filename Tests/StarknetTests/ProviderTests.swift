@@ -11,6 +11,7 @@ import PurseDatabase
 import PurseServer
 import SQLKit
 import PurseTestSupport
+import Synchronization
 import Testing
 @testable import Starknet
 
@@ -101,7 +102,7 @@ struct ProviderTests {
         }
     }
 
-    static func withProvider(rateLimit: Double = 1_000, _ body: @Sendable (Harness) async throws -> Void) async throws {
+    static func withProvider(rateLimit: Double = 1_000, issuerTransport: (any HTTPTransport)? = nil, _ body: @Sendable (Harness) async throws -> Void) async throws {
         var sandbox = StarknetSandboxConfiguration()
         sandbox.accountCount = 3
         var provider = ChippiProviderConfiguration()
@@ -109,7 +110,8 @@ struct ProviderTests {
         provider.fulfilmentSeconds = 0
         provider.rateLimit = rateLimit
         provider.keyCacheSeconds = 0
-        let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider))])
+        let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider),
+                                                                         issuerTransport: issuerTransport)])
         try await server.withRouter { client in
             let transport = RouterTransport(client: client)
             let rpc = StarknetProvider(url: URL(string: "http://127.0.0.1/starknet/rpc")!, transport: transport)
@@ -179,6 +181,45 @@ struct ProviderTests {
             // This server's sessions are not that merchant's users.
             let ours = try await h.token("user_123")
             #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(ours)","external_user_id":"user_123"}"#, keys: keys).0 == .unauthorized)
+        }
+    }
+
+    /// Serves one JWKS document and counts the fetches.
+    final class JWKSServer: HTTPTransport {
+        let document = Mutex("")
+        let fetches = Mutex(0)
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            fetches.withLock { $0 += 1 }
+            return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(document.withLock { $0 }.utf8))
+        }
+    }
+
+    @Test func merchantsIssuersPublishedAsJWKSAreAccepted() async throws {
+        let jwks = JWKSServer()
+        try await Self.withProvider(issuerTransport: jwks) { (h: Harness) async throws in
+            let key = ES256PrivateKey()
+            let parameters = try #require(key.publicKey.parameters)
+            jwks.document.withLock { $0 = #"{"keys":[{"kty":"EC","crv":"P-256","alg":"ES256","use":"sig","kid":"k1","x":"\#(parameters.x)","y":"\#(parameters.y)"}]}"# }
+            let keys = try await ChippiPayModule.createMerchantKeys(merchant: "mer_auth0", name: "Auth0 app", webhookURL: nil,
+                                                                    authJWKSURL: "https://issuer.example/.well-known/jwks.json", live: false,
+                                                                    environment: h.server.environment)
+            let issuer = JWTKeyCollection()
+            await issuer.add(ecdsa: key, kid: "k1")
+            struct Claims: JWTPayload {
+                var sub: SubjectClaim
+                var exp: ExpirationClaim
+                func verify(using algorithm: some JWTAlgorithm) async throws {}
+            }
+            let token = try await issuer.sign(Claims(sub: "auth0|42", exp: ExpirationClaim(value: Date().addingTimeInterval(600))), kid: "k1")
+            let (status, prepared, _) = try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(token)","external_user_id":"auth0|42"}"#, keys: keys)
+            #expect(status == .ok && prepared["wallet_id"] != nil)
+            // Another key than the published ones: refused; the keys were fetched once.
+            let stranger = JWTKeyCollection()
+            await stranger.add(ecdsa: ES256PrivateKey(), kid: "k1")
+            let forged = try await stranger.sign(Claims(sub: "auth0|42", exp: ExpirationClaim(value: Date().addingTimeInterval(600))), kid: "k1")
+            #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(forged)","external_user_id":"auth0|42"}"#, keys: keys).0 == .unauthorized)
+            #expect(jwks.fetches.withLock { $0 } == 1)
         }
     }
 

@@ -60,7 +60,7 @@ enum MerchantKeys {
     static func authenticate(_ request: Request, in db: any DatabaseSession) async throws -> Merchant {
         let (publicKey, secret) = try pair(of: request)
         guard let row = try await db.raw("""
-            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret
+            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
             """).first() else {
             throw ProviderError.unauthorized
@@ -74,7 +74,8 @@ enum MerchantKeys {
         return Merchant(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
                         publicKey: publicKey, webhookURL: try row.decode(column: "webhook_url", as: String?.self),
                         webhookSecret: try row.decode(column: "webhook_secret", as: String.self),
-                        authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self))
+                        authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self),
+                        authJWKSURL: try row.decode(column: "auth_jwks_url", as: String?.self))
     }
 }
 
@@ -88,6 +89,8 @@ struct Merchant: Sendable {
     /// The HS256 secret of the merchant's own user tokens (Supabase's JWT secret, say); nil:
     /// this server's sessions.
     var authHS256Secret: String?
+    /// Where the merchant's issuer publishes its signing keys (RS256, ES256 … user tokens).
+    var authJWKSURL: String?
 }
 
 extension HTTPField.Name {
@@ -99,9 +102,13 @@ extension ChippiPayModule {
     /// (`purse chippi keys create`). The secret is shown once: only its hash is kept.
     /// - Parameter authHS256Secret: the secret of the merchant's own app-user JWTs (HS256), when
     ///   its users do not sign in with this server.
-    public static func createMerchantKeys(merchant: String, name: String, webhookURL: String?, authHS256Secret: String? = nil, live: Bool,
-                                          environment: ServerEnvironment) async throws -> (public: String, secret: String) {
+    ///   `authJWKSURL`: where the merchant's issuer publishes its keys, for asymmetric user JWTs.
+    public static func createMerchantKeys(merchant: String, name: String, webhookURL: String?, authHS256Secret: String? = nil, authJWKSURL: String? = nil,
+                                          live: Bool, environment: ServerEnvironment) async throws -> (public: String, secret: String) {
         if let secret = authHS256Secret, secret.utf8.count < 32 { throw ConfigurationError("The HS256 secret must be at least 32 bytes") }
+        if let url = authJWKSURL, URL(string: url).map({ ["https", "http"].contains($0.scheme ?? "") && $0.host != nil }) != true {
+            throw ConfigurationError("The JWKS URL must be an http(s) URL")
+        }
         let keys = MerchantKeys.newPair(live: live)
         try await environment.database.transaction { db in
             try await MerchantKeys.create(merchant: merchant, name: name, webhookURL: webhookURL, keys: keys, now: environment.now(), in: db)
@@ -110,6 +117,9 @@ extension ChippiPayModule {
             }
             if let authHS256Secret {
                 try await db.raw("UPDATE chippi_merchants SET auth_hs256_secret = \(bind: authHS256Secret) WHERE id = \(bind: merchant)").run()
+            }
+            if let authJWKSURL {
+                try await db.raw("UPDATE chippi_merchants SET auth_jwks_url = \(bind: authJWKSURL) WHERE id = \(bind: merchant)").run()
             }
         }
         return keys

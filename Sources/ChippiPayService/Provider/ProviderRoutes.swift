@@ -26,6 +26,7 @@ struct ProviderRoutes: Sendable {
     let payments: VaultPayments
     let limiter: RateLimiter
     let keyCache: MerchantKeyCache
+    let issuers: IssuerKeys
 
     static let fulfilmentJob = "chippi.fulfil"
     static let webhookJob = "chippi.webhook"

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import JWTKit
+import PurseKit
+import Synchronization
 import Hummingbird
 import NIOCore
 import PurseDatabase
@@ -178,6 +180,8 @@ struct WalletRoutes: Sendable {
                 let keys = JWTKeyCollection()
                 await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
                 subject = try await keys.verify(token, as: AppUserClaims.self).sub.value
+            } else if let url = merchant.authJWKSURL.flatMap(URL.init(string:)) {
+                subject = try await routes.issuers.verify(token, jwks: url).sub.value
             } else {
                 subject = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose).sub.value
             }
@@ -195,5 +199,37 @@ struct AppUserClaims: JWTPayload {
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         try exp.verifyNotExpired()
+    }
+}
+
+/// Merchants' published signing keys (JWKS), fetched when first needed and kept ten minutes; a
+/// token signed with a key the copy lacks fetches it again (at most once a minute), so a
+/// rotation is picked up at once.
+final class IssuerKeys: Sendable {
+    let transport: any HTTPTransport
+    private let cache = Mutex<[URL: (keys: JWTKeyCollection, fetched: ContinuousClock.Instant)]>([:])
+
+    init(transport: any HTTPTransport) { self.transport = transport }
+
+    func verify(_ token: String, jwks url: URL) async throws -> AppUserClaims {
+        let cached = cache.withLock { $0[url] }
+        if let cached, ContinuousClock.now - cached.fetched < .seconds(600) {
+            do {
+                return try await cached.keys.verify(token, as: AppUserClaims.self)
+            } catch {
+                guard ContinuousClock.now - cached.fetched > .seconds(60) else { throw error }
+            }
+        }
+        let keys = try await fetch(url)
+        return try await keys.verify(token, as: AppUserClaims.self)
+    }
+
+    func fetch(_ url: URL) async throws -> JWTKeyCollection {
+        let response = try await transport.send(TransportRequest(method: "GET", url: url, headers: ["Accept": "application/json"], timeout: .seconds(10)))
+        guard response.status == 200, response.body.count <= 256 << 10 else { throw JWTError.generic(identifier: "jwks", reason: "HTTP \(response.status)") }
+        let keys = JWTKeyCollection()
+        try await keys.add(jwksJSON: String(decoding: response.body, as: UTF8.self))
+        cache.withLock { $0[url] = (keys, .now) }
+        return keys
     }
 }
