@@ -301,74 +301,32 @@ public protocol Paymaster: Sendable {
 }
 
 extension ChippiPayAPI: Paymaster {
-    struct CallBody: Codable, Sendable {
-        var to: String
-        var selector: String
-        var calldata: [String]
-    }
-
-    struct ExecutionBody: Codable, Sendable {
-        var caller: String
-        var nonce: String
-        var execute_after: UInt64
-        var execute_before: UInt64
-        var calls: [CallBody]
-
-        init(_ execution: OutsideExecution) {
-            caller = execution.caller.description
-            nonce = execution.nonce.description
-            execute_after = execution.executeAfter
-            execute_before = execution.executeBefore
-            calls = execution.calls.map { CallBody(to: $0.to.description, selector: $0.selector.description, calldata: $0.calldata.map(\.description)) }
-        }
-
-        var execution: OutsideExecution? {
-            guard let caller = Felt(caller), let nonce = Felt(nonce) else { return nil }
-            var parsed: [Call] = []
-            for call in calls {
-                guard let to = Felt(call.to), let selector = Felt(call.selector) else { return nil }
-                let data = call.calldata.compactMap { Felt($0) }
-                guard data.count == call.calldata.count else { return nil }
-                parsed.append(Call(to: to, selector: selector, calldata: data))
-            }
-            return OutsideExecution(caller: caller, nonce: nonce, executeAfter: execute_after, executeBefore: execute_before, calls: parsed)
-        }
-    }
-
     struct BuildBody: Encodable, Sendable {
-        var account: String
-        var calls: [CallBody]
+        var account: Felt
+        var calls: [Call]
     }
 
-    struct Built: Decodable, Sendable { var outside_execution: ExecutionBody }
+    struct Built: Decodable, Sendable { var outside_execution: OutsideExecution }
 
     struct ExecuteBody: Encodable, Sendable {
-        var account: String
-        var outside_execution: ExecutionBody
-        var signature: [String]
+        var account: Felt
+        var outside_execution: OutsideExecution
+        var signature: [Felt]
     }
 
-    struct Executed: Decodable, Sendable { var transaction_hash: String }
+    struct Executed: Decodable, Sendable { var transaction_hash: Felt }
 
     public func buildOutsideExecution(account: Felt, calls: [Call]) async throws -> OutsideExecution {
-        let body = BuildBody(account: account.description,
-                             calls: calls.map { CallBody(to: $0.to.description, selector: $0.selector.description, calldata: $0.calldata.map(\.description)) })
-        let built: Built = try await send("POST", "/v1/paymaster/build", body: body)
-        guard let execution = built.outside_execution.execution else {
-            throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "the paymaster's outside execution does not parse")
-        }
-        return execution
+        let built: Built = try await send("POST", "/v1/paymaster/build", body: BuildBody(account: account, calls: calls))
+        return built.outside_execution
     }
 
     public func executeOutside(account: Felt, execution: OutsideExecution, signature: [Felt]) async throws -> Felt {
         // The provider relays an (account, nonce) once and answers every repeat with the same hash,
         // so the request is safe to retry: the key lets the client retry it on 429, 5xx and timeouts.
-        let executed: Executed = try await send("POST", "/v1/paymaster/execute", body: ExecuteBody(account: account.description, outside_execution: ExecutionBody(execution),
-                                                                                                  signature: signature.map(\.description)),
+        let executed: Executed = try await send("POST", "/v1/paymaster/execute",
+                                                body: ExecuteBody(account: account, outside_execution: execution, signature: signature),
                                                 idempotencyKey: "relay-\(account)-\(execution.nonce)")
-        guard let hash = Felt(executed.transaction_hash) else {
-            throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "the paymaster's transaction hash does not parse")
-        }
-        return hash
+        return executed.transaction_hash
     }
 }

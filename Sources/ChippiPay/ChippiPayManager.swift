@@ -150,9 +150,9 @@ public final class ChippiPayManager {
         var vaultTransactionHash: String?
         var transactionId: String?
         /// The signed outside execution handed to the paymaster, until its hash is known.
-        var account: String?
-        var outsideExecution: ChippiPayAPI.ExecutionBody?
-        var signature: [String]?
+        var account: Felt?
+        var outsideExecution: OutsideExecution?
+        var signature: [Felt]?
     }
 
     /// The whole purchase, steps 2 to 7: quote, check the vault balance, withdraw to the provider's
@@ -181,15 +181,15 @@ public final class ChippiPayManager {
         do { try await save(pending) } catch { return fail(error) }
 
         purchaseStep = .withdrawing
-        let account = starknet.walletAddress?.description
+        let account = starknet.walletAddress
         do {
             // Gasless: the provider's paymaster submits the withdrawal and pays its fee. The signed
             // execution is recorded before it is sent, its hash as soon as it is known: a crash or a
             // lost answer after either resumes this payment instead of making another.
             let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api, signed: { execution, signature in
                 pending.account = account
-                pending.outsideExecution = ChippiPayAPI.ExecutionBody(execution)
-                pending.signature = signature.map(\.description)
+                pending.outsideExecution = execution
+                pending.signature = signature
                 try? await self.save(pending)
             }, submitted: { hash in
                 pending.vaultTransactionHash = hash.description
@@ -216,8 +216,7 @@ public final class ChippiPayManager {
     public func resumePendingPurchase(starknet: StarknetManager) async -> PurchaseStep {
         guard var pending = try? await loadPending() else { return .idle }
         if pending.vaultTransactionHash == nil {
-            guard let body = pending.outsideExecution, let execution = body.execution, let account = pending.account.flatMap({ Felt($0) }),
-                  let signature = pending.signature?.compactMap({ Felt($0) }) else {
+            guard let execution = pending.outsideExecution, let account = pending.account, let signature = pending.signature else {
                 // Recorded before anything was signed: nothing was paid.
                 try? await store.remove(Self.pendingPurchaseItem)
                 purchaseStep = .idle

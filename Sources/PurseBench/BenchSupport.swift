@@ -1,6 +1,7 @@
 import Foundation
 import PurseKit
 import PurseKitAHC
+import Starknet
 
 // What every benchmark prints and probes the same way.
 
@@ -41,4 +42,45 @@ func waitForHealth(_ base: URL) async throws {
 public struct BenchmarkError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// Runs `operation` on every item at once, each `count` times or until `duration` seconds pass,
+/// recording the latency of each success (`true`) and counting failures. Returns the elapsed time.
+func closedLoop<Item: Sendable>(_ items: [Item], count: Int?, duration: Int, recorder: LatencyRecorder,
+                                _ operation: @escaping @Sendable (Item) async throws -> Bool) async -> Duration {
+    let start = ContinuousClock.now
+    let deadline = start + .seconds(duration)
+    await withTaskGroup(of: Void.self) { group in
+        for item in items {
+            group.addTask {
+                var done = 0
+                while count.map({ done < $0 }) ?? (ContinuousClock.now < deadline) {
+                    done += 1
+                    let begin = ContinuousClock.now
+                    do {
+                        if try await operation(item) { recorder.record(.now - begin) } else { recorder.fail() }
+                    } catch {
+                        recorder.fail()
+                    }
+                }
+            }
+        }
+    }
+    return .now - start
+}
+
+/// A fresh account on a sandbox node, on a keep-alive connection of its own: a new key, STRK
+/// from the faucet, DEPLOY_ACCOUNT v3 accepted.
+func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws -> (StarknetAccount, BenchConnection) {
+    guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
+    let connection = try await BenchConnection.connect(host: host, port: port)
+    let provider = StarknetProvider(url: base.appendingPathComponent("starknet/rpc"), transport: connection)
+    let key = StarkKey.random()
+    let address = ContractAddress.compute(classHash: classHash, salt: key.publicKey, constructorCalldata: [key.publicKey])
+    let _: EmptyResponse = try await benchProbe(base).send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": strk],
+                                                           idempotencyKey: UUID().uuidString, authenticated: false)
+    let deployed = try await StarknetAccount.deploy(key: key, classHash: classHash, provider: provider)
+    let receipt = try await provider.waitForTransaction(deployed.transactionHash, poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
+    guard receipt.succeeded else { throw BenchmarkError("an account did not deploy: \(receipt.revertReason ?? "")") }
+    return (StarknetAccount(address: deployed.address, key: key, provider: provider), connection)
 }

@@ -29,7 +29,6 @@ public struct ChippiBenchmark: PurseBenchmark {
         let budget = count.map { "\($0) purchases per connection" } ?? "\(duration) s per phase"
         print("purse bench chippi: \(connections) connections, \(budget), server \(base.absoluteString)")
         print(inProcess ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
-        guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
         let parts = keys.split(separator: ":").map(String.init)
         let headers = ["x-api-key": parts[0], "Authorization": "Bearer \(parts[1])"]
 
@@ -56,21 +55,12 @@ public struct ChippiBenchmark: PurseBenchmark {
             "wallet_id": prepared.wallet_id, "public_key": walletKey.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
             "auth_token": session.token,
         ], headers: headers, authenticated: false)
-        let rpc = base.appendingPathComponent("starknet/rpc")
         let users = try await withThrowingTaskGroup(of: (StarknetAccount, BenchConnection).self) { group in
             for _ in 0..<connections {
                 group.addTask {
-                    let connection = try await BenchConnection.connect(host: host, port: port)
-                    let provider = StarknetProvider(url: rpc, transport: connection)
-                    let key = StarkKey.random()
-                    let address = ContractAddress.compute(classHash: classHash, salt: key.publicKey, constructorCalldata: [key.publicKey])
-                    let _: EmptyResponse = try await probe.send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": "100000"],
-                                                                idempotencyKey: UUID().uuidString, authenticated: false)
-                    let poller = Poller(interval: .milliseconds(20), maxAttempts: 200)
-                    _ = try await provider.waitForTransaction(try await StarknetAccount.deploy(key: key, classHash: classHash, provider: provider).transactionHash, poller: poller)
-                    let account = StarknetAccount(address: address, key: key, provider: provider)
-                    let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: provider))
-                    _ = try await account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")), poller: poller)
+                    let (account, connection) = try await freshSandboxAccount(base: base, classHash: classHash, strk: "100000")
+                    let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: account.provider))
+                    _ = try await account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")), poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
                     return (account, connection)
                 }
             }
@@ -91,76 +81,45 @@ public struct ChippiBenchmark: PurseBenchmark {
         let quoteURL = URL(string: base.absoluteString + "/v1/quote?sku_id=telcel_50")!
         struct Quote: Decodable { var payment_address: String; var strk_amount_fri: String }
         let recorder = LatencyRecorder()
-        let start = ContinuousClock.now
-        let deadline = start + .seconds(duration)
-        let count = count
         cpu = ProcessCPU.now()
-        await withTaskGroup(of: Void.self) { group in
-            for (account, connection) in users {
-                group.addTask {
-                    var done = 0
-                    while count.map({ done < $0 }) ?? (ContinuousClock.now < deadline) {
-                        done += 1
-                        let begin = ContinuousClock.now
-                        do {
-                            let quoted = try await connection.send(TransportRequest(method: "GET", url: quoteURL, headers: headers))
-                            let quote = try JSONDecoder().decode(Quote.self, from: quoted.body)
-                            guard let payTo = Felt(quote.payment_address), let amount = UInt256(quote.strk_amount_fri) else { recorder.fail(); continue }
-                            let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: account.provider))
-                            let hash = try await account.execute([vaultContract.withdraw(to: payTo, amount)])
-                            guard try await account.provider.transactionReceipt(hash).succeeded else { recorder.fail(); continue }
-                            let body = try JSONSerialization.data(withJSONObject: [
-                                "sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": prepared.wallet_id,
-                                "vault_transaction_hash": hash.description,
-                            ])
-                            let created = try await connection.send(TransportRequest(
-                                method: "POST", url: base.appendingPathComponent("v1/sku-transactions"),
-                                headers: headers.merging(["Content-Type": "application/json", "Idempotency-Key": UUID().uuidString]) { $1 }, body: body))
-                            guard created.status == 201, let id = (try? JSONSerialization.jsonObject(with: created.body) as? [String: Any])?["transaction_id"] as? String else {
-                                recorder.fail(); continue
-                            }
-                            var status = "pending"
-                            for _ in 0..<500 where status == "pending" {
-                                try await Task.sleep(for: .milliseconds(5))
-                                let polled = try await connection.send(TransportRequest(method: "GET", url: base.appendingPathComponent("v1/sku-transactions/\(id)"), headers: headers))
-                                status = ((try? JSONSerialization.jsonObject(with: polled.body) as? [String: Any])?["status"] as? String) ?? "pending"
-                            }
-                            if status == "completed" { recorder.record(.now - begin) } else { recorder.fail() }
-                        } catch {
-                            recorder.fail()
-                        }
-                    }
-                }
+        let walletId = prepared.wallet_id
+        let elapsed = await closedLoop(users, count: count, duration: duration, recorder: recorder) { account, connection in
+            let quoted = try await connection.send(TransportRequest(method: "GET", url: quoteURL, headers: headers))
+            let quote = try JSONDecoder().decode(Quote.self, from: quoted.body)
+            guard let payTo = Felt(quote.payment_address), let amount = UInt256(quote.strk_amount_fri) else { return false }
+            let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: account.provider))
+            let hash = try await account.execute([vaultContract.withdraw(to: payTo, amount)])
+            guard try await account.provider.transactionReceipt(hash).succeeded else { return false }
+            let body = try JSONSerialization.data(withJSONObject: [
+                "sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": walletId, "vault_transaction_hash": hash.description,
+            ])
+            let created = try await connection.send(TransportRequest(
+                method: "POST", url: base.appendingPathComponent("v1/sku-transactions"),
+                headers: headers.merging(["Content-Type": "application/json", "Idempotency-Key": UUID().uuidString]) { $1 }, body: body))
+            guard created.status == 201, let id = (try? JSONSerialization.jsonObject(with: created.body) as? [String: Any])?["transaction_id"] as? String else {
+                return false
             }
+            for _ in 0..<500 {
+                try await Task.sleep(for: .milliseconds(5))
+                let polled = try await connection.send(TransportRequest(method: "GET", url: base.appendingPathComponent("v1/sku-transactions/\(id)"), headers: headers))
+                let status = ((try? JSONSerialization.jsonObject(with: polled.body) as? [String: Any])?["status"] as? String) ?? "pending"
+                if status != "pending" { return status == "completed" }
+            }
+            return false
         }
-        let summary = recorder.summary(over: .now - start)
+        let summary = recorder.summary(over: elapsed)
         reportPhase("purchase (quote → withdraw → buy → done)", summary, cpuSince: &cpu)
         print("target: ≥ 300 purchases/s (\(summary.perSecond >= 300 ? "met" : "not met"))")
         for (_, connection) in users { await connection.close() }
     }
 
-    /// Requests as fast as each connection answers, for the phase's duration (or `count` each).
+    /// Requests as fast as each connection answers, for the phase's duration (or 20 × `count` each).
     func phase(_ name: String, _ connections: [BenchConnection], cpu: inout Double, request: @escaping @Sendable (BenchConnection) -> TransportRequest) async throws -> Double {
         let recorder = LatencyRecorder()
-        let start = ContinuousClock.now
-        let deadline = start + .seconds(duration)
-        let count = count.map { $0 * 20 }
-        await withTaskGroup(of: Void.self) { group in
-            for connection in connections {
-                group.addTask {
-                    var sent = 0
-                    while count.map({ sent < $0 }) ?? (ContinuousClock.now < deadline) {
-                        sent += 1
-                        let begin = ContinuousClock.now
-                        do {
-                            let response = try await connection.send(request(connection))
-                            if response.status == 200 { recorder.record(.now - begin) } else { recorder.fail() }
-                        } catch { recorder.fail() }
-                    }
-                }
-            }
+        let elapsed = await closedLoop(connections, count: count.map { $0 * 20 }, duration: duration, recorder: recorder) { connection in
+            try await connection.send(request(connection)).status == 200
         }
-        let summary = recorder.summary(over: .now - start)
+        let summary = recorder.summary(over: elapsed)
         reportPhase(name, summary, cpuSince: &cpu)
         return summary.perSecond
     }

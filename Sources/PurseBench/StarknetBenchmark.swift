@@ -99,24 +99,10 @@ public struct StarknetBenchmark: PurseBenchmark {
         guard let classHash = Felt(listing.accountClassHash), let strk = Felt(listing.strkAddress) else {
             throw BenchmarkError("the node's listing has no account class")
         }
-        let rpc = base.appendingPathComponent("starknet/rpc")
-        guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
-
         // Setup, untimed: an account per connection on a connection of its own.
         let accounts = try await withThrowingTaskGroup(of: (StarknetAccount, BenchConnection).self) { group in
             for _ in 0..<connections {
-                group.addTask {
-                    let connection = try await BenchConnection.connect(host: host, port: port)
-                    let provider = StarknetProvider(url: rpc, transport: connection)
-                    let key = StarkKey.random()
-                    let address = ContractAddress.compute(classHash: classHash, salt: key.publicKey, constructorCalldata: [key.publicKey])
-                    let _: EmptyResponse = try await api.send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": "1000"],
-                                                              idempotencyKey: UUID().uuidString, authenticated: false)
-                    let deployed = try await StarknetAccount.deploy(key: key, classHash: classHash, provider: provider)
-                    let receipt = try await provider.waitForTransaction(deployed.transactionHash, poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
-                    guard receipt.succeeded else { throw BenchmarkError("an account did not deploy: \(receipt.revertReason ?? "")") }
-                    return (StarknetAccount(address: deployed.address, key: key, provider: provider), connection)
-                }
+                group.addTask { try await freshSandboxAccount(base: base, classHash: classHash, strk: "1000") }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -126,29 +112,11 @@ public struct StarknetBenchmark: PurseBenchmark {
 
         let recorder = LatencyRecorder()
         var cpu = ProcessCPU.now()
-        let start = ContinuousClock.now
-        let deadline = start + .seconds(duration)
-        let count = count
-        await withTaskGroup(of: Void.self) { group in
-            for (account, _) in accounts {
-                group.addTask {
-                    var sent = 0
-                    while count.map({ sent < $0 }) ?? (ContinuousClock.now < deadline) {
-                        sent += 1
-                        let begin = ContinuousClock.now
-                        do {
-                            let hash = try await account.execute([transfer], resourceBounds: bounds)
-                            let receipt = try await account.provider.transactionReceipt(hash)
-                            guard receipt.succeeded else { recorder.fail(); continue }
-                            recorder.record(.now - begin)
-                        } catch {
-                            recorder.fail()
-                        }
-                    }
-                }
-            }
+        let elapsed = await closedLoop(accounts.map(\.0), count: count, duration: duration, recorder: recorder) { account in
+            let hash = try await account.execute([transfer], resourceBounds: bounds)
+            return try await account.provider.transactionReceipt(hash).succeeded
         }
-        let summary = recorder.summary(over: .now - start)
+        let summary = recorder.summary(over: elapsed)
         reportPhase("invoke (sign → send → receipt)", summary, cpuSince: &cpu)
         print("target: ≥ 1000 accepted invokes/s with p99 ≤ 20 ms (\(summary.perSecond >= 1000 && summary.p99 <= 20 ? "met" : "not met"))")
         for (_, connection) in accounts { await connection.close() }

@@ -4,6 +4,7 @@ import JWTKit
 import NIOCore
 import PurseDatabase
 @testable import PurseServer
+import PurseTestSupport
 import Testing
 
 /// ``FlatJSONDecoder`` either gives exactly what Foundation's `JSONDecoder` gives, or nothing
@@ -173,18 +174,5 @@ struct FlatJSONDecoderTests {
         let signatureStart = token.index(after: token.lastIndex(of: ".")!)
         let tampered = token.replacingCharacters(in: signatureStart...signatureStart, with: token[signatureStart] == "A" ? "B" : "A")
         await #expect(throws: TokenError.invalid) { try await service.verify(tampered, purpose: "nexus.verification") }
-    }
-}
-
-/// A small seeded generator, so a failing random case can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -40,7 +40,8 @@ struct ChippiPayManagerTests {
         let store: any SecureStore
     }
 
-    static func app(_ h: ProviderTests.Harness, transport: (any HTTPTransport)? = nil, account: Int = 0) async throws -> App {
+    static func app(_ h: ProviderTests.Harness, transport: (any HTTPTransport)? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 1),
+                    account: Int = 0) async throws -> App {
         let store: any SecureStore = InMemorySecureStore()
         let router = RouterTransport(client: h.client)
         let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
@@ -52,7 +53,7 @@ struct ChippiPayManagerTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: transport ?? router,
-                               retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
+                               retry: retry, sleeper: sleeper)
         try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
         let chippi = ChippiPayManager(api: api, store: store, sleeper: sleeper, keyRounds: 1_000)
         let (address, key) = h.accounts[account]
@@ -212,38 +213,13 @@ struct ChippiPayManagerTests {
         }
     }
 
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Under 429s, 503s and lost answers, purchases retried (automatically, then by resuming)
     /// never pay or buy twice: one withdrawal and one purchase per attempt that paid.
     @Test func faultsNeverBuyTwice() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let faulty = FaultyTransport(RouterTransport(client: h.client))
-            let store: any SecureStore = InMemorySecureStore()
-            let router = RouterTransport(client: h.client)
-            let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
-                                           poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 200))
-            let server = h.server
-            let sleeper = Sleeper { _ in
-                await server.app.jobWorker.runDue()
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: faulty,
-                                   retry: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(1), maxDelay: .milliseconds(5)), sleeper: sleeper)
-            try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
-            let chippi = ChippiPayManager(api: api, store: store, sleeper: sleeper, keyRounds: 1_000)
-            let (address, key) = h.accounts[0]
-            try await starknet.connectWallet(address: address.description, privateKey: key.privateKey.description)
+            let app = try await Self.app(h, transport: faulty, retry: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(1), maxDelay: .milliseconds(5)))
+            let (starknet, chippi, store) = (app.starknet, app.chippi, app.store)
             try await starknet.depositToVault(amount: "50")
             var created = false
             for _ in 0..<10 where !created { created = (try? await chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_faults"), externalUserId: "user_faults")) != nil }

@@ -25,35 +25,21 @@ struct PaymasterRoutes: Sendable {
 
     static let windowSeconds: UInt64 = 300
 
-    struct CallBody: Codable, Sendable {
-        var to: String
-        var selector: String
-        var calldata: [String]
-    }
-
-    struct ExecutionBody: Codable, Sendable {
-        var caller: String
-        var nonce: String
-        var execute_after: UInt64
-        var execute_before: UInt64
-        var calls: [CallBody]
-    }
-
     struct BuildRequest: Decodable {
         var account: String
-        var calls: [CallBody]
+        var calls: [Call]
     }
 
     struct BuildResponse: Encodable {
-        var outside_execution: ExecutionBody
+        var outside_execution: OutsideExecution
         var typed_data: TypedData
         var message_hash: String
     }
 
     struct ExecuteRequest: Decodable {
         var account: String
-        var outside_execution: ExecutionBody
-        var signature: [String]
+        var outside_execution: OutsideExecution
+        var signature: [Felt]
     }
 
     func mount(on group: RouterGroup<PurseRequestContext>) {
@@ -67,7 +53,7 @@ struct PaymasterRoutes: Sendable {
             let execution = OutsideExecution(caller: payments.paymentAddress, nonce: Felt(bigEndianBytes: [0] + RandomID.bytes(31))!,
                                              executeAfter: now - 60, executeBefore: now + Self.windowSeconds, calls: calls)
             let chainId = try await chain()
-            return try Response.json(BuildResponse(outside_execution: Self.body(execution), typed_data: execution.typedData(chainId: chainId),
+            return try Response.json(BuildResponse(outside_execution: execution, typed_data: execution.typedData(chainId: chainId),
                                                    message_hash: execution.messageHash(chainId: chainId, account: account).description))
         }
         group.post("paymaster/execute") { request, context in
@@ -75,37 +61,28 @@ struct PaymasterRoutes: Sendable {
             _ = try await routes.merchant(request)
             let input = try JSONBody.decode(ExecuteRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
-            let calls = try sponsored(input.outside_execution.calls)
-            guard let caller = Felt(input.outside_execution.caller), caller == payments.paymentAddress,
-                  let nonce = Felt(input.outside_execution.nonce) else {
+            var execution = input.outside_execution
+            execution.calls = try sponsored(input.outside_execution.calls)
+            guard execution.caller == payments.paymentAddress else {
                 throw ProviderError.invalid("outside_execution must be one /v1/paymaster/build made (caller: the relayer)")
             }
-            let signature = try input.signature.enumerated().map { index, text in
-                guard let felt = Felt(text) else { throw ProviderError.invalid("signature[\(index)] must be a felt") }
-                return felt
-            }
+            let signature = input.signature
             guard (1...8).contains(signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
-            let execution = OutsideExecution(caller: caller, nonce: nonce, executeAfter: input.outside_execution.execute_after,
-                                             executeBefore: input.outside_execution.execute_before, calls: calls)
             let (hash, replayed) = try await relay(execution, account: account, signature: signature)
             return try Response.json(["transaction_hash": hash.description], status: replayed ? .ok : .accepted)
         }
     }
 
     /// The calls, when every one is a vault withdrawal to the payment address.
-    func sponsored(_ bodies: [CallBody]) throws -> [Call] {
-        guard (1...4).contains(bodies.count) else { throw ProviderError.invalid("calls must hold 1 to 4 calls") }
-        return try bodies.enumerated().map { index, body in
-            guard let to = Felt(body.to), let selector = Felt(body.selector) else { throw ProviderError.invalid("calls[\(index)] needs to and selector as felts") }
-            let calldata = try body.calldata.map { text in
-                guard let felt = Felt(text) else { throw ProviderError.invalid("calls[\(index)].calldata must be felts") }
-                return felt
-            }
-            guard to == payments.vaultAddress, selector == Selector.from(name: "withdraw"), calldata.count == 3, calldata[0] == payments.paymentAddress else {
+    func sponsored(_ calls: [Call]) throws -> [Call] {
+        guard (1...4).contains(calls.count) else { throw ProviderError.invalid("calls must hold 1 to 4 calls") }
+        for call in calls {
+            guard call.to == payments.vaultAddress, call.selector == Selector.from(name: "withdraw"), call.calldata.count == 3,
+                  call.calldata[0] == payments.paymentAddress else {
                 throw APIError(.forbidden, "The paymaster sponsors vault withdrawals to the payment address \(payments.paymentAddress) only")
             }
-            return Call(to: to, selector: selector, calldata: calldata)
         }
+        return calls
     }
 
     /// Checks the signature with the account, then submits `execute_from_outside_v2` from the relayer.
@@ -145,11 +122,5 @@ struct PaymasterRoutes: Sendable {
             throw ProviderError.invalid("\(field) must be a contract address (0x-hex)")
         }
         return felt
-    }
-
-    static func body(_ execution: OutsideExecution) -> ExecutionBody {
-        ExecutionBody(caller: execution.caller.description, nonce: execution.nonce.description, execute_after: execution.executeAfter,
-                      execute_before: execution.executeBefore,
-                      calls: execution.calls.map { CallBody(to: $0.to.description, selector: $0.selector.description, calldata: $0.calldata.map(\.description)) })
     }
 }

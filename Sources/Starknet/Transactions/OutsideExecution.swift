@@ -69,3 +69,27 @@ public struct OutsideExecution: Sendable, Hashable {
         return (OutsideExecution(caller: calldata[0], nonce: calldata[1], executeAfter: after, executeBefore: before, calls: calls), Array(rest.dropFirst()))
     }
 }
+
+/// The JSON form a paymaster API carries: `{caller, nonce, execute_after, execute_before, calls:
+/// [{to, selector, calldata}]}`, felts as 0x-hex, times as Unix seconds.
+extension OutsideExecution: Codable {
+    enum CodingKeys: String, CodingKey {
+        case caller, nonce, executeAfter = "execute_after", executeBefore = "execute_before", calls
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(caller: try container.decode(Felt.self, forKey: .caller), nonce: try container.decode(Felt.self, forKey: .nonce),
+                  executeAfter: try container.decode(UInt64.self, forKey: .executeAfter),
+                  executeBefore: try container.decode(UInt64.self, forKey: .executeBefore), calls: try container.decode([Call].self, forKey: .calls))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(caller, forKey: .caller)
+        try container.encode(nonce, forKey: .nonce)
+        try container.encode(executeAfter, forKey: .executeAfter)
+        try container.encode(executeBefore, forKey: .executeBefore)
+        try container.encode(calls, forKey: .calls)
+    }
+}
