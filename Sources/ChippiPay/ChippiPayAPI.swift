@@ -283,6 +283,28 @@ public struct ChippiPayAPI: Sendable {
         var auth_token: String
     }
 
+    /// A saved wallet (`GET /v1/chipi-wallets/{id}`).
+    public struct Wallet: Decodable, Sendable, Hashable {
+        public var walletId: String
+        public var externalUserId: String
+        public var publicKey: String?
+        public var address: String?
+        /// The private key sealed with the user's password (``WalletKeyBackup``).
+        public var encryptedPrivateKey: String?
+        public var status: String
+        public var deployTransactionHash: String?
+
+        enum CodingKeys: String, CodingKey {
+            case walletId = "wallet_id", externalUserId = "external_user_id", publicKey = "public_key", address
+            case encryptedPrivateKey = "encrypted_private_key", status, deployTransactionHash = "deploy_transaction_hash"
+        }
+    }
+
+    public func getWallet(_ id: String) async throws -> Wallet {
+        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(id)") }
+        return try await send("GET", "/v1/chipi-wallets/\(id)")
+    }
+
     struct Success: Decodable, Sendable { var success: Bool }
 
     public func saveWallet(walletId: String, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {

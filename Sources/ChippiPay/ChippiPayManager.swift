@@ -89,6 +89,19 @@ public final class ChippiPayManager {
         return true
     }
 
+    /// The wallet's private key from the provider's backup, opened with the password (a new
+    /// device, a reinstall); checked against the wallet's public key.
+    public func recoverWalletKey(userPassword: String) async throws -> StarkKey {
+        guard let id = currentWalletId else { throw Self.noWallet }
+        return try await run {
+            let wallet = try await self.api.getWallet(id)
+            guard let sealed = wallet.encryptedPrivateKey else { throw WalletKeyBackup.Failure.malformed }
+            let key = try WalletKeyBackup.open(sealed, password: userPassword, walletId: id)
+            guard wallet.publicKey.flatMap({ Felt($0) }) == key.publicKey else { throw WalletKeyBackup.Failure.malformed }
+            return key
+        }
+    }
+
     // MARK: Catalogue
 
     public func fetchAvailableServices(category: String? = nil) async throws {

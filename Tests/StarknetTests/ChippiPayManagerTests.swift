@@ -73,6 +73,9 @@ struct ChippiPayManagerTests {
             #expect(restored.publicKey.description == saved["public_key"]?.stringValue)
             #expect(throws: WalletKeyBackup.Failure.wrongPassword) { try WalletKeyBackup.open(blob, password: "wrong horse", walletId: wallet) }
             #expect(throws: WalletKeyBackup.Failure.wrongPassword) { try WalletKeyBackup.open(blob, password: "correct horse", walletId: "wallet_other") }
+            // On a new device the manager recovers the key with the password.
+            #expect(try await app.chippi.recoverWalletKey(userPassword: "correct horse").publicKey == restored.publicKey)
+            await #expect(throws: WalletKeyBackup.Failure.wrongPassword) { try await app.chippi.recoverWalletKey(userPassword: "wrong horse") }
 
             try await app.chippi.fetchAvailableServices()
             let telcel = try #require(await app.chippi.availableServices.first { $0.id == "telcel_50" })
