@@ -331,6 +331,7 @@ let package = Package(
         .testTarget(
             name: "PurseFormatsTests",
             dependencies: ["PurseFormats"],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
