@@ -191,13 +191,24 @@ struct BitBuffer {
 
 /// Reed–Solomon over GF(2^8) with QR's polynomial x^8 + x^4 + x^3 + x^2 + 1.
 enum ReedSolomon {
-    static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
-        var product = 0
-        for bit in stride(from: 7, through: 0, by: -1) {
-            product = (product << 1) ^ ((product >> 7) * 0x11D)
-            product ^= Int((b >> UInt8(bit)) & 1) * Int(a)
+    /// α^i and log_α, from α = 2 under the field's polynomial.
+    static let (exponents, logarithms): ([UInt8], [Int]) = {
+        var exponents = [UInt8](repeating: 0, count: 512)
+        var logarithms = [Int](repeating: 0, count: 256)
+        var value = 1
+        for power in 0..<255 {
+            exponents[power] = UInt8(value)
+            logarithms[value] = power
+            value <<= 1
+            if value & 0x100 != 0 { value ^= 0x11D }
         }
-        return UInt8(product & 0xFF)
+        for power in 255..<512 { exponents[power] = exponents[power - 255] }
+        return (exponents, logarithms)
+    }()
+
+    static func multiply(_ a: UInt8, _ b: UInt8) -> UInt8 {
+        guard a != 0, b != 0 else { return 0 }
+        return exponents[logarithms[Int(a)] + logarithms[Int(b)]]
     }
 
     /// The generator polynomial ∏(x − α^i), i < degree, highest power first without its leading 1.
@@ -218,11 +229,16 @@ enum ReedSolomon {
     /// The error-correction codewords: the remainder of data · x^degree by the divisor.
     static func remainder(_ data: [UInt8], divisor: [UInt8]) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: divisor.count)
+        let divisorLogs = divisor.map { $0 == 0 ? -1 : logarithms[Int($0)] }
         for byte in data {
             let factor = byte ^ result[0]
             result.removeFirst()
             result.append(0)
-            for index in 0..<result.count { result[index] ^= multiply(divisor[index], factor) }
+            guard factor != 0 else { continue }
+            let factorLog = logarithms[Int(factor)]
+            for index in 0..<result.count where divisorLogs[index] >= 0 {
+                result[index] ^= exponents[divisorLogs[index] + factorLog]
+            }
         }
         return result
     }
@@ -360,37 +376,40 @@ struct Symbol {
     }
 
     /// The standard's four penalty rules: runs of five or more, 2×2 blocks, finder-like
-    /// 1:1:3:1:1 patterns with four light modules on a side, and the dark/light balance.
+    /// 1:1:3:1:1 patterns with four light modules on a side (outside the symbol is light), and
+    /// the dark/light balance.
     func penalty() -> Int {
         var score = 0
-        func line(_ at: (Int) -> Bool) {
-            var runColor = false, runLength = 0
-            for index in 0..<size {
-                let dark = at(index)
-                if dark == runColor {
-                    runLength += 1
-                    if runLength == 5 { score += 3 } else if runLength > 5 { score += 1 }
-                } else {
-                    runColor = dark
-                    runLength = 1
+        modules.withUnsafeBufferPointer { cells in
+            let size = size
+            // Rules 1 and 3 along every row (step 1) and column (step size).
+            for line in 0..<(2 * size) {
+                let (first, step) = line < size ? (line * size, 1) : (line - size, size)
+                var runColor = false, runLength = 0
+                // The last 15 modules, newest in bit 0; four light modules pad each end.
+                var window: UInt32 = 0
+                for index in 0..<(size + 4) {
+                    let dark = index < size && cells[first + index * step]
+                    if index < size {
+                        if dark == runColor {
+                            runLength += 1
+                            if runLength == 5 { score += 3 } else if runLength > 5 { score += 1 }
+                        } else {
+                            runColor = dark
+                            runLength = 1
+                        }
+                    }
+                    window = (window << 1 | (dark ? 1 : 0)) & 0x7FFF
+                    // Dark light dark dark dark light dark, with four light before or after.
+                    if (window >> 4) & 0x7F == 0x5D, (window >> 11) & 0xF == 0 || window & 0xF == 0 { score += 40 }
                 }
             }
-            // Finder-like: dark light dark dark dark light dark, with four light on either side.
-            let pattern = [true, false, true, true, true, false, true]
-            for start in -4..<(size - 3) {
-                func module(_ index: Int) -> Bool { (0..<size).contains(index) ? at(index) : false }
-                guard (0..<7).allSatisfy({ module(start + $0) == pattern[$0] }) || false else { continue }
-                let before = (1...4).allSatisfy { !module(start - $0) }
-                let after = (7..<11).allSatisfy { !module(start + $0) }
-                if before || after { score += 40 }
-            }
-        }
-        for y in 0..<size { line { modules[y * size + $0] } }
-        for x in 0..<size { line { modules[$0 * size + x] } }
-        for y in 0..<(size - 1) {
-            for x in 0..<(size - 1) {
-                let color = modules[y * size + x]
-                if color == modules[y * size + x + 1], color == modules[(y + 1) * size + x], color == modules[(y + 1) * size + x + 1] { score += 3 }
+            for y in 0..<(size - 1) {
+                for x in 0..<(size - 1) {
+                    let at = y * size + x
+                    let color = cells[at]
+                    if color == cells[at + 1], color == cells[at + size], color == cells[at + size + 1] { score += 3 }
+                }
             }
         }
         let dark = modules.reduce(0) { $0 + ($1 ? 1 : 0) }
