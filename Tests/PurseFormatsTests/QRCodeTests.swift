@@ -56,6 +56,32 @@ struct QRCodeTests {
         }
     }
 
+    /// The whole-line penalty (versions up to 25) scores every symbol as the module-by-module one.
+    @Test func bothPenaltiesAgree() throws {
+        // A fixed linear congruential sequence: the same symbols every run.
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        for version in [1, 2, 7, 10, 17, 25] {
+            for _ in 0..<20 {
+                var symbol = Symbol(version: version)
+                symbol.modules = (0..<(symbol.size * symbol.size)).map { _ in next() % 3 == 0 }
+                #expect(symbol.penaltyByLines() == symbol.penaltyByModules(), "version \(version)")
+            }
+            // Real symbols under every mask too.
+            var real = Symbol(version: version)
+            real.drawFunctionPatterns(errorCorrection: .medium)
+            real.drawCodewords(QRCode.codewords(Array(repeating: 0x5A, count: 10), version: version, .medium))
+            for mask in 0..<8 {
+                var masked = real
+                masked.applyMask(mask)
+                #expect(masked.penaltyByLines() == masked.penaltyByModules(), "version \(version) mask \(mask)")
+            }
+        }
+    }
+
     @Test func capacityAndRefusals() throws {
         #expect(QRCode.byteCapacity(version: 1, .low) == 17)
         #expect(QRCode.byteCapacity(version: 40, .low) == 2953)

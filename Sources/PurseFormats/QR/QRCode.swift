@@ -368,9 +368,12 @@ struct Symbol {
     }
 
     mutating func applyMask(_ mask: Int) {
-        for y in 0..<size {
-            for x in 0..<size where !isFunction[y * size + x] && Self.masked(mask, x, y) {
-                modules[y * size + x].toggle()
+        let size = size
+        isFunction.withUnsafeBufferPointer { function in
+            modules.withUnsafeMutableBufferPointer { cells in
+                for y in 0..<size {
+                    for x in 0..<size where !function[y * size + x] && Self.masked(mask, x, y) { cells[y * size + x].toggle() }
+                }
             }
         }
     }
@@ -379,6 +382,64 @@ struct Symbol {
     /// 1:1:3:1:1 patterns with four light modules on a side (outside the symbol is light), and
     /// the dark/light balance.
     func penalty() -> Int {
+        size + 8 <= 128 ? penaltyByLines() : penaltyByModules()
+    }
+
+    /// The rules on whole lines at once: each row and column as the bits of a `UInt128`, module
+    /// `i` at bit `i + 4` (four light modules below and above), for versions up to 25.
+    func penaltyByLines() -> Int {
+        let size = size
+        let inside: UInt128 = ((1 << UInt128(size)) - 1) << 4
+        var rows = [UInt128](repeating: 0, count: size)
+        var columns = [UInt128](repeating: 0, count: size)
+        modules.withUnsafeBufferPointer { cells in
+            rows.withUnsafeMutableBufferPointer { rows in
+                columns.withUnsafeMutableBufferPointer { columns in
+                    for y in 0..<size {
+                        var row: UInt128 = 0
+                        let rowBit: UInt128 = 1 << UInt128(y + 4)
+                        for x in 0..<size where cells[y * size + x] {
+                            row |= 1 << UInt128(x + 4)
+                            columns[x] |= rowBit
+                        }
+                        rows[y] = row
+                    }
+                }
+            }
+        }
+        // Five or more in a row: a window of five equal modules starts at i in 4...size-1.
+        let windowStarts: UInt128 = ((1 << UInt128(size - 4)) - 1) << 4
+        // A 2×2 block's left module is at x in 4...size+2.
+        let blockStarts: UInt128 = ((1 << UInt128(size - 1)) - 1) << 4
+        var score = 0
+        func line(_ r: UInt128) {
+            let equalNext = ~(r ^ (r >> 1))
+            let five = equalNext & (equalNext >> 1) & (equalNext >> 2) & (equalNext >> 3) & windowStarts
+            score += five.nonzeroBitCount + 2 * (five & ~(five << 1)).nonzeroBitCount
+            let light = ~r
+            let lightFour = light & (light >> 1) & (light >> 2) & (light >> 3)
+            let finder = r & ~(r >> 1) & (r >> 2) & (r >> 3) & (r >> 4) & ~(r >> 5) & (r >> 6)
+            score += 40 * (finder & ((lightFour << 4) | (lightFour >> 7))).nonzeroBitCount
+        }
+        for r in rows { line(r) }
+        for c in columns { line(c) }
+        for y in 0..<(size - 1) {
+            let a = rows[y], b = rows[y + 1]
+            let vertical = ~(a ^ b), horizontal = ~(a ^ (a >> 1))
+            score += 3 * (vertical & (vertical >> 1) & horizontal & blockStarts).nonzeroBitCount
+        }
+        let dark = rows.reduce(0) { $0 + ($1 & inside).nonzeroBitCount }
+        return score + Self.balancePenalty(dark: dark, total: size * size)
+    }
+
+    /// The dark/light balance: 10 for every 5 % the dark share is beyond 45–55 %.
+    static func balancePenalty(dark: Int, total: Int) -> Int {
+        // The smallest k with (45 − 5k)% ≤ dark share ≤ (55 + 5k)%.
+        max(0, (abs(dark * 20 - total * 10) + total - 1) / total - 1) * 10
+    }
+
+    /// The rules module by module, for every version.
+    func penaltyByModules() -> Int {
         var score = 0
         modules.withUnsafeBufferPointer { cells in
             let size = size
@@ -413,10 +474,6 @@ struct Symbol {
             }
         }
         let dark = modules.reduce(0) { $0 + ($1 ? 1 : 0) }
-        let total = size * size
-        // The smallest k with (45 − 5k)% ≤ dark share ≤ (55 + 5k)%.
-        let k = (abs(dark * 20 - total * 10) + total - 1) / total - 1
-        score += max(0, k) * 10
-        return score
+        return score + Self.balancePenalty(dark: dark, total: size * size)
     }
 }
