@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import PurseFormats
 import PurseKit
 
 /// The app's soft lock: the device's biometric, or a local PIN — and never the network.
@@ -68,7 +69,7 @@ public actor SoftLock {
         guard let stored = try await store.data(for: Self.pinTag), stored.count == 48 else { return .needsPinSetup }
         let salt = stored.prefix(16), expected = stored.suffix(32)
         let derived = try Self.derivedKey(pin: pin, salt: salt, iterations: iterations, length: 32)
-        if Self.constantTimeEqual(derived, Data(expected)) {
+        if ConstantTime.equal(derived, Data(expected)) {
             isUnlocked = true
             failedPins = 0
             return .unlocked
@@ -102,10 +103,5 @@ public actor SoftLock {
             from: Data(pin.utf8), salt: salt, using: .sha256, outputByteCount: length, unsafeUncheckedRounds: iterations
         )
         return key.withUnsafeBytes { Data($0) }
-    }
-
-    static func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

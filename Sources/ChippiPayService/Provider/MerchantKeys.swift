@@ -57,17 +57,15 @@ enum MerchantKeys {
 
     /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
     /// or revoked pair (one message for all: which half was wrong is not the caller's business).
-    static func authenticate(_ request: Request, in db: any DatabaseSession) async throws -> Merchant {
-        let (publicKey, secret) = try pair(of: request)
+    /// - Parameter secretHash: `hash(secret)` of the pair's secret half.
+    static func authenticate(publicKey: String, secretHash: String, in db: any DatabaseSession) async throws -> Merchant {
         guard let row = try await db.raw("""
             SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
             """).first() else {
             throw ProviderError.unauthorized
         }
-        let stored = Array(try row.decode(column: "secret_hash", as: String.self).utf8)
-        let given = Array(hash(secret).utf8)
-        guard stored.count == given.count, zip(stored, given).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0,
+        guard ConstantTime.equal(Array(try row.decode(column: "secret_hash", as: String.self).utf8), Array(secretHash.utf8)),
               try row.decodeNil(column: "revoked_at") else {
             throw ProviderError.unauthorized
         }
@@ -140,8 +138,8 @@ extension ChippiPayModule {
 }
 
 /// Key pairs that checked out in the last few seconds, so a merchant's stream of requests does
-/// not read its key from the database and hash its secret each time. Only successes are kept,
-/// under the pair's own hash; a revocation takes effect within `lifetime`.
+/// not read its key from the database each time. Only successes are kept, under the publishable
+/// key and the secret's hash (`pk_…:<sha256>`); a revocation takes effect within `lifetime`.
 final class MerchantKeyCache: Sendable {
     let lifetime: Duration
     private let entries = Mutex<[String: (merchant: Merchant, until: ContinuousClock.Instant)]>([:])
@@ -149,9 +147,6 @@ final class MerchantKeyCache: Sendable {
 
     init(lifetime: Duration = .seconds(5)) { self.lifetime = lifetime }
 
-    static func key(_ pair: (public: String, secret: String)) -> String {
-        pair.public + ":" + Hex.encode(SHA256.hash(data: Data(pair.secret.utf8)))
-    }
 
     func merchant(for key: String, now: ContinuousClock.Instant = .now) -> Merchant? {
         entries.withLock { entries in

@@ -97,12 +97,16 @@ struct ProviderRoutes: Sendable {
 
     /// The request's merchant, after the per-key rate limit.
     func merchant(_ request: Request) async throws -> Merchant {
-        let key = MerchantKeyCache.key(try MerchantKeys.pair(of: request))
+        let (publicKey, secret) = try MerchantKeys.pair(of: request)
+        let secretHash = MerchantKeys.hash(secret)
+        let key = publicKey + ":" + secretHash
         let merchant: Merchant
         if let known = keyCache.merchant(for: key) {
             merchant = known
         } else {
-            merchant = try await environment.database.read { db in try await MerchantKeys.authenticate(request, in: db) }
+            merchant = try await environment.database.read { db in
+                try await MerchantKeys.authenticate(publicKey: publicKey, secretHash: secretHash, in: db)
+            }
             keyCache.remember(merchant, for: key)
         }
         if let wait = limiter.take(merchant.publicKey) { throw ProviderError.rateLimited(wait) }

@@ -53,14 +53,9 @@ public enum WebhookSignature {
         guard !signatures.isEmpty else { throw Failure.noSignatures }
         let expected = Array(signature(payload: payload, secret: secret, timestamp: timestamp).utf8)
         let matched = signatures.reduce(false) { found, candidate in
-            found || constantTimeEqual(Array(candidate.utf8), expected)
+            found || ConstantTime.equal(Array(candidate.utf8), expected)
         }
         guard matched else { throw Failure.mismatch }
         guard abs(now.timeIntervalSince1970 - Double(timestamp)) <= tolerance else { throw Failure.outsideTolerance }
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
