@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "StripeConnect", targets: ["StripeConnect"]),
         .library(name: "Starknet", targets: ["Starknet"]),
         .library(name: "ChippiPay", targets: ["ChippiPay"]),
+        .library(name: "CutiE", targets: ["CutiE"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -118,6 +119,18 @@ let package = Package(
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The Cuti-E feedback SDK: conversations, inbox, push registration, device linking, and
+        // the view models of its screens.
+        .target(
+            name: "CutiE",
+            dependencies: [
+                "PurseKit",
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -228,6 +241,27 @@ let package = Package(
             swiftSettings: serverSwiftSettings
         ),
         .target(
+            name: "CutiEService",
+            dependencies: [
+                "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseKit",
+                "PurseKitAHC",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
+        .target(
             name: "ConnectService",
             dependencies: [
                 "PurseServer",
@@ -285,6 +319,8 @@ let package = Package(
                 "Starknet",
                 "ChippiPay",
                 "ChippiPayService",
+                "CutiE",
+                "CutiEService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import ChippiPayService
 import ConnectService
+import CutiEService
 import NexusService
 import PurseDatabase
 import PurseServer
@@ -11,6 +12,7 @@ public enum PurseModules {
             NexusModule(configuration: try NexusConfiguration.from(configuration)),
             ConnectModule(configuration: try ConnectConfiguration.from(configuration)),
             ChippiPayModule(configuration: try ChippiPayConfiguration.from(configuration)),
+            CutiEModule(configuration: try CutiEConfiguration.from(configuration)),
         ]
     }
 }

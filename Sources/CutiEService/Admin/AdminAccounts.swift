@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// A support staff member. Roles: `owner` (everything, including apps and canned responses),
+/// `agent` (answers and manages conversations), `viewer` (reads).
+struct Admin: Sendable, Codable {
+    var id: String
+    var email: String
+    var name: String
+    var role: String
+
+    enum CodingKeys: String, CodingKey { case id = "admin_id", email, name, role }
+
+    static let roles = ["owner", "agent", "viewer"]
+
+    var canAnswer: Bool { role == "owner" || role == "agent" }
+    var isOwner: Bool { role == "owner" }
+}
+
+/// A signed-in admin and the session's CSRF token.
+struct AdminSession: Sendable {
+    var admin: Admin
+    var csrfToken: String
+}
+
+extension HTTPField.Name {
+    static let csrfToken = HTTPField.Name("X-CSRF-Token")!
+}
+
+/// Admin accounts (bcrypt passwords) and their sessions: a random id in an `HttpOnly`,
+/// `Secure`, `SameSite=Strict` cookie, kept in the database only as its SHA-256, with a CSRF
+/// token every state-changing request must echo (`X-CSRF-Token`, or the form's `csrf_token`).
+struct AdminAccounts: Sendable {
+    let environment: ServerEnvironment
+    let sessionHours: Double
+    let loginLimiter: RateLimiter
+    /// A bcrypt hash of a random password, checked against when the e-mail is unknown.
+    let decoyHash: String
+
+    static let cookieName = "cutie_admin"
+    static let unauthorized = APIError(.unauthorized, "Sign in to the admin dashboard")
+
+    static func hash(_ text: String) -> String { Hex.encode(SHA256.hash(data: Data(text.utf8))) }
+
+    /// Creates an admin (`purse cutie admin create`).
+    func create(email: String, name: String, role: String, password: String) async throws -> Admin {
+        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        guard email.utf8.count <= 254, email.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) != nil else {
+            throw APIError.badRequest("email must be an e-mail address")
+        }
+        try Limits.text(name, field: "name", max: 100)
+        guard Admin.roles.contains(role) else { throw APIError.badRequest("role must be owner, agent or viewer") }
+        guard password.utf8.count >= 10, password.utf8.count <= 72 else { throw APIError.badRequest("password must be 10 to 72 bytes") }
+        let hash = try await environment.passwords.hash(password)
+        let admin = Admin(id: RandomID.make("adm"), email: email, name: name, role: role)
+        try await environment.database.transaction { db in
+            guard try await db.raw("""
+                INSERT INTO cutie_admins (id, email, name, role, password_hash, created_at)
+                VALUES (\(bind: admin.id), \(bind: email), \(bind: name), \(bind: role), \(bind: hash), \(bind: environment.now().epochMillis))
+                ON CONFLICT (email) DO NOTHING RETURNING id
+                """).first() != nil else { throw APIError.conflict("An admin with e-mail \(email) exists") }
+        }
+        return admin
+    }
+
+    /// Checks the password and opens a session: (session id for the cookie, session).
+    func login(email: String, password: String) async throws -> (id: String, session: AdminSession) {
+        let email = email.trimmingCharacters(in: .whitespaces).lowercased()
+        if let wait = loginLimiter.take(email) { throw APIError.tooManyRequests("Too many sign-in attempts; try again in \(wait) s", retryAfter: wait) }
+        guard email.utf8.count <= 254, password.utf8.count <= 72 else { throw APIError(.unauthorized, "Wrong e-mail or password") }
+        let row = try await environment.database.read { db in
+            try await db.raw("SELECT id, email, name, role, password_hash, disabled_at FROM cutie_admins WHERE email = \(bind: email)").first()
+        }
+        // A missing account costs a hash as well, so timing does not tell which e-mails exist.
+        let stored = try row?.decode(column: "password_hash", as: String.self) ?? decoyHash
+        let matches = (try? await environment.passwords.verify(password, hash: stored)) ?? false
+        guard let row, matches, try row.decodeNil(column: "disabled_at") else { throw APIError(.unauthorized, "Wrong e-mail or password") }
+        let admin = Admin(id: try row.decode(column: "id", as: String.self), email: try row.decode(column: "email", as: String.self),
+                          name: try row.decode(column: "name", as: String.self), role: try row.decode(column: "role", as: String.self))
+        let id = Base64URL.encode(RandomID.bytes(32))
+        let csrf = Base64URL.encode(RandomID.bytes(24))
+        let now = environment.now().epochMillis
+        try await environment.database.transaction { db in
+            try await db.raw("DELETE FROM cutie_admin_sessions WHERE expires_at <= \(bind: now)").run()
+            try await db.raw("""
+                INSERT INTO cutie_admin_sessions (id_hash, admin_id, csrf_token, created_at, expires_at)
+                VALUES (\(bind: Self.hash(id)), \(bind: admin.id), \(bind: csrf), \(bind: now), \(bind: now + Int64(sessionHours * 3_600_000)))
+                """).run()
+        }
+        return (id, AdminSession(admin: admin, csrfToken: csrf))
+    }
+
+    func logout(_ request: Request) async throws {
+        guard let id = Self.cookie(request) else { return }
+        try await environment.database.transaction { db in
+            try await db.raw("DELETE FROM cutie_admin_sessions WHERE id_hash = \(bind: Self.hash(id))").run()
+        }
+    }
+
+    /// The session of the request's cookie, or nil.
+    func session(_ request: Request) async throws -> AdminSession? {
+        guard let id = Self.cookie(request), id.utf8.count <= 100 else { return nil }
+        let now = environment.now().epochMillis
+        guard let row = try await environment.database.read({ db in
+            try await db.raw("""
+                SELECT a.id, a.email, a.name, a.role, a.disabled_at, s.csrf_token, s.expires_at
+                FROM cutie_admin_sessions s JOIN cutie_admins a ON a.id = s.admin_id WHERE s.id_hash = \(bind: Self.hash(id))
+                """).first()
+        }), try row.decode(column: "expires_at", as: Int64.self) > now, try row.decodeNil(column: "disabled_at") else { return nil }
+        return AdminSession(admin: Admin(id: try row.decode(column: "id", as: String.self), email: try row.decode(column: "email", as: String.self),
+                                         name: try row.decode(column: "name", as: String.self), role: try row.decode(column: "role", as: String.self)),
+                            csrfToken: try row.decode(column: "csrf_token", as: String.self))
+    }
+
+    /// The session, or 401.
+    func require(_ request: Request) async throws -> AdminSession {
+        guard let session = try await session(request) else { throw Self.unauthorized }
+        return session
+    }
+
+    /// The session of a state-changing request: signed in, the CSRF token echoed, and (when
+    /// the browser says where the request comes from) from this server's own pages.
+    func requireForChange(_ request: Request, csrf: String?) async throws -> AdminSession {
+        let session = try await require(request)
+        guard let csrf, ConstantTime.equal(Array(csrf.utf8), Array(session.csrfToken.utf8)) else {
+            throw APIError.forbidden("Missing or wrong CSRF token")
+        }
+        try Self.checkOrigin(request)
+        return session
+    }
+
+    /// A browser's `Origin` (when it sends one) must be this server's, and `Sec-Fetch-Site` must
+    /// not say another site: a cross-site form cannot act for a signed-in admin.
+    static func checkOrigin(_ request: Request) throws {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site == "cross-site" {
+            throw APIError.forbidden("Cross-site request refused")
+        }
+        if let origin = request.headers[.origin], origin != "null", let host = request.head.authority {
+            guard let url = URL(string: origin), let originHost = url.host else { throw APIError.forbidden("Cross-site request refused") }
+            let originAuthority = url.port.map { "\(originHost):\($0)" } ?? originHost
+            guard originAuthority.lowercased() == host.lowercased() else { throw APIError.forbidden("Cross-site request refused") }
+        }
+    }
+
+    static func cookie(_ request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for part in header.split(separator: ";") {
+                let pair = part.trimmingCharacters(in: .whitespaces)
+                if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)) }
+            }
+        }
+        return nil
+    }
+
+    func setCookie(_ id: String) -> String {
+        "\(Self.cookieName)=\(id); Path=/; Max-Age=\(Int(sessionHours * 3600)); HttpOnly; Secure; SameSite=Strict"
+    }
+
+    static let clearCookie = "\(cookieName)=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict"
+}

@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import PurseServer
+
+/// Where pushes go and how they are signed.
+///
+/// - `APNS_URL`: the APNs endpoint (default: `api.sandbox.push.apple.com` or `api.push.apple.com`
+///   by `APNS_ENVIRONMENT` when a key is configured; otherwise the sandbox inside `purse serve`).
+/// - `APNS_KEY_FILE`, `APNS_KEY_ID`, `APNS_TEAM_ID`: the `.p8` signing key, its id, the team id
+///   (required in production; in development a sandbox key derived from the server's secrets).
+/// - `APNS_ENVIRONMENT`: `sandbox` (development builds of the app) or `production`.
+/// - `APNS_CA_FILE`: an extra PEM trust root, for an APNs stand-in with its own certificate.
+public struct APNsConfiguration: Sendable {
+    public enum Target: Sendable, Equatable {
+        /// The sandbox in this process (no network).
+        case inProcess
+        case url(URL)
+    }
+
+    public var target: Target
+    public var credentials: APNsCredentials
+    public var caFile: String?
+
+    public init(target: Target, credentials: APNsCredentials, caFile: String? = nil) {
+        self.target = target
+        self.credentials = credentials
+        self.caFile = caFile
+    }
+}
+
+/// The sandbox's own settings: the key pushes to it must be signed with, and the app that
+/// exists from the start.
+public struct CutiESandboxConfiguration: Sendable {
+    /// The key the APNs sandbox accepts provider tokens from.
+    public var apnsCredentials: APNsCredentials
+    /// `app_sandbox`, whose bundle id is the topic the sandbox accepts for it.
+    public var appID = "app_sandbox"
+    public var bundleID = "com.purse.cutie.sandbox"
+
+    public init(apnsCredentials: APNsCredentials) { self.apnsCredentials = apnsCredentials }
+
+    /// The sandbox key's ids: ten characters each, as Apple's are.
+    public static let keyID = "SANDBOXKEY"
+    public static let teamID = "PURSETEAM0"
+}
+
+/// Cuti-E's settings.
+///
+/// - `CUTIE_LINK_SECONDS`: how long a device-link token lives (default 600).
+/// - `CUTIE_MAX_MESSAGE_LENGTH`: the longest message in characters (default 5000).
+/// - `CUTIE_SIGNATURE_WINDOW_SECONDS`: how stale a signed request may be (default 300).
+/// - `CUTIE_ADMIN_SESSION_HOURS`: how long an admin stays signed in (default 12).
+public struct CutiEConfiguration: Sendable {
+    public var sandbox: CutiESandboxConfiguration?
+    public var apns: APNsConfiguration
+    public var linkSeconds = 600
+    public var maxMessageLength = 5000
+    public var signatureWindow: TimeInterval = 300
+    public var adminSessionHours = 12.0
+    /// The secret device secrets derive from (each device's is HMAC(secret, token id)).
+    public var deviceSecretKey: SymmetricKey
+
+    public init(sandbox: CutiESandboxConfiguration?, apns: APNsConfiguration, deviceSecretKey: SymmetricKey) {
+        self.sandbox = sandbox
+        self.apns = apns
+        self.deviceSecretKey = deviceSecretKey
+    }
+
+    public static func from(_ configuration: PurseConfiguration) throws -> CutiEConfiguration {
+        let env = configuration.environment
+        func value(_ name: String) -> String? { env[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let secrets = ServerSecrets(dataDirectory: configuration.dataDirectory)
+
+        var sandbox: CutiESandboxConfiguration?
+        if !configuration.isProduction {
+            let seed = try secrets.secret(named: "cutie-apns-sandbox.key")
+            sandbox = CutiESandboxConfiguration(apnsCredentials: APNsCredentials(
+                keyID: CutiESandboxConfiguration.keyID, teamID: CutiESandboxConfiguration.teamID, privateKey: Self.p256Key(from: seed)))
+        }
+
+        var credentials = sandbox?.apnsCredentials
+        if let file = value("APNS_KEY_FILE") {
+            guard let keyID = value("APNS_KEY_ID"), keyID.utf8.count == 10, let teamID = value("APNS_TEAM_ID"), teamID.utf8.count == 10 else {
+                throw ConfigurationError("APNS_KEY_FILE needs APNS_KEY_ID and APNS_TEAM_ID (ten characters each)")
+            }
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("APNS_KEY_FILE: cannot read \(file)") }
+            do {
+                credentials = try APNsCredentials(keyID: keyID, teamID: teamID, p8: pem)
+            } catch {
+                throw ConfigurationError("APNS_KEY_FILE must be a P-256 key in PEM (the .p8 file from Apple)")
+            }
+        }
+        guard let credentials else { throw ConfigurationError("Cuti-E in production needs APNS_KEY_FILE, APNS_KEY_ID and APNS_TEAM_ID") }
+
+        let target: APNsConfiguration.Target
+        if let text = value("APNS_URL") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw ConfigurationError("APNS_URL must be an http(s) URL")
+            }
+            target = .url(url)
+        } else if value("APNS_KEY_FILE") != nil {
+            switch value("APNS_ENVIRONMENT") ?? "sandbox" {
+            case "sandbox", "development": target = .url(APNsClient.development)
+            case "production": target = .url(APNsClient.production)
+            default: throw ConfigurationError("APNS_ENVIRONMENT must be sandbox or production")
+            }
+        } else {
+            target = .inProcess
+        }
+        if let file = value("APNS_CA_FILE"), !FileManager.default.isReadableFile(atPath: file) {
+            throw ConfigurationError("APNS_CA_FILE: cannot read \(file)")
+        }
+
+        var cutie = CutiEConfiguration(
+            sandbox: sandbox, apns: APNsConfiguration(target: target, credentials: credentials, caFile: value("APNS_CA_FILE")),
+            deviceSecretKey: SymmetricKey(data: try secrets.secret(named: "cutie-device.key")))
+        if let text = value("CUTIE_LINK_SECONDS") {
+            guard let seconds = Int(text), (30...86_400).contains(seconds) else { throw ConfigurationError("CUTIE_LINK_SECONDS must be 30 to 86400") }
+            cutie.linkSeconds = seconds
+        }
+        if let text = value("CUTIE_MAX_MESSAGE_LENGTH") {
+            guard let length = Int(text), (1...100_000).contains(length) else { throw ConfigurationError("CUTIE_MAX_MESSAGE_LENGTH must be 1 to 100000") }
+            cutie.maxMessageLength = length
+        }
+        if let text = value("CUTIE_SIGNATURE_WINDOW_SECONDS") {
+            guard let seconds = Double(text), (5...3600).contains(seconds) else { throw ConfigurationError("CUTIE_SIGNATURE_WINDOW_SECONDS must be 5 to 3600") }
+            cutie.signatureWindow = seconds
+        }
+        if let text = value("CUTIE_ADMIN_SESSION_HOURS") {
+            guard let hours = Double(text), hours > 0, hours <= 24 * 30 else { throw ConfigurationError("CUTIE_ADMIN_SESSION_HOURS must be more than 0 and at most 720") }
+            cutie.adminSessionHours = hours
+        }
+        return cutie
+    }
+
+    /// A P-256 key from 32 secret bytes (hashed again until it is a valid scalar, which the first
+    /// try nearly always is).
+    static func p256Key(from seed: [UInt8]) -> P256.Signing.PrivateKey {
+        var material = Data(SHA256.hash(data: seed))
+        while true {
+            if let key = try? P256.Signing.PrivateKey(rawRepresentation: material) { return key }
+            material = Data(SHA256.hash(data: material))
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import PurseDatabase
+
+/// Cuti-E's schema: apps, devices and their tokens, device groups (linked devices share one
+/// inbox), conversations and messages, push registrations and the push log, link tokens, admin
+/// accounts and their sessions, canned responses, and what the APNs sandbox received.
+/// Times are Unix milliseconds; secrets (device tokens, link tokens, session ids) are stored only
+/// as their SHA-256.
+enum CutiEMigrations {
+    static let all: [Migration] = [
+        Migration("cutie_0001_feedback", [
+            """
+            CREATE TABLE cutie_apps (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+                bundle_id TEXT NOT NULL CHECK (length(bundle_id) BETWEEN 1 AND 155),
+                apns_environment TEXT NOT NULL CHECK (apns_environment IN ('sandbox', 'production')),
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cutie_groups (
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cutie_devices (
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                device_id TEXT NOT NULL,
+                group_id TEXT NOT NULL REFERENCES cutie_groups(id),
+                device_name TEXT,
+                user_id TEXT,
+                user_name TEXT,
+                created_at BIGINT NOT NULL,
+                linked_at BIGINT,
+                last_seen_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, device_id)
+            )
+            """,
+            "CREATE INDEX cutie_devices_group ON cutie_devices (group_id)",
+            """
+            CREATE TABLE cutie_device_tokens (
+                token_id TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                revoked_at BIGINT,
+                FOREIGN KEY (app_id, device_id) REFERENCES cutie_devices(app_id, device_id)
+            )
+            """,
+            "CREATE INDEX cutie_device_tokens_device ON cutie_device_tokens (app_id, device_id)",
+            """
+            CREATE TABLE cutie_conversations (
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                group_id TEXT NOT NULL REFERENCES cutie_groups(id),
+                device_id TEXT NOT NULL,
+                title TEXT,
+                category TEXT NOT NULL CHECK (category IN ('bug', 'feature', 'question', 'feedback', 'other')),
+                status TEXT NOT NULL CHECK (status IN ('open', 'in_progress', 'waiting_user', 'waiting_admin', 'resolved', 'closed')),
+                priority TEXT NOT NULL CHECK (priority IN ('low', 'normal', 'high', 'urgent')),
+                assigned_admin_id TEXT,
+                user_id TEXT,
+                user_name TEXT,
+                app_version TEXT,
+                os_version TEXT,
+                device_model TEXT,
+                message_count BIGINT NOT NULL DEFAULT 0 CHECK (message_count >= 0),
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX cutie_conversations_group ON cutie_conversations (group_id, updated_at)",
+            "CREATE INDEX cutie_conversations_app ON cutie_conversations (app_id, updated_at)",
+            """
+            CREATE TABLE cutie_messages (
+                id TEXT PRIMARY KEY,
+                conversation_id TEXT NOT NULL REFERENCES cutie_conversations(id),
+                sender_type TEXT NOT NULL CHECK (sender_type IN ('user', 'admin', 'system')),
+                sender_id TEXT,
+                sender_name TEXT,
+                message TEXT NOT NULL,
+                message_type TEXT NOT NULL CHECK (message_type IN ('text', 'image')),
+                is_internal_note BOOLEAN NOT NULL,
+                attachment_url TEXT,
+                client_id TEXT,
+                created_at BIGINT NOT NULL,
+                read_at BIGINT,
+                CHECK (is_internal_note = FALSE OR sender_type = 'admin'),
+                CHECK ((message_type = 'image') = (attachment_url IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX cutie_messages_conversation ON cutie_messages (conversation_id, created_at)",
+            // The inbox's unread count reads only unread admin and system messages.
+            "CREATE INDEX cutie_messages_unread ON cutie_messages (conversation_id, sender_type) WHERE read_at IS NULL",
+            // A message sent with a client id (the SDK's optimistic message) is stored once.
+            "CREATE UNIQUE INDEX cutie_messages_client ON cutie_messages (conversation_id, client_id)",
+            """
+            CREATE TABLE cutie_tags (
+                conversation_id TEXT NOT NULL REFERENCES cutie_conversations(id),
+                tag TEXT NOT NULL CHECK (length(tag) BETWEEN 1 AND 40),
+                PRIMARY KEY (conversation_id, tag)
+            )
+            """,
+            """
+            CREATE TABLE cutie_push_tokens (
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                platform TEXT NOT NULL CHECK (platform IN ('ios', 'macos')),
+                push_token TEXT NOT NULL,
+                bundle_id TEXT NOT NULL,
+                environment TEXT NOT NULL CHECK (environment IN ('sandbox', 'production')),
+                active BOOLEAN NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, device_id),
+                FOREIGN KEY (app_id, device_id) REFERENCES cutie_devices(app_id, device_id)
+            )
+            """,
+            """
+            CREATE TABLE cutie_pushes (
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL REFERENCES cutie_conversations(id),
+                message_id TEXT NOT NULL REFERENCES cutie_messages(id),
+                device_id TEXT NOT NULL,
+                push_token TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('queued', 'sent', 'failed', 'unregistered')),
+                apns_id TEXT,
+                reason TEXT,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                UNIQUE (message_id, device_id)
+            )
+            """,
+            "CREATE INDEX cutie_pushes_app ON cutie_pushes (app_id, created_at)",
+            """
+            CREATE TABLE cutie_link_tokens (
+                token_hash TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                group_id TEXT NOT NULL REFERENCES cutie_groups(id),
+                status TEXT NOT NULL CHECK (status IN ('pending', 'confirmed')),
+                confirmed_device_id TEXT,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                confirmed_at BIGINT,
+                CHECK ((status = 'confirmed') = (confirmed_device_id IS NOT NULL))
+            )
+            """,
+            """
+            CREATE TABLE cutie_admins (
+                id TEXT PRIMARY KEY,
+                email TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                role TEXT NOT NULL CHECK (role IN ('owner', 'agent', 'viewer')),
+                password_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                disabled_at BIGINT
+            )
+            """,
+            """
+            CREATE TABLE cutie_admin_sessions (
+                id_hash TEXT PRIMARY KEY,
+                admin_id TEXT NOT NULL REFERENCES cutie_admins(id),
+                csrf_token TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cutie_canned_responses (
+                id TEXT PRIMARY KEY,
+                title TEXT NOT NULL CHECK (length(title) BETWEEN 1 AND 100),
+                body TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cutie_apns_sandbox (
+                apns_id TEXT PRIMARY KEY,
+                device_token TEXT NOT NULL,
+                topic TEXT NOT NULL,
+                push_type TEXT NOT NULL,
+                priority BIGINT NOT NULL,
+                collapse_id TEXT,
+                expiration BIGINT,
+                payload TEXT NOT NULL,
+                received_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX cutie_apns_sandbox_token ON cutie_apns_sandbox (device_token, received_at)",
+            """
+            CREATE TABLE cutie_apns_sandbox_unregistered (
+                device_token TEXT PRIMARY KEY,
+                unregistered_at BIGINT NOT NULL
+            )
+            """,
+        ]),
+    ]
+}

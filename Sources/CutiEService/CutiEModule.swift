@@ -1,0 +1,124 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOSSL
+import PurseDatabase
+import PurseKit
+import PurseKitAHC
+import PurseServer
+import ServiceLifecycle
+import SQLKit
+import Synchronization
+
+/// Cuti-E: the in-app feedback SDK's backend. The SDK's API under `/v1` (devices, conversations,
+/// push registration, device linking), the admin dashboard at `/cutie/admin` with its JSON API
+/// under `/v1/admin`, pushes through APNs, and in development an APNs sandbox at
+/// `/sandbox/apns` and the app `app_sandbox`.
+public struct CutiEModule: PurseModule {
+    public let id = "cutie"
+    public let title = "Cuti-E"
+    public let summary = "In-app feedback: conversations between app users and support staff, replies pushed over APNs, linked devices sharing one inbox, and an admin dashboard."
+    let configuration: CutiEConfiguration
+    /// Where pushes go when `APNS_URL` is not the in-process sandbox; tests pass their own.
+    let apnsTransport: (any HTTPTransport)?
+    let mounted = MountedPush()
+
+    public init(configuration: CutiEConfiguration, apnsTransport: (any HTTPTransport)? = nil) {
+        self.configuration = configuration
+        self.apnsTransport = apnsTransport
+    }
+
+    public var links: [ModuleLink] {
+        var links = [ModuleLink("Admin dashboard", "/cutie/admin")]
+        if configuration.sandbox != nil { links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/sandbox/apns/deliveries")) }
+        return links
+    }
+
+    public var migrations: [Migration] { CutiEMigrations.all }
+
+    public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
+        var sandboxEndpoint: APNsSandbox?
+        if let sandbox = configuration.sandbox {
+            let endpoint = APNsSandbox(environment: environment, credentials: sandbox.apnsCredentials)
+            endpoint.mount(on: router)
+            sandboxEndpoint = endpoint
+            try await environment.database.transaction { db in
+                if try await CutiEApp.load(sandbox.appID, in: db) == nil {
+                    _ = try await CutiEApp.create(id: sandbox.appID, name: "Sandbox app", bundleID: sandbox.bundleID, apnsEnvironment: "sandbox",
+                                                  now: environment.now(), in: db)
+                }
+            }
+            environment.logger.notice("Cuti-E sandbox app", metadata: ["app_id": "\(sandbox.appID)", "bundle_id": "\(sandbox.bundleID)"])
+        }
+        let client: APNsClient
+        switch configuration.apns.target {
+        case .inProcess:
+            guard let sandboxEndpoint else { throw ConfigurationError("Cuti-E needs APNS_URL or APNS_KEY_FILE when the APNs sandbox is off") }
+            client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/apns")!, transport: InProcessAPNsTransport(sandbox: sandboxEndpoint),
+                                credentials: configuration.apns.credentials, now: environment.now)
+        case .url(let url):
+            client = APNsClient(baseURL: url, transport: try apnsTransport ?? Self.http2Transport(caFile: configuration.apns.caFile),
+                                credentials: configuration.apns.credentials, now: environment.now)
+        }
+        mounted.client.withLock { $0 = client }
+
+        let auth = DeviceAuthenticator(environment: environment, configuration: configuration)
+        SDKRoutes(environment: environment, configuration: configuration, auth: auth).mount(on: router)
+        let accounts = AdminAccounts(environment: environment, sessionHours: configuration.adminSessionHours,
+                                     loginLimiter: RateLimiter(perSecond: 0.2, burst: 10),
+                                     decoyHash: try await environment.passwords.hash(RandomID.hex(bytes: 24)))
+        let desk = AdminDesk(environment: environment, configuration: configuration)
+        AdminAPI(accounts: accounts, desk: desk).mount(on: router)
+        AdminDashboard(accounts: accounts, desk: desk).mount(on: router)
+        return []
+    }
+
+    /// AsyncHTTPClient for APNs: HTTP/2 negotiated by ALPN, with an extra trust root when configured.
+    static func http2Transport(caFile: String?) throws -> any HTTPTransport {
+        var configuration = HTTPClient.Configuration()
+        configuration.httpVersion = .automatic
+        configuration.timeout.connect = .seconds(10)
+        if let caFile {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(caFile)
+            configuration.tlsConfiguration = tls
+        }
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        return AsyncHTTPClientTransport(client: client, maxResponseBytes: 64 << 10)
+    }
+
+    public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
+        let mounted = mounted
+        return [
+            JobHandler(kind: PushDelivery.jobKind, backoff: JobBackoff(base: 2, maximum: 600)) { job in
+                guard let client = mounted.client.withLock({ $0 }) else { throw ConfigurationError("Cuti-E is not mounted") }
+                try await PushDelivery(environment: environment, client: client).run(job)
+            },
+        ]
+    }
+
+    public var openAPI: OpenAPIFragment { CutiEOpenAPI.fragment(sandbox: configuration.sandbox != nil) }
+
+    // MARK: Operator tasks (the CLI)
+
+    /// Creates an admin account (`purse cutie admin create`).
+    public static func createAdmin(email: String, name: String, role: String, password: String, environment: ServerEnvironment) async throws -> (id: String, email: String) {
+        let accounts = AdminAccounts(environment: environment, sessionHours: 1, loginLimiter: RateLimiter(perSecond: 1, burst: 1), decoyHash: "")
+        let admin = try await accounts.create(email: email, name: name, role: role, password: password)
+        return (admin.id, admin.email)
+    }
+
+    /// Creates an app (`purse cutie app create`): returns its id.
+    public static func createApp(id: String?, name: String, bundleID: String, apnsEnvironment: String, environment: ServerEnvironment) async throws -> String {
+        try await environment.database.transaction { db in
+            try await CutiEApp.create(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, now: environment.now(), in: db).id
+        }
+    }
+}
+
+/// The push client, made by `mount` and used by the push job.
+final class MountedPush: Sendable {
+    let client = Mutex<APNsClient?>(nil)
+}

@@ -1,0 +1,186 @@
+import HTTPTypes
+import PurseServer
+
+/// Cuti-E's operations in the server's OpenAPI document.
+enum CutiEOpenAPI {
+    static func fragment(sandbox: Bool) -> OpenAPIFragment {
+        var operations = sdk + admin
+        if sandbox { operations += apnsSandbox }
+        return OpenAPIFragment(operations: operations)
+    }
+
+    static let appHeader = OpenAPIParameter("X-App-ID", "The app's id (app_sandbox in development)", schema: Schema.string(length: 1...64), required: true)
+    /// Headers of a signed request (see docs/cutie.md: the device signature).
+    static let signedHeaders = [
+        appHeader,
+        OpenAPIParameter("X-Device-Token", "The device token from /v1/device/register", schema: Schema.string(length: 1...200), required: true),
+        OpenAPIParameter("X-Timestamp", "Unix milliseconds, within 5 minutes of the server's clock", schema: Schema.pattern("^[0-9]{1,16}$"), required: true),
+        OpenAPIParameter("X-Signature", "hex HMAC-SHA256 with the device secret of timestamp, method, path and body hash", schema: Schema.pattern("^[0-9a-f]{64}$"), required: true),
+    ]
+    static let refused: [(status: Int, description: String, schema: YAMLValue?)] = [
+        (400, "Invalid", Schema.error), (401, "Missing, wrong, stale or revoked device credentials", Schema.error), (413, "Too long", Schema.error),
+        (415, "Not JSON", Schema.error),
+    ]
+
+    static let ms = Schema.integer
+    static let tag = Schema.object([("tag_id", Schema.string), ("conversation_id", Schema.string), ("tag_name", Schema.string), ("tag_color", Schema.nullableString)],
+                                   required: ["tag_id", "conversation_id", "tag_name"])
+    static let message = Schema.object([
+        ("message_id", Schema.string), ("conversation_id", Schema.string), ("sender_type", Schema.oneOf(["user", "admin", "system"])),
+        ("sender_id", Schema.nullableString), ("sender_name", Schema.nullableString), ("message", Schema.string), ("message_type", Schema.oneOf(["text", "image"])),
+        ("attachment_url", Schema.nullableString), ("is_internal_note", Schema.boolean), ("client_id", Schema.nullableString), ("created_at", ms),
+        ("read_at", ["type": ["integer", "null"]]),
+    ], required: ["message_id", "conversation_id", "sender_type", "message", "message_type", "is_internal_note", "created_at"])
+    static let conversation = Schema.object([
+        ("conversation_id", Schema.string), ("app_id", Schema.string), ("device_id", Schema.string), ("group_id", Schema.nullableString),
+        ("user_id", Schema.nullableString), ("user_name", Schema.nullableString), ("title", Schema.nullableString),
+        ("category", Schema.oneOf(ConversationValues.categories)), ("status", Schema.oneOf(ConversationValues.statuses)),
+        ("priority", Schema.oneOf(ConversationValues.priorities)), ("assigned_admin_id", Schema.nullableString),
+        ("message_count", Schema.integer), ("unread_count", Schema.integer), ("last_message", Schema.nullableString),
+        ("tags", Schema.array(tag)), ("messages", Schema.array(message)), ("created_at", ms), ("updated_at", ms),
+    ], required: ["conversation_id", "app_id", "category", "status", "priority", "message_count", "unread_count", "created_at", "updated_at"])
+    static let success = Schema.object([("success", Schema.boolean)], required: ["success"])
+    static let text = Schema.string(length: 1...5000)
+
+    static var sdk: [OpenAPIOperation] {
+        [
+            OpenAPIOperation(.post, "/v1/device/register", summary: "Register a device: a device token and the secret that signs its requests", tag: "cutie",
+                             request: Schema.object([("app_version", Schema.string), ("os_version", Schema.string), ("device_model", Schema.string),
+                                                     ("device_name", Schema.string(length: 1...100))]),
+                             responses: [(200, "Registered", Schema.object([("device_token", Schema.string), ("device_secret", Schema.string), ("token_id", Schema.string),
+                                                                            ("is_new", Schema.boolean), ("group_id", Schema.string)],
+                                                                           required: ["device_token", "device_secret", "token_id", "is_new"])),
+                                         (409, "Known device id without its token's signature", Schema.error)] + refused,
+                             headers: [appHeader, OpenAPIParameter("X-Device-ID", "device_ and a UUID", schema: Schema.pattern("^device_[0-9A-Fa-f-]{36}$"), required: true)],
+                             requestRequired: false),
+            OpenAPIOperation(.post, "/v1/conversations", summary: "Start a conversation with the app's support team", tag: "cutie", idempotent: false,
+                             request: Schema.object([
+                                 ("category", Schema.oneOf(ConversationValues.categories)), ("initial_message", text), ("title", Schema.string(length: 1...200)),
+                                 ("user_id", Schema.string(length: 0...100)), ("user_name", Schema.string(length: 0...100)), ("app_version", Schema.string(length: 0...100)),
+                                 ("os_version", Schema.string(length: 0...100)), ("device_model", Schema.string(length: 0...100)),
+                             ], required: ["category", "initial_message"]),
+                             responses: [(201, "Created", Schema.object([("conversation_id", Schema.string), ("status", Schema.string), ("message_id", Schema.string),
+                                                                        ("created_at", ms)], required: ["conversation_id", "status", "message_id", "created_at"]))] + refused,
+                             headers: signedHeaders),
+            OpenAPIOperation(.get, "/v1/conversations", summary: "The device's (or its linked group's) conversations and unread total", tag: "cutie",
+                             responses: [(200, "Conversations", Schema.object([("conversations", Schema.array(conversation)), ("total_unread", Schema.integer)],
+                                                                             required: ["conversations", "total_unread"]))] + refused,
+                             query: [OpenAPIParameter("limit", "1 to 100", schema: Schema.integer(1...100))], headers: signedHeaders),
+            OpenAPIOperation(.get, "/v1/conversations/{id}", summary: "A conversation with its messages", tag: "cutie",
+                             responses: [(200, "Conversation", conversation), (404, "Not this device's", Schema.error)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.post, "/v1/conversations/{id}/messages", summary: "Send a message", tag: "cutie",
+                             request: Schema.object([("message", text), ("attachment_url", Schema.string(length: 1...2048)), ("client_id", Schema.string(length: 1...64))],
+                                                    required: ["message"]),
+                             responses: [(201, "Sent", message), (200, "Sent before (same client_id or Idempotency-Key)", message), (404, "Not this device's", Schema.error),
+                                         (409, "Closed", Schema.error)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.post, "/v1/conversations/{id}/messages/mark-all-read", summary: "Mark support's replies read", tag: "cutie",
+                             responses: [(200, "Marked", Schema.object([("success", Schema.boolean), ("marked", Schema.integer)], required: ["success", "marked"])),
+                                         (404, "Not this device's", Schema.error)] + refused, headers: signedHeaders, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/notifications/register", summary: "Register the device's APNs token", tag: "cutie",
+                             request: Schema.object([("platform", Schema.oneOf(["ios", "macos"])), ("push_token", Schema.pattern("^[0-9a-fA-F]{64,200}$")),
+                                                     ("bundle_id", Schema.string), ("environment", Schema.oneOf(["sandbox", "production"]))],
+                                                    required: ["platform", "push_token"]),
+                             responses: [(200, "Registered", success)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.delete, "/v1/notifications/unregister", summary: "Stop pushes to this device", tag: "cutie",
+                             responses: [(200, "Unregistered", success)] + refused, headers: signedHeaders, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/sdk/link/initiate", summary: "A single-use link token for another device to scan (QR)", tag: "cutie",
+                             responses: [(201, "Link token", Schema.object([("link_token", Schema.string), ("expires_at", ms), ("expires_in", Schema.integer),
+                                                                           ("has_existing_group", Schema.boolean)],
+                                                                          required: ["link_token", "expires_at", "expires_in", "has_existing_group"]))] + refused,
+                             headers: signedHeaders, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/sdk/link/confirm", summary: "Join the group of the device that made the token", tag: "cutie",
+                             request: Schema.object([("link_token", Schema.string(length: 1...100)), ("device_name", Schema.string(length: 1...100))], required: ["link_token"]),
+                             responses: [(200, "Linked", Schema.object([("success", Schema.boolean), ("group_id", Schema.string)], required: ["success", "group_id"])),
+                                         (404, "Unknown token", Schema.error), (409, "Used already or linked already", Schema.error), (410, "Expired", Schema.error)] + refused,
+                             headers: signedHeaders),
+            OpenAPIOperation(.get, "/v1/sdk/link/status/{token}", summary: "pending, confirmed or expired", tag: "cutie",
+                             responses: [(200, "Status", Schema.object([("status", Schema.oneOf(["pending", "confirmed", "expired"])), ("expires_at", ms),
+                                                                       ("device_id", Schema.nullableString)], required: ["status", "expires_at"])),
+                                         (404, "Unknown token", Schema.error)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.get, "/v1/sdk/link/devices", summary: "The devices sharing this device's inbox", tag: "cutie",
+                             responses: [(200, "Devices", Schema.object([("devices", Schema.array(Schema.object([
+                                 ("device_id", Schema.string), ("device_name", Schema.nullableString), ("is_current", Schema.boolean), ("created_at", ms),
+                                 ("linked_at", ["type": ["integer", "null"]]), ("last_seen_at", ms),
+                             ], required: ["device_id", "is_current", "created_at", "last_seen_at"])))], required: ["devices"]))] + refused, headers: signedHeaders),
+            OpenAPIOperation(.delete, "/v1/sdk/link/devices/{id}", summary: "Unlink a device from the group", tag: "cutie",
+                             responses: [(200, "Unlinked", success), (404, "Not in this group", Schema.error), (409, "Not linked", Schema.error)] + refused,
+                             headers: signedHeaders, requestRequired: false),
+        ]
+    }
+
+    static let adminRefused: [(status: Int, description: String, schema: YAMLValue?)] = [
+        (400, "Invalid", Schema.error), (401, "Not signed in", Schema.error), (403, "Wrong CSRF token, cross-site, or the role does not allow it", Schema.error),
+        (415, "Not JSON", Schema.error),
+    ]
+    static let csrf = [OpenAPIParameter("X-CSRF-Token", "The session's CSRF token (from login or /v1/admin/me)", required: true)]
+    static let adminBody = Schema.object([("admin_id", Schema.string), ("email", Schema.string), ("name", Schema.string), ("role", Schema.oneOf(Admin.roles))],
+                                         required: ["admin_id", "email", "name", "role"])
+
+    static var admin: [OpenAPIOperation] {
+        let filters = ["app_id", "status", "category", "priority", "tag", "assignee", "unread", "q", "limit"].map {
+            OpenAPIParameter($0, "Filter: \($0)", schema: $0 == "status" ? Schema.oneOf(ConversationValues.statuses)
+                                : $0 == "category" ? Schema.oneOf(ConversationValues.categories)
+                                : $0 == "priority" ? Schema.oneOf(ConversationValues.priorities)
+                                : $0 == "limit" ? Schema.integer(1...200) : Schema.string(length: 1...200))
+        }
+        return [
+            OpenAPIOperation(.post, "/v1/admin/login", summary: "Sign in: a session cookie and a CSRF token", tag: "cutie-admin",
+                             request: Schema.object([("email", Schema.string(length: 1...254)), ("password", Schema.string(length: 1...72))], required: ["email", "password"]),
+                             responses: [(200, "Signed in", Schema.object([("admin", adminBody), ("csrf_token", Schema.string)], required: ["admin", "csrf_token"])),
+                                         (401, "Wrong e-mail or password", Schema.error), (429, "Too many attempts", Schema.error), (400, "Invalid", Schema.error),
+                                         (403, "Cross-site", Schema.error), (415, "Not JSON", Schema.error)]),
+            OpenAPIOperation(.post, "/v1/admin/logout", summary: "Sign out", tag: "cutie-admin", responses: [(200, "Signed out", success)] + adminRefused,
+                             headers: csrf, requestRequired: false),
+            OpenAPIOperation(.get, "/v1/admin/me", summary: "The signed-in admin", tag: "cutie-admin",
+                             responses: [(200, "Admin", Schema.object([("admin", adminBody), ("csrf_token", Schema.string)], required: ["admin", "csrf_token"]))] + adminRefused),
+            OpenAPIOperation(.get, "/v1/admin/conversations", summary: "Conversations with filters and search", tag: "cutie-admin",
+                             responses: [(200, "Conversations", Schema.object([("conversations", Schema.array(conversation)), ("total_unread", Schema.integer)],
+                                                                             required: ["conversations", "total_unread"]))] + adminRefused, query: filters),
+            OpenAPIOperation(.get, "/v1/admin/conversations/{id}", summary: "A thread (internal notes included) and its pushes", tag: "cutie-admin",
+                             responses: [(200, "Thread", Schema.object([("conversation", conversation), ("pushes", Schema.array(["type": "object"]))],
+                                                                      required: ["conversation", "pushes"])), (404, "Unknown", Schema.error)] + adminRefused),
+            OpenAPIOperation(.post, "/v1/admin/conversations/{id}/messages", summary: "Answer (pushed to the user's devices) or add an internal note", tag: "cutie-admin",
+                             request: Schema.object([("message", text), ("is_internal_note", Schema.boolean), ("client_id", Schema.string(length: 1...64))], required: ["message"]),
+                             responses: [(201, "Sent", Schema.object([("message", message), ("pushes_queued", Schema.integer)], required: ["message", "pushes_queued"])),
+                                         (404, "Unknown", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.patch, "/v1/admin/conversations/{id}", summary: "Change status, priority, category or assignee", tag: "cutie-admin",
+                             request: Schema.object([("status", Schema.oneOf(ConversationValues.statuses)), ("priority", Schema.oneOf(ConversationValues.priorities)),
+                                                     ("category", Schema.oneOf(ConversationValues.categories)), ("assigned_admin_id", Schema.string)]),
+                             responses: [(200, "Changed", conversation), (404, "Unknown", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.post, "/v1/admin/conversations/{id}/tags", summary: "Tag a conversation", tag: "cutie-admin",
+                             request: Schema.object([("tag", Schema.string(length: 1...40))], required: ["tag"]),
+                             responses: [(200, "Tags", Schema.object([("tags", Schema.array(tag))], required: ["tags"])), (404, "Unknown", Schema.error)] + adminRefused,
+                             headers: csrf),
+            OpenAPIOperation(.delete, "/v1/admin/conversations/{id}/tags/{tag}", summary: "Remove a tag", tag: "cutie-admin",
+                             responses: [(200, "Tags", Schema.object([("tags", Schema.array(tag))], required: ["tags"])), (404, "Unknown", Schema.error)] + adminRefused,
+                             headers: csrf, requestRequired: false),
+            OpenAPIOperation(.get, "/v1/admin/canned-responses", summary: "Canned responses", tag: "cutie-admin",
+                             responses: [(200, "Canned responses", Schema.object([("canned_responses", Schema.array(["type": "object"]))], required: ["canned_responses"]))] + adminRefused),
+            OpenAPIOperation(.post, "/v1/admin/canned-responses", summary: "Add a canned response (owners)", tag: "cutie-admin",
+                             request: Schema.object([("title", Schema.string(length: 1...100)), ("body", text)], required: ["title", "body"]),
+                             responses: [(201, "Added", ["type": "object"]), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.get, "/v1/admin/pushes", summary: "Pushes sent and their outcome", tag: "cutie-admin",
+                             responses: [(200, "Pushes", Schema.object([("pushes", Schema.array(["type": "object"]))], required: ["pushes"]))] + adminRefused,
+                             query: [OpenAPIParameter("conversation_id", "Only this conversation's")]),
+            OpenAPIOperation(.get, "/v1/admin/admins", summary: "Support staff", tag: "cutie-admin",
+                             responses: [(200, "Admins", Schema.object([("admins", Schema.array(adminBody))], required: ["admins"]))] + adminRefused),
+            OpenAPIOperation(.get, "/v1/admin/apps", summary: "Apps", tag: "cutie-admin",
+                             responses: [(200, "Apps", Schema.object([("apps", Schema.array(["type": "object"]))], required: ["apps"]))] + adminRefused),
+            OpenAPIOperation(.post, "/v1/admin/apps", summary: "Create an app (owners)", tag: "cutie-admin",
+                             request: Schema.object([("app_id", Schema.string(length: 1...64)), ("name", Schema.string(length: 1...100)), ("bundle_id", Schema.string(length: 3...155)),
+                                                     ("apns_environment", Schema.oneOf(["sandbox", "production"]))], required: ["name", "bundle_id"]),
+                             responses: [(201, "Created", ["type": "object"]), (409, "Exists", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+        ]
+    }
+
+    static var apnsSandbox: [OpenAPIOperation] {
+        [
+            OpenAPIOperation(.get, "/sandbox/apns/deliveries", summary: "Pushes the APNs sandbox accepted, newest first", tag: "apns-sandbox",
+                             responses: [(200, "Deliveries", Schema.object([("data", Schema.array(["type": "object"]))], required: ["data"]))],
+                             query: [OpenAPIParameter("device_token", "Only this device's")]),
+            OpenAPIOperation(.post, "/sandbox/apns/unregister", summary: "Make a device token answer 410 Unregistered from now on", tag: "apns-sandbox",
+                             request: Schema.object([("device_token", Schema.pattern("^[0-9a-fA-F]{64}$"))], required: ["device_token"]),
+                             responses: [(200, "Unregistered", ["type": "object"]), (400, "Invalid", Schema.error), (415, "Not JSON", Schema.error)]),
+        ]
+    }
+}

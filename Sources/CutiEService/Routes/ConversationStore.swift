@@ -1,0 +1,242 @@
+import Crypto
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// The values the seed names for a conversation's fields.
+enum ConversationValues {
+    static let categories = ["bug", "feature", "question", "feedback", "other"]
+    static let statuses = ["open", "in_progress", "waiting_user", "waiting_admin", "resolved", "closed"]
+    static let priorities = ["low", "normal", "high", "urgent"]
+
+    static func check(_ value: String, in allowed: [String], field: String) throws -> String {
+        guard allowed.contains(value) else { throw APIError.badRequest("\(field) must be one of \(allowed.joined(separator: ", "))") }
+        return value
+    }
+}
+
+/// A message on the wire (the SDK's `Message`).
+struct MessageBody: Codable, Sendable, Equatable {
+    var message_id: String
+    var conversation_id: String
+    var sender_type: String
+    var sender_id: String?
+    var sender_name: String?
+    var message: String
+    var message_type: String
+    var attachment_url: String?
+    var is_internal_note: Bool
+    var client_id: String?
+    var created_at: Int64
+    var read_at: Int64?
+}
+
+/// A tag on the wire (the SDK's `Tag`).
+struct TagBody: Codable, Sendable, Equatable {
+    var tag_id: String
+    var conversation_id: String
+    var tag_name: String
+    var tag_color: String?
+
+    init(conversation: String, name: String) {
+        tag_id = "tag_" + Hex.encode(SHA256.hash(data: Data("\(conversation)/\(name)".utf8))).prefix(16)
+        conversation_id = conversation
+        tag_name = name
+        tag_color = nil
+    }
+}
+
+/// A conversation on the wire (the SDK's `Conversation`).
+struct ConversationBody: Codable, Sendable {
+    var conversation_id: String
+    var app_id: String
+    var device_id: String
+    var group_id: String?
+    var user_id: String?
+    var user_name: String?
+    var title: String?
+    var category: String
+    var status: String
+    var priority: String
+    var assigned_admin_id: String?
+    var app_version: String?
+    var os_version: String?
+    var device_model: String?
+    var message_count: Int
+    /// Unread for whoever asks: admin replies for the device, user messages for support staff.
+    var unread_count: Int
+    var last_message: String?
+    var tags: [TagBody]?
+    var messages: [MessageBody]?
+    var created_at: Int64
+    var updated_at: Int64
+}
+
+/// Reads and writes conversations, for the SDK's routes and the admin dashboard alike.
+enum ConversationStore {
+    /// Whose unread messages a count is about.
+    enum Reader {
+        /// The device's user: unread admin and system messages, internal notes never.
+        case user
+        /// Support staff: unread user messages.
+        case admin
+
+        var unreadClause: SQLQueryString {
+            switch self {
+            case .user: "m.sender_type IN ('admin', 'system') AND m.is_internal_note = FALSE"
+            case .admin: "m.sender_type = 'user'"
+            }
+        }
+    }
+
+    static let columns = """
+        c.id, c.app_id, c.device_id, c.group_id, c.user_id, c.user_name, c.title, c.category, c.status, c.priority, c.assigned_admin_id,
+        c.app_version, c.os_version, c.device_model, c.message_count, c.created_at, c.updated_at
+        """
+
+    static func decode(_ row: any SQLRow, unread: Int, showGroup: Bool) throws -> ConversationBody {
+        ConversationBody(
+            conversation_id: try row.decode(column: "id", as: String.self), app_id: try row.decode(column: "app_id", as: String.self),
+            device_id: try row.decode(column: "device_id", as: String.self),
+            group_id: showGroup ? try row.decode(column: "group_id", as: String.self) : nil,
+            user_id: try row.decode(column: "user_id", as: String?.self), user_name: try row.decode(column: "user_name", as: String?.self),
+            title: try row.decode(column: "title", as: String?.self), category: try row.decode(column: "category", as: String.self),
+            status: try row.decode(column: "status", as: String.self), priority: try row.decode(column: "priority", as: String.self),
+            assigned_admin_id: try row.decode(column: "assigned_admin_id", as: String?.self),
+            app_version: try row.decode(column: "app_version", as: String?.self), os_version: try row.decode(column: "os_version", as: String?.self),
+            device_model: try row.decode(column: "device_model", as: String?.self),
+            message_count: try row.decode(column: "message_count", as: Int.self), unread_count: unread, last_message: nil, tags: nil, messages: nil,
+            created_at: try row.decode(column: "created_at", as: Int64.self), updated_at: try row.decode(column: "updated_at", as: Int64.self))
+    }
+
+    /// A group's conversations, newest activity first, with their unread counts, and the group's total unread.
+    static func list(group: String, limit: Int, in db: any DatabaseSession) async throws -> (conversations: [ConversationBody], totalUnread: Int) {
+        let rows = try await db.raw("""
+            SELECT \(unsafeRaw: columns),
+                (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(Reader.user.unreadClause)) AS unread_count
+            FROM cutie_conversations c WHERE c.group_id = \(bind: group) ORDER BY c.updated_at DESC, c.id DESC LIMIT \(bind: limit)
+            """).all()
+        let conversations = try rows.map { try decode($0, unread: try $0.decode(column: "unread_count", as: Int.self), showGroup: false) }
+        let total = try await db.raw("""
+            SELECT COUNT(*) AS unread FROM cutie_messages m JOIN cutie_conversations c ON c.id = m.conversation_id
+            WHERE c.group_id = \(bind: group) AND m.read_at IS NULL AND \(Reader.user.unreadClause)
+            """).first()?.decode(column: "unread", as: Int.self) ?? 0
+        return (conversations, total)
+    }
+
+    /// One conversation, when `group` (nil: support staff) may see it.
+    static func load(_ id: String, group: String?, reader: Reader, withMessages: Bool, in db: any DatabaseSession) async throws -> ConversationBody? {
+        guard id.utf8.count <= 64 else { return nil }
+        guard let row = try await db.raw("""
+            SELECT \(unsafeRaw: columns),
+                (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(reader.unreadClause)) AS unread_count
+            FROM cutie_conversations c WHERE c.id = \(bind: id)
+            """).first() else { return nil }
+        var conversation = try decode(row, unread: try row.decode(column: "unread_count", as: Int.self), showGroup: group == nil)
+        if let group, try row.decode(column: "group_id", as: String.self) != group { return nil }
+        conversation.tags = try await db.raw("SELECT tag FROM cutie_tags WHERE conversation_id = \(bind: id) ORDER BY tag").all().map {
+            TagBody(conversation: id, name: try $0.decode(column: "tag", as: String.self))
+        }
+        if withMessages {
+            conversation.messages = try await messages(of: id, includeNotes: reader == .admin, in: db)
+        }
+        return conversation
+    }
+
+    static func messages(of conversation: String, includeNotes: Bool, in db: any DatabaseSession) async throws -> [MessageBody] {
+        let notes: SQLQueryString = includeNotes ? "" : "AND is_internal_note = FALSE"
+        return try await db.raw("""
+            SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) \(notes) ORDER BY created_at, id
+            """).all().map(decodeMessage)
+    }
+
+    static func decodeMessage(_ row: any SQLRow) throws -> MessageBody {
+        MessageBody(message_id: try row.decode(column: "id", as: String.self), conversation_id: try row.decode(column: "conversation_id", as: String.self),
+                    sender_type: try row.decode(column: "sender_type", as: String.self), sender_id: try row.decode(column: "sender_id", as: String?.self),
+                    sender_name: try row.decode(column: "sender_name", as: String?.self), message: try row.decode(column: "message", as: String.self),
+                    message_type: try row.decode(column: "message_type", as: String.self),
+                    attachment_url: try row.decode(column: "attachment_url", as: String?.self),
+                    is_internal_note: try row.decode(column: "is_internal_note", as: Bool.self),
+                    client_id: try row.decode(column: "client_id", as: String?.self),
+                    created_at: try row.decode(column: "created_at", as: Int64.self), read_at: try row.decode(column: "read_at", as: Int64?.self))
+    }
+
+    /// Appends a message and moves the conversation on: a user's message makes it
+    /// `waiting_admin` (reopening a resolved one), an admin's reply `waiting_user`; notes change
+    /// nothing. A message whose `client_id` was stored already is returned as it was.
+    static func append(
+        to conversation: String, sender: String, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
+        note: Bool, clientID: String?, now: Int64, in db: any DatabaseSession
+    ) async throws -> (message: MessageBody, isNew: Bool) {
+        if let clientID, let row = try await db.raw("""
+            SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) AND client_id = \(bind: clientID)
+            """).first() {
+            return (try decodeMessage(row), false)
+        }
+        let message = MessageBody(
+            message_id: RandomID.make("msg"), conversation_id: conversation, sender_type: sender, sender_id: senderID, sender_name: senderName,
+            message: text, message_type: attachmentURL == nil ? "text" : "image", attachment_url: attachmentURL, is_internal_note: note,
+            client_id: clientID, created_at: now, read_at: nil)
+        try await db.raw("""
+            INSERT INTO cutie_messages (id, conversation_id, sender_type, sender_id, sender_name, message, message_type, is_internal_note, attachment_url, client_id, created_at)
+            VALUES (\(bind: message.message_id), \(bind: conversation), \(bind: sender), \(bind: senderID), \(bind: senderName), \(bind: text),
+                    \(bind: message.message_type), \(bind: note), \(bind: attachmentURL), \(bind: clientID), \(bind: now))
+            """).run()
+        let status: SQLQueryString = switch (sender, note) {
+        case ("user", _): "CASE WHEN status = 'in_progress' THEN status ELSE 'waiting_admin' END"
+        case ("admin", false): "CASE WHEN status IN ('resolved', 'closed') THEN status ELSE 'waiting_user' END"
+        default: "status"
+        }
+        try await db.raw("""
+            UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = \(bind: now), status = \(status)
+            WHERE id = \(bind: conversation)
+            """).run()
+        return (message, true)
+    }
+
+    /// Marks what `reader` has not read in a conversation as read; returns how many.
+    static func markRead(_ conversation: String, reader: Reader, now: Int64, in db: any DatabaseSession) async throws -> Int {
+        let rows = try await db.raw("""
+            UPDATE cutie_messages SET read_at = \(bind: now)
+            WHERE conversation_id = \(bind: conversation) AND read_at IS NULL AND id IN (
+                SELECT m.id FROM cutie_messages m WHERE m.conversation_id = \(bind: conversation) AND m.read_at IS NULL AND \(reader.unreadClause))
+            RETURNING id
+            """).all()
+        return rows.count
+    }
+
+    /// How many messages a group has not read: the app's badge.
+    static func badge(group: String, in db: any DatabaseSession) async throws -> Int {
+        try await db.raw("""
+            SELECT COUNT(*) AS unread FROM cutie_messages m JOIN cutie_conversations c ON c.id = m.conversation_id
+            WHERE c.group_id = \(bind: group) AND m.read_at IS NULL AND \(Reader.user.unreadClause)
+            """).first()?.decode(column: "unread", as: Int.self) ?? 0
+    }
+
+    /// Queues a push of `message` to every device of the conversation's group with an active
+    /// push registration; the job runs after the transaction commits.
+    static func enqueuePushes(for message: MessageBody, environment: ServerEnvironment, in db: any DatabaseSession) async throws -> Int {
+        let now = environment.now()
+        let targets = try await db.raw("""
+            SELECT p.app_id, p.device_id, p.push_token FROM cutie_push_tokens p
+            JOIN cutie_devices d ON d.app_id = p.app_id AND d.device_id = p.device_id
+            JOIN cutie_conversations c ON c.group_id = d.group_id
+            WHERE c.id = \(bind: message.conversation_id) AND p.active = TRUE
+            ORDER BY p.device_id
+            """).all()
+        for target in targets {
+            let id = UUID().uuidString.lowercased()
+            try await db.raw("""
+                INSERT INTO cutie_pushes (id, app_id, conversation_id, message_id, device_id, push_token, status, attempts, created_at, updated_at)
+                VALUES (\(bind: id), \(bind: try target.decode(column: "app_id", as: String.self)), \(bind: message.conversation_id), \(bind: message.message_id),
+                        \(bind: try target.decode(column: "device_id", as: String.self)), \(bind: try target.decode(column: "push_token", as: String.self)),
+                        'queued', 0, \(bind: now.epochMillis), \(bind: now.epochMillis))
+                ON CONFLICT (message_id, device_id) DO NOTHING
+                """).run()
+            try await environment.jobs.enqueue(kind: PushDelivery.jobKind, payload: PushDelivery.Payload(push_id: id), runAt: now, maxAttempts: 8, in: db)
+        }
+        return targets.count
+    }
+}

@@ -1,0 +1,231 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// The device a signed SDK request comes from.
+struct DeviceCaller: Sendable {
+    var appID: String
+    var deviceID: String
+    var groupID: String
+    var tokenID: String
+
+    /// The idempotency owner of this device's requests.
+    var idempotencyOwner: UserID { UserID("cutie/\(appID)/\(deviceID)") }
+}
+
+extension HTTPField.Name {
+    static let appID = HTTPField.Name("X-App-ID")!
+    static let deviceID = HTTPField.Name("X-Device-ID")!
+    static let deviceToken = HTTPField.Name("X-Device-Token")!
+    static let requestTimestamp = HTTPField.Name("X-Timestamp")!
+    static let requestSignature = HTTPField.Name("X-Signature")!
+}
+
+/// Device registration and the request signature ("Device Signature (SHA256)" in the seed).
+///
+/// Registering gives a device a bearer `device_token` and a `device_secret`. Every later request
+/// carries `X-App-ID`, `X-Device-Token`, `X-Timestamp` (Unix milliseconds) and `X-Signature`:
+/// the lowercase hex HMAC-SHA256, keyed with the device secret, of
+///
+///     timestamp "\n" METHOD "\n" path-and-query "\n" hex(SHA-256(body))
+///
+/// A request older or newer than the window (5 minutes) or with another signature is 401. The
+/// token is kept only as its SHA-256; the secret is never stored: it is HMAC(server key, token id),
+/// so a leaked database does not let anyone sign, and a captured request (token in hand) cannot
+/// be altered or replayed after the window.
+struct DeviceAuthenticator: Sendable {
+    let environment: ServerEnvironment
+    let configuration: CutiEConfiguration
+
+    static let unauthorized = APIError(.unauthorized, "Invalid or missing device credentials")
+
+    /// The secret of a token.
+    func secret(tokenID: String) -> SymmetricKey {
+        SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Data("cutie device secret \(tokenID)".utf8), using: configuration.deviceSecretKey))
+    }
+
+    /// The text a request's signature covers.
+    static func signedText(timestamp: String, method: String, path: String, body: some DataProtocol) -> String {
+        "\(timestamp)\n\(method.uppercased())\n\(path)\n\(Hex.encode(SHA256.hash(data: Data(body))))"
+    }
+
+    /// The request's app, which must exist (401 otherwise: the SDK was configured with a wrong id).
+    func app(of request: Request, in db: any DatabaseSession) async throws -> CutiEApp {
+        guard let id = request.headers[.appID], id.utf8.count <= 64, let app = try await CutiEApp.load(id, in: db) else {
+            throw APIError(.unauthorized, "Unknown app: X-App-ID must name an app of this server")
+        }
+        return app
+    }
+
+    /// The device of a signed request, or 401.
+    func authenticate(_ request: Request, body: ByteBuffer) async throws -> DeviceCaller {
+        guard let appID = request.headers[.appID], let token = request.headers[.deviceToken], token.utf8.count <= 200,
+              let timestamp = request.headers[.requestTimestamp], let signature = request.headers[.requestSignature] else {
+            throw Self.unauthorized
+        }
+        guard let millis = Int64(timestamp), abs(Double(environment.now().epochMillis - millis)) <= configuration.signatureWindow * 1000 else {
+            throw APIError(.unauthorized, "Stale request: X-Timestamp must be within \(Int(configuration.signatureWindow)) seconds of the server's clock")
+        }
+        let hash = Hex.encode(SHA256.hash(data: Data(token.utf8)))
+        let row = try await environment.database.read { db in
+            try await db.raw("""
+                SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id
+                FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
+                WHERE t.token_hash = \(bind: hash)
+                """).first()
+        }
+        guard let row, try row.decodeNil(column: "revoked_at"), try row.decode(column: "app_id", as: String.self) == appID else {
+            throw Self.unauthorized
+        }
+        let caller = DeviceCaller(appID: appID, deviceID: try row.decode(column: "device_id", as: String.self),
+                                  groupID: try row.decode(column: "group_id", as: String.self),
+                                  tokenID: try row.decode(column: "token_id", as: String.self))
+        if let claimed = request.headers[.deviceID], claimed != caller.deviceID { throw Self.unauthorized }
+        let text = Self.signedText(timestamp: timestamp, method: request.method.rawValue, path: request.uri.description, body: body.readableBytesView)
+        let expected = Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: secret(tokenID: caller.tokenID)))
+        guard ConstantTime.equal(Array(expected.utf8), Array(signature.lowercased().utf8)) else {
+            throw APIError(.unauthorized, "Invalid request signature")
+        }
+        return caller
+    }
+
+    struct Registration: Encodable {
+        var device_token: String
+        var device_secret: String
+        var token_id: String
+        var is_new: Bool
+        var group_id: String
+    }
+
+    struct RegisterBody: Decodable {
+        var app_version: String?
+        var os_version: String?
+        var device_model: String?
+        var device_name: String?
+        var app_name: String?
+    }
+
+    /// `POST /v1/device/register`: a new device gets its own group and a token; a known device
+    /// gets a new token only when the request is signed with its current one (a device id is not a
+    /// secret, so knowing one must not give its inbox). Otherwise 409: the SDK starts over with a
+    /// new device id.
+    func register(_ request: Request, body: ByteBuffer) async throws -> Response {
+        guard let deviceID = request.headers[.deviceID], Self.isDeviceID(deviceID) else {
+            throw APIError.badRequest("X-Device-ID must be device_ followed by a UUID")
+        }
+        let details: RegisterBody = body.readableBytes == 0 ? RegisterBody() : try JSONBody.decode(RegisterBody.self, from: body)
+        if let name = details.device_name { try Limits.text(name, field: "device_name", max: 100) }
+        // Signed with the device's current token: the device itself, asking for a new one.
+        let proven: Bool
+        if request.headers[.deviceToken] != nil {
+            let caller = try await authenticate(request, body: body)
+            guard caller.deviceID == deviceID else { throw Self.unauthorized }
+            proven = true
+        } else {
+            proven = false
+        }
+        let now = environment.now().epochMillis
+        let token = "cdt_" + Base64URL.encode(RandomID.bytes(32))
+        let tokenID = RandomID.make("tok")
+        let answer: Registration = try await environment.database.transaction { db in
+            let app = try await app(of: request, in: db)
+            let existing = try await db.raw("SELECT group_id FROM cutie_devices WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID)").first()
+            let groupID: String
+            if let existing {
+                guard proven else {
+                    throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
+                }
+                groupID = try existing.decode(column: "group_id", as: String.self)
+                try await db.raw("UPDATE cutie_device_tokens SET revoked_at = \(bind: now) WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID) AND revoked_at IS NULL").run()
+                try await db.raw("UPDATE cutie_devices SET last_seen_at = \(bind: now), device_name = COALESCE(\(bind: details.device_name), device_name) WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID)").run()
+            } else {
+                groupID = RandomID.make("grp")
+                try await db.raw("INSERT INTO cutie_groups (id, app_id, created_at) VALUES (\(bind: groupID), \(bind: app.id), \(bind: now))").run()
+                // ON CONFLICT: two first registrations of one id at once; the loser is told to sign.
+                let inserted = try await db.raw("""
+                    INSERT INTO cutie_devices (app_id, device_id, group_id, device_name, created_at, last_seen_at)
+                    VALUES (\(bind: app.id), \(bind: deviceID), \(bind: groupID), \(bind: details.device_name ?? details.device_model), \(bind: now), \(bind: now))
+                    ON CONFLICT (app_id, device_id) DO NOTHING RETURNING device_id
+                    """).first()
+                guard inserted != nil else { throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id") }
+            }
+            try await db.raw("""
+                INSERT INTO cutie_device_tokens (token_id, token_hash, app_id, device_id, created_at)
+                VALUES (\(bind: tokenID), \(bind: Hex.encode(SHA256.hash(data: Data(token.utf8)))), \(bind: app.id), \(bind: deviceID), \(bind: now))
+                """).run()
+            return Registration(device_token: token, device_secret: "", token_id: tokenID, is_new: existing == nil, group_id: groupID)
+        }
+        var registration = answer
+        registration.device_secret = Base64URL.encode(secret(tokenID: tokenID).withUnsafeBytes { Array($0) })
+        return try Response.json(registration)
+    }
+
+    static func isDeviceID(_ text: String) -> Bool {
+        text.hasPrefix("device_") && text.utf8.count == 43 && UUID(uuidString: String(text.dropFirst(7))) != nil
+    }
+}
+
+/// Length limits, counted in characters (Unicode scalars), with the field named in the error.
+enum Limits {
+    static func text(_ text: String, field: String, max: Int, allowEmpty: Bool = false) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !allowEmpty, trimmed.isEmpty { throw APIError.badRequest("\(field) must not be empty") }
+        if text.unicodeScalars.count > max { throw APIError(.contentTooLarge, "\(field) is too long: at most \(max) characters") }
+        if text.unicodeScalars.contains(where: { $0.value == 0 }) { throw APIError.badRequest("\(field) must not contain NUL characters") }
+    }
+}
+
+/// An app the SDK is configured with.
+struct CutiEApp: Sendable, Codable {
+    var id: String
+    var name: String
+    var bundleID: String
+    var apnsEnvironment: String
+    var createdAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id = "app_id", name, bundleID = "bundle_id", apnsEnvironment = "apns_environment", createdAt = "created_at"
+    }
+
+    static func load(_ id: String, in db: any DatabaseSession) async throws -> CutiEApp? {
+        guard let row = try await db.raw("SELECT * FROM cutie_apps WHERE id = \(bind: id)").first() else { return nil }
+        return try decode(row)
+    }
+
+    static func all(in db: any DatabaseSession) async throws -> [CutiEApp] {
+        try await db.raw("SELECT * FROM cutie_apps ORDER BY created_at, id").all().map(decode)
+    }
+
+    static func decode(_ row: any SQLRow) throws -> CutiEApp {
+        CutiEApp(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+                 bundleID: try row.decode(column: "bundle_id", as: String.self), apnsEnvironment: try row.decode(column: "apns_environment", as: String.self),
+                 createdAt: try row.decode(column: "created_at", as: Int64.self))
+    }
+
+    /// Creates an app; `id` nil makes one (`app_…`).
+    static func create(id: String?, name: String, bundleID: String, apnsEnvironment: String, now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
+        try Limits.text(name, field: "name", max: 100)
+        guard bundleID.utf8.count <= 155, bundleID.range(of: #"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$"#, options: .regularExpression) != nil else {
+            throw APIError.badRequest("bundle_id must be a reverse-DNS bundle identifier such as com.example.app")
+        }
+        guard ["sandbox", "production"].contains(apnsEnvironment) else { throw APIError.badRequest("apns_environment must be sandbox or production") }
+        let id = id ?? RandomID.make("app")
+        guard id.utf8.count <= 64, id.range(of: #"^[A-Za-z0-9_-]+$"#, options: .regularExpression) != nil else {
+            throw APIError.badRequest("app_id must be letters, digits, _ and -")
+        }
+        let app = CutiEApp(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, createdAt: now.epochMillis)
+        let inserted = try await db.raw("""
+            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at)
+            VALUES (\(bind: app.id), \(bind: app.name), \(bind: app.bundleID), \(bind: app.apnsEnvironment), \(bind: app.createdAt))
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """).first()
+        guard inserted != nil else { throw APIError.conflict("An app with id \(id) exists") }
+        return app
+    }
+}

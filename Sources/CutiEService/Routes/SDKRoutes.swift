@@ -1,0 +1,244 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// What the SDK calls, under `/v1`: device registration, conversations and messages, push
+/// registration and device linking. Every route but registration takes a signed request
+/// (``DeviceAuthenticator``); a device reaches only its group's conversations — anything else
+/// is 404, as if it did not exist.
+struct SDKRoutes: Sendable {
+    let environment: ServerEnvironment
+    let configuration: CutiEConfiguration
+    let auth: DeviceAuthenticator
+
+    static let notFound = APIError.notFound("Conversation not found")
+
+    /// A signed route: the body collected (it is signed too), then the caller.
+    func signed(_ body: @escaping @Sendable (Request, ByteBuffer, DeviceCaller) async throws -> Response)
+        -> @Sendable (Request, PurseRequestContext) async throws -> Response {
+        { request, context in
+            var request = request
+            let buffer = try await request.collectJSONBody(context: context)
+            let caller = try await auth.authenticate(request, body: buffer)
+            return try await body(request, buffer, caller)
+        }
+    }
+
+    func mount(on router: Router<PurseRequestContext>) {
+        let v1 = router.group("v1")
+        v1.post("device/register") { request, context in
+            var request = request
+            let body = try await request.collectJSONBody(context: context)
+            return try await auth.register(request, body: body)
+        }
+        v1.post("conversations", use: signed(createConversation))
+        v1.get("conversations", use: signed { request, _, caller in
+            let limit = try Self.limit(request.uri.queryParameters.get("limit"))
+            let page = try await environment.database.read { db in try await ConversationStore.list(group: caller.groupID, limit: limit, in: db) }
+            return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))
+        })
+        v1.get("conversations/{id}", use: signed { request, _, caller in
+            let id = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
+            guard let conversation = try await environment.database.read({ db in
+                try await ConversationStore.load(id, group: caller.groupID, reader: .user, withMessages: true, in: db)
+            }) else { throw Self.notFound }
+            return try Response.json(conversation)
+        })
+        v1.post("conversations/{id}/messages", use: signed(sendMessage))
+        v1.post("conversations/{id}/messages/mark-all-read", use: signed { request, _, caller in
+            let id = Self.conversationID(request)
+            let marked = try await environment.database.transaction { db in
+                guard try await Self.owns(id, caller: caller, in: db) else { throw Self.notFound }
+                return try await ConversationStore.markRead(id, reader: .user, now: environment.now().epochMillis, in: db)
+            }
+            return try Response.json(MarkRead(success: true, marked: marked))
+        })
+        v1.post("notifications/register", use: signed(registerPush))
+        v1.delete("notifications/unregister", use: signed { _, _, caller in
+            try await environment.database.transaction { db in
+                try await db.raw("""
+                    UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: environment.now().epochMillis)
+                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                    """).run()
+            }
+            return try Response.json(Success(success: true))
+        })
+        LinkRoutes(routes: self).mount(on: v1)
+    }
+
+    // MARK: Conversations
+
+    struct CreateConversation: Decodable {
+        var category: String
+        var initial_message: String
+        var title: String?
+        var user_id: String?
+        var user_name: String?
+        var app_version: String?
+        var os_version: String?
+        var device_model: String?
+        var app_id: String?
+        var attachment_url: String?
+    }
+
+    struct Created: Codable {
+        var conversation_id: String
+        var status: String
+        var message_id: String
+        var created_at: Int64
+    }
+
+    func createConversation(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
+        let input = try JSONBody.decode(CreateConversation.self, from: body)
+        let category = try ConversationValues.check(input.category, in: ConversationValues.categories, field: "category")
+        try Limits.text(input.initial_message, field: "initial_message", max: configuration.maxMessageLength)
+        if let title = input.title { try Limits.text(title, field: "title", max: 200) }
+        for (field, value) in [("user_id", input.user_id), ("user_name", input.user_name), ("app_version", input.app_version),
+                               ("os_version", input.os_version), ("device_model", input.device_model)] {
+            if let value { try Limits.text(value, field: field, max: 100, allowEmpty: true) }
+        }
+        if let appID = input.app_id, appID != caller.appID { throw APIError.badRequest("app_id must be the app of X-App-ID") }
+        let attachment = try Self.attachment(input.attachment_url)
+        return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
+            let now = environment.now().epochMillis
+            let id = RandomID.make("conv")
+            try await db.raw("""
+                INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
+                    app_version, os_version, device_model, message_count, created_at, updated_at)
+                SELECT \(bind: id), \(bind: caller.appID), group_id, \(bind: caller.deviceID), \(bind: input.title), \(bind: category), 'open', 'normal',
+                    \(bind: input.user_id), \(bind: input.user_name), \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model), 0,
+                    \(bind: now), \(bind: now)
+                FROM cutie_devices WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                """).run()
+            let (message, _) = try await ConversationStore.append(
+                to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
+                attachmentURL: attachment, note: false, clientID: nil, now: now, in: db)
+            // The first message leaves the conversation open, not waiting_admin.
+            try await db.raw("UPDATE cutie_conversations SET status = 'open' WHERE id = \(bind: id)").run()
+            if input.user_id != nil || input.user_name != nil {
+                try await db.raw("""
+                    UPDATE cutie_devices SET user_id = COALESCE(\(bind: input.user_id), user_id), user_name = COALESCE(\(bind: input.user_name), user_name)
+                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                    """).run()
+            }
+            return (.created, try JSONCoding.encoder.encode(Created(conversation_id: id, status: "open", message_id: message.message_id, created_at: now)))
+        }
+    }
+
+    struct SendMessage: Decodable {
+        var message: String
+        var attachment_url: String?
+        var client_id: String?
+        var user_name: String?
+    }
+
+    func sendMessage(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
+        let id = Self.conversationID(request)
+        let input = try JSONBody.decode(SendMessage.self, from: body)
+        try Limits.text(input.message, field: "message", max: configuration.maxMessageLength)
+        if let clientID = input.client_id { try Limits.text(clientID, field: "client_id", max: 64) }
+        if let name = input.user_name { try Limits.text(name, field: "user_name", max: 100, allowEmpty: true) }
+        let attachment = try Self.attachment(input.attachment_url)
+        return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
+            guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: id)").first(),
+                  try row.decode(column: "group_id", as: String.self) == caller.groupID else { throw Self.notFound }
+            guard try row.decode(column: "status", as: String.self) != "closed" else {
+                throw APIError.conflict("This conversation is closed; start a new one")
+            }
+            let (message, isNew) = try await ConversationStore.append(
+                to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.message, attachmentURL: attachment,
+                note: false, clientID: input.client_id, now: environment.now().epochMillis, in: db)
+            return (isNew ? .created : .ok, try JSONCoding.encoder.encode(message))
+        }
+    }
+
+    // MARK: Push registration
+
+    struct PushRegistration: Decodable {
+        var platform: String
+        var push_token: String
+        var bundle_id: String?
+        var environment: String?
+        var user_id: String?
+        var app_version: String?
+        var os_version: String?
+        var device_model: String?
+    }
+
+    func registerPush(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
+        let input = try JSONBody.decode(PushRegistration.self, from: body)
+        guard ["ios", "macos"].contains(input.platform) else { throw APIError.badRequest("platform must be ios or macos") }
+        let token = input.push_token.lowercased()
+        guard token.utf8.count >= 64, token.utf8.count <= 200, token.utf8.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
+            throw APIError.badRequest("push_token must be the APNs device token in hexadecimal (64 characters or more)")
+        }
+        let pushEnvironment = input.environment ?? "production"
+        guard ["sandbox", "production"].contains(pushEnvironment) else { throw APIError.badRequest("environment must be sandbox or production") }
+        try await environment.database.transaction { db in
+            guard let app = try await CutiEApp.load(caller.appID, in: db) else { throw DeviceAuthenticator.unauthorized }
+            if let bundle = input.bundle_id, bundle != app.bundleID {
+                throw APIError.badRequest("bundle_id \(bundle.prefix(155)) is not this app's (\(app.bundleID))")
+            }
+            let now = environment.now().epochMillis
+            // A token belongs to one device: a phone that changed hands stops getting the old owner's replies.
+            try await db.raw("""
+                UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: now)
+                WHERE app_id = \(bind: caller.appID) AND push_token = \(bind: token) AND device_id <> \(bind: caller.deviceID)
+                """).run()
+            try await db.raw("""
+                INSERT INTO cutie_push_tokens (app_id, device_id, platform, push_token, bundle_id, environment, active, updated_at)
+                VALUES (\(bind: caller.appID), \(bind: caller.deviceID), \(bind: input.platform), \(bind: token), \(bind: app.bundleID),
+                        \(bind: pushEnvironment), TRUE, \(bind: now))
+                ON CONFLICT (app_id, device_id) DO UPDATE SET platform = excluded.platform, push_token = excluded.push_token,
+                    bundle_id = excluded.bundle_id, environment = excluded.environment, active = TRUE, updated_at = excluded.updated_at
+                """).run()
+        }
+        return try Response.json(Success(success: true))
+    }
+
+    // MARK: Helpers
+
+    struct ConversationList: Encodable {
+        var conversations: [ConversationBody]
+        var total_unread: Int
+    }
+
+    struct MarkRead: Encodable {
+        var success: Bool
+        var marked: Int
+    }
+
+    struct Success: Codable { var success: Bool }
+
+    static func conversationID(_ request: Request) -> String {
+        let parts = request.uri.path.split(separator: "/")
+        guard let index = parts.firstIndex(of: "conversations"), index + 1 < parts.count else { return "" }
+        return String(parts[index + 1])
+    }
+
+    static func owns(_ conversation: String, caller: DeviceCaller, in db: any DatabaseSession) async throws -> Bool {
+        guard conversation.utf8.count <= 64 else { return false }
+        return try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: conversation) AND group_id = \(bind: caller.groupID)").first() != nil
+    }
+
+    static func limit(_ text: String?) throws -> Int {
+        guard let text else { return 50 }
+        guard let limit = Int(text), (1...100).contains(limit) else { throw APIError.badRequest("limit must be 1 to 100") }
+        return limit
+    }
+
+    /// An attachment is an https URL of an image the app uploaded elsewhere (at most 2048 characters).
+    static func attachment(_ text: String?) throws -> String? {
+        guard let text else { return nil }
+        guard text.utf8.count <= 2048, let url = URL(string: text), url.scheme == "https", url.host != nil else {
+            throw APIError.badRequest("attachment_url must be an https URL of at most 2048 characters")
+        }
+        return text
+    }
+}
