@@ -1,0 +1,132 @@
+import Crypto
+import Foundation
+import PurseFormats
+import PurseKit
+
+/// The SDK's HTTP client: registers the device on first use, signs every request with the
+/// device secret, and when the server no longer knows the token (401) registers again once.
+///
+/// The device id (`device_<UUID>`) lives in preferences; the device token and secret in the
+/// ``SecureStore`` (the Keychain on iOS).
+actor CutiEAPIClient {
+    let appID: String
+    let api: APIClient
+    let store: any SecureStore
+    let preferences: any Preferences
+    let now: @Sendable () -> Date
+    var context: [String: String] = [:]
+    private var credentials: Credentials?
+
+    static let deviceIDKey = "com.cutie.deviceID"
+    static let credentialsKey = "com.cutie.deviceCredentials"
+
+    struct Credentials: Codable, Sendable {
+        var device_token: String
+        var device_secret: String
+        var token_id: String
+    }
+
+    init(appID: String, api: APIClient, store: any SecureStore, preferences: any Preferences, now: @escaping @Sendable () -> Date = Date.init) {
+        self.appID = appID
+        self.api = api
+        self.store = store
+        self.preferences = preferences
+        self.now = now
+    }
+
+    /// This device's id, made once and kept in preferences.
+    nonisolated var deviceID: String {
+        if let id = preferences.string(forKey: Self.deviceIDKey), id.hasPrefix("device_") { return id }
+        let id = "device_" + UUID().uuidString.lowercased()
+        preferences.set(id, forKey: Self.deviceIDKey)
+        return id
+    }
+
+    /// Sends a signed request and decodes the answer.
+    func send<T: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+                                       idempotencyKey: String? = nil, as type: T.Type = T.self) async throws -> T {
+        let data = try body.map { try JSONEncoder.purse.encode($0) }
+        var reRegistered = false
+        while true {
+            let credentials = try await ensureRegistered()
+            do {
+                let response = try await api.perform(try signedRequest(method, path, query: query, body: data, idempotencyKey: idempotencyKey, credentials: credentials))
+                do {
+                    return try JSONDecoder.purse.decode(T.self, from: response.body)
+                } catch {
+                    throw CutiEError.decodingError("\(method) \(path): \(error)")
+                }
+            } catch let error as PurseError where error.kind == .unauthorized && !reRegistered {
+                // The token was revoked or the server forgot it: register again, once.
+                reRegistered = true
+                try await forget()
+            }
+        }
+    }
+
+    func signedRequest(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
+        let base = api.baseURL.absoluteString.hasSuffix("/") ? String(api.baseURL.absoluteString.dropLast()) : api.baseURL.absoluteString
+        guard var components = URLComponents(string: base + path) else { throw CutiEError.invalidRequest("bad path \(path)") }
+        if !query.isEmpty { components.queryItems = query }
+        guard let url = components.url else { throw CutiEError.invalidRequest("bad path \(path)") }
+        var request = TransportRequest(method: method, url: url, headers: api.defaultHeaders, body: body, timeout: api.timeout)
+        let timestamp = String(Int64(now().timeIntervalSince1970 * 1000))
+        let target = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        request.headers["Accept"] = "application/json"
+        if body != nil { request.headers["Content-Type"] = "application/json" }
+        request.headers["X-App-ID"] = appID
+        request.headers["X-Device-ID"] = deviceID
+        request.headers["X-Device-Token"] = credentials.device_token
+        request.headers["X-Timestamp"] = timestamp
+        request.headers["X-Signature"] = Self.signature(secret: credentials.device_secret, timestamp: timestamp, method: method, target: target, body: body ?? Data())
+        if let idempotencyKey { request.headers["Idempotency-Key"] = idempotencyKey }
+        return request
+    }
+
+    /// The request signature: hex HMAC-SHA256, keyed with the device secret, of
+    /// `timestamp \n METHOD \n path?query \n hex(SHA-256(body))`.
+    static func signature(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
+        let key = SymmetricKey(data: Base64URL.decode(secret) ?? Data(secret.utf8))
+        let text = "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
+        return Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+    }
+
+    /// The stored credentials, or new ones from `POST /v1/device/register`. A device id the
+    /// server knows but this device has no token for (a restored backup, a revoked token) is
+    /// given up for a new one.
+    func ensureRegistered() async throws -> Credentials {
+        if let credentials { return credentials }
+        if let data = try await store.data(for: Self.credentialsKey), let stored = try? JSONDecoder().decode(Credentials.self, from: data) {
+            credentials = stored
+            return stored
+        }
+        for attempt in 0..<2 {
+            var request = TransportRequest(method: "POST", url: api.baseURL.appendingPathComponent("v1/device/register"), headers: api.defaultHeaders,
+                                           body: try JSONEncoder.purse.encode(context), timeout: api.timeout)
+            request.headers["Content-Type"] = "application/json"
+            request.headers["Accept"] = "application/json"
+            request.headers["X-App-ID"] = appID
+            request.headers["X-Device-ID"] = deviceID
+            do {
+                let response = try await api.perform(request)
+                let registered = try JSONDecoder().decode(Credentials.self, from: response.body)
+                try await store.set(try JSONEncoder().encode(registered), for: Self.credentialsKey)
+                credentials = registered
+                return registered
+            } catch let error as PurseError where error.status == 409 && attempt == 0 {
+                preferences.set(nil, forKey: Self.deviceIDKey)
+            } catch is DecodingError {
+                throw CutiEError.decodingError("device registration answer")
+            }
+        }
+        throw CutiEError.unauthorized
+    }
+
+    /// Drops the credentials (after a 401), so the next call registers again.
+    func forget() async throws {
+        credentials = nil
+        try await store.remove(Self.credentialsKey)
+    }
+
+    func setContext(_ values: [String: String]) { context = values }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import PurseKit
+
+/// Why an SDK call failed, over PurseKit's error taxonomy.
+public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `CutiE.shared.configure(appId:apiURL:)` was not called.
+    case notConfigured
+    /// The server refused the request as invalid (4xx): its own words.
+    case invalidRequest(String)
+    /// The device could not be registered or its credentials were refused twice.
+    case unauthorized
+    /// The conversation (or link token, or device) does not exist for this device.
+    case notFound
+    case rateLimited(retryAfter: Duration?)
+    case networkError(String)
+    case timeout
+    case serverError(statusCode: Int, message: String)
+    case decodingError(String)
+    case cancelled
+
+    public init(_ error: PurseError) {
+        switch error.kind {
+        case .offline: self = .networkError(error.message)
+        case .unauthorized: self = .unauthorized
+        case .notFound: self = .notFound
+        case .rateLimited: self = .rateLimited(retryAfter: error.retryAfter)
+        case .timeout: self = .timeout
+        case .cancelled: self = .cancelled
+        case .invalidResponse: self = .decodingError(error.message)
+        case .server, .domain:
+            if let status = error.status, status >= 500 {
+                self = .serverError(statusCode: status, message: error.message)
+            } else {
+                self = .invalidRequest(error.message)
+            }
+        }
+    }
+
+    static func from(_ error: any Error) -> CutiEError {
+        if let error = error as? CutiEError { return error }
+        if let error = error as? PurseError { return CutiEError(error) }
+        if error is CancellationError { return .cancelled }
+        return .networkError("\(error)")
+    }
+
+    /// Whether trying again later can help.
+    public var isRetryable: Bool {
+        switch self {
+        case .networkError, .timeout, .rateLimited, .serverError: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notConfigured: "Cuti-E is not configured"
+        case .invalidRequest(let message): message
+        case .unauthorized: "This device could not be authorized"
+        case .notFound: "Not found"
+        case .rateLimited: "Too many requests; try again in a moment"
+        case .networkError: "Check your internet connection"
+        case .timeout: "The request timed out"
+        case .serverError: "The feedback service had a problem; try again"
+        case .decodingError: "Unexpected answer from the feedback service"
+        case .cancelled: "Cancelled"
+        }
+    }
+}
