@@ -471,6 +471,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CutiETests",
+            dependencies: [
+                "CutiE",
+                "CutiEService",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseKit",
+                "PurseServer",
+                "PurseTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PurseBenchTests",
             dependencies: [
                 "PurseBench",
