@@ -143,9 +143,31 @@ expect_in valid "$PURSE" starknet verify 0x1 $signature "$(echo 0x1 | "$PURSE" s
 if "$PURSE" starknet pedersen 0x800000000000011000000000000000000000000000000000000000000000001 1 2>"$work/err"; then echo "a felt >= P was accepted"; exit 1; fi
 grep -q "A is not a felt" "$work/err"
 
+# Cuti-E: write to support, register for pushes, an admin answers (the APNs sandbox receives the
+# push), the reply is unread until opened; link a second device by its QR code and share the inbox.
+conversation=$("$PURSE" cutie feedback --server "$url" --json "The app crashes in settings" --category bug --title Crash --name Ana \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["conversation_id"])')
+apns_token=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+"$PURSE" cutie push --server "$url" "$apns_token" --bundle-id com.purse.cutie.sandbox > /dev/null
+CUTIE_ADMIN_PASSWORD=correct-horse-battery PURSE_DATA_DIR="$work/data" "$PURSE" cutie admin create --email desk@example.com --name Sam --role agent > /dev/null
+CUTIE_ADMIN_PASSWORD=correct-horse-battery "$PURSE" cutie admin reply --server "$url" --email desk@example.com "$conversation" "A fix ships tomorrow" > /dev/null
+expect_in "[1 unread]" "$PURSE" cutie inbox --server "$url"
+for _ in $(seq 1 50); do curl -sf "$url/sandbox/apns/deliveries?device_token=$apns_token" | grep -q "A fix ships tomorrow" && break; sleep 0.1; done
+curl -sf "$url/sandbox/apns/deliveries?device_token=$apns_token" | grep -q '\\"badge\\":1'
+expect_in "Sam: A fix ships tomorrow" "$PURSE" cutie open --server "$url" "$conversation"
+expect_in "0 unread." "$PURSE" cutie inbox --server "$url"
+"$PURSE" cutie link initiate --server "$url" --qr-png "$work/link.png" > "$work/link.txt"
+link=$(grep -o 'lnk_[A-Za-z0-9_-]*' "$work/link.txt" | head -1)
+[ -s "$work/link.png" ]
+expect_in "Linked" "$PURSE" cutie link confirm --server "$url" --profile tablet --device-name iPad "$link"
+expect_in "$conversation" "$PURSE" cutie inbox --server "$url" --profile tablet
+expect_in "confirmed" "$PURSE" cutie link status --server "$url" "$link"
+if "$PURSE" cutie link confirm --server "$url" --profile third "$link" 2>"$work/err"; then echo "a used link token linked again"; exit 1; fi
+grep -q "already used" "$work/err"
+
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server
 
 # Secrets stay out of the server log, to its last line.
-if grep -qE "correct horse|2580|wallet password" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
+if grep -qE "correct horse|correct-horse-battery|2580|wallet password|cdt_|lnk_" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"

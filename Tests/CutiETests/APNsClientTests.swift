@@ -1,0 +1,125 @@
+import CutiE
+@testable import CutiEService
+import Crypto
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseKit
+import PurseServer
+import PurseTestSupport
+import Synchronization
+import Testing
+
+/// A transport answering APNs requests from a script, recording what it was sent.
+final class ScriptedAPNs: HTTPTransport {
+    let answers: Mutex<[TransportResponse]>
+    let sent = Mutex<[TransportRequest]>([])
+
+    init(_ answers: [TransportResponse]) { self.answers = Mutex(answers) }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        sent.withLock { $0.append(request) }
+        return answers.withLock { $0.isEmpty ? TransportResponse(status: 200) : $0.removeFirst() }
+    }
+}
+
+@Suite("Cuti-E: the APNs client")
+struct APNsClientTests {
+    static let key = P256.Signing.PrivateKey()
+    static let credentials = APNsCredentials(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", privateKey: key)
+    static let token = String(repeating: "ab", count: 32)
+
+    func notification() -> APNsNotification {
+        APNsNotification(deviceToken: Self.token, topic: "com.example.app", expiration: Date(timeIntervalSince1970: 1_900_000_000), collapseID: "c1",
+                         payload: APNsNotification.alertPayload(title: "Support", body: "Hi", badge: 2, extra: ["conversation_id": "conv_1"]))
+    }
+
+    @Test("the request: path, headers, ES256 provider token, payload")
+    func request() async throws {
+        let transport = ScriptedAPNs([TransportResponse(status: 200, headers: ["apns-id": "11111111-2222-3333-4444-555555555555"])])
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let client = APNsClient(baseURL: APNsClient.development, transport: transport, credentials: Self.credentials, now: clock.closure)
+        #expect(await client.send(notification()) == .sent(apnsID: "11111111-2222-3333-4444-555555555555"))
+        let request = try #require(transport.sent.withLock { $0.first })
+        #expect(request.url.absoluteString == "https://api.sandbox.push.apple.com/3/device/\(Self.token)")
+        #expect(request.header("apns-topic") == "com.example.app" && request.header("apns-push-type") == "alert")
+        #expect(request.header("apns-priority") == "10" && request.header("apns-expiration") == "1900000000" && request.header("apns-collapse-id") == "c1")
+        let bearer = try #require(request.header("authorization")?.dropFirst("bearer ".count))
+        let claims = try #require(APNsProviderToken.verify(String(bearer), publicKey: Self.key.publicKey))
+        #expect(claims == APNsProviderToken.Claims(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: clock.now))
+        #expect(APNsProviderToken.verify(String(bearer), publicKey: P256.Signing.PrivateKey().publicKey) == nil)
+        let payload = try JSONDecoder().decode(JSONValue.self, from: try #require(request.body))
+        #expect(payload["aps"]?["alert"]?["title"] == .string("Support") && payload["aps"]?["badge"]?.int64Value == 2)
+        #expect(payload["aps"]?["sound"] == .string("default") && payload["conversation_id"] == .string("conv_1"))
+    }
+
+    @Test("one provider token for 50 minutes, then a new one; ExpiredProviderToken signs again at once")
+    func tokenLifetime() async throws {
+        let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
+        let transport = ScriptedAPNs([])
+        let client = APNsClient(baseURL: APNsClient.production, transport: transport, credentials: Self.credentials, now: clock.closure)
+        _ = await client.send(notification())
+        clock.advance(by: 49 * 60)
+        _ = await client.send(notification())
+        clock.advance(by: 2 * 60)
+        _ = await client.send(notification())
+        let tokens = transport.sent.withLock { $0.map { $0.header("authorization")! } }
+        #expect(tokens[0] == tokens[1] && tokens[1] != tokens[2])
+
+        let expired = ScriptedAPNs([TransportResponse(status: 403, body: Data(#"{"reason":"ExpiredProviderToken"}"#.utf8))])
+        let again = APNsClient(baseURL: APNsClient.production, transport: expired, credentials: Self.credentials, now: clock.closure)
+        #expect(await again.send(notification()) == .sent(apnsID: notification().id) || expired.sent.withLock { $0.count } == 2)
+        #expect(expired.sent.withLock { $0.count } == 2)
+    }
+
+    @Test("Apple's answers: 410 unregistered, 429 and 5xx retry, other 4xx fail with the reason")
+    func outcomes() async throws {
+        func outcome(_ status: Int, _ reason: String) async -> APNsOutcome {
+            let transport = ScriptedAPNs([TransportResponse(status: status, body: Data(#"{"reason":"\#(reason)"}"#.utf8))])
+            return await APNsClient(baseURL: APNsClient.production, transport: transport, credentials: Self.credentials).send(notification())
+        }
+        #expect(await outcome(410, "Unregistered") == .unregistered(reason: "Unregistered"))
+        #expect(await outcome(400, "BadDeviceToken") == .unregistered(reason: "BadDeviceToken"))
+        #expect(await outcome(429, "TooManyRequests") == .retry(reason: "TooManyRequests"))
+        #expect(await outcome(503, "ServiceUnavailable") == .retry(reason: "ServiceUnavailable"))
+        #expect(await outcome(400, "TopicDisallowed") == .failed(status: 400, reason: "TopicDisallowed"))
+        #expect(await outcome(413, "PayloadTooLarge") == .failed(status: 413, reason: "PayloadTooLarge"))
+    }
+
+    @Test("the push job: 410 deactivates the registration, 503 retries with backoff, then it is sent")
+    func pushJob() async throws {
+        let scripted = ScriptedAPNs([
+            TransportResponse(status: 503, body: Data(#"{"reason":"ServiceUnavailable"}"#.utf8)),
+            TransportResponse(status: 200, headers: ["apns-id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"]),
+            TransportResponse(status: 410, body: Data(#"{"reason":"Unregistered","timestamp":1}"#.utf8)),
+        ])
+        var purse = PurseConfiguration()
+        purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-apns-\(UUID().uuidString)").path
+        var configuration = try CutiEConfiguration.from(purse)
+        configuration.apns.target = .url(URL(string: "https://apns.example")!)
+        let cutie = configuration
+        let server = try await TestServer.make(modules: [CutiEModule(configuration: cutie, apnsTransport: scripted)]) { $0.runsJobsInBackground = false }
+        try await server.withRouter { client in
+            let h = CutiEHarness(server: server, client: client, configuration: cutie)
+            let phone = h.device()
+            let id = try await phone.cutie.createConversation(category: .bug, message: "Hi")
+            try await phone.cutie.registerForPushNotifications(deviceToken: Data(Hex.decode(Self.token)!), bundleId: nil, environment: "sandbox")
+            let admin = try await h.adminSession()
+            _ = try await h.adminReply(id, "First", session: admin)
+            await h.runJobs()
+            var pushes = try await server.environment.database.read { db in try await AdminDesk.pushes(conversation: id, limit: 10, in: db) }
+            #expect(pushes.map(\.status) == ["queued"] && pushes[0].reason == "ServiceUnavailable")
+            server.clock.advance(by: 5)
+            await h.runJobs()
+            pushes = try await server.environment.database.read { db in try await AdminDesk.pushes(conversation: id, limit: 10, in: db) }
+            #expect(pushes.map(\.status) == ["sent"] && pushes[0].attempts == 2)
+            _ = try await h.adminReply(id, "Second", session: admin)
+            await h.runJobs()
+            pushes = try await server.environment.database.read { db in try await AdminDesk.pushes(conversation: id, limit: 10, in: db) }
+            #expect(pushes.first?.status == "unregistered")
+            // No more pushes to a token Apple said is gone.
+            let (_, third) = try await h.adminReply(id, "Third", session: admin)
+            #expect(third["pushes_queued"]?.int64Value == 0)
+        }
+    }
+}
