@@ -75,19 +75,28 @@ public struct CutiEModule: PurseModule {
         return []
     }
 
-    /// AsyncHTTPClient for APNs: HTTP/2 negotiated by ALPN, with an extra trust root when configured.
+    /// AsyncHTTPClient for APNs: HTTP/2 negotiated by ALPN, with an extra trust root when
+    /// configured. One client per trust root for the life of the process (a client must be shut
+    /// down before it goes away, and pushes go on until the process ends).
     static func http2Transport(caFile: String?) throws -> any HTTPTransport {
-        var configuration = HTTPClient.Configuration()
-        configuration.httpVersion = .automatic
-        configuration.timeout.connect = .seconds(10)
-        if let caFile {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(caFile)
-            configuration.tlsConfiguration = tls
+        let client = apnsClients.withLock { clients in
+            if let client = clients[caFile ?? ""] { return client }
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .automatic
+            configuration.timeout.connect = .seconds(10)
+            if let caFile {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.trustRoots = .file(caFile)
+                configuration.tlsConfiguration = tls
+            }
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            clients[caFile ?? ""] = client
+            return client
         }
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         return AsyncHTTPClientTransport(client: client, maxResponseBytes: 64 << 10)
     }
+
+    private static let apnsClients = Mutex<[String: HTTPClient]>([:])
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
         let mounted = mounted
