@@ -294,6 +294,7 @@ let package = Package(
                 "NexusPay",
                 "Starknet",
                 "ChippiPay",
+                "CutiE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -83,12 +83,8 @@ actor CutiEAPIClient {
         return request
     }
 
-    /// The request signature: hex HMAC-SHA256, keyed with the device secret, of
-    /// `timestamp \n METHOD \n path?query \n hex(SHA-256(body))`.
     static func signature(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
-        let key = SymmetricKey(data: Base64URL.decode(secret) ?? Data(secret.utf8))
-        let text = "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
-        return Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+        CutiERequestSignature.sign(secret: secret, timestamp: timestamp, method: method, target: target, body: body)
     }
 
     /// The stored credentials, or new ones from `POST /v1/device/register`. A device id the
@@ -129,4 +125,16 @@ actor CutiEAPIClient {
     }
 
     func setContext(_ values: [String: String]) { context = values }
+}
+
+/// The request signature Cuti-E's backend checks: lowercase hex HMAC-SHA256, keyed with the
+/// device secret (base64url, from registration), of
+/// `timestamp "\n" METHOD "\n" path?query "\n" hex(SHA-256(body))`, sent as `X-Signature` with
+/// `X-Timestamp` (Unix milliseconds).
+public enum CutiERequestSignature {
+    public static func sign(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
+        let key = SymmetricKey(data: Base64URL.decode(secret) ?? Data(secret.utf8))
+        let text = "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
+        return Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+    }
 }

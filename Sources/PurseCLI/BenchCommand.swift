@@ -13,7 +13,7 @@ import ServiceLifecycle
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure throughput and latency on loopback (build with -c release).",
-        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self, ChippiBenchCommand.self]
+        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self, ChippiBenchCommand.self, CutieBenchCommand.self]
     )
 }
 
@@ -108,6 +108,29 @@ struct ChippiBenchCommand: BenchSubcommand {
         }
         let benchmark = benchmark
         try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
+    }
+}
+
+struct CutieBenchCommand: BenchSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cutie",
+        abstract: "Signed GET /v1/conversations and POST …/messages per second against GET /health, and the QR encoder's version-10 codes per second.",
+        discussion: "Without --server it starts its own server on 127.0.0.1 (SQLite in a temporary directory). Targets on 2 cores: list ≥ 60 % of /health, post ≥ 25 %; ≥ 10,000 version-10 QR codes/s."
+    )
+
+    @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Concurrent connections, one device each.") var connections: Int = 16
+    @Option(help: "Messages per connection (and 20× as many reads), instead of --duration.") var count: Int?
+    @Option(help: "Seconds per phase.") var duration: Int = 10
+    @Option(help: "Seconds of QR encoding.") var qrSeconds: Double = 2
+
+    var benchmark: CutieBenchmark {
+        var benchmark = CutieBenchmark()
+        benchmark.connections = connections
+        benchmark.count = count
+        benchmark.duration = duration
+        benchmark.qrSeconds = qrSeconds
+        return benchmark
     }
 }
 

@@ -1,0 +1,127 @@
+import CutiE
+import Foundation
+import PurseFormats
+import PurseKit
+
+/// `purse bench cutie`: signed `GET /v1/conversations` and `POST /v1/conversations/{id}/messages`
+/// per second against `GET /health` on the same connections, each connection a registered device
+/// with a few conversations; and the QR encoder's version-10 codes per second.
+public struct CutieBenchmark: PurseBenchmark {
+    public var connections = 16
+    /// Requests per connection and phase (×20 for reads), instead of ``duration``.
+    public var count: Int?
+    public var duration = 10
+    public var appID = "app_sandbox"
+    /// How long the QR phase runs (seconds).
+    public var qrSeconds = 2.0
+
+    public init() {}
+
+    public func validate() throws {
+        guard (1...256).contains(connections), (1...300).contains(duration), (1...100_000).contains(count ?? 1), qrSeconds > 0, qrSeconds <= 60 else {
+            throw BenchmarkError("--connections 1-256, --duration 1-300, --count 1-100000, --qr-seconds 0-60")
+        }
+    }
+
+    struct Device: Sendable {
+        var id: String
+        var token: String
+        var secret: String
+        var conversation: String
+        var connection: BenchConnection
+    }
+
+    public func run(against base: URL, inProcess: Bool) async throws {
+        try validate()
+        try await waitForHealth(base)
+        guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
+        let budget = count.map { "\($0) messages per connection" } ?? "\(duration) s per phase"
+        print("purse bench cutie: \(connections) connections, \(budget), server \(base.absoluteString)")
+        print(inProcess ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
+
+        // Setup, untimed: per connection a registered device with five conversations.
+        let appID = self.appID
+        let devices = try await withThrowingTaskGroup(of: Device.self) { group in
+            for _ in 0..<connections {
+                group.addTask {
+                    let connection = try await BenchConnection.connect(host: host, port: port)
+                    let id = "device_" + UUID().uuidString.lowercased()
+                    let registered = try await connection.send(TransportRequest(method: "POST", url: base.appendingPathComponent("v1/device/register"),
+                                                                                headers: ["X-App-ID": appID, "X-Device-ID": id]))
+                    struct Registration: Decodable { var device_token: String; var device_secret: String }
+                    guard registered.status == 200, let credentials = try? JSONDecoder().decode(Registration.self, from: registered.body) else {
+                        throw BenchmarkError("device registration answered \(registered.status): is app \(appID) known to the server?")
+                    }
+                    var device = Device(id: id, token: credentials.device_token, secret: credentials.device_secret, conversation: "", connection: connection)
+                    for number in 0..<5 {
+                        let body = Data(#"{"category":"feedback","initial_message":"Bench conversation \#(number)","title":"Bench \#(number)"}"#.utf8)
+                        let created = try await connection.send(Self.signed("POST", "/v1/conversations", base: base, device: device, body: body))
+                        struct Created: Decodable { var conversation_id: String }
+                        guard created.status == 201, let conversation = try? JSONDecoder().decode(Created.self, from: created.body) else {
+                            throw BenchmarkError("creating a conversation answered \(created.status)")
+                        }
+                        device.conversation = conversation.conversation_id
+                    }
+                    return device
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        var cpu = ProcessCPU.now()
+        let health = await phase("GET /health", devices, reads: true, cpu: &cpu) { _ in
+            TransportRequest(method: "GET", url: base.appendingPathComponent("health"))
+        }
+        let list = await phase("GET /v1/conversations (signed)", devices, reads: true, cpu: &cpu) { device in
+            Self.signed("GET", "/v1/conversations", base: base, device: device, body: nil)
+        }
+        let post = await phase("POST …/messages (signed, idempotent)", devices, reads: false, cpu: &cpu, expect: 201) { device in
+            var request = Self.signed("POST", "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
+                                      body: Data(#"{"message":"Still happening on 2.1, see attached steps."}"#.utf8))
+            request.headers["Idempotency-Key"] = IdempotencyKey.make()
+            return request
+        }
+        print(String(format: "ratio: list / health = %.1f %%  (target ≥ 60 %%), post / health = %.1f %%  (target ≥ 25 %%)", list / health * 100, post / health * 100))
+        for device in devices { await device.connection.close() }
+
+        // The QR encoder: version-10 codes (200 bytes at level M) with the mask search.
+        var payloads: [[UInt8]] = []
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<64 { payloads.append((0..<200).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        let start = ContinuousClock.now
+        var codes = 0
+        var version = 0
+        while ContinuousClock.now - start < .milliseconds(Int64(qrSeconds * 1000)) {
+            for payload in payloads {
+                version = try QRCode.encode(payload, errorCorrection: .medium).version
+                codes += 1
+            }
+        }
+        let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
+        let rate = Double(codes) / seconds
+        print(String(format: "QR encoder: %.0f version-%d codes/s (level M, mask search)  (target ≥ 10,000: %@)", rate, version, rate >= 10_000 ? "met" : "not met"))
+    }
+
+    /// A request signed as the SDK signs it.
+    static func signed(_ method: String, _ path: String, base: URL, device: Device, body: Data?) -> TransportRequest {
+        let timestamp = String(Int64(Date().timeIntervalSince1970 * 1000))
+        var request = TransportRequest(method: method, url: base.appendingPathComponent(path), body: body)
+        request.headers = [
+            "X-App-ID": "app_sandbox", "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": timestamp,
+            "X-Signature": CutiERequestSignature.sign(secret: device.secret, timestamp: timestamp, method: method, target: path, body: body ?? Data()),
+        ]
+        if body != nil { request.headers["Content-Type"] = "application/json" }
+        return request
+    }
+
+    func phase(_ name: String, _ devices: [Device], reads: Bool, cpu: inout Double, expect: Int = 200,
+               request: @escaping @Sendable (Device) -> TransportRequest) async -> Double {
+        let recorder = LatencyRecorder()
+        let elapsed = await closedLoop(devices, count: count.map { reads ? $0 * 20 : $0 }, duration: duration, recorder: recorder) { device in
+            try await device.connection.send(request(device)).status == expect
+        }
+        let summary = recorder.summary(over: elapsed)
+        reportPhase(name, summary, cpuSince: &cpu)
+        return summary.perSecond
+    }
+}
