@@ -4,7 +4,7 @@ import PurseServer
 /// Cuti-E's operations in the server's OpenAPI document.
 enum CutiEOpenAPI {
     static func fragment(sandbox: Bool) -> OpenAPIFragment {
-        var operations = sdk + admin
+        var operations = sdk + admin + dashboard
         if sandbox { operations += apnsSandbox }
         return OpenAPIFragment(operations: operations)
     }
@@ -51,7 +51,7 @@ enum CutiEOpenAPI {
                                                                             ("is_new", Schema.boolean), ("group_id", Schema.string)],
                                                                            required: ["device_token", "device_secret", "token_id", "is_new"])),
                                          (409, "Known device id without its token's signature", Schema.error)] + refused,
-                             headers: [appHeader, OpenAPIParameter("X-Device-ID", "device_ and a UUID", schema: Schema.pattern("^device_[0-9A-Fa-f-]{36}$"), required: true)],
+                             headers: [appHeader, OpenAPIParameter("X-Device-ID", "device_ and a UUID", schema: Schema.pattern("^device_[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"), required: true)],
                              requestRequired: false),
             OpenAPIOperation(.post, "/v1/conversations", summary: "Start a conversation with the app's support team", tag: "cutie", idempotent: false,
                              request: Schema.object([
@@ -121,7 +121,8 @@ enum CutiEOpenAPI {
             OpenAPIParameter($0, "Filter: \($0)", schema: $0 == "status" ? Schema.oneOf(ConversationValues.statuses)
                                 : $0 == "category" ? Schema.oneOf(ConversationValues.categories)
                                 : $0 == "priority" ? Schema.oneOf(ConversationValues.priorities)
-                                : $0 == "limit" ? Schema.integer(1...200) : Schema.string(length: 1...200))
+                                : $0 == "limit" ? Schema.integer(1...200) : $0 == "unread" ? Schema.oneOf(["true", "false"])
+                                : Schema.string(length: 1...200))
         }
         return [
             OpenAPIOperation(.post, "/v1/admin/login", summary: "Sign in: a session cookie and a CSRF token", tag: "cutie-admin",
@@ -173,8 +174,50 @@ enum CutiEOpenAPI {
         ]
     }
 
+    /// The dashboard's pages: HTML, refusals as pages, forms posted as
+    /// application/x-www-form-urlencoded with the session's csrf_token.
+    static var dashboard: [OpenAPIOperation] {
+        let html = Schema.string
+        let refusals: [(status: Int, description: String, schema: YAMLValue?)] = [
+            (400, "Incomplete form", html), (401, "Not signed in", html), (403, "Wrong CSRF token, cross-site, or the role does not allow it", html),
+            (404, "Unknown conversation", html), (413, "Too long", html),
+        ]
+        func form(_ path: String, _ summary: String) -> OpenAPIOperation {
+            OpenAPIOperation(.post, path, summary: summary, tag: "cutie-dashboard", responses: [(303, "Back to the page", nil)] + refusals, produces: "text/html")
+        }
+        return [
+            OpenAPIOperation(.get, "/cutie/admin", summary: "Conversations with filters and search (signed out: to the sign-in page)", tag: "cutie-dashboard",
+                             responses: [(200, "Page", html), (303, "Sign in first", nil), (400, "Bad filter", html)], produces: "text/html"),
+            OpenAPIOperation(.get, "/cutie/admin/login", summary: "The sign-in page", tag: "cutie-dashboard", responses: [(200, "Page", html)], produces: "text/html"),
+            OpenAPIOperation(.post, "/cutie/admin/login", summary: "Sign in (form: email, password)", tag: "cutie-dashboard",
+                             responses: [(303, "Signed in", nil), (400, "Incomplete form", html), (401, "Wrong e-mail or password", html),
+                                         (403, "Cross-site", html), (429, "Too many attempts", html)], produces: "text/html"),
+            form("/cutie/admin/logout", "Sign out"),
+            OpenAPIOperation(.get, "/cutie/admin/conversations/{id}", summary: "A thread, the reply and change forms, its pushes", tag: "cutie-dashboard",
+                             responses: [(200, "Page", html), (303, "Sign in first", nil), (404, "Unknown conversation", html)], produces: "text/html"),
+            form("/cutie/admin/conversations/{id}/reply", "Answer (message or canned_id; is_internal_note)"),
+            form("/cutie/admin/conversations/{id}/update", "Change status, priority, category, assignee"),
+            form("/cutie/admin/conversations/{id}/tags", "Add a tag"),
+            form("/cutie/admin/conversations/{id}/tags/remove", "Remove a tag"),
+            OpenAPIOperation(.get, "/cutie/admin/pushes", summary: "Pushes sent, and what the APNs sandbox received", tag: "cutie-dashboard",
+                             responses: [(200, "Page", html), (303, "Sign in first", nil)], produces: "text/html"),
+        ]
+    }
+
+    static let apnsReason = Schema.object([("reason", Schema.string), ("timestamp", Schema.integer)], required: ["reason"])
+
     static var apnsSandbox: [OpenAPIOperation] {
         [
+            OpenAPIOperation(.post, "/sandbox/apns/3/device/{token}", summary: "APNs' provider API: send a notification (token-based authentication)", tag: "apns-sandbox",
+                             request: Schema.object([("aps", ["type": "object"])], required: ["aps"]),
+                             responses: [(200, "Accepted (apns-id header)", nil), (400, "Bad request (reason)", apnsReason), (403, "Provider token missing, invalid or expired", apnsReason),
+                                         (404, "Unknown path", apnsReason), (405, "Not POST", apnsReason), (410, "Unregistered device token", apnsReason),
+                                         (413, "Payload too large", apnsReason), (415, "Not JSON", Schema.error)],
+                             headers: [OpenAPIParameter("authorization", "bearer and the ES256 provider token"), OpenAPIParameter("apns-topic", "The app's bundle id"),
+                                       OpenAPIParameter("apns-push-type", "alert, background …"), OpenAPIParameter("apns-priority", "10, 5 or 1"),
+                                       OpenAPIParameter("apns-expiration", "Unix seconds or 0"), OpenAPIParameter("apns-collapse-id", "At most 64 bytes"),
+                                       OpenAPIParameter("apns-id", "A UUID")],
+                             errorSchema: apnsReason, requestRequired: false),
             OpenAPIOperation(.get, "/sandbox/apns/deliveries", summary: "Pushes the APNs sandbox accepted, newest first", tag: "apns-sandbox",
                              responses: [(200, "Deliveries", Schema.object([("data", Schema.array(["type": "object"]))], required: ["data"]))],
                              query: [OpenAPIParameter("device_token", "Only this device's")]),

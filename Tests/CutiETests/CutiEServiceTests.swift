@@ -126,7 +126,7 @@ struct CutiEServiceTests {
             // Limits: too long, empty, unknown category, attachment not https.
             let device = try await h.register()
             let long = String(repeating: "x", count: 5001)
-            #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"\#(long)"}"#, device: device).0 == .contentTooLarge)
+            #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"\#(long)"}"#, device: device).0 == .badRequest)
             #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"  "}"#, device: device).0 == .badRequest)
             #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"rant","initial_message":"x"}"#, device: device).0 == .badRequest)
             let (bad, error, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"x","attachment_url":"http://x.example/a.png"}"#, device: device)

@@ -35,6 +35,7 @@ struct ProviderRoutes: Sendable {
         let v1 = router.group("v1")
         v1.get("skus") { request, _ in
             _ = try await merchant(request)
+            try request.requireOnlyQuery(["category"])
             let category = request.uri.queryParameters.get("category") ?? ""
             guard let answer = Self.catalogue[category], !(category.isEmpty && request.uri.queryParameters.get("category") != nil) else {
                 throw ProviderError.invalid("category must be one of \(SKU.Category.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -43,6 +44,7 @@ struct ProviderRoutes: Sendable {
         }
         v1.get("quote") { request, _ in
             _ = try await merchant(request)
+            try request.requireOnlyQuery(["sku_id", "amount"])
             let sku = try Self.sku(request.uri.queryParameters.get("sku_id"))
             let centavos = try Self.amount(text: request.uri.queryParameters.get("amount"), for: sku)
             let now = environment.now()
@@ -69,6 +71,7 @@ struct ProviderRoutes: Sendable {
         }
         v1.get("sku-transactions") { request, _ in
             let merchant = try await merchant(request)
+            try request.requireOnlyQuery(["limit", "wallet_id", "starting_after"])
             let query = request.uri.queryParameters
             let limit = try Self.limit(query.get("limit"))
             let walletID = query.get("wallet_id")
@@ -89,6 +92,7 @@ struct ProviderRoutes: Sendable {
         PaymasterRoutes(routes: self).mount(on: v1)
         v1.get("webhook-deliveries") { request, _ in
             let merchant = try await merchant(request)
+            try request.requireOnlyQuery(["limit"])
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             let deliveries = try await environment.database.read { db in try await WebhookDelivery.list(merchant: merchant.id, limit: limit, in: db) }
             return try Response.json(DeliveryList(data: deliveries))

@@ -37,6 +37,7 @@ struct APNsSandbox: Sendable {
             return Response(status: .init(code: answer.status), headers: responseHeaders, body: .init(byteBuffer: ByteBuffer(data: answer.body)))
         }
         group.get("deliveries") { request, _ in
+            try request.requireOnlyQuery(["device_token"])
             let token = request.uri.queryParameters.get("device_token")
             let deliveries = try await environment.database.read { db in try await Self.deliveries(deviceToken: token, limit: 100, in: db) }
             return try Response.json(DeliveryList(data: deliveries))

@@ -40,6 +40,7 @@ struct AdminAPI: Sendable {
         }
         admin.get("conversations") { request, _ in
             let session = try await accounts.require(request)
+            try request.requireOnlyQuery(AdminDesk.Filters.names)
             let query = request.uri.queryParameters
             let filters = try AdminDesk.Filters.parse { query.get($0) }
             return try Response.json(try await desk.list(filters, admin: session.admin))
@@ -85,6 +86,7 @@ struct AdminAPI: Sendable {
         }
         admin.get("pushes") { request, _ in
             _ = try await accounts.require(request)
+            try request.requireOnlyQuery(["conversation_id"])
             let conversation = request.uri.queryParameters.get("conversation_id")
             let pushes = try await environment.database.read { db in try await AdminDesk.pushes(conversation: conversation, limit: 200, in: db) }
             return try Response.json(PushList(pushes: pushes))

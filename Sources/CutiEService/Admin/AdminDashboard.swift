@@ -35,10 +35,23 @@ struct AdminDashboard: Sendable {
         }
     }
 
+    /// A page's refusals are pages too: the error's status and its message.
+    func rendered(_ handler: @escaping @Sendable (Request, PurseRequestContext) async throws -> Response) -> @Sendable (Request, PurseRequestContext) async throws -> Response {
+        { request, context in
+            do {
+                return try await handler(request, context)
+            } catch let error as APIError {
+                let message = error.message ?? "The request was refused"
+                return Response.html(page("Refused", signedIn: nil, body: "<p class=\"error\" id=\"error\">\(e(message))</p><p><a href=\"/cutie/admin\">Back to the conversations</a></p>"),
+                                     status: error.status)
+            }
+        }
+    }
+
     func mount(on router: Router<PurseRequestContext>) {
         let pages = router.group("cutie/admin")
         pages.get("login") { _, _ in Response.html(page("Sign in", signedIn: nil, body: loginForm(error: nil))) }
-        pages.post("login") { request, context in
+        pages.post("login", use: rendered { request, context in
             var request = request
             try AdminAccounts.checkOrigin(request)
             let input = try await form(LoginForm.self, &request, context)
@@ -48,32 +61,33 @@ struct AdminDashboard: Sendable {
             } catch let error as APIError {
                 return Response.html(page("Sign in", signedIn: nil, body: loginForm(error: error.message ?? "Sign-in failed")), status: error.status)
             }
-        }
-        pages.post("logout") { request, context in
+        })
+        pages.post("logout", use: rendered { request, context in
             var request = request
             let input = try await form(LogoutForm.self, &request, context)
             _ = try await accounts.requireForChange(request, csrf: input.csrf_token)
             try await accounts.logout(request)
             return Self.redirect("/cutie/admin/login", cookie: AdminAccounts.clearCookie)
-        }
-        pages.get { request, _ in
+        })
+        pages.get(use: rendered { request, _ in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
+            try request.requireOnlyQuery(AdminDesk.Filters.names)
             let query = request.uri.queryParameters
             let filters = try AdminDesk.Filters.parse { query.get($0) }
             let listed = try await desk.list(filters, admin: session.admin)
             let apps = try await environment.database.read { db in try await CutiEApp.all(in: db) }
             let admins = try await desk.admins()
             return Response.html(page("Conversations", signedIn: session, body: inbox(listed, filters: filters, query: { query.get($0) }, apps: apps, admins: admins)))
-        }
-        pages.get("conversations/{id}") { request, context in
+        })
+        pages.get("conversations/{id}", use: rendered { request, context in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
             let thread = try await desk.open(try context.parameters.require("id"), markRead: true)
             let canned = try await desk.cannedResponses()
             let admins = try await desk.admins()
             return Response.html(page(thread.conversation.title ?? "Conversation", signedIn: session,
                                       body: threadPage(thread, session: session, canned: canned, admins: admins)))
-        }
-        pages.post("conversations/{id}/reply") { request, context in
+        })
+        pages.post("conversations/{id}/reply", use: rendered { request, context in
             var request = request
             let input = try await form(ReplyForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
@@ -84,8 +98,8 @@ struct AdminDashboard: Sendable {
             }
             _ = try await desk.reply(id, text: text, note: input.is_internal_note != nil, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
-        }
-        pages.post("conversations/{id}/update") { request, context in
+        })
+        pages.post("conversations/{id}/update", use: rendered { request, context in
             var request = request
             let input = try await form(UpdateForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
@@ -93,30 +107,30 @@ struct AdminDashboard: Sendable {
             _ = try await desk.update(id, change: AdminDesk.Change(status: input.status, priority: input.priority, category: input.category,
                                                                   assigned_admin_id: input.assigned_admin_id), admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
-        }
-        pages.post("conversations/{id}/tags") { request, context in
+        })
+        pages.post("conversations/{id}/tags", use: rendered { request, context in
             var request = request
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")
             _ = try await desk.tag(id, add: input.tag, remove: nil, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
-        }
-        pages.post("conversations/{id}/tags/remove") { request, context in
+        })
+        pages.post("conversations/{id}/tags/remove", use: rendered { request, context in
             var request = request
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")
             _ = try await desk.tag(id, add: nil, remove: input.tag, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
-        }
-        pages.get("pushes") { request, _ in
+        })
+        pages.get("pushes", use: rendered { request, _ in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
             let (pushes, deliveries) = try await environment.database.read { db in
                 (try await AdminDesk.pushes(conversation: nil, limit: 200, in: db), try await APNsSandbox.deliveries(deviceToken: nil, limit: 100, in: db))
             }
             return Response.html(page("Pushes", signedIn: session, body: pushesPage(pushes, deliveries: deliveries)))
-        }
+        })
     }
 
     // MARK: Pages

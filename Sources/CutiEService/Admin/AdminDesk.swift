@@ -24,6 +24,8 @@ struct AdminDesk: Sendable {
         var limit = 50
 
         /// From query parameters (the same names on the page and in the API).
+        static let names: Set<String> = ["app_id", "status", "category", "priority", "tag", "assignee", "unread", "q", "limit"]
+
         static func parse(_ value: (String) -> String?) throws -> Filters {
             func nonEmpty(_ name: String) -> String? { value(name).flatMap { $0.isEmpty ? nil : $0 } }
             var filters = Filters()
@@ -33,7 +35,11 @@ struct AdminDesk: Sendable {
             filters.priority = try nonEmpty("priority").map { try ConversationValues.check($0, in: ConversationValues.priorities, field: "priority") }
             filters.tag = nonEmpty("tag")
             filters.assignee = nonEmpty("assignee")
-            filters.unreadOnly = ["true", "1", "on"].contains(value("unread") ?? "")
+            switch value("unread") {
+            case nil, "", "false", "0": filters.unreadOnly = false
+            case "true", "1", "on": filters.unreadOnly = true
+            default: throw APIError.badRequest("unread must be true or false")
+            }
             filters.search = nonEmpty("q")
             if let search = filters.search { try Limits.text(search, field: "q", max: 200) }
             if let limit = nonEmpty("limit") {

@@ -176,7 +176,7 @@ enum Limits {
     static func text(_ text: String, field: String, max: Int, allowEmpty: Bool = false) throws {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if !allowEmpty, trimmed.isEmpty { throw APIError.badRequest("\(field) must not be empty") }
-        if text.unicodeScalars.count > max { throw APIError(.contentTooLarge, "\(field) is too long: at most \(max) characters") }
+        if text.unicodeScalars.count > max { throw APIError.badRequest("\(field) is too long: at most \(max) characters") }
         if text.unicodeScalars.contains(where: { $0.value == 0 }) { throw APIError.badRequest("\(field) must not contain NUL characters") }
     }
 }

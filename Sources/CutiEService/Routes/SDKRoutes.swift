@@ -39,6 +39,7 @@ struct SDKRoutes: Sendable {
         }
         v1.post("conversations", use: signed(createConversation))
         v1.get("conversations", use: signed { request, _, caller in
+            try request.requireOnlyQuery(["limit"])
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             let page = try await environment.database.read { db in try await ConversationStore.list(group: caller.groupID, limit: limit, in: db) }
             return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))

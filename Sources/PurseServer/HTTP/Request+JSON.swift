@@ -158,3 +158,13 @@ public enum JSONCoding {
     /// ``FlatJSONDecoder`` first, which gives the same answers for the flat objects most bodies are.
     public static let decoder = JSONDecoder()
 }
+
+extension Request {
+    /// Refuses (400) a query with a parameter the route does not take: a misspelt filter must not
+    /// silently widen a listing.
+    public func requireOnlyQuery(_ allowed: Set<String>) throws {
+        for parameter in uri.queryParameters where !allowed.contains(String(parameter.key)) {
+            throw APIError.badRequest("Unknown query parameter \(String(parameter.key).prefix(64)); this route takes \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+}
