@@ -117,12 +117,17 @@ enum CutiEOpenAPI {
                                          required: ["admin_id", "email", "name", "role"])
 
     static var admin: [OpenAPIOperation] {
-        let filters = ["app_id", "status", "category", "priority", "tag", "assignee", "unread", "q", "limit"].map {
-            OpenAPIParameter($0, "Filter: \($0)", schema: $0 == "status" ? Schema.oneOf(ConversationValues.statuses)
-                                : $0 == "category" ? Schema.oneOf(ConversationValues.categories)
-                                : $0 == "priority" ? Schema.oneOf(ConversationValues.priorities)
-                                : $0 == "limit" ? Schema.integer(1...200) : $0 == "unread" ? Schema.oneOf(["true", "false"])
-                                : Schema.string(length: 1...200))
+        // An empty value means "any" (the dashboard's filter form sends every field).
+        let filters = ["app_id", "status", "category", "priority", "tag", "assignee", "unread", "q", "limit"].map { name -> OpenAPIParameter in
+            let schema: YAMLValue = switch name {
+            case "status": Schema.oneOf([""] + ConversationValues.statuses)
+            case "category": Schema.oneOf([""] + ConversationValues.categories)
+            case "priority": Schema.oneOf([""] + ConversationValues.priorities)
+            case "unread": Schema.oneOf(["", "true", "false"])
+            case "limit": Schema.integer(1...200)
+            default: Schema.string(length: 0...200)
+            }
+            return OpenAPIParameter(name, "Filter: \(name)", schema: schema)
         }
         return [
             OpenAPIOperation(.post, "/v1/admin/login", summary: "Sign in: a session cookie and a CSRF token", tag: "cutie-admin",
@@ -219,7 +224,8 @@ enum CutiEOpenAPI {
                                        OpenAPIParameter("apns-id", "A UUID")],
                              errorSchema: apnsReason, requestRequired: false),
             OpenAPIOperation(.get, "/sandbox/apns/deliveries", summary: "Pushes the APNs sandbox accepted, newest first", tag: "apns-sandbox",
-                             responses: [(200, "Deliveries", Schema.object([("data", Schema.array(["type": "object"]))], required: ["data"]))],
+                             responses: [(200, "Deliveries", Schema.object([("data", Schema.array(["type": "object"]))], required: ["data"])),
+                                         (400, "Unknown query parameter", Schema.error)],
                              query: [OpenAPIParameter("device_token", "Only this device's")]),
             OpenAPIOperation(.post, "/sandbox/apns/unregister", summary: "Make a device token answer 410 Unregistered from now on", tag: "apns-sandbox",
                              request: Schema.object([("device_token", Schema.pattern("^[0-9a-fA-F]{64}$"))], required: ["device_token"]),

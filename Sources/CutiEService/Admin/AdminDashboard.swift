@@ -64,6 +64,7 @@ struct AdminDashboard: Sendable {
         })
         pages.post("logout", use: rendered { request, context in
             var request = request
+            _ = try await accounts.require(request)
             let input = try await form(LogoutForm.self, &request, context)
             _ = try await accounts.requireForChange(request, csrf: input.csrf_token)
             try await accounts.logout(request)
@@ -89,6 +90,7 @@ struct AdminDashboard: Sendable {
         })
         pages.post("conversations/{id}/reply", use: rendered { request, context in
             var request = request
+            _ = try await accounts.require(request)
             let input = try await form(ReplyForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")
@@ -101,6 +103,7 @@ struct AdminDashboard: Sendable {
         })
         pages.post("conversations/{id}/update", use: rendered { request, context in
             var request = request
+            _ = try await accounts.require(request)
             let input = try await form(UpdateForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")
@@ -110,6 +113,7 @@ struct AdminDashboard: Sendable {
         })
         pages.post("conversations/{id}/tags", use: rendered { request, context in
             var request = request
+            _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")
@@ -118,6 +122,7 @@ struct AdminDashboard: Sendable {
         })
         pages.post("conversations/{id}/tags/remove", use: rendered { request, context in
             var request = request
+            _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
             let id = try context.parameters.require("id")

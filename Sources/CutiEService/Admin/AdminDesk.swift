@@ -28,6 +28,9 @@ struct AdminDesk: Sendable {
 
         static func parse(_ value: (String) -> String?) throws -> Filters {
             func nonEmpty(_ name: String) -> String? { value(name).flatMap { $0.isEmpty ? nil : $0 } }
+            for name in ["app_id", "tag", "assignee", "q"] {
+                if let text = value(name) { try Limits.text(text, field: name, max: 200, allowEmpty: true) }
+            }
             var filters = Filters()
             filters.app = nonEmpty("app_id")
             filters.status = try nonEmpty("status").map { try ConversationValues.check($0, in: ConversationValues.statuses, field: "status") }
@@ -36,12 +39,11 @@ struct AdminDesk: Sendable {
             filters.tag = nonEmpty("tag")
             filters.assignee = nonEmpty("assignee")
             switch value("unread") {
-            case nil, "", "false", "0": filters.unreadOnly = false
-            case "true", "1", "on": filters.unreadOnly = true
+            case nil, "", "false": filters.unreadOnly = false
+            case "true": filters.unreadOnly = true
             default: throw APIError.badRequest("unread must be true or false")
             }
             filters.search = nonEmpty("q")
-            if let search = filters.search { try Limits.text(search, field: "q", max: 200) }
             if let limit = nonEmpty("limit") {
                 guard let parsed = Int(limit), (1...200).contains(parsed) else { throw APIError.badRequest("limit must be 1 to 200") }
                 filters.limit = parsed
