@@ -44,7 +44,7 @@ struct AdminDesk: Sendable {
             default: throw APIError.badRequest("unread must be true or false")
             }
             filters.search = nonEmpty("q")
-            if let limit = nonEmpty("limit") {
+            if let limit = value("limit") {
                 guard let parsed = Int(limit), (1...200).contains(parsed) else { throw APIError.badRequest("limit must be 1 to 200") }
                 filters.limit = parsed
             }
