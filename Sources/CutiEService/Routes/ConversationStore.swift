@@ -119,6 +119,8 @@ enum ConversationStore {
             FROM cutie_conversations c WHERE c.group_id = \(bind: group) ORDER BY c.updated_at DESC, c.id DESC LIMIT \(bind: limit)
             """).all()
         let conversations = try rows.map { try decode($0, unread: try $0.decode(column: "unread_count", as: Int.self), showGroup: false) }
+        // The whole inbox fits the page (the usual case): its total is the page's sum.
+        if conversations.count < limit { return (conversations, conversations.reduce(0) { $0 + $1.unread_count }) }
         let total = try await db.raw("""
             SELECT COUNT(*) AS unread FROM cutie_messages m JOIN cutie_conversations c ON c.id = m.conversation_id
             WHERE c.group_id = \(bind: group) AND m.read_at IS NULL AND \(Reader.user.unreadClause)
