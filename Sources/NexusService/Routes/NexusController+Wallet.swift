@@ -285,16 +285,16 @@ extension NexusController {
         guard Self.isAcceptablePin(body.pin) else {
             throw NexusFailure.error(.badRequest, "weak_pin", "That PIN is too easy to guess (repeated or sequential digits)", param: "pin")
         }
-        // A malformed current PIN is a malformed request, whatever the lockout says.
-        if let current = body.currentPin, !(current.count == 4 && current.allSatisfy({ $0.isASCII && $0.isNumber })) {
-            throw NexusFailure.error(.badRequest, "invalid_pin", "currentPin must be 4 digits", param: "currentPin")
-        }
         let existing = try await environment.database.read { db in try await store.pin(of: user, in: db) }
         var tokenID: String?
         if existing != nil {
             if let token = body.verificationToken {
                 tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
             } else if let current = body.currentPin {
+                // A malformed current PIN is a malformed request, whatever the lockout says.
+                guard current.count == 4, current.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                    throw NexusFailure.error(.badRequest, "invalid_pin", "currentPin must be 4 digits", param: "currentPin")
+                }
                 try await checkPin(current, user: user)
             } else {
                 throw NexusFailure.error(.unauthorized, "authorisation_required", "Changing the PIN needs currentPin or a fresh verificationToken")

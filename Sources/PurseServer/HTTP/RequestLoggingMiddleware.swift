@@ -4,8 +4,10 @@ import Hummingbird
 import Logging
 import PurseDatabase
 
-/// Logs one line per request: method, path (never the query string), status, duration and
-/// request id. Headers and bodies are never logged, so tokens, PINs and passwords cannot leak.
+/// Logs one line per request: method, path, status, duration and request id. The path is the
+/// matched route's template (`/v1/sdk/link/status/{token}`), so a secret in a path — a link or
+/// onboarding token — is not written; only unmatched paths appear as sent. The query string,
+/// headers and bodies are never logged, so tokens, PINs and passwords cannot leak.
 public struct RequestLoggingMiddleware: RouterMiddleware {
     public typealias Context = PurseRequestContext
     let level: Logger.Level
@@ -26,7 +28,7 @@ public struct RequestLoggingMiddleware: RouterMiddleware {
             "request",
             metadata: [
                 "method": .string(request.method.rawValue),
-                "path": .string(request.uri.path),
+                "path": .string(context.endpointPath ?? request.uri.path),
                 "status": .stringConvertible(response.status.code),
                 "duration_ms": .string(Self.milliseconds(elapsed)),
             ]
