@@ -93,7 +93,7 @@ public struct RelyingParty: Sendable {
         guard let signature = Base64URL.decode(response.response.signature) else {
             throw WebAuthnError("signature is not valid base64url")
         }
-        let parsed = try AuthenticatorData(authData)
+        let parsed = try Self.authenticatorData(authData)
         guard parsed.rpIDHash == rpIDHash else { throw WebAuthnError("RP ID mismatch") }
         guard parsed.flags.contains(.userPresent) else { throw WebAuthnError("User presence flag not set") }
         if requireUserVerification, !parsed.flags.contains(.userVerified) {
@@ -126,7 +126,7 @@ public struct RelyingParty: Sendable {
               case .map(let statement)? = object[text: "attStmt"] else {
             throw WebAuthnError("attestationObject lacks fmt, attStmt or authData")
         }
-        let authData = try AuthenticatorData(authBytes)
+        let authData = try Self.authenticatorData(authBytes)
         guard authData.rpIDHash == rpIDHash else { throw WebAuthnError("RP ID mismatch") }
         guard authData.flags.contains(.userPresent) else { throw WebAuthnError("User presence flag not set") }
         if requireUserVerification, !authData.flags.contains(.userVerified) {
@@ -161,4 +161,21 @@ public struct RelyingParty: Sendable {
             backupEligible: authData.flags.contains(.backupEligible)
         )
     }
+}
+
+extension RelyingParty {
+    /// Parsed authenticator data, its faults in WebAuthn's words.
+    static func authenticatorData(_ data: Data) throws -> AuthenticatorData {
+        do {
+            return try AuthenticatorData(data)
+        } catch let error as AuthenticatorDataError {
+            throw WebAuthnError(error.description)
+        }
+    }
+}
+
+/// A WebAuthn verification failure, with the message the client sees.
+public struct WebAuthnError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,7 +1,7 @@
-import PurseFormats
 import Foundation
 
-/// Parsed authenticator data (WebAuthn §6.1).
+/// Parsed authenticator data (WebAuthn §6.1): what a WebAuthn authenticator signs, and what
+/// Apple's App Attest puts in its attestations and assertions.
 public struct AuthenticatorData: Sendable, Equatable {
     public struct Flags: OptionSet, Sendable, Equatable {
         public let rawValue: UInt8
@@ -29,18 +29,18 @@ public struct AuthenticatorData: Sendable, Equatable {
 
     public init(_ data: Data) throws {
         let bytes = [UInt8](data)
-        guard bytes.count >= 37 else { throw WebAuthnError("authenticatorData is shorter than 37 bytes") }
+        guard bytes.count >= 37 else { throw AuthenticatorDataError("authenticatorData is shorter than 37 bytes") }
         raw = data
         rpIDHash = Data(bytes[0..<32])
         flags = Flags(rawValue: bytes[32])
         signCount = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
         var offset = 37
         if flags.contains(.attestedCredentialData) {
-            guard bytes.count >= offset + 18 else { throw WebAuthnError("attested credential data is truncated") }
+            guard bytes.count >= offset + 18 else { throw AuthenticatorDataError("attested credential data is truncated") }
             let aaguid = Data(bytes[offset..<offset + 16])
             let length = Int(bytes[offset + 16]) << 8 | Int(bytes[offset + 17])
             offset += 18
-            guard length > 0, length <= 1023, bytes.count >= offset + length else { throw WebAuthnError("credential id length is invalid") }
+            guard length > 0, length <= 1023, bytes.count >= offset + length else { throw AuthenticatorDataError("credential id length is invalid") }
             let credentialID = Data(bytes[offset..<offset + length])
             offset += length
             let (_, used) = try CBORDecoder.decodePrefix(Data(bytes[offset...]))
@@ -48,16 +48,16 @@ public struct AuthenticatorData: Sendable, Equatable {
             offset += used
         }
         if flags.contains(.extensionData) {
-            guard offset < bytes.count else { throw WebAuthnError("extension data flag set but none present") }
+            guard offset < bytes.count else { throw AuthenticatorDataError("extension data flag set but none present") }
             let (_, used) = try CBORDecoder.decodePrefix(Data(bytes[offset...]))
             offset += used
         }
-        guard offset == bytes.count else { throw WebAuthnError("authenticatorData has trailing bytes") }
+        guard offset == bytes.count else { throw AuthenticatorDataError("authenticatorData has trailing bytes") }
     }
 }
 
-/// A WebAuthn verification failure, with the message the client sees.
-public struct WebAuthnError: Error, Equatable, CustomStringConvertible {
+/// Authenticator data that does not parse, and why.
+public struct AuthenticatorDataError: Error, Equatable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
