@@ -165,6 +165,14 @@ expect_in "confirmed" "$PURSE" cutie link status --server "$url" "$link"
 if "$PURSE" cutie link confirm --server "$url" --profile third "$link" 2>"$work/err"; then echo "a used link token linked again"; exit 1; fi
 grep -q "already used" "$work/err"
 
+# App Attest, offline: Apple's published sample attestation verifies inside its certificates' validity, not after.
+sample=Tests/CutiETests/Fixtures/apple_sample_attestation.b64
+attest=(cutie attest verify "$sample" --app-id 0352187391.com.apple.example_app_attest --challenge test_server_challenge
+        --key-id bSrEhF8TIzIvWSPwvZ0i2+UOBre4ASH84rK15m6emNY= --client-data raw)
+expect_in "valid: key" "$PURSE" "${attest[@]}" --at 2024-04-18T12:00:00Z
+if "$PURSE" "${attest[@]}" --at 2024-04-21T12:00:00Z 2>"$work/err"; then echo "an expired attestation verified"; exit 1; fi
+grep -q "certificate chain" "$work/err"
+
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server
 

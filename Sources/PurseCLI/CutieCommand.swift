@@ -1,6 +1,7 @@
 import ArgumentParser
 import CutiE
 import CutiEService
+import Crypto
 import Foundation
 import Logging
 import PurseDatabase
@@ -15,7 +16,7 @@ struct CutieCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cutie",
         abstract: "Cuti-E: in-app feedback — write to support, read the inbox, link devices by QR; create apps and admin accounts.",
-        subcommands: [App.self, Admin.self, Feedback.self, Inbox.self, Open.self, Reply.self, MarkRead.self, Push.self, Link.self, Devices.self, Unlink.self]
+        subcommands: [App.self, Admin.self, Attest.self, Feedback.self, Inbox.self, Open.self, Reply.self, MarkRead.self, Push.self, Link.self, Devices.self, Unlink.self]
     )
 
     /// Who the CLI is, as an app install: the app id and a profile (each profile is a device).
@@ -237,6 +238,57 @@ struct CutieCommand: AsyncParsableCommand {
             let cutie = try options.cutie()
             try await CutieCommand.run { () async throws(CutiEError) in try await cutie.unlinkDevice(id: id) }
             try options.client.output.emit(["unlinked": id]) { "Unlinked \(id)." }
+        }
+    }
+
+    // MARK: Developer tools
+
+    struct Attest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "App Attest developer tools.", subcommands: [Verify.self])
+
+        struct Verify: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Verify an App Attest attestation object offline: prints the attested public key, or the check that failed.",
+                discussion: """
+                    FILE holds the attestation object as raw CBOR or base64. The client data is SHA-256 of the challenge's UTF-8 \
+                    followed by the key id's bytes, as Cuti-E's SDK makes it (--client-data sdk), or the challenge's bytes as they \
+                    are, as in Apple's published sample (--client-data raw).
+                    """)
+            @Argument(help: "The attestation object (CBOR or base64).") var file: String
+            @Option(help: "Team id and bundle id, such as 0352187391.com.apple.example_app_attest.") var appId: String
+            @Option(help: "The server's challenge.") var challenge: String
+            @Option(help: "The key id (base64).") var keyId: String
+            @Option(help: "Verify as of this time (ISO 8601; default now).") var at: String?
+            @Option(help: "production or development (the AAGUID).") var environment: String = "production"
+            @Option(help: "sdk or raw: how the client data was made.") var clientData: String = "sdk"
+
+            func run() async throws {
+                guard let bytes = FileManager.default.contents(atPath: file) else { throw CLIError("Cannot read \(file)") }
+                let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let attestation = bytes.first == 0xA3 ? bytes : (Data(base64Encoded: text) ?? Base64URL.decode(text) ?? bytes)
+                guard let keyID = Data(base64Encoded: keyId) ?? Base64URL.decode(keyId) else { throw ValidationError("--key-id must be base64") }
+                guard let environment = AppAttestVerifier.Environment(rawValue: environment) else { throw ValidationError("--environment must be production or development") }
+                let date: Date
+                if let at {
+                    guard let parsed = ISO8601DateFormatter().date(from: at) else { throw ValidationError("--at must be an ISO 8601 time such as 2024-04-18T12:00:00Z") }
+                    date = parsed
+                } else {
+                    date = Date()
+                }
+                let clientDataHash: Data
+                switch clientData {
+                case "sdk": clientDataHash = AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID)
+                case "raw": clientDataHash = Data(challenge.utf8)
+                default: throw ValidationError("--client-data must be sdk or raw")
+                }
+                do {
+                    let attested = try await AppAttestVerifier.apple().verify(attestation: attestation, appID: appId, clientDataHash: clientDataHash,
+                                                                              keyID: keyID, environment: environment, at: date)
+                    print("valid: key \(keyId)\npublic key (X9.63, base64): \(attested.publicKey.x963Representation.base64EncodedString())\nreceipt: \(attested.receipt.count) bytes")
+                } catch let failure as AppAttestVerifier.Failure {
+                    throw CLIError("invalid: \(failure.description)")
+                }
+            }
         }
     }
 

@@ -120,6 +120,11 @@ public struct AppAttestVerifier: Sendable {
         return Attested(publicKey: publicKey, keyID: keyID, receipt: receipt, counter: 0)
     }
 
+    /// The client data Cuti-E's SDK attests: SHA-256 of the challenge's UTF-8 followed by the key id's bytes.
+    public static func sdkClientData(challenge: String, keyID: Data) -> Data {
+        Data(SHA256.hash(data: Data(challenge.utf8) + keyID))
+    }
+
     /// The octet string of the nonce extension: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.
     static func nonce(in certificate: Certificate) throws -> Data {
         guard let ext = certificate.extensions[oid: nonceOID] else { throw Failure("no nonce extension") }
