@@ -21,6 +21,7 @@ public final class CutiE: Sendable {
 
     struct State: Sendable {
         var client: CutiEAPIClient?
+        var appAttest: CutiEAppAttest?
         var userID: String?
         var userName: String?
         var appVersion: String?
@@ -40,19 +41,34 @@ public final class CutiE: Sendable {
 
     // MARK: Configuration
 
-    /// Configures the SDK with the app's id from the admin dashboard.
-    public func configure(appId: String, apiURL: URL = CutiE.defaultAPIURL) {
-        configure(appId: appId, apiURL: apiURL, transport: URLSessionTransport(), store: Self.defaultStore(), preferences: UserDefaultsPreferences())
+    /// Configures the SDK with the app's id from the admin dashboard. With `useAppAttest`, the
+    /// device attests a key on first use and signs an assertion into every request.
+    public func configure(appId: String, apiURL: URL = CutiE.defaultAPIURL, useAppAttest: Bool = false) {
+        configure(appId: appId, apiURL: apiURL, transport: URLSessionTransport(), store: Self.defaultStore(), preferences: UserDefaultsPreferences(),
+                  useAppAttest: useAppAttest)
     }
 
     /// Configures the SDK with its parts given: the transport (AsyncHTTPClient on Linux, a test
-    /// router), where secrets and preferences go, and the clock.
+    /// router, a pinned transport), where secrets and preferences go, App Attest, and the clock.
+    /// `appAttestService` nil with `useAppAttest` picks the platform's (DeviceCheck, or the
+    /// software attester).
     public func configure(appId: String, apiURL: URL, transport: any HTTPTransport, store: any SecureStore, preferences: any Preferences,
-                          retry: RetryPolicy = RetryPolicy(), now: @escaping @Sendable () -> Date = Date.init) {
+                          retry: RetryPolicy = RetryPolicy(), useAppAttest: Bool = false, appAttestService: (any AppAttestService)? = nil,
+                          now: @escaping @Sendable () -> Date = Date.init) {
         let api = APIClient(session: ClientSession(baseURL: apiURL), transport: transport, retry: retry,
                             defaultHeaders: ["User-Agent": "CutiE-Swift/1.0"])
-        state.withLock { $0.client = CutiEAPIClient(appID: appId, api: api, store: store, preferences: preferences, now: now) }
+        let service = useAppAttest
+            ? appAttestService ?? CutiEAppAttest.defaultService(apiURL: apiURL, appID: appId, transport: transport, store: store) : nil
+        let client = CutiEAPIClient(appID: appId, api: api, store: store, preferences: preferences, appAttest: service, now: now)
+        let attest = service == nil ? nil : CutiEAppAttest(client: client)
+        state.withLock {
+            $0.client = client
+            $0.appAttest = attest
+        }
     }
+
+    /// App Attest, when configured with `useAppAttest`.
+    public var appAttest: CutiEAppAttest? { state.withLock { $0.appAttest } }
 
     public var isConfigured: Bool { state.withLock { $0.client != nil } }
 

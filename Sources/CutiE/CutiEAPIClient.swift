@@ -26,7 +26,9 @@ actor CutiEAPIClient {
         var token_id: String
     }
 
-    init(appID: String, api: APIClient, store: any SecureStore, preferences: any Preferences, now: @escaping @Sendable () -> Date = Date.init) {
+    init(appID: String, api: APIClient, store: any SecureStore, preferences: any Preferences, appAttest: (any AppAttestService)? = nil,
+         now: @escaping @Sendable () -> Date = Date.init) {
+        self.attest = appAttest.map { AttestState(service: $0) }
         self.appID = appID
         self.api = api
         self.store = store
@@ -42,26 +44,47 @@ actor CutiEAPIClient {
         return id
     }
 
-    /// Sends a signed request and decodes the answer.
+    /// Sends a signed request and decodes the answer. With App Attest on, the device attests
+    /// its key first (once), and every request then carries an assertion over the same text the
+    /// signature covers; `assert: false` is for the attestation's own requests.
     func send<T: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
-                                       idempotencyKey: String? = nil, as type: T.Type = T.self) async throws -> T {
+                                       idempotencyKey: String? = nil, assert: Bool = true, as type: T.Type = T.self) async throws -> T {
         let data = try body.map { try JSONEncoder.purse.encode($0) }
         var reRegistered = false
         while true {
             let credentials = try await ensureRegistered()
+            if assert { await attestIfNeeded() }
             do {
-                let response = try await api.perform(try signedRequest(method, path, query: query, body: data, idempotencyKey: idempotencyKey, credentials: credentials))
+                var request = try signedRequest(method, path, query: query, body: data, idempotencyKey: idempotencyKey, credentials: credentials)
+                let response: TransportResponse
+                if assert, let keyID = attest?.attestedKeyID {
+                    // Assertions carry a counter the server requires to grow: one in flight at a time.
+                    await acquireAssertionGate()
+                    defer { releaseAssertionGate() }
+                    request.headers["X-App-Assertion"] = try await assertion(keyID: keyID, clientData: Self.clientData(of: request))
+                    response = try await api.perform(request)
+                } else {
+                    response = try await api.perform(request)
+                }
                 do {
                     return try JSONDecoder.purse.decode(T.self, from: response.body)
                 } catch {
                     throw CutiEError.decodingError("\(method) \(path): \(error)")
                 }
-            } catch let error as PurseError where error.kind == .unauthorized && !reRegistered {
+            } catch let error as PurseError where error.kind == .unauthorized && !reRegistered && !error.message.hasPrefix("App Attest") {
                 // The token was revoked or the server forgot it: register again, once.
                 reRegistered = true
                 try await forget()
             }
         }
+    }
+
+    /// What a request's signature covers, which its assertion covers too.
+    static func clientData(of request: TransportRequest) -> Data {
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        let target = (components?.percentEncodedPath ?? request.url.path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let text = "\(request.headers["X-Timestamp"] ?? "")\n\(request.method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: request.body ?? Data())))"
+        return Data(text.utf8)
     }
 
     func signedRequest(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
@@ -111,6 +134,10 @@ actor CutiEAPIClient {
                 return registered
             } catch let error as PurseError where error.status == 409 && attempt == 0 {
                 preferences.set(nil, forKey: Self.deviceIDKey)
+                if attest != nil {
+                    attest?.loaded = false
+                    attest?.attestedKeyID = nil
+                }
             } catch is DecodingError {
                 throw CutiEError.decodingError("device registration answer")
             }
@@ -125,6 +152,104 @@ actor CutiEAPIClient {
     }
 
     func setContext(_ values: [String: String]) { context = values }
+
+    // MARK: App Attest
+
+    /// App Attest's state on this device: the service, and the attested key once there is one.
+    struct AttestState: Sendable {
+        let service: any AppAttestService
+        var attestedKeyID: String?
+        /// Attesting failed (or is unsupported): requests go on with device-token auth, which the
+        /// server accepts unless the app requires App Attest.
+        var failure: CutiEError?
+        var loaded = false
+    }
+
+    private var attest: AttestState?
+    private var assertionBusy = false
+    private var assertionWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// The key id stored for this device (a new device id needs a new attestation).
+    var attestStoreKey: String { "com.cutie.appAttestKeyID.\(deviceID)" }
+
+    var isAttested: Bool {
+        get async {
+            await loadAttestedKey()
+            return attest?.attestedKeyID != nil
+        }
+    }
+
+    func loadAttestedKey() async {
+        guard var state = attest, !state.loaded else { return }
+        state.loaded = true
+        if let data = try? await store.data(for: attestStoreKey), let keyID = String(data: data, encoding: .utf8), !keyID.isEmpty {
+            state.attestedKeyID = keyID
+        }
+        attest = state
+    }
+
+    /// Attests once per device; a failure is kept (and requests fall back to the device token).
+    func attestIfNeeded() async {
+        await loadAttestedKey()
+        guard let state = attest, state.attestedKeyID == nil, state.failure == nil else { return }
+        do {
+            _ = try await performAttestation()
+        } catch {
+            attest?.failure = CutiEError.from(error)
+        }
+    }
+
+    struct Challenge: Decodable, Sendable { var challenge: String }
+    struct AttestBody: Encodable, Sendable { var key_id: String; var attestation: String; var challenge: String }
+    struct Attested: Decodable, Sendable { var success: Bool; var key_id: String }
+
+    /// Asks for a challenge, has a new key attested over SHA-256(challenge ‖ key id), and sends
+    /// the attestation; returns the key id.
+    func performAttestation() async throws -> String {
+        guard let service = attest?.service else { throw CutiEError.appAttestUnsupported }
+        guard service.isSupported else { throw CutiEError.appAttestUnsupported }
+        let challenge = try await send("POST", "/v1/device/attest/challenge", assert: false, as: Challenge.self).challenge
+        let keyID: String
+        let attestation: Data
+        do {
+            keyID = try await service.generateKey()
+            guard let keyBytes = Data(base64Encoded: keyID) else { throw CutiEError.appAttestFailed("the key id is not base64") }
+            attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + keyBytes)))
+        } catch let error as CutiEError {
+            throw error
+        } catch {
+            throw CutiEError.appAttestFailed("attesting the key: \(error)")
+        }
+        _ = try await send("POST", "/v1/device/attest", body: AttestBody(key_id: keyID, attestation: attestation.base64EncodedString(), challenge: challenge),
+                           assert: false, as: Attested.self)
+        try await store.set(Data(keyID.utf8), for: attestStoreKey)
+        attest?.attestedKeyID = keyID
+        attest?.failure = nil
+        return keyID
+    }
+
+    /// An assertion (base64 CBOR) by the attested key over `clientData`.
+    func assertion(keyID: String? = nil, clientData: Data) async throws -> String {
+        await loadAttestedKey()
+        guard let service = attest?.service, let keyID = keyID ?? attest?.attestedKeyID else { throw CutiEError.appAttestUnsupported }
+        do {
+            return try await service.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData))).base64EncodedString()
+        } catch {
+            throw CutiEError.appAttestFailed("making an assertion: \(error)")
+        }
+    }
+
+    func acquireAssertionGate() async {
+        if !assertionBusy {
+            assertionBusy = true
+            return
+        }
+        await withCheckedContinuation { assertionWaiters.append($0) }
+    }
+
+    func releaseAssertionGate() {
+        if assertionWaiters.isEmpty { assertionBusy = false } else { assertionWaiters.removeFirst().resume() }
+    }
 }
 
 /// The request signature Cuti-E's backend checks: lowercase hex HMAC-SHA256, keyed with the

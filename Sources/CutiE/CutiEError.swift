@@ -17,11 +17,19 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
     case serverError(statusCode: Int, message: String)
     case decodingError(String)
     case cancelled
+    /// App Attest is not available on this device (or was not configured).
+    case appAttestUnsupported
+    /// Attesting the key, or making an assertion, failed: the step and why.
+    case appAttestFailed(String)
+    /// The app accepts only attested devices and this request was refused for it: the server's words.
+    case appAttestRequired(String)
+    /// The server's certificate chain matched none of the pins: nothing was sent after the handshake.
+    case certificatePinningFailed(host: String)
 
     public init(_ error: PurseError) {
         switch error.kind {
         case .offline: self = .networkError(error.message)
-        case .unauthorized: self = .unauthorized
+        case .unauthorized: self = error.message.hasPrefix("App Attest") ? .appAttestRequired(error.message) : .unauthorized
         case .notFound: self = .notFound
         case .rateLimited: self = .rateLimited(retryAfter: error.retryAfter)
         case .timeout: self = .timeout
@@ -63,6 +71,10 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .serverError: "The feedback service had a problem; try again"
         case .decodingError: "Unexpected answer from the feedback service"
         case .cancelled: "Cancelled"
+        case .appAttestUnsupported: "App Attest is not available on this device"
+        case .appAttestFailed(let step): "App Attest failed: \(step)"
+        case .appAttestRequired(let message): message
+        case .certificatePinningFailed(let host): "The connection to \(host) is not trusted (certificate pinning)"
         }
     }
 }

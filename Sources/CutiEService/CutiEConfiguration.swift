@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 import PurseServer
+import SwiftASN1
+import X509
 
 /// Where pushes go and how they are signed.
 ///
@@ -36,6 +38,8 @@ public struct CutiESandboxConfiguration: Sendable {
     /// `app_sandbox`, whose bundle id is the topic the sandbox accepts for it.
     public var appID = "app_sandbox"
     public var bundleID = "com.purse.cutie.sandbox"
+    /// The sandbox app's Apple team id (App Attest's app id is `PURSETEAM0.com.purse.cutie.sandbox`).
+    public var teamID = CutiESandboxConfiguration.teamID
 
     public init(apnsCredentials: APNsCredentials) { self.apnsCredentials = apnsCredentials }
 
@@ -50,6 +54,10 @@ public struct CutiESandboxConfiguration: Sendable {
 /// - `CUTIE_MAX_MESSAGE_LENGTH`: the longest message in characters (default 5000).
 /// - `CUTIE_SIGNATURE_WINDOW_SECONDS`: how stale a signed request may be (default 300).
 /// - `CUTIE_ADMIN_SESSION_HOURS`: how long an admin stays signed in (default 12).
+/// - `CUTIE_APP_ATTEST_DEV_ROOT`: a PEM file of App Attest roots trusted beside Apple's (a
+///   development CA). In development the sandbox's own development root is trusted too, and
+///   written to `cutie-app-attest-dev-root.pem` in the data directory.
+/// - `CUTIE_ATTEST_CHALLENGE_SECONDS`: how long an App Attest challenge lives (default 300).
 public struct CutiEConfiguration: Sendable {
     public var sandbox: CutiESandboxConfiguration?
     public var apns: APNsConfiguration
@@ -59,11 +67,21 @@ public struct CutiEConfiguration: Sendable {
     public var adminSessionHours = 12.0
     /// The secret device secrets derive from (each device's is HMAC(secret, token id)).
     public var deviceSecretKey: SymmetricKey
+    /// The roots App Attest attestations must chain to: Apple's, and development roots.
+    public var appAttestRoots: [Certificate]
+    /// The sandbox's development CA, which issues credential certificates to software attesters.
+    public var appAttestDevelopmentCA: AppAttestDevelopmentCA?
+    public var attestChallengeSeconds = 300
 
-    public init(sandbox: CutiESandboxConfiguration?, apns: APNsConfiguration, deviceSecretKey: SymmetricKey) {
+    public init(sandbox: CutiESandboxConfiguration?, apns: APNsConfiguration, deviceSecretKey: SymmetricKey,
+                appAttestRoots: [Certificate] = [], appAttestDevelopmentCA: AppAttestDevelopmentCA? = nil) {
         self.sandbox = sandbox
         self.apns = apns
         self.deviceSecretKey = deviceSecretKey
+        self.appAttestDevelopmentCA = appAttestDevelopmentCA
+        self.appAttestRoots = (try? AppAttestVerifier.apple().roots) ?? []
+        self.appAttestRoots += appAttestRoots
+        if let appAttestDevelopmentCA { self.appAttestRoots.append(appAttestDevelopmentCA.root) }
     }
 
     public static func from(_ configuration: PurseConfiguration) throws -> CutiEConfiguration {
@@ -111,9 +129,31 @@ public struct CutiEConfiguration: Sendable {
             throw ConfigurationError("APNS_CA_FILE: cannot read \(file)")
         }
 
+        var extraRoots: [Certificate] = []
+        if let file = value("CUTIE_APP_ATTEST_DEV_ROOT") {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
+                  let roots = try? PEMDocument.parseMultiple(pemString: pem).map({ try Certificate(pemDocument: $0) }), !roots.isEmpty else {
+                throw ConfigurationError("CUTIE_APP_ATTEST_DEV_ROOT must be a readable PEM file of certificates")
+            }
+            extraRoots = roots
+        }
+        var developmentCA: AppAttestDevelopmentCA?
+        if sandbox != nil {
+            let ca = try AppAttestDevelopmentCA(rootKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-root.key")),
+                                                intermediateKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-ca.key")), now: Date())
+            let path = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("cutie-app-attest-dev-root.pem")
+            try? Data(try ca.rootPEM.utf8).write(to: path, options: .atomic)
+            developmentCA = ca
+        }
+
         var cutie = CutiEConfiguration(
             sandbox: sandbox, apns: APNsConfiguration(target: target, credentials: credentials, caFile: value("APNS_CA_FILE")),
-            deviceSecretKey: SymmetricKey(data: try secrets.secret(named: "cutie-device.key")))
+            deviceSecretKey: SymmetricKey(data: try secrets.secret(named: "cutie-device.key")),
+            appAttestRoots: extraRoots, appAttestDevelopmentCA: developmentCA)
+        if let text = value("CUTIE_ATTEST_CHALLENGE_SECONDS") {
+            guard let seconds = Int(text), (30...3600).contains(seconds) else { throw ConfigurationError("CUTIE_ATTEST_CHALLENGE_SECONDS must be 30 to 3600") }
+            cutie.attestChallengeSeconds = seconds
+        }
         if let text = value("CUTIE_LINK_SECONDS") {
             guard let seconds = Int(text), (30...86_400).contains(seconds) else { throw ConfigurationError("CUTIE_LINK_SECONDS must be 30 to 86400") }
             cutie.linkSeconds = seconds

@@ -199,5 +199,92 @@ enum CutiEMigrations {
             )
             """,
         ]),
+        Migration("cutie_0002_trust", [
+            // App Attest: rpIdHash = SHA-256(team id "." bundle id); the AAGUID environment; and
+            // whether signed requests must also carry an assertion.
+            "ALTER TABLE cutie_apps ADD COLUMN team_id TEXT CHECK (team_id IS NULL OR length(team_id) = 10)",
+            "ALTER TABLE cutie_apps ADD COLUMN attest_environment TEXT NOT NULL DEFAULT 'production' CHECK (attest_environment IN ('development', 'production'))",
+            "ALTER TABLE cutie_apps ADD COLUMN require_app_attest BOOLEAN NOT NULL DEFAULT FALSE",
+            // A challenge is a public nonce, not a credential: kept as is, so the attestation
+            // request need not repeat it.
+            """
+            CREATE TABLE cutie_attest_challenges (
+                challenge TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                FOREIGN KEY (app_id, device_id) REFERENCES cutie_devices(app_id, device_id)
+            )
+            """,
+            "CREATE INDEX cutie_attest_challenges_device ON cutie_attest_challenges (app_id, device_id, expires_at)",
+            // One attested key per device; its counter only grows (a replayed or reordered
+            // assertion fails the conditional update that stores the new one).
+            """
+            CREATE TABLE cutie_attested_keys (
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                key_id TEXT NOT NULL UNIQUE,
+                public_key TEXT NOT NULL,
+                sign_count BIGINT NOT NULL CHECK (sign_count >= 0),
+                environment TEXT NOT NULL CHECK (environment IN ('development', 'production')),
+                receipt_bytes BIGINT NOT NULL,
+                attested_at BIGINT NOT NULL,
+                last_assertion_at BIGINT,
+                PRIMARY KEY (app_id, device_id),
+                FOREIGN KEY (app_id, device_id) REFERENCES cutie_devices(app_id, device_id)
+            )
+            """,
+            // Subscriptions: the app's tier, from verified StoreKit transactions and App Store
+            // Server Notifications.
+            """
+            CREATE TABLE cutie_subscriptions (
+                app_id TEXT PRIMARY KEY REFERENCES cutie_apps(id),
+                original_transaction_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                tier TEXT NOT NULL CHECK (tier IN ('starter', 'pro', 'business')),
+                status TEXT NOT NULL CHECK (status IN ('active', 'grace_period', 'expired', 'revoked')),
+                expires_at BIGINT,
+                grace_expires_at BIGINT,
+                environment TEXT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX cutie_subscriptions_original ON cutie_subscriptions (original_transaction_id)",
+            """
+            CREATE TABLE cutie_appstore_transactions (
+                transaction_id TEXT PRIMARY KEY,
+                original_transaction_id TEXT NOT NULL,
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                product_id TEXT NOT NULL,
+                purchase_date BIGINT NOT NULL,
+                expires_date BIGINT,
+                revocation_date BIGINT,
+                environment TEXT NOT NULL,
+                received_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cutie_appstore_notifications (
+                notification_uuid TEXT PRIMARY KEY,
+                notification_type TEXT NOT NULL,
+                subtype TEXT,
+                original_transaction_id TEXT,
+                app_id TEXT,
+                received_at BIGINT NOT NULL
+            )
+            """,
+            // Feedback received per app and month (UTC): the tier's limit is checked and the count
+            // raised in one conditional update.
+            """
+            CREATE TABLE cutie_usage (
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                period TEXT NOT NULL,
+                received BIGINT NOT NULL CHECK (received >= 0),
+                PRIMARY KEY (app_id, period)
+            )
+            """,
+        ]),
     ]
 }

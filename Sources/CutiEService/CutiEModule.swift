@@ -32,7 +32,10 @@ public struct CutiEModule: PurseModule {
 
     public var links: [ModuleLink] {
         var links = [ModuleLink("Admin dashboard", "/cutie/admin")]
-        if configuration.sandbox != nil { links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/sandbox/apns/deliveries")) }
+        if configuration.sandbox != nil {
+            links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/sandbox/apns/deliveries"))
+            links.append(ModuleLink("App Attest development root (PEM)", "/sandbox/appattest/root"))
+        }
         return links
     }
 
@@ -45,11 +48,16 @@ public struct CutiEModule: PurseModule {
             endpoint.mount(on: router)
             sandboxEndpoint = endpoint
             try await environment.database.transaction { db in
-                if try await CutiEApp.load(sandbox.appID, in: db) == nil {
+                if let app = try await CutiEApp.load(sandbox.appID, in: db) {
+                    if app.teamID == nil {
+                        _ = try await CutiEApp.updateAttest(sandbox.appID, teamID: .some(sandbox.teamID), requireAppAttest: nil, attestEnvironment: "development", in: db)
+                    }
+                } else {
                     _ = try await CutiEApp.create(id: sandbox.appID, name: "Sandbox app", bundleID: sandbox.bundleID, apnsEnvironment: "sandbox",
-                                                  now: environment.now(), in: db)
+                                                  teamID: sandbox.teamID, now: environment.now(), in: db)
                 }
             }
+            if let ca = configuration.appAttestDevelopmentCA { AppAttestSandbox(ca: ca, environment: environment).mount(on: router) }
             environment.logger.notice("Cuti-E sandbox app", metadata: ["app_id": "\(sandbox.appID)", "bundle_id": "\(sandbox.bundleID)"])
         }
         let client: APNsClient

@@ -18,7 +18,30 @@ struct AdminAPI: Sendable {
     struct ReplyBody: Decodable { var message: String; var is_internal_note: Bool?; var client_id: String? }
     struct TagChange: Decodable { var tag: String }
     struct CannedBody: Decodable { var title: String; var body: String }
-    struct AppBody: Decodable { var app_id: String?; var name: String; var bundle_id: String; var apns_environment: String? }
+    struct AppBody: Decodable {
+        var app_id: String?
+        var name: String
+        var bundle_id: String
+        var apns_environment: String?
+        var team_id: String?
+        var require_app_attest: Bool?
+    }
+
+    /// App Attest settings; a field left out keeps its value (`team_id: null` clears it).
+    struct AppSettings: Decodable {
+        var team_id: String??
+        var require_app_attest: Bool?
+        var attest_environment: String?
+
+        enum CodingKeys: String, CodingKey { case team_id, require_app_attest, attest_environment }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            team_id = container.contains(.team_id) ? .some(try container.decodeIfPresent(String.self, forKey: .team_id)) : nil
+            require_app_attest = try container.decodeIfPresent(Bool.self, forKey: .require_app_attest)
+            attest_environment = try container.decodeIfPresent(String.self, forKey: .attest_environment)
+        }
+    }
 
     func mount(on router: Router<PurseRequestContext>) {
         let admin = router.group("v1/admin")
@@ -106,9 +129,20 @@ struct AdminAPI: Sendable {
             let body = try await request.decodeJSON(as: AppBody.self, context: context)
             let app = try await environment.database.transaction { db in
                 try await CutiEApp.create(id: body.app_id, name: body.name, bundleID: body.bundle_id, apnsEnvironment: body.apns_environment ?? "production",
-                                          now: environment.now(), in: db)
+                                          teamID: body.team_id, requireAppAttest: body.require_app_attest ?? false, now: environment.now(), in: db)
             }
             return try Response.json(app, status: .created)
+        }
+        admin.patch("apps/{id}") { request, context in
+            var request = request
+            let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
+            guard session.admin.isOwner else { throw APIError.forbidden("Only owners change apps") }
+            let id = try context.parameters.require("id")
+            let body = try await request.decodeJSON(as: AppSettings.self, context: context)
+            let app = try await environment.database.transaction { db in
+                try await CutiEApp.updateAttest(id, teamID: body.team_id, requireAppAttest: body.require_app_attest, attestEnvironment: body.attest_environment, in: db)
+            }
+            return try Response.json(app)
         }
     }
 

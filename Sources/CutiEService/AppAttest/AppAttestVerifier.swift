@@ -120,6 +120,30 @@ public struct AppAttestVerifier: Sendable {
         return Attested(publicKey: publicKey, keyID: keyID, receipt: receipt, counter: 0)
     }
 
+    /// Verifies an assertion (CBOR `{signature, authenticatorData}`) the attested key made over
+    /// `clientData`, as Apple's guide lays out: nonce = SHA-256(authenticatorData ‖
+    /// SHA-256(clientData)); the signature (ECDSA P-256, SHA-256, DER) is over the nonce; the RP id
+    /// hash is the app id's; the counter is above the last one accepted. Returns the new counter.
+    public static func verifyAssertion(_ assertion: Data, clientData: Data, publicKey: P256.Signing.PublicKey, appID: String,
+                                       after previousCounter: Int64) throws(Failure) -> Int64 {
+        guard assertion.count <= 4096, let object = try? CBORDecoder.decode(assertion) else { throw Failure("the assertion is not CBOR") }
+        guard let signatureBytes = object[text: "signature"]?.bytesValue, let authBytes = object[text: "authenticatorData"]?.bytesValue else {
+            throw Failure("the assertion must hold signature and authenticatorData")
+        }
+        let authData: AuthenticatorData
+        do { authData = try AuthenticatorData(authBytes) } catch { throw Failure("authenticatorData: \(error)") }
+        let nonce = Data(SHA256.hash(data: authBytes + Data(SHA256.hash(data: clientData))))
+        guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes),
+              publicKey.isValidSignature(signature, for: nonce) else {
+            throw Failure("the assertion's signature does not verify with the attested key over this request")
+        }
+        guard authData.rpIDHash == Data(SHA256.hash(data: Data(appID.utf8))) else { throw Failure("the RP id hash is not SHA-256 of the app id \(appID)") }
+        guard Int64(authData.signCount) > previousCounter else {
+            throw Failure("the assertion's counter \(authData.signCount) is not above the last one accepted (\(previousCounter)): a replay")
+        }
+        return Int64(authData.signCount)
+    }
+
     /// The client data Cuti-E's SDK attests: SHA-256 of the challenge's UTF-8 followed by the key id's bytes.
     public static func sdkClientData(challenge: String, keyID: Data) -> Data {
         Data(SHA256.hash(data: Data(challenge.utf8) + keyID))

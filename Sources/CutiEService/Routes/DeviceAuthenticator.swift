@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import PurseDatabase
 import PurseFormats
@@ -14,6 +15,9 @@ struct DeviceCaller: Sendable {
     var deviceID: String
     var groupID: String
     var tokenID: String
+    /// The counter of an App Attest assertion checked on this request, stored by
+    /// ``DeviceAuthenticator/commitAssertion(_:)`` before the route acts.
+    var assertedCounter: Int64?
 
     /// The idempotency owner of this device's requests.
     var idempotencyOwner: UserID { UserID("cutie/\(appID)/\(deviceID)") }
@@ -25,6 +29,15 @@ extension HTTPField.Name {
     static let deviceToken = HTTPField.Name("X-Device-Token")!
     static let requestTimestamp = HTTPField.Name("X-Timestamp")!
     static let requestSignature = HTTPField.Name("X-Signature")!
+    static let appAssertion = HTTPField.Name("X-App-Assertion")!
+}
+
+/// Whether a signed route takes part in App Attest's "assertions required".
+enum AssertionPolicy: Sendable {
+    /// As the app's settings say (every SDK route).
+    case asApp
+    /// Never required: the routes a device attests through.
+    case exempt
 }
 
 /// Device registration and the request signature ("Device Signature (SHA256)" in the seed).
@@ -63,25 +76,31 @@ struct DeviceAuthenticator: Sendable {
         return app
     }
 
-    /// The device of a signed request, or 401.
-    func authenticate(_ request: Request, body: ByteBuffer) async throws -> DeviceCaller {
+    /// The device of a signed request, or 401; an App Attest assertion it carries is checked and
+    /// its counter stored.
+    func authenticate(_ request: Request, body: ByteBuffer, assertions: AssertionPolicy = .asApp) async throws -> DeviceCaller {
         try checkForm(request)
-        return try await environment.database.read { db in try await authenticate(request, body: body, in: db) }
+        let caller = try await environment.database.read { db in try await authenticate(request, body: body, assertions: assertions, in: db) }
+        try await commitAssertion(caller)
+        return caller
     }
 
-    /// The same inside a read the route goes on using (one database round trip fewer).
-    func authenticate(_ request: Request, body: ByteBuffer, in db: any DatabaseSession) async throws -> DeviceCaller {
+    /// The same inside a read the route goes on using (one database round trip fewer); the
+    /// route then calls ``commitAssertion(_:)`` before it answers.
+    func authenticate(_ request: Request, body: ByteBuffer, assertions: AssertionPolicy = .asApp, in db: any DatabaseSession) async throws -> DeviceCaller {
         let (appID, token, timestamp, signature) = try checkForm(request)
         let hash = Hex.encode(SHA256.hash(data: Data(token.utf8)))
         let row = try await db.raw("""
-            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id
+            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.team_id, a.bundle_id, k.public_key, k.sign_count
             FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
+            JOIN cutie_apps a ON a.id = t.app_id
+            LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
             WHERE t.token_hash = \(bind: hash)
             """).first()
         guard let row, try row.decodeNil(column: "revoked_at"), try row.decode(column: "app_id", as: String.self) == appID else {
             throw Self.unauthorized
         }
-        let caller = DeviceCaller(appID: appID, deviceID: try row.decode(column: "device_id", as: String.self),
+        var caller = DeviceCaller(appID: appID, deviceID: try row.decode(column: "device_id", as: String.self),
                                   groupID: try row.decode(column: "group_id", as: String.self),
                                   tokenID: try row.decode(column: "token_id", as: String.self))
         if let claimed = request.headers[.deviceID], claimed != caller.deviceID { throw Self.unauthorized }
@@ -90,7 +109,44 @@ struct DeviceAuthenticator: Sendable {
         guard ConstantTime.equal(Array(expected.utf8), Array(signature.lowercased().utf8)) else {
             throw APIError(.unauthorized, "Invalid request signature")
         }
+        // App Attest: an assertion over the same text the signature covers.
+        let publicKey = try row.decode(column: "public_key", as: String?.self)
+        if let assertion = request.headers[.appAssertion] {
+            guard let publicKey, let keyBytes = Data(base64Encoded: publicKey), let key = try? P256.Signing.PublicKey(x963Representation: keyBytes),
+                  let teamID = try row.decode(column: "team_id", as: String?.self) else {
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key")
+            }
+            guard assertion.utf8.count <= 4096, let bytes = Data(base64Encoded: assertion) else {
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion must be base64 CBOR")
+            }
+            do {
+                caller.assertedCounter = try AppAttestVerifier.verifyAssertion(
+                    bytes, clientData: Data(text.utf8), publicKey: key, appID: "\(teamID).\(try row.decode(column: "bundle_id", as: String.self))",
+                    after: try row.decode(column: "sign_count", as: Int64.self))
+            } catch {
+                environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
+                throw APIError(.unauthorized, "App Attest: \(error)")
+            }
+        } else if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self) {
+            throw APIError(.unauthorized, publicKey == nil
+                ? "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)"
+                : "App Attest required: send X-App-Assertion with every request")
+        }
         return caller
+    }
+
+    /// Stores the counter of the assertion a request carried; a replayed or reordered one (its
+    /// counter not above the stored one, whichever replica stored it) is refused here.
+    func commitAssertion(_ caller: DeviceCaller) async throws {
+        guard let counter = caller.assertedCounter else { return }
+        let stored = try await environment.database.transaction { db in
+            try await db.raw("""
+                UPDATE cutie_attested_keys SET sign_count = \(bind: counter), last_assertion_at = \(bind: environment.now().epochMillis)
+                WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND sign_count < \(bind: counter)
+                RETURNING sign_count
+                """).first()
+        }
+        guard stored != nil else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)") }
     }
 
     /// The signed request's headers, present and fresh, before anything is read.
@@ -135,7 +191,7 @@ struct DeviceAuthenticator: Sendable {
         // Signed with the device's current token: the device itself, asking for a new one.
         let proven: Bool
         if request.headers[.deviceToken] != nil {
-            let caller = try await authenticate(request, body: body)
+            let caller = try await authenticate(request, body: body, assertions: .exempt)
             guard caller.deviceID == deviceID else { throw Self.unauthorized }
             proven = true
         } else {
@@ -199,10 +255,20 @@ struct CutiEApp: Sendable, Codable {
     var bundleID: String
     var apnsEnvironment: String
     var createdAt: Int64
+    /// The Apple team id: App Attest's app id is team id "." bundle id.
+    var teamID: String?
+    /// The App Attest environment whose AAGUID attestations must carry.
+    var attestEnvironment: String
+    /// Whether every signed request must also carry an App Attest assertion.
+    var requireAppAttest: Bool
 
     enum CodingKeys: String, CodingKey {
         case id = "app_id", name, bundleID = "bundle_id", apnsEnvironment = "apns_environment", createdAt = "created_at"
+        case teamID = "team_id", attestEnvironment = "attest_environment", requireAppAttest = "require_app_attest"
     }
+
+    /// App Attest's app id, when the team id is known.
+    var attestAppID: String? { teamID.map { "\($0).\(bundleID)" } }
 
     static func load(_ id: String, in db: any DatabaseSession) async throws -> CutiEApp? {
         guard let row = try await db.raw("SELECT * FROM cutie_apps WHERE id = \(bind: id)").first() else { return nil }
@@ -216,27 +282,61 @@ struct CutiEApp: Sendable, Codable {
     static func decode(_ row: any SQLRow) throws -> CutiEApp {
         CutiEApp(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
                  bundleID: try row.decode(column: "bundle_id", as: String.self), apnsEnvironment: try row.decode(column: "apns_environment", as: String.self),
-                 createdAt: try row.decode(column: "created_at", as: Int64.self))
+                 createdAt: try row.decode(column: "created_at", as: Int64.self), teamID: try row.decode(column: "team_id", as: String?.self),
+                 attestEnvironment: try row.decode(column: "attest_environment", as: String.self),
+                 requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self))
     }
 
-    /// Creates an app; `id` nil makes one (`app_…`).
-    static func create(id: String?, name: String, bundleID: String, apnsEnvironment: String, now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
+    static func checkTeamID(_ teamID: String?) throws {
+        if let teamID, teamID.utf8.count != 10 || teamID.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
+            throw APIError.badRequest("team_id must be the ten-character Apple team id (capital letters and digits)")
+        }
+    }
+
+    /// Creates an app; `id` nil makes one (`app_…`). The App Attest environment follows the APNs
+    /// one (development builds push through the APNs sandbox and attest in development).
+    static func create(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
+                       now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
         try Limits.text(name, field: "name", max: 100)
         guard bundleID.utf8.count <= 155, bundleID.range(of: #"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$"#, options: .regularExpression) != nil else {
             throw APIError.badRequest("bundle_id must be a reverse-DNS bundle identifier such as com.example.app")
         }
         guard ["sandbox", "production"].contains(apnsEnvironment) else { throw APIError.badRequest("apns_environment must be sandbox or production") }
+        try checkTeamID(teamID)
+        if requireAppAttest, teamID == nil { throw APIError.badRequest("require_app_attest needs team_id (App Attest's app id is team id and bundle id)") }
         let id = id ?? RandomID.make("app")
         guard id.utf8.count <= 64, id.range(of: #"^[A-Za-z0-9_-]+$"#, options: .regularExpression) != nil else {
             throw APIError.badRequest("app_id must be letters, digits, _ and -")
         }
-        let app = CutiEApp(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, createdAt: now.epochMillis)
+        let app = CutiEApp(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, createdAt: now.epochMillis,
+                           teamID: teamID, attestEnvironment: apnsEnvironment == "sandbox" ? "development" : "production", requireAppAttest: requireAppAttest)
         let inserted = try await db.raw("""
-            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at)
-            VALUES (\(bind: app.id), \(bind: app.name), \(bind: app.bundleID), \(bind: app.apnsEnvironment), \(bind: app.createdAt))
+            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at, team_id, attest_environment, require_app_attest)
+            VALUES (\(bind: app.id), \(bind: app.name), \(bind: app.bundleID), \(bind: app.apnsEnvironment), \(bind: app.createdAt),
+                    \(bind: app.teamID), \(bind: app.attestEnvironment), \(bind: app.requireAppAttest))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """).first()
         guard inserted != nil else { throw APIError.conflict("An app with id \(id) exists") }
+        return app
+    }
+
+    /// Changes an app's App Attest settings (the admin API's `PATCH /v1/admin/apps/{id}`).
+    static func updateAttest(_ id: String, teamID: String??, requireAppAttest: Bool?, attestEnvironment: String?, in db: any DatabaseSession) async throws -> CutiEApp {
+        guard var app = try await load(id, in: db) else { throw APIError.notFound("App not found") }
+        if let teamID {
+            try checkTeamID(teamID)
+            app.teamID = teamID
+        }
+        if let attestEnvironment {
+            guard ["development", "production"].contains(attestEnvironment) else { throw APIError.badRequest("attest_environment must be development or production") }
+            app.attestEnvironment = attestEnvironment
+        }
+        if let requireAppAttest { app.requireAppAttest = requireAppAttest }
+        if app.requireAppAttest, app.teamID == nil { throw APIError.badRequest("require_app_attest needs team_id (App Attest's app id is team id and bundle id)") }
+        try await db.raw("""
+            UPDATE cutie_apps SET team_id = \(bind: app.teamID), attest_environment = \(bind: app.attestEnvironment), require_app_attest = \(bind: app.requireAppAttest)
+            WHERE id = \(bind: id)
+            """).run()
         return app
     }
 }

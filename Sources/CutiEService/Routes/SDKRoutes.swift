@@ -20,12 +20,12 @@ struct SDKRoutes: Sendable {
     static let notFound = APIError.notFound("Conversation not found")
 
     /// A signed route: the body collected (it is signed too), then the caller.
-    func signed(_ body: @escaping @Sendable (Request, ByteBuffer, DeviceCaller) async throws -> Response)
+    func signed(assertions: AssertionPolicy = .asApp, _ body: @escaping @Sendable (Request, ByteBuffer, DeviceCaller) async throws -> Response)
         -> @Sendable (Request, PurseRequestContext) async throws -> Response {
         { request, context in
             var request = request
             let buffer = try await request.collectJSONBody(context: context)
-            let caller = try await auth.authenticate(request, body: buffer)
+            let caller = try await auth.authenticate(request, body: buffer, assertions: assertions)
             return try await body(request, buffer, caller)
         }
     }
@@ -43,10 +43,11 @@ struct SDKRoutes: Sendable {
             try request.requireOnlyQuery(["limit"])
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             try auth.checkForm(request)
-            let page = try await environment.database.read { db in
+            let (caller, page) = try await environment.database.read { db in
                 let caller = try await auth.authenticate(request, body: ByteBuffer(), in: db)
-                return try await ConversationStore.list(group: caller.groupID, limit: limit, in: db)
+                return (caller, try await ConversationStore.list(group: caller.groupID, limit: limit, in: db))
             }
+            try await auth.commitAssertion(caller)
             return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))
         }
         v1.get("conversations/{id}", use: signed { request, _, caller in
@@ -76,6 +77,7 @@ struct SDKRoutes: Sendable {
             return try Response.json(Success(success: true))
         })
         LinkRoutes(routes: self).mount(on: v1)
+        AppAttestRoutes(routes: self).mount(on: v1)
     }
 
     // MARK: Conversations

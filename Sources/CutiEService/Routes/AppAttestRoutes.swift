@@ -1,0 +1,186 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// App Attest: a device asks for a challenge, has its Secure Enclave key attested by Apple over
+/// it, and sends the attestation; from then on its requests may carry assertions made with that
+/// key (`X-App-Assertion`, checked by ``DeviceAuthenticator``), and must when the app requires it.
+///
+/// The attested client data is SHA-256 of the challenge's UTF-8 followed by the key id's 32
+/// bytes, so an attestation answers one challenge for one key.
+struct AppAttestRoutes: Sendable {
+    let routes: SDKRoutes
+    var environment: ServerEnvironment { routes.environment }
+    var configuration: CutiEConfiguration { routes.configuration }
+
+    struct Challenge: Codable {
+        var challenge: String
+        var expires_at: Int64
+        var expires_in: Int
+    }
+
+    struct Attest: Decodable {
+        var key_id: String
+        var attestation: String
+        /// The challenge answered; the device's newest open one when absent.
+        var challenge: String?
+    }
+
+    struct Attested: Codable {
+        var success: Bool
+        var key_id: String
+        var environment: String
+    }
+
+    struct Asserted: Codable {
+        var success: Bool
+        var counter: Int64
+    }
+
+    func mount(on v1: RouterGroup<PurseRequestContext>) {
+        v1.post("device/attest/challenge", use: routes.signed(assertions: .exempt) { _, _, caller in
+            let challenge = Base64URL.encode(RandomID.bytes(32))
+            let now = environment.now().epochMillis
+            let expires = now + Int64(configuration.attestChallengeSeconds) * 1000
+            try await environment.database.transaction { db in
+                // A device keeps at most a few open challenges.
+                try await db.raw("""
+                    DELETE FROM cutie_attest_challenges WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                    AND (expires_at <= \(bind: now) OR used_at IS NOT NULL)
+                    """).run()
+                try await db.raw("""
+                    INSERT INTO cutie_attest_challenges (challenge, app_id, device_id, created_at, expires_at)
+                    VALUES (\(bind: challenge), \(bind: caller.appID), \(bind: caller.deviceID), \(bind: now), \(bind: expires))
+                    """).run()
+            }
+            return try Response.json(Challenge(challenge: challenge, expires_at: expires, expires_in: configuration.attestChallengeSeconds))
+        })
+        v1.post("device/attest", use: routes.signed(assertions: .exempt) { _, body, caller in
+            try await attest(try JSONBody.decode(Attest.self, from: body), caller: caller)
+        })
+        v1.post("device/attest/assert", use: routes.signed { request, _, caller in
+            guard request.headers[.appAssertion] != nil, let counter = caller.assertedCounter else {
+                throw APIError.badRequest("X-App-Assertion is required here: this route checks one assertion")
+            }
+            return try Response.json(Asserted(success: true, counter: counter))
+        })
+    }
+
+    static func keyID(_ text: String) throws -> Data {
+        guard text.utf8.count <= 64, let bytes = Data(base64Encoded: text) ?? Base64URL.decode(text), bytes.count == 32 else {
+            throw APIError.badRequest("key_id must be the base64 of the key's 32-byte identifier (SHA-256 of its public key)")
+        }
+        return bytes
+    }
+
+    func attest(_ input: Attest, caller: DeviceCaller) async throws -> Response {
+        let keyID = try Self.keyID(input.key_id)
+        guard input.attestation.utf8.count <= 24 << 10, let attestation = Data(base64Encoded: input.attestation) else {
+            throw APIError.badRequest("attestation must be base64 (the attestation object from attestKey)")
+        }
+        let now = environment.now()
+        let (app, challenges) = try await environment.database.read { db in
+            guard let app = try await CutiEApp.load(caller.appID, in: db) else { throw DeviceAuthenticator.unauthorized }
+            let rows = try await db.raw("""
+                SELECT challenge FROM cutie_attest_challenges
+                WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND used_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                ORDER BY created_at DESC LIMIT 5
+                """).all()
+            return (app, try rows.map { try $0.decode(column: "challenge", as: String.self) })
+        }
+        guard let appID = app.attestAppID else {
+            throw APIError.badRequest("App Attest needs the app's Apple team id: set team_id in the app's settings")
+        }
+        let open = input.challenge.map { given in challenges.filter { $0 == given } } ?? Array(challenges.prefix(1))
+        guard let challenge = open.first else {
+            throw APIError.badRequest("App Attest: no open challenge for this device (unknown, used or expired): ask POST /v1/device/attest/challenge")
+        }
+        let environmentName = app.attestEnvironment
+        let verified: AppAttestVerifier.Attested
+        do {
+            verified = try await AppAttestVerifier(roots: configuration.appAttestRoots).verify(
+                attestation: attestation, appID: appID, clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID),
+                keyID: keyID, environment: environmentName == "development" ? .development : .production, at: now)
+        } catch {
+            environment.logger.notice("App Attest attestation refused", metadata: ["app_id": "\(caller.appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
+            throw APIError.badRequest("App Attest: \(error)")
+        }
+        let keyText = keyID.base64EncodedString()
+        try await environment.database.transaction { db in
+            let spent = try await db.raw("""
+                UPDATE cutie_attest_challenges SET used_at = \(bind: now.epochMillis)
+                WHERE challenge = \(bind: challenge) AND app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND used_at IS NULL
+                RETURNING challenge
+                """).first()
+            guard spent != nil else { throw APIError.conflict("App Attest: the challenge was already used") }
+            if let owner = try await db.raw("SELECT app_id, device_id FROM cutie_attested_keys WHERE key_id = \(bind: keyText)").first(),
+               try owner.decode(column: "app_id", as: String.self) != caller.appID || owner.decode(column: "device_id", as: String.self) != caller.deviceID {
+                throw APIError.conflict("App Attest: this key is attested for another device")
+            }
+            try await db.raw("""
+                INSERT INTO cutie_attested_keys (app_id, device_id, key_id, public_key, sign_count, environment, receipt_bytes, attested_at)
+                VALUES (\(bind: caller.appID), \(bind: caller.deviceID), \(bind: keyText), \(bind: verified.publicKey.x963Representation.base64EncodedString()),
+                        0, \(bind: environmentName), \(bind: verified.receipt.count), \(bind: now.epochMillis))
+                ON CONFLICT (app_id, device_id) DO UPDATE SET key_id = excluded.key_id, public_key = excluded.public_key, sign_count = 0,
+                    environment = excluded.environment, receipt_bytes = excluded.receipt_bytes, attested_at = excluded.attested_at, last_assertion_at = NULL
+                """).run()
+        }
+        return try Response.json(Attested(success: true, key_id: keyText, environment: environmentName))
+    }
+}
+
+/// The development stand-in for Apple's attestation service (development only): a software
+/// attester sends its public key and the nonce it computed, and gets the credential certificate
+/// and the intermediate, issued by ``AppAttestDevelopmentCA``.
+struct AppAttestSandbox: Sendable {
+    let ca: AppAttestDevelopmentCA
+    let environment: ServerEnvironment
+
+    struct Issue: Decodable {
+        /// X9.63 (uncompressed) P-256 public key, base64.
+        var public_key: String
+        /// SHA-256(authData ‖ clientDataHash), base64.
+        var nonce: String
+    }
+
+    struct Issued: Codable {
+        var x5c: [String]
+    }
+
+    struct AppInfo: Codable {
+        var app_identifier: String
+        var environment: String
+    }
+
+    func mount(on router: Router<PurseRequestContext>) {
+        router.post("sandbox/appattest/certificate") { request, context in
+            var request = request
+            let input = try await request.decodeJSON(as: Issue.self, context: context)
+            guard let keyBytes = Data(base64Encoded: input.public_key), let key = try? P256.Signing.PublicKey(x963Representation: keyBytes) else {
+                throw APIError.badRequest("public_key must be a base64 X9.63 P-256 public key")
+            }
+            guard let nonce = Data(base64Encoded: input.nonce), nonce.count == 32 else { throw APIError.badRequest("nonce must be 32 bytes in base64") }
+            let chain = try ca.issue(publicKey: key, nonce: nonce, now: environment.now())
+            return try Response.json(Issued(x5c: chain.map { $0.base64EncodedString() }))
+        }
+        // What a device's entitlements would say: the app identifier and environment to attest for.
+        router.get("sandbox/appattest/apps/{id}") { _, context in
+            let id = try context.parameters.require("id")
+            guard let app = try await environment.database.read({ db in try await CutiEApp.load(id, in: db) }), let identifier = app.attestAppID else {
+                throw APIError.notFound("No app \(id) with a team id")
+            }
+            return try Response.json(AppInfo(app_identifier: identifier, environment: app.attestEnvironment))
+        }
+        router.get("sandbox/appattest/root") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/x-pem-file"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: try ca.rootPEM)))
+        }
+    }
+}
