@@ -271,6 +271,47 @@ public final class CutiE: Sendable {
         _ = try await call { try await $0.send("DELETE", "/v1/sdk/link/devices/\(Self.pathSegment(id))", as: Success.self) }
     }
 
+    // MARK: Subscriptions
+
+    struct VerifyBody: Encodable, Sendable {
+        var platform: String
+        var signed_transaction: String
+        var product_id: String
+    }
+
+    struct VerifiedSubscription: Decodable, Sendable {
+        var tier: String
+        var status: String
+        var expires_at: Int64?
+        var grace_period_expires_at: Int64?
+    }
+
+    /// This app's tier and this month's feedback against its limit.
+    public struct Usage: Decodable, Sendable, Equatable {
+        public var tier: String
+        public var status: String
+        public var period: String
+        public var feedback_received: Int64
+        public var limit: Int64?
+        public var remaining: Int64?
+    }
+
+    /// Sends a verified StoreKit transaction (its JWS) to the backend, which verifies it again
+    /// and records the app's tier.
+    func verifySubscription(signedTransaction: String, productID: String) async throws(CutiEError) -> VerifiedSubscription {
+        #if os(macOS)
+        let platform = "macos"
+        #else
+        let platform = "ios"
+        #endif
+        let body = VerifyBody(platform: platform, signed_transaction: signedTransaction, product_id: productID)
+        return try await call { try await $0.send("POST", "/v1/subscription/verify", body: body, idempotencyKey: IdempotencyKey.make(), as: VerifiedSubscription.self) }
+    }
+
+    public func getUsage() async throws(CutiEError) -> Usage {
+        try await call { try await $0.send("GET", "/v1/usage", as: Usage.self) }
+    }
+
     // MARK: Helpers
 
     static func pathSegment(_ text: String) -> String {

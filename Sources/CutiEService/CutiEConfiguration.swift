@@ -58,6 +58,9 @@ public struct CutiESandboxConfiguration: Sendable {
 ///   development CA). In development the sandbox's own development root is trusted too, and
 ///   written to `cutie-app-attest-dev-root.pem` in the data directory.
 /// - `CUTIE_ATTEST_CHALLENGE_SECONDS`: how long an App Attest challenge lives (default 300).
+/// - `CUTIE_STOREKIT_ROOT`: a PEM file of roots trusted beside Apple Root CA – G3 for StoreKit
+///   transactions and App Store notifications. In development the sandbox's StoreKit signer's
+///   root is trusted too (`cutie-storekit-dev-root.pem` in the data directory).
 public struct CutiEConfiguration: Sendable {
     public var sandbox: CutiESandboxConfiguration?
     public var apns: APNsConfiguration
@@ -72,9 +75,17 @@ public struct CutiEConfiguration: Sendable {
     /// The sandbox's development CA, which issues credential certificates to software attesters.
     public var appAttestDevelopmentCA: AppAttestDevelopmentCA?
     public var attestChallengeSeconds = 300
+    /// The roots StoreKit's signatures must chain to: Apple Root CA – G3, and development roots.
+    public var storeKitRoots: [Certificate]
+    /// The sandbox's StoreKit signer (development only).
+    public var storeKitSigner: StoreKitDevelopmentSigner?
 
     public init(sandbox: CutiESandboxConfiguration?, apns: APNsConfiguration, deviceSecretKey: SymmetricKey,
-                appAttestRoots: [Certificate] = [], appAttestDevelopmentCA: AppAttestDevelopmentCA? = nil) {
+                appAttestRoots: [Certificate] = [], appAttestDevelopmentCA: AppAttestDevelopmentCA? = nil,
+                storeKitRoots: [Certificate] = [], storeKitSigner: StoreKitDevelopmentSigner? = nil) {
+        self.storeKitSigner = storeKitSigner
+        self.storeKitRoots = ((try? StoreKitVerifier.apple().roots) ?? []) + storeKitRoots
+        if let storeKitSigner { self.storeKitRoots.append(storeKitSigner.root) }
         self.sandbox = sandbox
         self.apns = apns
         self.deviceSecretKey = deviceSecretKey
@@ -129,27 +140,36 @@ public struct CutiEConfiguration: Sendable {
             throw ConfigurationError("APNS_CA_FILE: cannot read \(file)")
         }
 
-        var extraRoots: [Certificate] = []
-        if let file = value("CUTIE_APP_ATTEST_DEV_ROOT") {
+        func roots(_ name: String) throws -> [Certificate] {
+            guard let file = value(name) else { return [] }
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
                   let roots = try? PEMDocument.parseMultiple(pemString: pem).map({ try Certificate(pemDocument: $0) }), !roots.isEmpty else {
-                throw ConfigurationError("CUTIE_APP_ATTEST_DEV_ROOT must be a readable PEM file of certificates")
+                throw ConfigurationError("\(name) must be a readable PEM file of certificates")
             }
-            extraRoots = roots
+            return roots
         }
+        let extraRoots = try roots("CUTIE_APP_ATTEST_DEV_ROOT")
         var developmentCA: AppAttestDevelopmentCA?
+        var storeKitSigner: StoreKitDevelopmentSigner?
         if sandbox != nil {
             let ca = try AppAttestDevelopmentCA(rootKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-root.key")),
                                                 intermediateKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-ca.key")), now: Date())
             let path = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("cutie-app-attest-dev-root.pem")
             try? Data(try ca.rootPEM.utf8).write(to: path, options: .atomic)
             developmentCA = ca
+            let signer = try StoreKitDevelopmentSigner(rootKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-root.key")),
+                                                       intermediateKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-ca.key")),
+                                                       leafKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-leaf.key")), now: Date())
+            try? Data(try signer.rootPEM.utf8).write(to: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("cutie-storekit-dev-root.pem"),
+                                                      options: .atomic)
+            storeKitSigner = signer
         }
 
         var cutie = CutiEConfiguration(
             sandbox: sandbox, apns: APNsConfiguration(target: target, credentials: credentials, caFile: value("APNS_CA_FILE")),
             deviceSecretKey: SymmetricKey(data: try secrets.secret(named: "cutie-device.key")),
-            appAttestRoots: extraRoots, appAttestDevelopmentCA: developmentCA)
+            appAttestRoots: extraRoots, appAttestDevelopmentCA: developmentCA,
+            storeKitRoots: try roots("CUTIE_STOREKIT_ROOT"), storeKitSigner: storeKitSigner)
         if let text = value("CUTIE_ATTEST_CHALLENGE_SECONDS") {
             guard let seconds = Int(text), (30...3600).contains(seconds) else { throw ConfigurationError("CUTIE_ATTEST_CHALLENGE_SECONDS must be 30 to 3600") }
             cutie.attestChallengeSeconds = seconds

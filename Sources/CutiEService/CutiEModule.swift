@@ -58,6 +58,7 @@ public struct CutiEModule: PurseModule {
                 }
             }
             if let ca = configuration.appAttestDevelopmentCA { AppAttestSandbox(ca: ca, environment: environment).mount(on: router) }
+            if let signer = configuration.storeKitSigner { StoreKitSandbox(signer: signer, environment: environment).mount(on: router) }
             environment.logger.notice("Cuti-E sandbox app", metadata: ["app_id": "\(sandbox.appID)", "bundle_id": "\(sandbox.bundleID)"])
         }
         let client: APNsClient

@@ -78,6 +78,7 @@ struct SDKRoutes: Sendable {
         })
         LinkRoutes(routes: self).mount(on: v1)
         AppAttestRoutes(routes: self).mount(on: v1)
+        SubscriptionRoutes(routes: self).mount(on: v1)
     }
 
     // MARK: Conversations
@@ -114,6 +115,7 @@ struct SDKRoutes: Sendable {
         if let appID = input.app_id, appID != caller.appID { throw APIError.badRequest("app_id must be the app of X-App-ID") }
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
+            try await SubscriptionRoutes.countFeedback(app: caller.appID, now: environment.now(), in: db)
             let now = environment.now().epochMillis
             let id = RandomID.make("conv")
             try await db.raw("""

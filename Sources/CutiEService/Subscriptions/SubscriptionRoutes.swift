@@ -1,0 +1,348 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// A Cuti-E tier and how much feedback it lets an app receive a month.
+enum CutiETier: String, Codable, Sendable, CaseIterable {
+    case free, starter, pro, business
+
+    /// New conversations a month; nil is unlimited.
+    var monthlyLimit: Int64? {
+        switch self {
+        case .free: 50
+        case .starter: 500
+        case .pro: 10_000
+        case .business: nil
+        }
+    }
+
+    /// `com.cutie.starter|pro|business.monthly|yearly`.
+    static func of(productID: String) -> CutiETier? {
+        let parts = productID.split(separator: ".")
+        guard parts.count == 4, parts[0] == "com", parts[1] == "cutie", ["monthly", "yearly"].contains(parts[3]),
+              let tier = CutiETier(rawValue: String(parts[2])), tier != .free else { return nil }
+        return tier
+    }
+}
+
+/// Subscriptions verified server-side: the SDK sends every verified StoreKit transaction
+/// (`POST /v1/subscription/verify`), the App Store sends Server Notifications V2
+/// (`POST /v1/appstore/notifications`) for renewals, grace periods, expirations and refunds, and
+/// `GET /v1/usage` tells the app its tier and how much of its monthly feedback it has received.
+/// Over the limit, new conversations are refused (existing ones go on).
+struct SubscriptionRoutes: Sendable {
+    let routes: SDKRoutes
+    var environment: ServerEnvironment { routes.environment }
+    var configuration: CutiEConfiguration { routes.configuration }
+
+    struct Verify: Decodable {
+        var platform: String
+        var signed_transaction: String
+        var product_id: String
+    }
+
+    struct Subscription: Codable {
+        var tier: String
+        var status: String
+        var product_id: String?
+        var expires_at: Int64?
+        var grace_period_expires_at: Int64?
+    }
+
+    struct Usage: Codable {
+        var tier: String
+        var status: String
+        var period: String
+        var period_start: Int64
+        var period_end: Int64
+        var feedback_received: Int64
+        /// nil: unlimited.
+        var limit: Int64?
+        var remaining: Int64?
+    }
+
+    struct NotificationBody: Decodable { var signedPayload: String }
+    struct Received: Codable { var received: Bool; var duplicate: Bool }
+
+    func mount(on v1: RouterGroup<PurseRequestContext>) {
+        v1.post("subscription/verify", use: routes.signed { request, body, caller in
+            let input = try JSONBody.decode(Verify.self, from: body)
+            guard ["ios", "macos"].contains(input.platform) else { throw APIError.badRequest("platform must be ios or macos") }
+            guard CutiETier.of(productID: input.product_id) != nil else {
+                throw APIError.badRequest("product_id must be com.cutie.starter|pro|business.monthly|yearly")
+            }
+            let now = environment.now()
+            let transaction = try await verifiedTransaction(input.signed_transaction, at: now)
+            guard transaction.productId == input.product_id else { throw APIError.badRequest("StoreKit: the transaction is for \(transaction.productId), not \(input.product_id)") }
+            let subscription = try await environment.database.transaction { db in
+                guard let app = try await CutiEApp.load(caller.appID, in: db) else { throw DeviceAuthenticator.unauthorized }
+                try Self.check(transaction, for: app)
+                return try await Self.record(transaction, appID: app.id, now: now, in: db)
+            }
+            return try Response.json(subscription)
+        })
+        v1.get("usage", use: routes.signed { request, _, caller in
+            try request.requireOnlyQuery([])
+            return try Response.json(try await environment.database.read { db in try await Self.usage(app: caller.appID, now: environment.now(), in: db) })
+        })
+        v1.post("appstore/notifications") { request, context in
+            var request = request
+            let body = try await request.decodeJSON(as: NotificationBody.self, context: context)
+            return try Response.json(try await notification(body.signedPayload))
+        }
+    }
+
+    func verifiedTransaction(_ jws: String, at date: Date) async throws -> StoreKitTransaction {
+        do {
+            let payload = try await StoreKitVerifier(roots: configuration.storeKitRoots).verify(jws, at: date)
+            return try JSONDecoder().decode(StoreKitTransaction.self, from: payload)
+        } catch let error as StoreKitVerifier.Failure {
+            environment.logger.notice("StoreKit transaction refused", metadata: ["check": "\(error)"])
+            throw APIError.badRequest("StoreKit: \(error)")
+        } catch {
+            throw APIError.badRequest("StoreKit: the transaction payload is not a StoreKit transaction")
+        }
+    }
+
+    /// The transaction is this app's, from the App Store environment its builds use.
+    static func check(_ transaction: StoreKitTransaction, for app: CutiEApp) throws {
+        guard transaction.bundleId == app.bundleID else { throw APIError.badRequest("StoreKit: the transaction is for bundle \(transaction.bundleId), not this app's") }
+        let expected = app.apnsEnvironment == "production" ? "Production" : "Sandbox"
+        guard transaction.environment == expected else {
+            throw APIError.badRequest("StoreKit: the transaction is from the \(transaction.environment) environment; this app takes \(expected)")
+        }
+    }
+
+    /// Stores a transaction (once) and sets the app's subscription from it.
+    static func record(_ transaction: StoreKitTransaction, appID: String, now: Date, status override: String? = nil, graceUntil: Int64? = nil,
+                       in db: any DatabaseSession) async throws -> Subscription {
+        guard let tier = CutiETier.of(productID: transaction.productId) else {
+            throw APIError.badRequest("StoreKit: \(transaction.productId) is not a Cuti-E subscription")
+        }
+        try await db.raw("""
+            INSERT INTO cutie_appstore_transactions (transaction_id, original_transaction_id, app_id, product_id, purchase_date, expires_date,
+                revocation_date, environment, received_at)
+            VALUES (\(bind: transaction.transactionId), \(bind: transaction.originalTransactionId), \(bind: appID), \(bind: transaction.productId),
+                    \(bind: transaction.purchaseDate), \(bind: transaction.expiresDate), \(bind: transaction.revocationDate), \(bind: transaction.environment),
+                    \(bind: now.epochMillis))
+            ON CONFLICT (transaction_id) DO UPDATE SET revocation_date = excluded.revocation_date
+            """).run()
+        let status: String
+        if let override {
+            status = override
+        } else if transaction.revocationDate != nil {
+            status = "revoked"
+        } else if let expires = transaction.expiresDate, expires <= now.epochMillis {
+            status = "expired"
+        } else {
+            status = "active"
+        }
+        try await db.raw("""
+            INSERT INTO cutie_subscriptions (app_id, original_transaction_id, product_id, tier, status, expires_at, grace_expires_at, environment, updated_at)
+            VALUES (\(bind: appID), \(bind: transaction.originalTransactionId), \(bind: transaction.productId), \(bind: tier.rawValue), \(bind: status),
+                    \(bind: transaction.expiresDate), \(bind: graceUntil), \(bind: transaction.environment), \(bind: now.epochMillis))
+            ON CONFLICT (app_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+                tier = excluded.tier, status = excluded.status, expires_at = excluded.expires_at, grace_expires_at = excluded.grace_expires_at,
+                environment = excluded.environment, updated_at = excluded.updated_at
+            """).run()
+        return Subscription(tier: tier.rawValue, status: status, product_id: transaction.productId, expires_at: transaction.expiresDate,
+                            grace_period_expires_at: graceUntil)
+    }
+
+    // MARK: App Store Server Notifications V2
+
+    func notification(_ signedPayload: String) async throws -> Received {
+        let now = environment.now()
+        let verifier = StoreKitVerifier(roots: configuration.storeKitRoots)
+        let decoded: AppStoreNotification
+        var transaction: StoreKitTransaction?
+        var renewal: StoreKitRenewalInfo?
+        do {
+            decoded = try JSONDecoder().decode(AppStoreNotification.self, from: try await verifier.verify(signedPayload, at: now))
+            if let signed = decoded.data?.signedTransactionInfo {
+                transaction = try JSONDecoder().decode(StoreKitTransaction.self, from: try await verifier.verify(signed, at: now))
+            }
+            if let signed = decoded.data?.signedRenewalInfo {
+                renewal = try JSONDecoder().decode(StoreKitRenewalInfo.self, from: try await verifier.verify(signed, at: now))
+            }
+        } catch let error as StoreKitVerifier.Failure {
+            environment.logger.notice("App Store notification refused", metadata: ["check": "\(error)"])
+            throw APIError.badRequest("App Store notification: \(error)")
+        } catch {
+            throw APIError.badRequest("App Store notification: the payload is not a notification V2")
+        }
+        guard decoded.notificationUUID.utf8.count <= 64 else { throw APIError.badRequest("App Store notification: notificationUUID is too long") }
+        let original = transaction?.originalTransactionId ?? renewal?.originalTransactionId
+        let (transactionInfo, renewalInfo) = (transaction, renewal)
+        return try await environment.database.transaction { db in
+            let (transaction, renewal) = (transactionInfo, renewalInfo)
+            let app = try await Self.app(for: decoded, originalTransactionID: original, in: db)
+            let first = try await db.raw("""
+                INSERT INTO cutie_appstore_notifications (notification_uuid, notification_type, subtype, original_transaction_id, app_id, received_at)
+                VALUES (\(bind: decoded.notificationUUID), \(bind: decoded.notificationType), \(bind: decoded.subtype), \(bind: original),
+                        \(bind: app?.id), \(bind: now.epochMillis))
+                ON CONFLICT (notification_uuid) DO NOTHING RETURNING notification_uuid
+                """).first()
+            guard first != nil else { return Received(received: true, duplicate: true) }
+            guard let app, let transaction else { return Received(received: true, duplicate: false) }
+            try Self.check(transaction, for: app)
+            switch (decoded.notificationType, decoded.subtype) {
+            case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: "grace_period", graceUntil: renewal?.gracePeriodExpiresDate, in: db)
+            case ("DID_FAIL_TO_RENEW", _), ("EXPIRED", _), ("GRACE_PERIOD_EXPIRED", _):
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: "expired", in: db)
+            case ("REFUND", _), ("REVOKE", _):
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: "revoked", in: db)
+            case ("SUBSCRIBED", _), ("DID_RENEW", _), ("OFFER_REDEEMED", _), ("DID_CHANGE_RENEWAL_PREF", _), ("REFUND_REVERSED", _):
+                _ = try await Self.record(transaction, appID: app.id, now: now, in: db)
+            default:
+                break  // recorded, nothing to change (renewal status changes, price increases, tests)
+            }
+            return Received(received: true, duplicate: false)
+        }
+    }
+
+    /// The app a notification is about: the one holding its original transaction, else the one
+    /// with its bundle id.
+    static func app(for notification: AppStoreNotification, originalTransactionID: String?, in db: any DatabaseSession) async throws -> CutiEApp? {
+        if let originalTransactionID,
+           let row = try await db.raw("SELECT app_id FROM cutie_appstore_transactions WHERE original_transaction_id = \(bind: originalTransactionID) LIMIT 1").first() {
+            return try await CutiEApp.load(try row.decode(column: "app_id", as: String.self), in: db)
+        }
+        guard let bundle = notification.data?.bundleId,
+              let row = try await db.raw("SELECT id FROM cutie_apps WHERE bundle_id = \(bind: bundle) ORDER BY created_at LIMIT 1").first() else { return nil }
+        return try await CutiEApp.load(try row.decode(column: "id", as: String.self), in: db)
+    }
+
+    // MARK: Usage
+
+    /// The calendar month (UTC) a time falls in: its key and bounds.
+    static func period(of date: Date) -> (key: String, start: Date, end: Date) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month], from: date)
+        let start = calendar.date(from: parts)!
+        let end = calendar.date(byAdding: .month, value: 1, to: start)!
+        return (String(format: "%04d-%02d", parts.year!, parts.month!), start, end)
+    }
+
+    /// The tier an app has now: its subscription's while active (or in its grace period).
+    static func tier(app: String, now: Date, in db: any DatabaseSession) async throws -> (tier: CutiETier, status: String) {
+        guard let row = try await db.raw("SELECT tier, status, expires_at, grace_expires_at FROM cutie_subscriptions WHERE app_id = \(bind: app)").first() else {
+            return (.free, "none")
+        }
+        let tier = CutiETier(rawValue: try row.decode(column: "tier", as: String.self)) ?? .free
+        let status = try row.decode(column: "status", as: String.self)
+        let millis = now.epochMillis
+        switch status {
+        case "active":
+            if let expires = try row.decode(column: "expires_at", as: Int64?.self), expires <= millis { return (.free, "expired") }
+            return (tier, status)
+        case "grace_period":
+            if let until = try row.decode(column: "grace_expires_at", as: Int64?.self), until <= millis { return (.free, "expired") }
+            return (tier, status)
+        default:
+            return (.free, status)
+        }
+    }
+
+    static func usage(app: String, now: Date, in db: any DatabaseSession) async throws -> Usage {
+        let (tier, status) = try await tier(app: app, now: now, in: db)
+        let period = period(of: now)
+        let received = try await db.raw("SELECT received FROM cutie_usage WHERE app_id = \(bind: app) AND period = \(bind: period.key)").first()
+            .map { try $0.decode(column: "received", as: Int64.self) } ?? 0
+        return Usage(tier: tier.rawValue, status: status, period: period.key, period_start: period.start.epochMillis, period_end: period.end.epochMillis,
+                     feedback_received: received, limit: tier.monthlyLimit, remaining: tier.monthlyLimit.map { max(0, $0 - received) })
+    }
+
+    /// Counts one new conversation against the app's monthly limit, or refuses it: one
+    /// conditional update, so the limit holds however many arrive at once.
+    static func countFeedback(app: String, now: Date, in db: any DatabaseSession) async throws {
+        let (tier, _) = try await tier(app: app, now: now, in: db)
+        let period = period(of: now).key
+        try await db.raw("INSERT INTO cutie_usage (app_id, period, received) VALUES (\(bind: app), \(bind: period), 0) ON CONFLICT (app_id, period) DO NOTHING").run()
+        let counted: (any SQLRow)?
+        if let limit = tier.monthlyLimit {
+            counted = try await db.raw("""
+                UPDATE cutie_usage SET received = received + 1 WHERE app_id = \(bind: app) AND period = \(bind: period) AND received < \(bind: limit)
+                RETURNING received
+                """).first()
+        } else {
+            counted = try await db.raw("UPDATE cutie_usage SET received = received + 1 WHERE app_id = \(bind: app) AND period = \(bind: period) RETURNING received").first()
+        }
+        guard counted != nil else {
+            throw APIError(.forbidden, "This app has received its \(tier.monthlyLimit ?? 0) feedback conversations for \(period) on the \(tier.rawValue) tier: "
+                + "upgrade the Cuti-E subscription for more (existing conversations keep working)")
+        }
+    }
+}
+
+/// The sandbox's StoreKit (development only), as Xcode's StoreKit testing is for an app: it signs
+/// transactions and App Store Server Notifications with the development signer.
+struct StoreKitSandbox: Sendable {
+    let signer: StoreKitDevelopmentSigner
+    let environment: ServerEnvironment
+
+    struct Purchase: Decodable {
+        var bundle_id: String
+        var product_id: String
+        var original_transaction_id: String?
+        var days: Int?
+        var revoked: Bool?
+    }
+
+    struct Notify: Decodable {
+        var notification_type: String
+        var subtype: String?
+        var bundle_id: String
+        var product_id: String
+        var original_transaction_id: String
+        var days: Int?
+        var grace_days: Int?
+    }
+
+    struct Signed: Codable { var signed_transaction: String; var transaction_id: String; var original_transaction_id: String }
+    struct SignedNotification: Codable { var signedPayload: String; var notification_uuid: String }
+
+    func transaction(_ input: Purchase) -> StoreKitTransaction {
+        let now = environment.now().epochMillis
+        let id = String(Int64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
+        let days = Int64(input.days ?? (input.product_id.hasSuffix(".yearly") ? 365 : 30))
+        return StoreKitTransaction(transactionId: id, originalTransactionId: input.original_transaction_id ?? id, bundleId: input.bundle_id,
+                                   productId: input.product_id, purchaseDate: now, expiresDate: now + days * 86_400_000,
+                                   revocationDate: input.revoked == true ? now : nil, type: "Auto-Renewable Subscription", environment: "Sandbox", signedDate: now)
+    }
+
+    func mount(on router: Router<PurseRequestContext>) {
+        router.post("sandbox/storekit/transactions") { request, context in
+            var request = request
+            let input = try await request.decodeJSON(as: Purchase.self, context: context)
+            guard CutiETier.of(productID: input.product_id) != nil else { throw APIError.badRequest("product_id must be a Cuti-E subscription") }
+            let transaction = transaction(input)
+            return try Response.json(Signed(signed_transaction: try signer.sign(transaction), transaction_id: transaction.transactionId,
+                                            original_transaction_id: transaction.originalTransactionId))
+        }
+        router.post("sandbox/storekit/notifications") { request, context in
+            var request = request
+            let input = try await request.decodeJSON(as: Notify.self, context: context)
+            var transaction = transaction(Purchase(bundle_id: input.bundle_id, product_id: input.product_id,
+                                                   original_transaction_id: input.original_transaction_id, days: input.days))
+            let now = environment.now().epochMillis
+            if input.notification_type == "REFUND" || input.notification_type == "REVOKE" { transaction.revocationDate = now }
+            let renewal = StoreKitRenewalInfo(originalTransactionId: input.original_transaction_id, productId: input.product_id, autoRenewStatus: 1,
+                                              gracePeriodExpiresDate: input.grace_days.map { now + Int64($0) * 86_400_000 }, environment: "Sandbox", signedDate: now)
+            let uuid = UUID().uuidString.lowercased()
+            let notification = AppStoreNotification(
+                notificationType: input.notification_type, subtype: input.subtype, notificationUUID: uuid,
+                data: .init(bundleId: input.bundle_id, environment: "Sandbox", signedTransactionInfo: try signer.sign(transaction),
+                            signedRenewalInfo: try signer.sign(renewal), status: 1),
+                version: "2.0", signedDate: now)
+            return try Response.json(SignedNotification(signedPayload: try signer.sign(notification), notification_uuid: uuid))
+        }
+    }
+}
