@@ -42,10 +42,26 @@ public final class CutiE: Sendable {
     // MARK: Configuration
 
     /// Configures the SDK with the app's id from the admin dashboard. With `useAppAttest`, the
-    /// device attests a key on first use and signs an assertion into every request.
-    public func configure(appId: String, apiURL: URL = CutiE.defaultAPIURL, useAppAttest: Bool = false) {
-        configure(appId: appId, apiURL: apiURL, transport: URLSessionTransport(), store: Self.defaultStore(), preferences: UserDefaultsPreferences(),
-                  useAppAttest: useAppAttest)
+    /// device attests a key on first use and signs an assertion into every request; with
+    /// `certificatePinning` (Google Trust Services' roots by default), a server whose chain
+    /// carries none of the pinned keys gets nothing.
+    public func configure(appId: String, apiURL: URL = CutiE.defaultAPIURL, useAppAttest: Bool = false,
+                          certificatePinning: CutiECertificatePinning? = CutiECertificatePinning()) {
+        configure(appId: appId, apiURL: apiURL, transport: Self.defaultTransport(pinning: apiURL.scheme == "https" ? certificatePinning : nil),
+                  store: Self.defaultStore(), preferences: UserDefaultsPreferences(), useAppAttest: useAppAttest)
+    }
+
+    /// URLSession, with the pinning delegate when pins are given. Elsewhere than Apple platforms
+    /// URLSession cannot pin: pass `PinnedTLSTransport` (PurseKitAHC) to the full `configure`;
+    /// asked to pin here, the SDK refuses to send rather than send unpinned.
+    static func defaultTransport(pinning: CutiECertificatePinning?) -> any HTTPTransport {
+        guard let pinning else { return URLSessionTransport() }
+        #if canImport(Security) && canImport(Darwin)
+        return URLSessionTransport(session: URLSession(configuration: .default, delegate: URLSessionPinningDelegate(pinning: pinning), delegateQueue: nil))
+        #else
+        _ = pinning
+        return UnpinnableTransport()
+        #endif
     }
 
     /// Configures the SDK with its parts given: the transport (AsyncHTTPClient on Linux, a test
@@ -324,5 +340,12 @@ public final class CutiE: Sendable {
         #else
         EncryptedFileSecureStore(directory: EncryptedFileSecureStore.defaultDirectory())
         #endif
+    }
+}
+
+/// Refuses every request: pinning was asked for where this transport cannot pin.
+struct UnpinnableTransport: HTTPTransport {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        throw CertificatePinningError(host: request.url.host ?? "the server")
     }
 }

@@ -47,6 +47,7 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
     static func from(_ error: any Error) -> CutiEError {
         if let error = error as? CutiEError { return error }
         if let error = error as? PurseError { return CutiEError(error) }
+        if let error = error as? CertificatePinningError { return .certificatePinningFailed(host: error.host) }
         if error is CancellationError { return .cancelled }
         return .networkError("\(error)")
     }

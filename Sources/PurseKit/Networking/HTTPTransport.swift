@@ -45,3 +45,11 @@ public struct TransportResponse: Sendable, Equatable {
 public protocol HTTPTransport: Sendable {
     func send(_ request: TransportRequest) async throws -> TransportResponse
 }
+
+/// A transport refused the server's certificate chain because none of its keys is pinned; it
+/// sent nothing after the handshake.
+public struct CertificatePinningError: Error, Equatable, CustomStringConvertible {
+    public var host: String
+    public init(host: String) { self.host = host }
+    public var description: String { "the certificate chain of \(host) matches none of the pinned keys" }
+}
