@@ -172,6 +172,14 @@ attest=(cutie attest verify "$sample" --app-id 0352187391.com.apple.example_app_
 expect_in "valid: key" "$PURSE" "${attest[@]}" --at 2024-04-18T12:00:00Z
 if "$PURSE" "${attest[@]}" --at 2024-04-21T12:00:00Z 2>"$work/err"; then echo "an expired attestation verified"; exit 1; fi
 grep -q "certificate chain" "$work/err"
+# App Attest online: a profile attests its key (software attester, the sandbox's development CA)
+# and from then on its requests carry assertions; the same attestation verifies offline against
+# the development root. Subscriptions: the sandbox's StoreKit signs, the server verifies.
+expect_in "Attested: key" "$PURSE" cutie attest device --server "$url" --profile attested
+expect_in "free (none)" "$PURSE" cutie usage --server "$url" --profile attested --app-attest
+expect_in "Subscribed: pro" "$PURSE" cutie subscription grant --server "$url" --profile attested --app-attest --tier pro
+expect_in "pro (active)" "$PURSE" cutie usage --server "$url" --profile attested --app-attest
+[ -s "$work/data/cutie-app-attest-dev-root.pem" ]
 
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server

@@ -129,9 +129,11 @@ public struct CutiEModule: PurseModule {
     }
 
     /// Creates an app (`purse cutie app create`): returns its id.
-    public static func createApp(id: String?, name: String, bundleID: String, apnsEnvironment: String, environment: ServerEnvironment) async throws -> String {
+    public static func createApp(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
+                                 environment: ServerEnvironment) async throws -> String {
         try await environment.database.transaction { db in
-            try await CutiEApp.create(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, now: environment.now(), in: db).id
+            try await CutiEApp.create(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, teamID: teamID, requireAppAttest: requireAppAttest,
+                                      now: environment.now(), in: db).id
         }
     }
 }

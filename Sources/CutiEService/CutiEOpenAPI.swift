@@ -4,8 +4,8 @@ import PurseServer
 /// Cuti-E's operations in the server's OpenAPI document.
 enum CutiEOpenAPI {
     static func fragment(sandbox: Bool) -> OpenAPIFragment {
-        var operations = sdk + admin + dashboard
-        if sandbox { operations += apnsSandbox }
+        var operations = sdk + trust + admin + dashboard
+        if sandbox { operations += apnsSandbox + trustSandbox }
         return OpenAPIFragment(operations: operations)
     }
 
@@ -16,6 +16,8 @@ enum CutiEOpenAPI {
         OpenAPIParameter("X-Device-Token", "The device token from /v1/device/register", schema: Schema.string(length: 1...200), required: true),
         OpenAPIParameter("X-Timestamp", "Unix milliseconds, within 5 minutes of the server's clock", schema: Schema.pattern("^[0-9]{1,16}$"), required: true),
         OpenAPIParameter("X-Signature", "hex HMAC-SHA256 with the device secret of timestamp, method, path and body hash", schema: Schema.pattern("^[0-9a-f]{64}$"), required: true),
+        OpenAPIParameter("X-App-Assertion", "App Attest assertion (base64 CBOR) over the signed text; required when the app requires App Attest",
+                         schema: Schema.string(length: 1...4096)),
     ]
     static let refused: [(status: Int, description: String, schema: YAMLValue?)] = [
         (400, "Invalid", Schema.error), (401, "Missing, wrong, stale or revoked device credentials", Schema.error), (413, "Too long", Schema.error),
@@ -60,7 +62,8 @@ enum CutiEOpenAPI {
                                  ("os_version", Schema.string(length: 0...100)), ("device_model", Schema.string(length: 0...100)),
                              ], required: ["category", "initial_message"]),
                              responses: [(201, "Created", Schema.object([("conversation_id", Schema.string), ("status", Schema.string), ("message_id", Schema.string),
-                                                                        ("created_at", ms)], required: ["conversation_id", "status", "message_id", "created_at"]))] + refused,
+                                                                        ("created_at", ms)], required: ["conversation_id", "status", "message_id", "created_at"])),
+                                         (403, "The app's monthly feedback limit for its tier is reached", Schema.error)] + refused,
                              headers: signedHeaders),
             OpenAPIOperation(.get, "/v1/conversations", summary: "The device's (or its linked group's) conversations and unread total", tag: "cutie",
                              responses: [(200, "Conversations", Schema.object([("conversations", Schema.array(conversation)), ("total_unread", Schema.integer)],
@@ -174,8 +177,13 @@ enum CutiEOpenAPI {
                              responses: [(200, "Apps", Schema.object([("apps", Schema.array(["type": "object"]))], required: ["apps"]))] + adminRefused),
             OpenAPIOperation(.post, "/v1/admin/apps", summary: "Create an app (owners)", tag: "cutie-admin",
                              request: Schema.object([("app_id", Schema.string(length: 1...64)), ("name", Schema.string(length: 1...100)), ("bundle_id", Schema.string(length: 3...155)),
-                                                     ("apns_environment", Schema.oneOf(["sandbox", "production"]))], required: ["name", "bundle_id"]),
+                                                     ("apns_environment", Schema.oneOf(["sandbox", "production"])), ("team_id", Schema.pattern("^[A-Z0-9]{10}$")),
+                                                     ("require_app_attest", Schema.boolean)], required: ["name", "bundle_id"]),
                              responses: [(201, "Created", ["type": "object"]), (409, "Exists", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.patch, "/v1/admin/apps/{id}", summary: "An app's App Attest settings (owners)", tag: "cutie-admin",
+                             request: Schema.object([("team_id", Schema.pattern("^[A-Z0-9]{10}$")), ("require_app_attest", Schema.boolean),
+                                                     ("attest_environment", Schema.oneOf(["development", "production"]))]),
+                             responses: [(200, "Changed", ["type": "object"]), (404, "Unknown app", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
         ]
     }
 
@@ -206,6 +214,71 @@ enum CutiEOpenAPI {
             form("/cutie/admin/conversations/{id}/tags/remove", "Remove a tag"),
             OpenAPIOperation(.get, "/cutie/admin/pushes", summary: "Pushes sent, and what the APNs sandbox received", tag: "cutie-dashboard",
                              responses: [(200, "Page", html), (303, "Sign in first", nil)], produces: "text/html"),
+        ]
+    }
+
+    /// App Attest, subscriptions and usage.
+    static var trust: [OpenAPIOperation] {
+        let subscription = Schema.object([("tier", Schema.oneOf(["starter", "pro", "business"])), ("status", Schema.oneOf(["active", "grace_period", "expired", "revoked"])),
+                                          ("product_id", Schema.nullableString), ("expires_at", ["type": ["integer", "null"]]),
+                                          ("grace_period_expires_at", ["type": ["integer", "null"]])], required: ["tier", "status"])
+        return [
+            OpenAPIOperation(.post, "/v1/device/attest/challenge", summary: "A single-use App Attest challenge for this device", tag: "cutie",
+                             responses: [(200, "Challenge", Schema.object([("challenge", Schema.string), ("expires_at", ms), ("expires_in", Schema.integer)],
+                                                                          required: ["challenge", "expires_at", "expires_in"]))] + refused,
+                             headers: signedHeaders, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/device/attest", summary: "Register an App Attest key: its attestation over SHA-256(challenge ‖ key id)", tag: "cutie",
+                             request: Schema.object([("key_id", Schema.string(length: 1...64)), ("attestation", Schema.string(length: 1...24_576)),
+                                                     ("challenge", Schema.string(length: 1...100))], required: ["key_id", "attestation"]),
+                             responses: [(200, "Attested", Schema.object([("success", Schema.boolean), ("key_id", Schema.string), ("environment", Schema.string)],
+                                                                         required: ["success", "key_id"])),
+                                         (409, "Challenge used, or key attested for another device", Schema.error)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.post, "/v1/device/attest/assert", summary: "Check one App Attest assertion (X-App-Assertion)", tag: "cutie",
+                             responses: [(200, "Valid", Schema.object([("success", Schema.boolean), ("counter", Schema.integer)], required: ["success", "counter"]))] + refused,
+                             headers: signedHeaders, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/subscription/verify", summary: "Verify a StoreKit 2 signed transaction and record the app's tier", tag: "cutie",
+                             request: Schema.object([("platform", Schema.oneOf(["ios", "macos"])), ("signed_transaction", Schema.string(length: 1...65_536)),
+                                                     ("product_id", Schema.string(length: 1...100))], required: ["platform", "signed_transaction", "product_id"]),
+                             responses: [(200, "Verified", subscription)] + refused, headers: signedHeaders),
+            OpenAPIOperation(.get, "/v1/usage", summary: "The app's tier and this month's feedback against its limit", tag: "cutie",
+                             responses: [(200, "Usage", Schema.object([
+                                 ("tier", Schema.oneOf(["free", "starter", "pro", "business"])), ("status", Schema.string), ("period", Schema.string),
+                                 ("period_start", ms), ("period_end", ms), ("feedback_received", Schema.integer), ("limit", ["type": ["integer", "null"]]),
+                                 ("remaining", ["type": ["integer", "null"]]),
+                             ], required: ["tier", "status", "period", "feedback_received"]))] + refused, headers: signedHeaders),
+            OpenAPIOperation(.post, "/v1/appstore/notifications", summary: "App Store Server Notifications V2 (signedPayload), idempotent by notification UUID", tag: "cutie",
+                             request: Schema.object([("signedPayload", Schema.string(length: 1...65_536))], required: ["signedPayload"]),
+                             responses: [(200, "Received", Schema.object([("received", Schema.boolean), ("duplicate", Schema.boolean)], required: ["received", "duplicate"])),
+                                         (400, "Not verified", Schema.error), (413, "Too long", Schema.error), (415, "Not JSON", Schema.error)]),
+        ]
+    }
+
+    /// Development stand-ins for Apple's attestation CA and StoreKit's signer.
+    static var trustSandbox: [OpenAPIOperation] {
+        let refusedHere: [(status: Int, description: String, schema: YAMLValue?)] = [(400, "Invalid", Schema.error), (413, "Too long", Schema.error), (415, "Not JSON", Schema.error)]
+        return [
+            OpenAPIOperation(.post, "/sandbox/appattest/certificate", summary: "Issue an App Attest credential certificate (development CA)", tag: "appattest-sandbox",
+                             request: Schema.object([("public_key", Schema.string(length: 1...200)), ("nonce", Schema.string(length: 1...100))], required: ["public_key", "nonce"]),
+                             responses: [(200, "x5c", Schema.object([("x5c", Schema.array(Schema.string))], required: ["x5c"]))] + refusedHere),
+            OpenAPIOperation(.get, "/sandbox/appattest/apps/{id}", summary: "An app's App Attest identifier and environment (what its entitlements say)", tag: "appattest-sandbox",
+                             responses: [(200, "App", Schema.object([("app_identifier", Schema.string), ("environment", Schema.string)], required: ["app_identifier", "environment"])),
+                                         (404, "No such app with a team id", Schema.error)]),
+            OpenAPIOperation(.get, "/sandbox/appattest/root", summary: "The development root (PEM)", tag: "appattest-sandbox",
+                             responses: [(200, "PEM", Schema.string)], produces: "application/x-pem-file"),
+            OpenAPIOperation(.post, "/sandbox/storekit/transactions", summary: "A StoreKit 2 signed transaction from the development signer", tag: "storekit-sandbox",
+                             request: Schema.object([("bundle_id", Schema.string(length: 1...155)), ("product_id", Schema.string(length: 1...100)),
+                                                     ("original_transaction_id", Schema.string(length: 1...40)), ("days", Schema.integer(1...3660)), ("revoked", Schema.boolean)],
+                                                    required: ["bundle_id", "product_id"]),
+                             responses: [(200, "Signed", Schema.object([("signed_transaction", Schema.string), ("transaction_id", Schema.string),
+                                                                       ("original_transaction_id", Schema.string)], required: ["signed_transaction"]))] + refusedHere),
+            OpenAPIOperation(.post, "/sandbox/storekit/notifications", summary: "An App Store Server Notification V2 from the development signer", tag: "storekit-sandbox",
+                             request: Schema.object([("notification_type", Schema.string(length: 1...40)), ("subtype", Schema.string(length: 1...40)),
+                                                     ("bundle_id", Schema.string(length: 1...155)), ("product_id", Schema.string(length: 1...100)),
+                                                     ("original_transaction_id", Schema.string(length: 1...40)), ("days", Schema.integer(1...3660)),
+                                                     ("grace_days", Schema.integer(1...60))],
+                                                    required: ["notification_type", "bundle_id", "product_id", "original_transaction_id"]),
+                             responses: [(200, "Signed", Schema.object([("signedPayload", Schema.string), ("notification_uuid", Schema.string)],
+                                                                      required: ["signedPayload"]))] + refusedHere),
         ]
     }
 

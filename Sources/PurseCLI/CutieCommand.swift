@@ -16,7 +16,8 @@ struct CutieCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cutie",
         abstract: "Cuti-E: in-app feedback — write to support, read the inbox, link devices by QR; create apps and admin accounts.",
-        subcommands: [App.self, Admin.self, Attest.self, Feedback.self, Inbox.self, Open.self, Reply.self, MarkRead.self, Push.self, Link.self, Devices.self, Unlink.self]
+        subcommands: [App.self, Admin.self, Attest.self, Feedback.self, Inbox.self, Open.self, Reply.self, MarkRead.self, Push.self, Link.self, Devices.self, Unlink.self,
+                      Subscription.self, Usage.self]
     )
 
     /// Who the CLI is, as an app install: the app id and a profile (each profile is a device).
@@ -24,6 +25,24 @@ struct CutieCommand: AsyncParsableCommand {
         @OptionGroup var client: ClientOptions
         @Option(help: "The app's id (env CUTIE_APP_ID).") var appId: String = ProcessInfo.processInfo.environment["CUTIE_APP_ID"] ?? "app_sandbox"
         @Option(help: "Which device this is: each profile has its own device id and token.") var profile: String = "default"
+        @Flag(help: "Use App Attest: attest this device (software attester, the server's development CA) and send an assertion with every request.")
+        var appAttest = false
+        @Option(help: "Pin a key: base64 SHA-256 of a SubjectPublicKeyInfo, or gts for Google Trust Services' roots. Repeatable; needs https.")
+        var pin: [String] = []
+        @Option(help: "An extra trust root (PEM file) for pinned connections.") var caFile: String?
+
+        /// The transport: AsyncHTTPClient, or a pinned TLS connection when --pin is given.
+        func transport() throws -> any HTTPTransport {
+            guard !pin.isEmpty else { return AsyncHTTPClientTransport() }
+            var pins = Set<String>()
+            for value in pin {
+                if value == "gts" { pins.formUnion(CutiECertificatePinning.googleTrustServices); continue }
+                guard let bytes = Data(base64Encoded: value), bytes.count == 32 else { throw ValidationError("--pin must be a base64 SHA-256 (44 characters) or gts") }
+                pins.insert(value)
+            }
+            let pinning = CutiECertificatePinning(pins: pins)
+            return try PinnedTLSTransport(extraTrustRootFile: caFile) { pinning.accepts(chain: $0) }
+        }
 
         /// The SDK, configured for this profile.
         func cutie() throws -> CutiE {
@@ -32,8 +51,9 @@ struct CutieCommand: AsyncParsableCommand {
             }
             let directory = EncryptedFileSecureStore.defaultDirectory().appendingPathComponent("cutie").appendingPathComponent(profile)
             let cutie = CutiE()
-            cutie.configure(appId: appId, apiURL: try client.serverURL, transport: AsyncHTTPClientTransport(),
-                            store: EncryptedFileSecureStore(directory: directory), preferences: FilePreferences(file: directory.appendingPathComponent("preferences.json")))
+            cutie.configure(appId: appId, apiURL: try client.serverURL, transport: try transport(),
+                            store: EncryptedFileSecureStore(directory: directory), preferences: FilePreferences(file: directory.appendingPathComponent("preferences.json")),
+                            useAppAttest: appAttest)
             return cutie
         }
     }
@@ -244,7 +264,29 @@ struct CutieCommand: AsyncParsableCommand {
     // MARK: Developer tools
 
     struct Attest: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "App Attest developer tools.", subcommands: [Verify.self])
+        static let configuration = CommandConfiguration(abstract: "App Attest: attest this device, and a verifier for attestation objects.",
+                                                        subcommands: [Device.self, Verify.self])
+
+        struct Device: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Attest this device's key (software attester, the server's development CA) and check one assertion.",
+                discussion: "After this, commands with --app-attest send an assertion with every request.")
+            @OptionGroup var options: DeviceOptions
+
+            struct Asserted: Decodable, Sendable { var success: Bool; var counter: Int64 }
+
+            func run() async throws {
+                var options = options
+                options.appAttest = true
+                let cutie = try options.cutie()
+                guard let attest = cutie.appAttest else { throw CLIError("App Attest is not configured") }
+                let keyID = try await CutieCommand.run { () async throws(CutiEError) in try await attest.performAttestation() }
+                _ = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getConversations() }
+                try options.client.output.emit(["key_id": keyID, "device_id": cutie.deviceID ?? ""]) {
+                    "Attested: key \(keyID); requests from this profile with --app-attest carry assertions."
+                }
+            }
+        }
 
         struct Verify: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
@@ -261,6 +303,7 @@ struct CutieCommand: AsyncParsableCommand {
             @Option(help: "Verify as of this time (ISO 8601; default now).") var at: String?
             @Option(help: "production or development (the AAGUID).") var environment: String = "production"
             @Option(help: "sdk or raw: how the client data was made.") var clientData: String = "sdk"
+            @Option(help: "Also trust this root (PEM), such as the sandbox's development root.") var root: String?
 
             func run() async throws {
                 guard let bytes = FileManager.default.contents(atPath: file) else { throw CLIError("Cannot read \(file)") }
@@ -281,13 +324,25 @@ struct CutieCommand: AsyncParsableCommand {
                 case "raw": clientDataHash = Data(challenge.utf8)
                 default: throw ValidationError("--client-data must be sdk or raw")
                 }
+                let verifier = try Self.verifier(root: root)
+                let attested: AppAttestVerifier.Attested
                 do {
-                    let attested = try await AppAttestVerifier.apple().verify(attestation: attestation, appID: appId, clientDataHash: clientDataHash,
-                                                                              keyID: keyID, environment: environment, at: date)
-                    print("valid: key \(keyId)\npublic key (X9.63, base64): \(attested.publicKey.x963Representation.base64EncodedString())\nreceipt: \(attested.receipt.count) bytes")
-                } catch let failure as AppAttestVerifier.Failure {
-                    throw CLIError("invalid: \(failure.description)")
+                    attested = try await verifier.verify(attestation: attestation, appID: appId, clientDataHash: clientDataHash,
+                                                         keyID: keyID, environment: environment, at: date)
+                } catch {
+                    throw CLIError("invalid: \(error.description)")
                 }
+                print("valid: key \(keyId)\npublic key (X9.63, base64): \(attested.publicKey.x963Representation.base64EncodedString())\nreceipt: \(attested.receipt.count) bytes")
+            }
+
+            /// Apple's root, and `root` (PEM) too when given.
+            static func verifier(root: String?) throws -> AppAttestVerifier {
+                let apple = try AppAttestVerifier.apple()
+                guard let root else { return apple }
+                guard let pem = try? String(contentsOfFile: root, encoding: .utf8), let extended = try? apple.trusting(pem: pem) else {
+                    throw ValidationError("--root must be a PEM certificate")
+                }
+                return extended
             }
         }
     }
@@ -319,11 +374,14 @@ struct CutieCommand: AsyncParsableCommand {
             @Option(help: "Its bundle id (the APNs topic).") var bundleId: String
             @Option(help: "An id of your choosing (default: app_…).") var id: String?
             @Option(help: "sandbox or production: where its pushes go.") var apnsEnvironment: String = "production"
+            @Option(help: "The Apple team id (App Attest's app id is team id and bundle id).") var teamId: String?
+            @Flag(help: "Accept only devices attested with App Attest.") var requireAppAttest = false
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
                 let id = try await CutieCommand.withServer { environment in
-                    try await CutiEModule.createApp(id: self.id, name: name, bundleID: bundleId, apnsEnvironment: apnsEnvironment, environment: environment)
+                    try await CutiEModule.createApp(id: self.id, name: name, bundleID: bundleId, apnsEnvironment: apnsEnvironment, teamID: teamId,
+                                                    requireAppAttest: requireAppAttest, environment: environment)
                 }
                 try Output(json: json).emit(["app_id": id]) { "App \(id) created." }
             }
@@ -401,6 +459,54 @@ final class FilePreferences: Preferences {
             values[key] = value
             try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try? JSONEncoder().encode(values).write(to: file, options: .atomic)
+        }
+    }
+}
+
+extension CutieCommand {
+    struct Subscription: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The app's Cuti-E subscription.", subcommands: [Grant.self])
+
+        struct Grant: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Buy a tier through the sandbox's StoreKit (its development signer) and have the backend verify it.",
+                discussion: "The purchase is signed like an App Store transaction, sent by the SDK's CutiESubscriptionManager and verified by the server as Apple's are.")
+            @OptionGroup var options: DeviceOptions
+            @Option(help: "starter, pro or business.") var tier: String
+            @Flag(help: "The yearly product instead of the monthly one.") var yearly = false
+            @Option(help: "The app's bundle id (default: the sandbox app's).") var bundleId: String = "com.purse.cutie.sandbox"
+
+            func run() async throws {
+                guard ["starter", "pro", "business"].contains(tier) else { throw ValidationError("--tier must be starter, pro or business") }
+                let cutie = try options.cutie()
+                let store = SandboxSubscriptionStore(baseURL: try options.client.serverURL, transport: try options.transport(), bundleID: bundleId)
+                let product = "com.cutie.\(tier).\(yearly ? "yearly" : "monthly")"
+                let json = options.client.json
+                let outcome: (String, String?, Int64?) = await Task { @MainActor in
+                    let manager = CutiESubscriptionManager(cutie: cutie, store: store)
+                    await manager.loadProducts()
+                    if let item = manager.products.first(where: { $0.id == product }) { await manager.purchase(item) }
+                    return (manager.currentTier.rawValue, manager.errorMessage, manager.feedbackLimit)
+                }.value
+                if let error = outcome.1 { throw CLIError(error) }
+                try Output(json: json).emit(["tier": outcome.0, "product_id": product, "limit": outcome.2.map(String.init) ?? "unlimited"]) {
+                    "Subscribed: \(outcome.0) (\(product)); feedback a month: \(outcome.2.map(String.init) ?? "unlimited")."
+                }
+            }
+        }
+    }
+
+    struct Usage: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The app's tier and this month's feedback against its limit.")
+        @OptionGroup var options: DeviceOptions
+
+        func run() async throws {
+            let cutie = try options.cutie()
+            let usage = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getUsage() }
+            try Output(json: options.client.json).emit(["tier": usage.tier, "status": usage.status, "period": usage.period,
+                                                        "feedback_received": String(usage.feedback_received), "limit": usage.limit.map(String.init) ?? "unlimited"]) {
+                "\(usage.tier) (\(usage.status)), \(usage.period): \(usage.feedback_received) of \(usage.limit.map(String.init) ?? "unlimited") conversations."
+            }
         }
     }
 }

@@ -34,6 +34,15 @@ public struct PinnedTLSTransport: HTTPTransport {
         self.group = group
     }
 
+    /// The system's trust roots, and the certificates of a PEM file too when given.
+    public init(extraTrustRootFile: String?, acceptChain: @escaping @Sendable ([[UInt8]]) -> Bool) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let extraTrustRootFile {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(extraTrustRootFile))]
+        }
+        self.init(tls: tls, acceptChain: acceptChain)
+    }
+
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.url.scheme?.lowercased() == "https", let host = request.url.host else {
             throw PurseError.invalidResponse("certificate pinning needs an https URL")

@@ -77,6 +77,11 @@ public struct AppAttestVerifier: Sendable {
         AppAttestVerifier(roots: [try Certificate(pemEncoded: appleRootPEM)])
     }
 
+    /// The same verifier trusting the certificates of a PEM document too.
+    public func trusting(pem: String) throws -> AppAttestVerifier {
+        AppAttestVerifier(roots: roots + (try PEMDocument.parseMultiple(pemString: pem).map { try Certificate(pemDocument: $0) }))
+    }
+
     /// Verifies an attestation object (CBOR) for `appID` (team id + "." + bundle id).
     public func verify(attestation: Data, appID: String, clientDataHash: Data, keyID: Data, environment: Environment, at date: Date) async throws(Failure) -> Attested {
         // 1. The statement and its certificates.

@@ -309,6 +309,13 @@ struct StoreKitSandbox: Sendable {
     struct Signed: Codable { var signed_transaction: String; var transaction_id: String; var original_transaction_id: String }
     struct SignedNotification: Codable { var signedPayload: String; var notification_uuid: String }
 
+    static func check(bundleID: String, productID: String, original: String?, days: Int?) throws {
+        guard (1...155).contains(bundleID.utf8.count) else { throw APIError.badRequest("bundle_id must be 1 to 155 characters") }
+        guard CutiETier.of(productID: productID) != nil else { throw APIError.badRequest("product_id must be a Cuti-E subscription") }
+        if let original, !(1...40).contains(original.utf8.count) { throw APIError.badRequest("original_transaction_id must be 1 to 40 characters") }
+        if let days, !(1...3660).contains(days) { throw APIError.badRequest("days must be 1 to 3660") }
+    }
+
     func transaction(_ input: Purchase) -> StoreKitTransaction {
         let now = environment.now().epochMillis
         let id = String(Int64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
@@ -322,7 +329,7 @@ struct StoreKitSandbox: Sendable {
         router.post("sandbox/storekit/transactions") { request, context in
             var request = request
             let input = try await request.decodeJSON(as: Purchase.self, context: context)
-            guard CutiETier.of(productID: input.product_id) != nil else { throw APIError.badRequest("product_id must be a Cuti-E subscription") }
+            try Self.check(bundleID: input.bundle_id, productID: input.product_id, original: input.original_transaction_id, days: input.days)
             let transaction = transaction(input)
             return try Response.json(Signed(signed_transaction: try signer.sign(transaction), transaction_id: transaction.transactionId,
                                             original_transaction_id: transaction.originalTransactionId))
@@ -330,6 +337,11 @@ struct StoreKitSandbox: Sendable {
         router.post("sandbox/storekit/notifications") { request, context in
             var request = request
             let input = try await request.decodeJSON(as: Notify.self, context: context)
+            try Self.check(bundleID: input.bundle_id, productID: input.product_id, original: input.original_transaction_id, days: input.days)
+            guard (1...40).contains(input.notification_type.utf8.count), (input.subtype?.utf8.count ?? 1) <= 40, (input.subtype?.utf8.count ?? 1) >= 1 else {
+                throw APIError.badRequest("notification_type and subtype must be 1 to 40 characters")
+            }
+            if let grace = input.grace_days, !(1...60).contains(grace) { throw APIError.badRequest("grace_days must be 1 to 60") }
             var transaction = transaction(Purchase(bundle_id: input.bundle_id, product_id: input.product_id,
                                                    original_transaction_id: input.original_transaction_id, days: input.days))
             let now = environment.now().epochMillis
