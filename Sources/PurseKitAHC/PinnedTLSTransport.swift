@@ -76,18 +76,14 @@ public struct PinnedTLSTransport: HTTPTransport {
         } catch {
             throw PurseError.offline("cannot connect to \(host):\(port): \(error)")
         }
-        do {
-            try await handshake.get()
-        } catch {
-            try? await channel.channel.close()
-            throw PurseError.offline("TLS with \(host) failed: \(error)")
-        }
-        // OpenSSL reports the chain root first; the pins are asked leaf first.
-        guard acceptChain(seen.chain.reversed()) else {
-            try? await channel.channel.close()
-            throw CertificatePinningError(host: host)
-        }
         return try await channel.executeThenClose { inbound, outbound in
+            do {
+                try await handshake.get()
+            } catch {
+                throw PurseError.offline("TLS with \(host) failed: \(error)")
+            }
+            // OpenSSL reports the chain root first; the pins are asked leaf first.
+            guard acceptChain(seen.chain.reversed()) else { throw CertificatePinningError(host: host) }
             var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()),
                                        uri: request.url.path.isEmpty ? "/" : request.url.path + (request.url.query.map { "?" + $0 } ?? ""))
             head.headers.add(name: "Host", value: port == 443 ? host : "\(host):\(port)")

@@ -175,3 +175,41 @@ struct AppAttestFlowTests {
         }
     }
 }
+
+/// Vectors for independent verifiers (pyattest in `.ci/run`): an attestation and an assertion the
+/// SDK's software attester made against the sandbox's development CA, with that CA's root.
+/// Written only when `CUTIE_ATTEST_VECTORS_OUT` names a file.
+@Suite("Cuti-E: App Attest vectors for pyattest")
+struct AppAttestVectorTests {
+    @Test("the software attester's attestation and assertion, written for pyattest")
+    func writesAttestationVectors() async throws {
+        guard let out = ProcessInfo.processInfo.environment["CUTIE_ATTEST_VECTORS_OUT"] else { return }
+        try await CutiEHarness.withServer { h in
+            let store = InMemorySecureStore()
+            let service = SoftwareAppAttestService(sandboxURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client), store: store,
+                                                   cutieAppID: "app_sandbox")
+            let challenge = "pyattest-\(UUID().uuidString)"
+            let keyID = try await service.generateKey()
+            let keyBytes = try #require(Data(base64Encoded: keyID))
+            let attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + keyBytes)))
+            let clientData = Data("1700000000000\nGET\n/v1/conversations\n\(Hex.encode(SHA256.hash(data: Data())))".utf8)
+            let assertion = try await service.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+            let publicKey = try await service.load(keyID).0.publicKey
+            let ca = try #require(h.configuration.appAttestDevelopmentCA)
+            // Our own verifier takes them too.
+            let attested = try await AppAttestVerifier(roots: [ca.root]).verify(
+                attestation: attestation, appID: "PURSETEAM0.com.purse.cutie.sandbox", clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyBytes),
+                keyID: keyBytes, environment: .development, at: Date())
+            #expect(try AppAttestVerifier.verifyAssertion(assertion, clientData: clientData, publicKey: attested.publicKey,
+                                                          appID: "PURSETEAM0.com.purse.cutie.sandbox", after: 0) == 1)
+            let vectors: [String: String] = [
+                "root_pem": try ca.rootPEM, "app_id": "PURSETEAM0.com.purse.cutie.sandbox", "challenge": challenge, "key_id": keyID,
+                "attestation": attestation.base64EncodedString(), "client_data": clientData.base64EncodedString(),
+                "assertion": assertion.base64EncodedString(), "public_key": publicKey.x963Representation.base64EncodedString(),
+            ]
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            try encoder.encode(vectors).write(to: URL(fileURLWithPath: out))
+        }
+    }
+}
