@@ -83,8 +83,8 @@ actor CutiEAPIClient {
     static func clientData(of request: TransportRequest) -> Data {
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
         let target = (components?.percentEncodedPath ?? request.url.path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
-        let text = "\(request.headers["X-Timestamp"] ?? "")\n\(request.method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: request.body ?? Data())))"
-        return Data(text.utf8)
+        return Data(CutiERequestSignature.signedText(timestamp: request.headers["X-Timestamp"] ?? "", method: request.method, target: target,
+                                                     body: request.body ?? Data()).utf8)
     }
 
     func signedRequest(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
@@ -259,7 +259,12 @@ actor CutiEAPIClient {
 public enum CutiERequestSignature {
     public static func sign(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
         let key = SymmetricKey(data: Base64URL.decode(secret) ?? Data(secret.utf8))
-        let text = "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
+        let text = signedText(timestamp: timestamp, method: method, target: target, body: body)
         return Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+    }
+
+    /// What the signature covers — and an App Attest assertion too (its client data).
+    public static func signedText(timestamp: String, method: String, target: String, body: Data) -> String {
+        "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import CutiE
 import Foundation
 import PurseFormats
@@ -14,6 +15,8 @@ public struct CutieBenchmark: PurseBenchmark {
     public var appID = "app_sandbox"
     /// How long the QR phase runs (seconds).
     public var qrSeconds = 2.0
+    /// Also measure the inbox with an App Attest assertion checked on every request.
+    public var assertions = false
 
     public init() {}
 
@@ -29,6 +32,9 @@ public struct CutieBenchmark: PurseBenchmark {
         var secret: String
         var conversation: String
         var connection: BenchConnection
+        /// The software attester and its attested key (with --assert).
+        var attester: SoftwareAppAttestService?
+        var keyID: String?
     }
 
     public func run(against base: URL, inProcess: Bool) async throws {
@@ -39,8 +45,10 @@ public struct CutieBenchmark: PurseBenchmark {
         print("purse bench cutie: \(connections) connections, \(budget), server \(base.absoluteString)")
         print(inProcess ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
 
-        // Setup, untimed: per connection a registered device with five conversations.
+        // Setup, untimed: per connection a registered device with five conversations (and, with
+        // --assert, an attested key).
         let appID = self.appID
+        let assertions = self.assertions
         let devices = try await withThrowingTaskGroup(of: Device.self) { group in
             for _ in 0..<connections {
                 group.addTask {
@@ -62,6 +70,7 @@ public struct CutieBenchmark: PurseBenchmark {
                         }
                         device.conversation = conversation.conversation_id
                     }
+                    if assertions { try await Self.attest(&device, base: base, appID: appID) }
                     return device
                 }
             }
@@ -82,6 +91,19 @@ public struct CutieBenchmark: PurseBenchmark {
             return request
         }
         print(String(format: "ratio: list / health = %.1f %%  (target ≥ 60 %%), post / health = %.1f %%  (target ≥ 25 %%)", list / health * 100, post / health * 100))
+        if assertions {
+            let asserted = await phase("GET /v1/conversations (+ assertion)", devices, reads: true, cpu: &cpu) { device in
+                var request = Self.signed("GET", "/v1/conversations", base: base, device: device, body: nil)
+                let clientData = CutiERequestSignature.signedText(timestamp: request.headers["X-Timestamp"] ?? "", method: "GET", target: "/v1/conversations", body: Data())
+                guard let attester = device.attester, let keyID = device.keyID else { return request }
+                let assertion = try await attester.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: Data(clientData.utf8))))
+                request.headers["X-App-Assertion"] = assertion.base64EncodedString()
+                return request
+            }
+            let cost = (1 - asserted / list) * 100
+            print(String(format: "App Attest: asserted list / list = %.1f %% — the assertion costs %.1f %% of the plain rate (target ≤ 30 %%: %@)",
+                         asserted / list * 100, cost, cost <= 30 ? "met" : "not met"))
+        }
         for device in devices { await device.connection.close() }
 
         // The QR encoder: version-10 codes (200 bytes at level M) with the mask search.
@@ -102,6 +124,24 @@ public struct CutieBenchmark: PurseBenchmark {
         print(String(format: "QR encoder: %.0f version-%d codes/s (level M, mask search)  (target ≥ 10,000: %@)", rate, version, rate >= 10_000 ? "met" : "not met"))
     }
 
+    /// Attests a device's key with the software attester (the server's development CA), as the
+    /// SDK does on first use.
+    static func attest(_ device: inout Device, base: URL, appID: String) async throws {
+        let attester = SoftwareAppAttestService(sandboxURL: base, transport: device.connection, store: InMemorySecureStore(), cutieAppID: appID)
+        let answer = try await device.connection.send(signed("POST", "/v1/device/attest/challenge", base: base, device: device, body: nil))
+        struct Challenge: Decodable { var challenge: String }
+        guard answer.status == 200, let challenge = try? JSONDecoder().decode(Challenge.self, from: answer.body).challenge else {
+            throw BenchmarkError("the App Attest challenge answered \(answer.status) (--assert needs the server's sandbox)")
+        }
+        let keyID = try await attester.generateKey()
+        let attestation = try await attester.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + (Data(base64Encoded: keyID) ?? Data()))))
+        let body = try JSONSerialization.data(withJSONObject: ["key_id": keyID, "attestation": attestation.base64EncodedString(), "challenge": challenge])
+        let attested = try await device.connection.send(signed("POST", "/v1/device/attest", base: base, device: device, body: body))
+        guard attested.status == 200 else { throw BenchmarkError("the attestation answered \(attested.status): \(String(decoding: attested.body, as: UTF8.self))") }
+        device.attester = attester
+        device.keyID = keyID
+    }
+
     /// A request signed as the SDK signs it.
     static func signed(_ method: String, _ path: String, base: URL, device: Device, body: Data?) -> TransportRequest {
         let timestamp = String(Int64(Date().timeIntervalSince1970 * 1000))
@@ -115,10 +155,10 @@ public struct CutieBenchmark: PurseBenchmark {
     }
 
     func phase(_ name: String, _ devices: [Device], reads: Bool, cpu: inout Double, expect: Int = 200,
-               request: @escaping @Sendable (Device) -> TransportRequest) async -> Double {
+               request: @escaping @Sendable (Device) async throws -> TransportRequest) async -> Double {
         let recorder = LatencyRecorder()
         let elapsed = await closedLoop(devices, count: count.map { reads ? $0 * 20 : $0 }, duration: duration, recorder: recorder) { device in
-            try await device.connection.send(request(device)).status == expect
+            try await device.connection.send(try await request(device)).status == expect
         }
         let summary = recorder.summary(over: elapsed)
         reportPhase(name, summary, cpuSince: &cpu)

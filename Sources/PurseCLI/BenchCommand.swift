@@ -123,9 +123,12 @@ struct CutieBenchCommand: BenchSubcommand {
     @Option(help: "Messages per connection (and 20× as many reads), instead of --duration.") var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
     @Option(help: "Seconds of QR encoding.") var qrSeconds: Double = 2
+    @Flag(name: .customLong("assert"), help: "Also the inbox with an App Attest assertion verified on every request (target: costs ≤ 30 % of the plain rate).")
+    var assertions = false
 
     var benchmark: CutieBenchmark {
         var benchmark = CutieBenchmark()
+        benchmark.assertions = assertions
         benchmark.connections = connections
         benchmark.count = count
         benchmark.duration = duration
