@@ -49,6 +49,7 @@ public struct CutieBenchmark: PurseBenchmark {
         // --assert, an attested key).
         let appID = self.appID
         let assertions = self.assertions
+        try await Self.subscribeUnlimited(base: base, host: host, port: port, appID: appID)
         let devices = try await withThrowingTaskGroup(of: Device.self) { group in
             for _ in 0..<connections {
                 group.addTask {
@@ -122,6 +123,27 @@ public struct CutieBenchmark: PurseBenchmark {
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
         let rate = Double(codes) / seconds
         print(String(format: "QR encoder: %.0f version-%d codes/s (level M, mask search)  (target ≥ 10,000: %@)", rate, version, rate >= 10_000 ? "met" : "not met"))
+    }
+
+    /// Gives the app the business tier (no monthly feedback limit) through the sandbox's StoreKit,
+    /// so the setup's conversations are not refused; a server without the sandbox keeps its tier.
+    static func subscribeUnlimited(base: URL, host: String, port: Int, appID: String) async throws {
+        let connection = try await BenchConnection.connect(host: host, port: port)
+        defer { Task { await connection.close() } }
+        let id = "device_" + UUID().uuidString.lowercased()
+        let registered = try await connection.send(TransportRequest(method: "POST", url: base.appendingPathComponent("v1/device/register"),
+                                                                    headers: ["X-App-ID": appID, "X-Device-ID": id]))
+        struct Registration: Decodable { var device_token: String; var device_secret: String }
+        guard let credentials = try? JSONDecoder().decode(Registration.self, from: registered.body) else { return }
+        let purchase = try await connection.send(TransportRequest(
+            method: "POST", url: base.appendingPathComponent("sandbox/storekit/transactions"), headers: ["Content-Type": "application/json"],
+            body: Data(#"{"bundle_id":"com.purse.cutie.sandbox","product_id":"com.cutie.business.monthly"}"#.utf8)))
+        struct Purchase: Decodable { var signed_transaction: String }
+        guard purchase.status == 200, let bought = try? JSONDecoder().decode(Purchase.self, from: purchase.body) else { return }
+        let body = try JSONSerialization.data(withJSONObject: ["platform": "ios", "signed_transaction": bought.signed_transaction, "product_id": "com.cutie.business.monthly"])
+        let device = Device(id: id, token: credentials.device_token, secret: credentials.device_secret, conversation: "", connection: connection)
+        let verified = try await connection.send(signed("POST", "/v1/subscription/verify", base: base, device: device, body: body))
+        guard verified.status == 200 else { throw BenchmarkError("the sandbox's subscription was refused: \(verified.status)") }
     }
 
     /// Attests a device's key with the software attester (the server's development CA), as the

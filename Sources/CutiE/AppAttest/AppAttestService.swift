@@ -56,6 +56,10 @@ public actor SoftwareAppAttestService: AppAttestService {
         var counter: UInt32
     }
 
+    /// Keys already read from the store (the store stays the record: every counter is saved
+    /// before its assertion leaves).
+    private var loaded: [String: (P256.Signing.PrivateKey, StoredKey)] = [:]
+
     /// - Parameters:
     ///   - sandboxURL: the server whose `/sandbox/appattest` issues certificates.
     ///   - appIdentifier: team id "." bundle id; nil asks the sandbox for the Cuti-E app's.
@@ -161,14 +165,17 @@ public actor SoftwareAppAttestService: AppAttestService {
     }
 
     func load(_ keyId: String) async throws -> (P256.Signing.PrivateKey, StoredKey) {
+        if let cached = loaded[keyId] { return cached }
         guard let data = try await store.data(for: Self.storeKey(keyId)), let stored = try? JSONDecoder().decode(StoredKey.self, from: data),
               let key = try? P256.Signing.PrivateKey(rawRepresentation: stored.privateKey) else {
             throw CutiEError.appAttestFailed("unknown App Attest key")
         }
+        loaded[keyId] = (key, stored)
         return (key, stored)
     }
 
     func save(_ stored: StoredKey, keyId: String) async throws {
         try await store.set(try JSONEncoder().encode(stored), for: Self.storeKey(keyId))
+        if let key = loaded[keyId]?.0 ?? (try? P256.Signing.PrivateKey(rawRepresentation: stored.privateKey)) { loaded[keyId] = (key, stored) }
     }
 }

@@ -8,6 +8,7 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
+import Synchronization
 
 /// The device a signed SDK request comes from.
 struct DeviceCaller: Sendable {
@@ -55,6 +56,8 @@ enum AssertionPolicy: Sendable {
 struct DeviceAuthenticator: Sendable {
     let environment: ServerEnvironment
     let configuration: CutiEConfiguration
+    /// Parsed attested public keys by their stored text (a key never changes under its text).
+    let attestedKeys = AttestedKeyCache()
 
     static let unauthorized = APIError(.unauthorized, "Invalid or missing device credentials")
 
@@ -112,8 +115,7 @@ struct DeviceAuthenticator: Sendable {
         // App Attest: an assertion over the same text the signature covers.
         let publicKey = try row.decode(column: "public_key", as: String?.self)
         if let assertion = request.headers[.appAssertion] {
-            guard let publicKey, let keyBytes = Data(base64Encoded: publicKey), let key = try? P256.Signing.PublicKey(x963Representation: keyBytes),
-                  let teamID = try row.decode(column: "team_id", as: String?.self) else {
+            guard let publicKey, let key = attestedKeys.key(publicKey), let teamID = try row.decode(column: "team_id", as: String?.self) else {
                 throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key")
             }
             guard assertion.utf8.count <= 4096, let bytes = Data(base64Encoded: assertion) else {
@@ -338,5 +340,21 @@ struct CutiEApp: Sendable, Codable {
             WHERE id = \(bind: id)
             """).run()
         return app
+    }
+}
+
+/// Attested public keys, parsed once: validating a point on the curve is a good part of checking
+/// an assertion. Keyed by the stored key itself, so it can never answer for another key; bounded.
+final class AttestedKeyCache: Sendable {
+    private let keys = Mutex<[String: P256.Signing.PublicKey]>([:])
+
+    func key(_ text: String) -> P256.Signing.PublicKey? {
+        if let key = keys.withLock({ $0[text] }) { return key }
+        guard let bytes = Data(base64Encoded: text), let key = try? P256.Signing.PublicKey(x963Representation: bytes) else { return nil }
+        keys.withLock {
+            if $0.count >= 10_000 { $0.removeAll(keepingCapacity: true) }
+            $0[text] = key
+        }
+        return key
     }
 }
