@@ -73,6 +73,51 @@ struct AppAttestFlowTests {
         }
     }
 
+    struct Unsupported: AppAttestService {
+        var isSupported: Bool { false }
+        func generateKey() async throws -> String { throw CutiEError.appAttestUnsupported }
+        func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data { throw CutiEError.appAttestUnsupported }
+        func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data { throw CutiEError.appAttestUnsupported }
+    }
+
+    /// Supported, but Apple's service fails (as `DCError.serverUnavailable` does).
+    struct Failing: AppAttestService {
+        var isSupported: Bool { true }
+        func generateKey() async throws -> String { Data(SHA256.hash(data: Data("k".utf8))).base64EncodedString() }
+        func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data { throw URLError(.timedOut) }
+        func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data { throw URLError(.timedOut) }
+    }
+
+    @Test("an unsupported or failed attestation falls back to device-token auth when the app allows it, not when it requires App Attest")
+    func fallback() async throws {
+        try await CutiEHarness.withServer { h in
+            for service in [Unsupported() as any AppAttestService, Failing()] {
+                let cutie = CutiE()
+                let clock = h.server.clock
+                cutie.configure(appId: "app_sandbox", apiURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
+                                store: InMemorySecureStore(), preferences: InMemoryPreferences(), retry: RetryPolicy(maxAttempts: 1),
+                                useAppAttest: true, appAttestService: service, now: { clock.now })
+                _ = try await cutie.createConversation(category: .question, message: "Works without App Attest?")
+                #expect(try await cutie.getConversations().count == 1)
+                #expect(await cutie.appAttest?.isAttested == false)
+                await #expect(throws: CutiEError.self) { try await cutie.appAttest?.performAttestation() }
+            }
+            try await h.environment.database.transaction { db in
+                _ = try await CutiEApp.updateAttest("app_sandbox", teamID: nil, requireAppAttest: true, attestEnvironment: nil, in: db)
+            }
+            let cutie = CutiE()
+            cutie.configure(appId: "app_sandbox", apiURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
+                            store: InMemorySecureStore(), preferences: InMemoryPreferences(), retry: RetryPolicy(maxAttempts: 1),
+                            useAppAttest: true, appAttestService: Unsupported())
+            await #expect {
+                _ = try await cutie.getConversations()
+            } throws: { error in
+                if case .appAttestRequired = error as? CutiEError { return true }
+                return false
+            }
+        }
+    }
+
     @Test("a replayed assertion, a reordered one and 100 racing copies: each counter is accepted once")
     func replays() async throws {
         try await CutiEHarness.withServer { h in
