@@ -15,37 +15,12 @@ public struct AppAttestDevelopmentCA: Sendable {
 
     /// A CA from two keys; the certificates are made for ten years from `now`.
     public init(rootKey: P256.Signing.PrivateKey, intermediateKey: P256.Signing.PrivateKey, now: Date) throws {
-        let rootName = try DistinguishedName {
-            CommonName("Purse App Attestation Development Root CA")
-            OrganizationName("Purse")
-        }
-        let intermediateName = try DistinguishedName {
-            CommonName("Purse App Attestation Development CA 1")
-            OrganizationName("Purse")
-        }
-        let start = now.addingTimeInterval(-86_400)
-        let end = now.addingTimeInterval(10 * 365 * 86_400)
-        let root = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: start, notValidAfter: end, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 1))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
-            },
-            issuerPrivateKey: .init(rootKey))
-        let rootKeyID = try root.extensions.subjectKeyIdentifier?.keyIdentifier
-        self.root = root
-        intermediate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: start, notValidAfter: end, issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
-                AuthorityKeyIdentifier(keyIdentifier: rootKeyID)
-            },
-            issuerPrivateKey: .init(rootKey))
+        let rootName = try DevelopmentPKI.name("Purse App Attestation Development Root CA")
+        let validity = now.addingTimeInterval(-86_400)...now.addingTimeInterval(10 * 365 * 86_400)
+        root = try DevelopmentPKI.certificate(key: rootKey.publicKey, subject: rootName, issuer: nil, selfKey: rootKey, authority: true, pathLength: 1,
+                                              validity: validity)
+        intermediate = try DevelopmentPKI.certificate(key: intermediateKey.publicKey, subject: try DevelopmentPKI.name("Purse App Attestation Development CA 1"),
+                                                      issuer: (rootName, rootKey), authority: true, pathLength: 0, validity: validity)
         self.intermediateKey = intermediateKey
     }
 
@@ -60,23 +35,11 @@ public struct AppAttestDevelopmentCA: Sendable {
             }
         }
         let keyID = Data(SHA256.hash(data: publicKey.x963Representation))
-        let subject = try DistinguishedName {
-            CommonName(keyID.map { String(format: "%02x", $0) }.joined())
-            OrganizationalUnitName("AAA Certification")
-            OrganizationName("Purse")
-        }
-        let credential = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(publicKey),
-            notValidBefore: now.addingTimeInterval(-300), notValidAfter: now.addingTimeInterval(3 * 86_400),
-            issuer: intermediate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                AuthorityKeyIdentifier(keyIdentifier: try intermediate.extensions.subjectKeyIdentifier?.keyIdentifier)
-                Certificate.Extension(oid: AppAttestVerifier.nonceOID, critical: false, value: serializer.serializedBytes[...])
-            },
-            issuerPrivateKey: .init(intermediateKey))
-        return [Data(try credential.serializeAsPEM().derBytes), Data(try intermediate.serializeAsPEM().derBytes)]
+        let credential = try DevelopmentPKI.certificate(
+            key: publicKey, subject: try DevelopmentPKI.name(keyID.map { String(format: "%02x", $0) }.joined()), issuer: (intermediate.subject, intermediateKey),
+            authority: false, validity: now.addingTimeInterval(-300)...now.addingTimeInterval(3 * 86_400),
+            extra: [Certificate.Extension(oid: AppAttestVerifier.nonceOID, critical: false, value: serializer.serializedBytes[...])])
+        return [try DevelopmentPKI.der(credential), try DevelopmentPKI.der(intermediate)]
     }
 
     /// The root in PEM, for `CUTIE_APP_ATTEST_DEV_ROOT` elsewhere and for independent verifiers.

@@ -15,63 +15,24 @@ public struct StoreKitDevelopmentSigner: Sendable {
     let leafKey: P256.Signing.PrivateKey
 
     public init(rootKey: P256.Signing.PrivateKey, intermediateKey: P256.Signing.PrivateKey, leafKey: P256.Signing.PrivateKey, now: Date) throws {
-        let rootName = try DistinguishedName {
-            CommonName("Purse StoreKit Development Root CA")
-            OrganizationName("Purse")
-        }
-        let intermediateName = try DistinguishedName {
-            CommonName("Purse StoreKit Development Worldwide Relations CA")
-            OrganizationName("Purse")
-        }
-        let leafName = try DistinguishedName {
-            CommonName("Purse StoreKit Development Receipt Signing")
-            OrganizationName("Purse")
-        }
-        let start = now.addingTimeInterval(-86_400)
-        let end = now.addingTimeInterval(10 * 365 * 86_400)
+        let rootName = try DevelopmentPKI.name("Purse StoreKit Development Root CA")
+        let intermediateName = try DevelopmentPKI.name("Purse StoreKit Development Worldwide Relations CA")
+        let validity = now.addingTimeInterval(-86_400)...now.addingTimeInterval(10 * 365 * 86_400)
         // Apple marks its certificates with these OIDs, each an extension whose value is NULL.
         let null: ArraySlice<UInt8> = [0x05, 0x00]
-        let root = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: start, notValidAfter: end, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
-            },
-            issuerPrivateKey: .init(rootKey))
-        let rootKeyID = try root.extensions.subjectKeyIdentifier?.keyIdentifier
-        let intermediate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: start, notValidAfter: end, issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
-                AuthorityKeyIdentifier(keyIdentifier: rootKeyID)
-                Certificate.Extension(oid: StoreKitVerifier.intermediateOID, critical: false, value: null)
-            },
-            issuerPrivateKey: .init(rootKey))
-        let intermediateKeyID = try intermediate.extensions.subjectKeyIdentifier?.keyIdentifier
-        leaf = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(leafKey.publicKey),
-            notValidBefore: start, notValidAfter: end, issuer: intermediateName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                SubjectKeyIdentifier(hash: .init(leafKey.publicKey))
-                AuthorityKeyIdentifier(keyIdentifier: intermediateKeyID)
-                Certificate.Extension(oid: StoreKitVerifier.leafOID, critical: false, value: null)
-            },
-            issuerPrivateKey: .init(intermediateKey))
-        self.root = root
-        self.intermediate = intermediate
+        root = try DevelopmentPKI.certificate(key: rootKey.publicKey, subject: rootName, issuer: nil, selfKey: rootKey, authority: true, validity: validity)
+        intermediate = try DevelopmentPKI.certificate(key: intermediateKey.publicKey, subject: intermediateName, issuer: (rootName, rootKey),
+                                                      authority: true, pathLength: 0, validity: validity,
+                                                      extra: [Certificate.Extension(oid: StoreKitVerifier.intermediateOID, critical: false, value: null)])
+        leaf = try DevelopmentPKI.certificate(key: leafKey.publicKey, subject: try DevelopmentPKI.name("Purse StoreKit Development Receipt Signing"),
+                                              issuer: (intermediateName, intermediateKey), authority: false, validity: validity,
+                                              extra: [Certificate.Extension(oid: StoreKitVerifier.leafOID, critical: false, value: null)])
         self.leafKey = leafKey
     }
 
     /// A compact JWS (ES256, `x5c`) of `payload`.
     public func sign(_ payload: some Encodable) throws -> String {
-        let x5c = try [leaf, intermediate, root].map { Data(try $0.serializeAsPEM().derBytes).base64EncodedString() }
+        let x5c = try [leaf, intermediate, root].map { try DevelopmentPKI.der($0).base64EncodedString() }
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "x5c": x5c], options: [.sortedKeys])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
