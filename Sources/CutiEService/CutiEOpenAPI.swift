@@ -217,6 +217,9 @@ enum CutiEOpenAPI {
         ]
     }
 
+    /// Cuti-E's subscription products.
+    static let products = Schema.oneOf(["starter", "pro", "business"].flatMap { ["com.cutie.\($0).monthly", "com.cutie.\($0).yearly"] })
+
     /// App Attest, subscriptions and usage.
     static var trust: [OpenAPIOperation] {
         let subscription = Schema.object([("tier", Schema.oneOf(["starter", "pro", "business"])), ("status", Schema.oneOf(["active", "grace_period", "expired", "revoked"])),
@@ -238,7 +241,7 @@ enum CutiEOpenAPI {
                              headers: signedHeaders, requestRequired: false),
             OpenAPIOperation(.post, "/v1/subscription/verify", summary: "Verify a StoreKit 2 signed transaction and record the app's tier", tag: "cutie",
                              request: Schema.object([("platform", Schema.oneOf(["ios", "macos"])), ("signed_transaction", Schema.string(length: 1...65_536)),
-                                                     ("product_id", Schema.string(length: 1...100))], required: ["platform", "signed_transaction", "product_id"]),
+                                                     ("product_id", products)], required: ["platform", "signed_transaction", "product_id"]),
                              responses: [(200, "Verified", subscription)] + refused, headers: signedHeaders),
             OpenAPIOperation(.get, "/v1/usage", summary: "The app's tier and this month's feedback against its limit", tag: "cutie",
                              responses: [(200, "Usage", Schema.object([
@@ -251,6 +254,15 @@ enum CutiEOpenAPI {
                              responses: [(200, "Received", Schema.object([("received", Schema.boolean), ("duplicate", Schema.boolean)], required: ["received", "duplicate"])),
                                          (400, "Not verified", Schema.error), (413, "Too long", Schema.error), (415, "Not JSON", Schema.error)]),
         ]
+    }
+
+    /// Optional fields that may also be null.
+    static func optionalText(_ length: ClosedRange<Int>) -> YAMLValue {
+        ["type": ["string", "null"], "minLength": .int(length.lowerBound), "maxLength": .int(length.upperBound)]
+    }
+
+    static func optionalInteger(_ range: ClosedRange<Int>) -> YAMLValue {
+        ["type": ["integer", "null"], "minimum": .int(range.lowerBound), "maximum": .int(range.upperBound)]
     }
 
     /// Development stand-ins for Apple's attestation CA and StoreKit's signer.
@@ -266,16 +278,17 @@ enum CutiEOpenAPI {
             OpenAPIOperation(.get, "/sandbox/appattest/root", summary: "The development root (PEM)", tag: "appattest-sandbox",
                              responses: [(200, "PEM", Schema.string)], produces: "application/x-pem-file"),
             OpenAPIOperation(.post, "/sandbox/storekit/transactions", summary: "A StoreKit 2 signed transaction from the development signer", tag: "storekit-sandbox",
-                             request: Schema.object([("bundle_id", Schema.string(length: 1...155)), ("product_id", Schema.string(length: 1...100)),
-                                                     ("original_transaction_id", Schema.string(length: 1...40)), ("days", Schema.integer(1...3660)), ("revoked", Schema.boolean)],
+                             request: Schema.object([("bundle_id", Schema.string(length: 1...155)), ("product_id", products),
+                                                     ("original_transaction_id", optionalText(1...40)), ("days", optionalInteger(1...3660)),
+                                                     ("revoked", ["type": ["boolean", "null"]])],
                                                     required: ["bundle_id", "product_id"]),
                              responses: [(200, "Signed", Schema.object([("signed_transaction", Schema.string), ("transaction_id", Schema.string),
                                                                        ("original_transaction_id", Schema.string)], required: ["signed_transaction"]))] + refusedHere),
             OpenAPIOperation(.post, "/sandbox/storekit/notifications", summary: "An App Store Server Notification V2 from the development signer", tag: "storekit-sandbox",
-                             request: Schema.object([("notification_type", Schema.string(length: 1...40)), ("subtype", Schema.string(length: 1...40)),
-                                                     ("bundle_id", Schema.string(length: 1...155)), ("product_id", Schema.string(length: 1...100)),
-                                                     ("original_transaction_id", Schema.string(length: 1...40)), ("days", Schema.integer(1...3660)),
-                                                     ("grace_days", Schema.integer(1...60))],
+                             request: Schema.object([("notification_type", Schema.string(length: 1...40)), ("subtype", optionalText(1...40)),
+                                                     ("bundle_id", Schema.string(length: 1...155)), ("product_id", products),
+                                                     ("original_transaction_id", Schema.string(length: 1...40)), ("days", optionalInteger(1...3660)),
+                                                     ("grace_days", optionalInteger(1...60))],
                                                     required: ["notification_type", "bundle_id", "product_id", "original_transaction_id"]),
                              responses: [(200, "Signed", Schema.object([("signedPayload", Schema.string), ("notification_uuid", Schema.string)],
                                                                       required: ["signedPayload"]))] + refusedHere),
