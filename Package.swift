@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "Starknet", targets: ["Starknet"]),
         .library(name: "ChippiPay", targets: ["ChippiPay"]),
         .library(name: "CutiE", targets: ["CutiE"]),
+        .library(name: "MyCHIPs", targets: ["MyCHIPs"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -43,6 +44,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        // Hummingbird's websocket core (the library under HummingbirdWebSocket): frames, pings and
+        // closing handshakes for the MyCHIPs provider and the client cores' websocket transport.
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -91,6 +96,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -138,6 +147,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The MyCHIPs wallet's core: connection tickets and keys, the Wyseman connection, the
+        // user's record and language data, and the view models of its first pages.
+        .target(
+            name: "MyCHIPs",
+            dependencies: [
+                "PurseKit",
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -202,6 +223,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "WSCore", package: "swift-websocket"),
             ],
             swiftSettings: serverSwiftSettings
         ),
@@ -270,6 +297,25 @@ let package = Package(
             ],
             swiftSettings: serverSwiftSettings
         ),
+        // The MyCHIPs provider: the Wyseman websocket API, logins by ticket and by connection key,
+        // users and their certificates, language data.
+        .target(
+            name: "ChipsService",
+            dependencies: [
+                "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "WSCore", package: "swift-websocket"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
         .target(
             name: "ConnectService",
             dependencies: [
@@ -331,6 +377,8 @@ let package = Package(
                 "ChippiPayService",
                 "CutiE",
                 "CutiEService",
+                "ChipsService",
+                "MyCHIPs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -504,6 +552,26 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChipsTests",
+            dependencies: [
+                "MyCHIPs",
+                "ChipsService",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseKit",
+                "PurseKitAHC",
+                "PurseServer",
+                "PurseTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

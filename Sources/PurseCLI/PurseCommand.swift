@@ -10,7 +10,7 @@ public struct PurseCommand: AsyncParsableCommand {
             The other subcommands are clients of a running server (--server, default http://127.0.0.1:8080).
             """,
         version: "0.1.0",
-        subcommands: [ServeCommand.self, AccountCommand.self, NexusCommand.self, ConnectCommand.self, ChippiCommand.self, CutieCommand.self, StarknetCommand.self, BenchCommand.self]
+        subcommands: [ServeCommand.self, AccountCommand.self, NexusCommand.self, ConnectCommand.self, ChippiCommand.self, CutieCommand.self, ChipsCommand.self, StarknetCommand.self, BenchCommand.self]
     )
 
     public init() {}

@@ -1,4 +1,5 @@
 import ChippiPayService
+import ChipsService
 import ConnectService
 import CutiEService
 import NexusService
@@ -13,6 +14,7 @@ public enum PurseModules {
             ConnectModule(configuration: try ConnectConfiguration.from(configuration)),
             ChippiPayModule(configuration: try ChippiPayConfiguration.from(configuration)),
             CutiEModule(configuration: try CutiEConfiguration.from(configuration)),
+            ChipsModule(configuration: try ChipsConfiguration.from(configuration)),
         ]
     }
 }

@@ -15,6 +15,26 @@ public protocol DatabaseDriver: Sendable {
     func shutdown() async
     /// What every engine counts; engine-specific counters go to the engine's own metrics.
     var statistics: DatabaseStatistics { get }
+    /// Whether ``listen(channel:receive:)`` works: PostgreSQL's `LISTEN`/`NOTIFY`, which reaches
+    /// every server on the database. SQLite has one server process, so it has none.
+    var deliversNotifications: Bool { get }
+    /// Calls `receive` with the payload of each notification on `channel` until the task is
+    /// cancelled (then returns) or the connection fails (then throws). A notification is sent
+    /// with `SELECT pg_notify(channel, payload)` in a transaction and arrives when it commits.
+    func listen(channel: String, receive: @escaping @Sendable (String) -> Void) async throws
+}
+
+extension DatabaseDriver {
+    public var deliversNotifications: Bool { false }
+    public func listen(channel: String, receive: @escaping @Sendable (String) -> Void) async throws {
+        throw NotificationsUnsupportedError()
+    }
+}
+
+/// The engine has no notifications between servers (``DatabaseDriver/deliversNotifications``).
+public struct NotificationsUnsupportedError: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "this database engine does not deliver notifications" }
 }
 
 /// A session a ``DatabaseDriver`` hands to a read or a transaction: SQLKit's `SQLDatabase`, plus

@@ -15,6 +15,8 @@ public struct ServerEnvironment: Sendable {
     public let passwords: PasswordHasher
     public let metrics: RequestMetrics
     public let logger: Logger
+    /// Websocket endpoints by path; the server upgrades requests for these.
+    public let webSockets: WebSocketEndpoints
     /// The clock every module reads. Tests replace it.
     public let now: @Sendable () -> Date
 
@@ -32,6 +34,7 @@ public struct ServerEnvironment: Sendable {
         self.passwords = PasswordHasher(cost: configuration.bcryptCost)
         self.metrics = metrics
         self.logger = logger
+        self.webSockets = WebSocketEndpoints()
         self.now = now
     }
 }

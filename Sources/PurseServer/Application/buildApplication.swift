@@ -97,6 +97,7 @@ public func buildApplication(
 
     let application = Application(
         router: router,
+        server: .http1(webSockets: environment.webSockets),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "purse"),
         services: services,
         logger: logger

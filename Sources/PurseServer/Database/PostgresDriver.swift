@@ -104,6 +104,20 @@ final class PostgresDriver: DatabaseDriver {
         }
     }
 
+    var deliversNotifications: Bool { true }
+
+    /// Holds one pooled connection for as long as it listens.
+    func listen(channel: String, receive: @escaping @Sendable (String) -> Void) async throws {
+        guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
+        try await client.withConnection { connection in
+            try await connection.listen(on: channel) { notifications in
+                for try await notification in notifications {
+                    receive(notification.payload)
+                }
+            }
+        }
+    }
+
     /// PostgreSQL checkpoints and vacuums on its own.
     func maintain() async throws -> MaintenancePace { .idle }
 

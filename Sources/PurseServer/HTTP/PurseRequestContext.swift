@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 import PurseDatabase
 
 /// The identity a valid session token carries.
@@ -21,9 +22,16 @@ public struct PurseRequestContext: RequestContext {
     /// Taken from `X-Request-ID` when the caller sent a sane one, otherwise generated.
     public var requestID: String = ""
 
+    /// The connection the request came on, for the peer's address.
+    private let channel: any Channel
+
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.channel = source.channel
     }
+
+    /// The peer's address (the proxy's, behind one).
+    public var remoteAddress: SocketAddress? { channel.remoteAddress }
 
     /// Request bodies above 1 MiB are refused with 413.
     public var maxUploadSize: Int { PurseRequestContext.maxBodySize }

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import PurseDatabase
+import PurseFormats
+import PurseServer
+@_spi(WSInternal) import WSCore
+
+/// The websocket on `/`, as the real provider's: the login is in the upgrade's query, decided
+/// before the upgrade (`verifyClient` of Node's `ws`), and refused with the real statuses —
+/// 401 `No login credentials`, 400 `Invalid Date Stamp`, 403 `Invalid Login`.
+struct ChipsEndpoint: WebSocketEndpoint {
+    let database: Database
+    let configuration: ChipsConfiguration
+    let tickets: ChipsTickets
+    let notifier: ChipsNotifier
+    let dispatcher: WysemanDispatcher
+    let now: @Sendable () -> Date
+    let logger: Logger
+    /// Requests one connection may have in flight; more wait for one to finish.
+    var maxInFlight = 16
+
+    func decide(_ request: WebSocketUpgradeRequest) async -> WebSocketUpgradeDecision {
+        let query = request.query
+        guard let user = query["user"], !user.isEmpty else { return .refuse(status: .unauthorized, message: "No login credentials") }
+        do {
+            if let token = query["token"], let pub = query["pub"] {
+                guard try await tickets.ticketLogin(username: user, token: token, pub: pub) else {
+                    logger.notice("MyCHIPs ticket login refused", metadata: ["user": "\(user)"])
+                    return .refuse(status: .forbidden, message: "Invalid Login")
+                }
+            } else if let sign = query["sign"], let date = query["date"] {
+                let message = ChipsTickets.loginMessage(ip: request.remoteIP, cookie: request.header("cookie"),
+                                                        userAgent: request.header("user-agent"), date: date)
+                switch try await tickets.signatureLogin(username: user, sign: sign, date: date, message: message) {
+                case .valid: break
+                case .staleDate: return .refuse(status: .badRequest, message: "Invalid Date Stamp")
+                case .invalid:
+                    logger.notice("MyCHIPs signature login refused", metadata: ["user": "\(user)"])
+                    return .refuse(status: .forbidden, message: "Invalid Login")
+                }
+            } else {
+                return .refuse(status: .unauthorized, message: "No login credentials")
+            }
+            guard let record = try await database.read({ db in try await ChipsUserRecord.load(user, in: db) }) else {
+                return .refuse(status: .forbidden, message: "Invalid Login")
+            }
+            let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets)
+            return .accept { inbound, outbound, logger in
+                await serve(context: context, inbound: inbound, outbound: outbound, logger: logger)
+            }
+        } catch {
+            logger.error("MyCHIPs login could not be checked", metadata: ["error.type": "\(type(of: error))"])
+            return .refuse(status: .serviceUnavailable, message: "Service Unavailable")
+        }
+    }
+
+    /// One connection: a reader that answers requests (several at once, answers in whatever order
+    /// they finish) and a writer of the user's notices.
+    func serve(context: ViewContext, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+        let username = context.user.username
+        let subscription = notifier.subscribe(username)
+        logger.debug("MyCHIPs connection", metadata: ["user": "\(username)"])
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await notice in subscription.stream {
+                    try? await outbound.write(.text(WysemanResponse.notify(channel: notice.channel, data: notice.data)))
+                }
+            }
+            var inFlight = 0
+            do {
+                for try await text in messages(inbound, outbound: outbound) {
+                    if inFlight >= maxInFlight {
+                        await group.next()
+                        inFlight -= 1
+                    }
+                    inFlight += 1
+                    group.addTask {
+                        let response = await dispatcher.respond(to: text, context: context)
+                        try? await outbound.write(.text(response))
+                    }
+                }
+            } catch {
+                logger.debug("MyCHIPs connection ended", metadata: ["error.type": "\(type(of: error))"])
+            }
+            notifier.unsubscribe(username, subscription.id)
+            // The notice writer ends with its stream; requests still running finish and write
+            // into a closed connection, which drops what they write.
+        }
+    }
+
+    /// The connection's text messages, assembled from their frames. A message larger than
+    /// ``ChipsConfiguration/maxMessageBytes``, or a binary one, is answered with an error frame
+    /// and skipped; the connection goes on.
+    private func messages(_ inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) -> AsyncThrowingStream<String, any Error> {
+        let limit = configuration.maxMessageBytes
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                var buffer = ByteBuffer()
+                var skipping: String?
+                var isText = true
+                do {
+                    for try await frame in inbound {
+                        if frame.opcode != .continuation {
+                            buffer.clear()
+                            skipping = nil
+                            isText = frame.opcode == .text
+                            if !isText { skipping = "binary frames are not part of the protocol: send JSON text" }
+                        }
+                        if skipping == nil {
+                            if buffer.readableBytes + frame.data.readableBytes > limit {
+                                skipping = "request larger than \(limit) bytes"
+                                buffer.clear()
+                            } else {
+                                var data = frame.data
+                                buffer.writeBuffer(&data)
+                            }
+                        }
+                        guard frame.fin else { continue }
+                        if let reason = skipping {
+                            let code = isText ? "tooLarge" : "badFrame"
+                            try? await outbound.write(.text(WysemanResponse.error(.wylib(reason, code), id: .null)))
+                        } else {
+                            continuation.yield(String(buffer: buffer))
+                        }
+                        buffer.clear()
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// A user of the provider: the entity record and its certificate's parts.
+struct ChipsUserRecord: Sendable, Equatable {
+    var username: String
+    var userEnt: String
+    var cuid: String
+    var entType: String
+    var entName: String
+    var firName: String?
+    var bornDate: String?
+    var country: String?
+    var taxID: String?
+    var connect: JSONValue
+    var place: JSONValue
+    /// The connection key's public JWK (JSON text), set by the first ticket login.
+    var connPub: String?
+    var language: String
+    var createdAt: EpochMillis
+    var modifiedAt: EpochMillis
+
+    static func load(_ username: String, in db: any DatabaseSession) async throws -> ChipsUserRecord? {
+        guard username.utf8.count <= 64, let row = try await db.raw("SELECT * FROM chips_users WHERE username = \(bind: username)").first() else { return nil }
+        return try decode(row)
+    }
+
+    static func decode(_ row: any SQLRow) throws -> ChipsUserRecord {
+        func json(_ column: String) throws -> JSONValue {
+            let text = try row.decode(column: column, as: String.self)
+            return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .array([])
+        }
+        return ChipsUserRecord(
+            username: try row.decode(column: "username", as: String.self), userEnt: try row.decode(column: "user_ent", as: String.self),
+            cuid: try row.decode(column: "peer_cuid", as: String.self), entType: try row.decode(column: "ent_type", as: String.self),
+            entName: try row.decode(column: "ent_name", as: String.self), firName: try row.decode(column: "fir_name", as: String?.self),
+            bornDate: try row.decode(column: "born_date", as: String?.self), country: try row.decode(column: "country", as: String?.self),
+            taxID: try row.decode(column: "tax_id", as: String?.self), connect: try json("connect"), place: try json("place"),
+            connPub: try row.decode(column: "conn_pub", as: String?.self), language: try row.decode(column: "language", as: String.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self))
+    }
+
+    /// Makes a user, or returns the one of that name. Entity ids follow MyCHIPs' `p1000`,
+    /// `p1001` …; the CHIP user id (`cuid`) is the username unless given.
+    static func ensure(username: String, name: String?, cuid: String?, now: Date, in db: any DatabaseSession) async throws -> ChipsUserRecord {
+        if let existing = try await load(username, in: db) { return existing }
+        let next = try await db.raw("SELECT COUNT(*) AS n FROM chips_users").first()?.decode(column: "n", as: Int.self) ?? 0
+        let millis = now.epochMillis
+        try await db.raw("""
+            INSERT INTO chips_users (username, user_ent, peer_cuid, ent_name, created_at, modified_at)
+            VALUES (\(bind: username), \(bind: "p\(1000 + next)"), \(bind: cuid ?? username), \(bind: name ?? username), \(bind: millis), \(bind: millis))
+            """).run()
+        guard let user = try await load(username, in: db) else { throw ConfigurationError("user \(username) was not stored") }
+        return user
+    }
+
+    /// A row of `mychips.users_v_me`.
+    func row(configuration: ChipsConfiguration) -> [String: JSONValue] {
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        let pub = connPub.flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) } ?? .null
+        let stdName = [entName, firName].compactMap { $0 }.joined(separator: ", ")
+        return [
+            "id": .string(userEnt), "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),
+            "peer_host": .string(configuration.publicHost), "peer_port": .int(Int64(configuration.publicPort)),
+            "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
+            "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": connect, "place": place,
+            "conn_pub": pub, "user_psig": .null, "language": .string(language), "cert": certificate(configuration: configuration),
+            "crt_date": .string(ChipsDates.iso(Date(epochMillis: createdAt))), "mod_date": .string(ChipsDates.iso(Date(epochMillis: modifiedAt))),
+        ]
+    }
+
+    /// The user's CHIP certificate as MyCHIPs writes it: `chad`, `type`, `name`, `public`,
+    /// `connect`, `place`, `identity` and `date`.
+    func certificate(configuration: ChipsConfiguration) -> JSONValue {
+        var identity: [String: JSONValue] = [:]
+        if let bornDate { identity["birth"] = .object(["date": .string(bornDate)]) }
+        if country != nil || taxID != nil {
+            var state: [String: JSONValue] = [:]
+            if let country { state["country"] = .string(country) }
+            if let taxID { state["id"] = .string(taxID) }
+            identity["state"] = .object(state)
+        }
+        let name: JSONValue = entType == "o" ? .string(entName)
+            : .object(["surname": .string(entName), "first": firName.map(JSONValue.string) ?? .null])
+        return .object([
+            "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
+                             "port": .int(Int64(configuration.publicPort))]),
+            "type": .string(entType), "name": name, "public": .null, "connect": connect, "place": place,
+            "identity": .object(identity), "date": .string(ChipsDates.iso(Date(epochMillis: createdAt))),
+        ])
+    }
+}
+
+/// Dates as JavaScript's `Date.toISOString()` writes them: `2026-11-25T13:18:33.123Z`.
+enum ChipsDates {
+    static func iso(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+    }
+
+    static func parse(_ text: String) -> Date? {
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}

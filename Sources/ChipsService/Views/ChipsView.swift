@@ -1,0 +1,75 @@
+import Foundation
+import PurseDatabase
+import PurseFormats
+
+/// A column of a view as its `meta` describes it.
+struct ViewColumn: Sendable {
+    var name: String
+    var type: ColumnType
+    var nonull = false
+    var length: Int?
+    var writable = false
+    /// Shown in the default column list (`cols` of `meta`).
+    var listed = true
+    /// Display width in characters for the view's default form (`styles`).
+    var size: Int?
+}
+
+/// Who a websocket connection is and what its views need to answer it.
+struct ViewContext: Sendable {
+    let user: ChipsUserRecord
+    let database: Database
+    let now: @Sendable () -> Date
+    let configuration: ChipsConfiguration
+    let notifier: ChipsNotifier
+    let tickets: ChipsTickets
+}
+
+/// A view (or table function) the provider serves over the Wyseman API. Views read the signed-in
+/// user's own rows (`_me` views) or reference data; writes are whatever a view allows, checked
+/// as the real schema's triggers and constraints check them.
+protocol ChipsView: Sendable {
+    var name: String { get }
+    var columns: [ViewColumn] { get }
+    var primaryKey: [String] { get }
+    /// Types of the parameters when the view is a table function (`name(text,int)`), else nil.
+    var parameterTypes: [ColumnType]? { get }
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]]
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue
+    func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue
+    func delete(filter: WhereClause, context: ViewContext) async throws
+    /// A named action (`{action, keys, options}`); nil when the view has no action of that name.
+    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue?
+}
+
+extension ChipsView {
+    var parameterTypes: [ColumnType]? { nil }
+    var columnTypes: [String: ColumnType] { Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0.type) }) }
+
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue { throw WysemanError.permissionDenied(name) }
+    func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue { throw WysemanError.permissionDenied(name) }
+    func delete(filter: WhereClause, context: ViewContext) async throws { throw WysemanError.permissionDenied(name) }
+    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? { nil }
+
+    /// The `meta` tuple: `{obj, pkey, cols, columns, styles, fkeys}` as `wm.table_meta` has it.
+    var meta: JSONValue {
+        .object([
+            "obj": .string(name),
+            "pkey": .array(primaryKey.map(JSONValue.string)),
+            "cols": .array(columns.filter(\.listed).map { .string($0.name) }),
+            "columns": .array(columns.map { column in
+                var members: [String: JSONValue] = [
+                    "col": .string(column.name), "field": .string(column.name), "type": .string(column.type.rawValue),
+                    "nonull": .bool(column.nonull), "pkey": .bool(primaryKey.contains(column.name)), "write": .bool(column.writable),
+                ]
+                if let length = column.length { members["length"] = .int(Int64(length)) }
+                return .object(members)
+            }),
+            "styles": .array(columns.compactMap { column in
+                guard let size = column.size else { return nil }
+                return .object(["col": .string(column.name), "size": .int(Int64(size)), "state": .string(column.writable ? "writable" : "readonly")])
+            }),
+            "fkeys": .array([]),
+        ])
+    }
+}

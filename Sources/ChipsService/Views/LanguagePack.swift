@@ -1,0 +1,142 @@
+import PurseFormats
+
+/// The language pack the provider ships: for each view the app shows (and `chark`, the app's own
+/// texts, as MyCHIPs' CHARK app has them) a title, help, column labels and messages, in English
+/// and Spanish. It is loaded into `chips_lang` when the provider starts; a language added there
+/// (rows for `chips_languages` and `chips_lang`) reaches every client without a client change,
+/// since clients ask for labels by view and language.
+enum LanguagePack {
+    struct Entry {
+        var obj: String
+        var language: String
+        var title: String
+        var help: String
+        /// `(column, title, help)`
+        var columns: [(String, String, String)]
+        /// `(code, title, help)`
+        var messages: [(String, String, String)]
+
+        var columnsJSON: JSONValue {
+            .array(columns.map { .object(["col": .string($0.0), "title": .string($0.1), "help": .string($0.2)]) })
+        }
+
+        var messagesJSON: JSONValue {
+            .array(messages.map { .object(["code": .string($0.0), "title": .string($0.1), "help": .string($0.2)]) })
+        }
+    }
+
+    /// `(code, iso_2, eng_name, name)`
+    static let languages: [(String, String, String, String)] = [
+        ("eng", "en", "English", "English"),
+        ("spa", "es", "Spanish", "Español"),
+    ]
+
+    static let entries: [Entry] = [
+        Entry(obj: "mychips.users_v_me", language: "eng", title: "My Profile", help: "Your own user record and the CHIP certificate it makes",
+              columns: [
+                  ("id", "Entity ID", "The provider's id of your record"),
+                  ("username", "Username", "The name you log in with"),
+                  ("peer_cuid", "CHIP User ID", "Your id within your agent: the first part of your CHIP address"),
+                  ("peer_agent", "Agent", "The agent that carries your tallies: the second part of your CHIP address"),
+                  ("peer_host", "Host", "Where your agent is reached"),
+                  ("peer_port", "Port", "The port your agent listens on"),
+                  ("ent_type", "Entity Type", "p for a person, o for an organization"),
+                  ("ent_name", "Surname", "Your family name, or an organization's name"),
+                  ("fir_name", "First Name", "Your given name"),
+                  ("std_name", "Standard Name", "Your name as lists show it"),
+                  ("born_date", "Birth Date", "Your date of birth (YYYY-MM-DD)"),
+                  ("country", "Country", "Your country of citizenship (two-letter code)"),
+                  ("tax_id", "Tax ID", "Your national identification number"),
+                  ("connect", "Connections", "Ways to reach you: email, phone, web"),
+                  ("place", "Addresses", "Your mailing and physical addresses"),
+                  ("conn_pub", "Connection Key", "The public key this device logs in with"),
+                  ("user_psig", "Signing Key", "The public key your tallies and chits are signed with"),
+                  ("language", "Language", "The language the app shows you"),
+                  ("cert", "Certificate", "Your CHIP certificate as your partners see it"),
+                  ("crt_date", "Created", "When your record was made"),
+                  ("mod_date", "Modified", "When your record last changed"),
+              ],
+              messages: [
+                  ("BDT", "Bad Date", "A birth date must be a real day, written YYYY-MM-DD"),
+                  ("CTY", "Bad Country", "A country is two capital letters (ISO 3166)"),
+                  ("NAM", "Name Required", "Your record needs a surname or an organization name"),
+                  ("CON", "Bad Connection", "Each connection needs a medium (email, phone, cell, web, text) and an address"),
+                  ("PLA", "Bad Address", "Each address needs a type (mail, phys, bill, ship) and a street address"),
+              ]),
+        Entry(obj: "mychips.users_v_me", language: "spa", title: "Mi perfil", help: "Su registro de usuario y el certificado CHIP que lo forma",
+              columns: [
+                  ("id", "ID de entidad", "El identificador de su registro en el proveedor"),
+                  ("username", "Usuario", "El nombre con el que inicia sesión"),
+                  ("peer_cuid", "ID de usuario CHIP", "Su identificador en su agente: la primera parte de su dirección CHIP"),
+                  ("peer_agent", "Agente", "El agente que lleva sus cuentas: la segunda parte de su dirección CHIP"),
+                  ("peer_host", "Servidor", "Dónde se encuentra su agente"),
+                  ("peer_port", "Puerto", "El puerto en el que escucha su agente"),
+                  ("ent_type", "Tipo de entidad", "p para una persona, o para una organización"),
+                  ("ent_name", "Apellido", "Su apellido, o el nombre de una organización"),
+                  ("fir_name", "Nombre", "Su nombre de pila"),
+                  ("std_name", "Nombre estándar", "Su nombre como aparece en las listas"),
+                  ("born_date", "Fecha de nacimiento", "Su fecha de nacimiento (AAAA-MM-DD)"),
+                  ("country", "País", "Su país de ciudadanía (código de dos letras)"),
+                  ("tax_id", "Número fiscal", "Su número de identificación nacional"),
+                  ("connect", "Contactos", "Cómo contactarle: correo, teléfono, web"),
+                  ("place", "Direcciones", "Sus direcciones postal y física"),
+                  ("conn_pub", "Clave de conexión", "La clave pública con la que este dispositivo inicia sesión"),
+                  ("user_psig", "Clave de firma", "La clave pública con la que se firman sus cuentas y pagos"),
+                  ("language", "Idioma", "El idioma en que la aplicación se muestra"),
+                  ("cert", "Certificado", "Su certificado CHIP tal como lo ven sus socios"),
+                  ("crt_date", "Creado", "Cuándo se creó su registro"),
+                  ("mod_date", "Modificado", "Cuándo cambió su registro por última vez"),
+              ],
+              messages: [
+                  ("BDT", "Fecha incorrecta", "La fecha de nacimiento debe ser un día real, escrito AAAA-MM-DD"),
+                  ("CTY", "País incorrecto", "Un país son dos letras mayúsculas (ISO 3166)"),
+                  ("NAM", "Nombre obligatorio", "Su registro necesita un apellido o el nombre de una organización"),
+                  ("CON", "Contacto incorrecto", "Cada contacto necesita un medio (email, phone, cell, web, text) y una dirección"),
+                  ("PLA", "Dirección incorrecta", "Cada dirección necesita un tipo (mail, phys, bill, ship) y una calle"),
+              ]),
+        Entry(obj: "base.language_v", language: "eng", title: "Languages", help: "The languages this provider can show the app in",
+              columns: [
+                  ("code", "Code", "The ISO 639-2 code of the language"),
+                  ("iso_2", "Short Code", "The ISO 639-1 code of the language"),
+                  ("eng_name", "English Name", "The language's name in English"),
+                  ("name", "Name", "The language's name in itself"),
+                  ("tables", "Translated Views", "How many views have labels in this language"),
+              ],
+              messages: []),
+        Entry(obj: "base.language_v", language: "spa", title: "Idiomas", help: "Los idiomas en que este proveedor puede mostrar la aplicación",
+              columns: [
+                  ("code", "Código", "El código ISO 639-2 del idioma"),
+                  ("iso_2", "Código corto", "El código ISO 639-1 del idioma"),
+                  ("eng_name", "Nombre en inglés", "El nombre del idioma en inglés"),
+                  ("name", "Nombre", "El nombre del idioma en sí mismo"),
+                  ("tables", "Vistas traducidas", "Cuántas vistas tienen etiquetas en este idioma"),
+              ],
+              messages: []),
+        Entry(obj: "chark", language: "eng", title: "MyCHIPs", help: "Texts of the MyCHIPs app",
+              columns: [],
+              messages: [
+                  ("connected", "Connected", "Connected to your provider"),
+                  ("connecting", "Connecting…", "Reaching your provider"),
+                  ("disconnected", "Offline", "Not connected to your provider; changes wait until you are"),
+                  ("failed", "Cannot connect", "Your provider refused the connection or cannot be reached"),
+                  ("scan", "Scan a ticket", "Scan the connection ticket your provider gave you"),
+                  ("username", "Your username", "The ticket does not say who you are: enter your username"),
+                  ("expired", "Ticket expired", "This ticket has expired: ask your provider for a new one"),
+                  ("save", "Save", "Save your changes"),
+                  ("language", "Language", "Choose the language of the app"),
+              ]),
+        Entry(obj: "chark", language: "spa", title: "MyCHIPs", help: "Textos de la aplicación MyCHIPs",
+              columns: [],
+              messages: [
+                  ("connected", "Conectado", "Conectado a su proveedor"),
+                  ("connecting", "Conectando…", "Contactando con su proveedor"),
+                  ("disconnected", "Sin conexión", "No conectado a su proveedor; los cambios esperan a que lo esté"),
+                  ("failed", "No se puede conectar", "Su proveedor rechazó la conexión o no está disponible"),
+                  ("scan", "Escanear un ticket", "Escanee el ticket de conexión que le dio su proveedor"),
+                  ("username", "Su usuario", "El ticket no dice quién es usted: escriba su nombre de usuario"),
+                  ("expired", "Ticket caducado", "Este ticket ha caducado: pida uno nuevo a su proveedor"),
+                  ("save", "Guardar", "Guardar los cambios"),
+                  ("language", "Idioma", "Elija el idioma de la aplicación"),
+              ]),
+    ]
+}

@@ -1,0 +1,206 @@
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// `mychips.users_v_me`: the signed-in user's own record, one row, with its certificate.
+/// Updatable: names, birth date, country, tax id, connections, addresses and language, each
+/// checked as the real schema checks it. The `ticket` action makes a connection ticket for
+/// another device of the same user.
+struct UsersView: ChipsView {
+    let name = "mychips.users_v_me"
+    let primaryKey = ["id"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "id", type: .text, nonull: true, size: 6),
+        ViewColumn(name: "username", type: .text, nonull: true, size: 12),
+        ViewColumn(name: "peer_cuid", type: .text, nonull: true, size: 12),
+        ViewColumn(name: "peer_agent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "peer_host", type: .text, listed: false),
+        ViewColumn(name: "peer_port", type: .int, listed: false),
+        ViewColumn(name: "ent_type", type: .text, nonull: true, length: 1, listed: false),
+        ViewColumn(name: "ent_name", type: .text, nonull: true, length: 120, writable: true, size: 20),
+        ViewColumn(name: "fir_name", type: .text, length: 120, writable: true, size: 14),
+        ViewColumn(name: "std_name", type: .text, listed: false),
+        ViewColumn(name: "born_date", type: .date, writable: true, size: 10),
+        ViewColumn(name: "country", type: .text, length: 2, writable: true, size: 4),
+        ViewColumn(name: "tax_id", type: .text, length: 40, writable: true, listed: false, size: 12),
+        ViewColumn(name: "connect", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "place", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "conn_pub", type: .jsonb, listed: false),
+        ViewColumn(name: "user_psig", type: .jsonb, listed: false),
+        ViewColumn(name: "language", type: .text, nonull: true, length: 3, writable: true, listed: false, size: 4),
+        ViewColumn(name: "cert", type: .jsonb, listed: false),
+        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+    ]
+
+    static let media: Set<String> = ["email", "phone", "cell", "web", "text", "fax", "pager", "other"]
+    static let placeTypes: Set<String> = ["mail", "phys", "bill", "ship"]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        guard let user = try await context.database.read({ db in try await ChipsUserRecord.load(context.user.username, in: db) }) else { return [] }
+        return [user.row(configuration: context.configuration)]
+    }
+
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
+        guard !fields.isEmpty else { throw WysemanError.wylib("empty update", "badUpdate") }
+        let types = columnTypes
+        var checked: [String: JSONValue] = [:]
+        for (column, value) in fields {
+            guard let type = types[column] else { throw WysemanError.undefinedColumn(column) }
+            guard columns.first(where: { $0.name == column })?.writable == true else {
+                throw WysemanError.database("column \"\(column)\" of view \(name) can only be changed by the provider", sqlState: "42501")
+            }
+            checked[column] = try Self.checked(column, try type.coerce(value, column: column))
+        }
+        let username = context.user.username
+        let now = context.now().epochMillis
+        let configuration = context.configuration
+        let values = checked
+        let (row, notice): ([String: JSONValue], ChipsNotifier.Notice) = try await context.database.transaction { db in
+            guard let current = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            guard filter.matches(current.row(configuration: configuration)) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            if case .string(let language)? = values["language"],
+               try await db.raw("SELECT code FROM chips_languages WHERE code = \(bind: language)").first() == nil {
+                throw WysemanError.database("insert or update on table \"users\" violates foreign key constraint \"users_language_fkey\"", sqlState: "23503",
+                                            detail: "Key (language)=(\(language)) is not present in table \"language\".")
+            }
+            var assignments: [SQLQueryString] = []
+            for column in values.keys.sorted() {
+                switch values[column]! {
+                case .null: assignments.append("\(ident: column) = NULL")
+                case .string(let text): assignments.append("\(ident: column) = \(bind: text)")
+                case let json: assignments.append("\(ident: column) = \(bind: JavaScriptJSON.stringify(json))")
+                }
+            }
+            let statement: SQLQueryString = "UPDATE chips_users SET " + assignments.joined(separator: ", ")
+                + ", modified_at = \(bind: now) WHERE username = \(bind: username)"
+            try await db.raw(statement).run()
+            guard let updated = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            let notice = ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: updated.userEnt),
+                                              data: .object(["target": "users", "oper": "update", "time": .string(ChipsDates.iso(Date(epochMillis: now))),
+                                                             "fields": .array(values.keys.sorted().map(JSONValue.string))]))
+            try await context.notifier.publish(notice, in: db)
+            return (updated.row(configuration: configuration), notice)
+        }
+        context.notifier.deliverAfterCommit(notice)
+        return .object(row)
+    }
+
+    /// The checks of the real schema's columns and triggers, with its error shapes.
+    static func checked(_ column: String, _ value: JSONValue) throws(WysemanError) -> JSONValue {
+        func tooLong(_ limit: Int) -> WysemanError { .database("value too long for type character varying(\(limit))", sqlState: "22001") }
+        switch column {
+        case "ent_name":
+            guard case .string(let text) = value, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw .constraint("null value in column \"ent_name\" of relation \"users\" violates not-null constraint", code: "!mychips.users_v_me:NAM", sqlState: "23502")
+            }
+            guard text.count <= 120 else { throw tooLong(120) }
+        case "fir_name":
+            if case .string(let text) = value, text.count > 120 { throw tooLong(120) }
+        case "tax_id":
+            if case .string(let text) = value, text.count > 40 { throw tooLong(40) }
+        case "born_date":
+            break // typed as a date by `coerce`
+        case "country":
+            if case .string(let text) = value, text.range(of: "^[A-Z]{2}$", options: .regularExpression) == nil {
+                throw .constraint("new row for relation \"users\" violates check constraint \"ent_country_check\"", code: "!mychips.users_v_me:CTY")
+            }
+        case "language":
+            guard case .string(let text) = value, text.utf8.count == 3 else {
+                throw .constraint("null value in column \"language\" of relation \"users\" violates not-null constraint", code: "!wylib.data.23502", sqlState: "23502")
+            }
+        case "connect":
+            guard case .array(let items) = value, items.count <= 20, items.allSatisfy({ item in
+                guard case .string(let media)? = item["media"], media.count <= 12, Self.media.contains(media),
+                      case .string(let address)? = item["address"], !address.isEmpty, address.count <= 200 else { return false }
+                return item.objectValue?.keys.allSatisfy({ ["media", "address", "comment"].contains($0) }) == true
+            }) else {
+                throw .constraint("invalid connection record", code: "!mychips.users_v_me:CON")
+            }
+        case "place":
+            guard case .array(let items) = value, items.count <= 10, items.allSatisfy({ item in
+                guard case .string(let type)? = item["type"], Self.placeTypes.contains(type),
+                      case .string(let address)? = item["address"], !address.isEmpty, address.count <= 200,
+                      let members = item.objectValue else { return false }
+                return members.allSatisfy { key, value in
+                    ["type", "address", "city", "state", "post", "country", "comment"].contains(key) && (value.stringValue?.count ?? 0) <= 200
+                }
+            }) else {
+                throw .constraint("invalid address record", code: "!mychips.users_v_me:PLA")
+            }
+        default: break
+        }
+        return value
+    }
+
+    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? {
+        guard action == "ticket" else { return nil }
+        let username = context.user.username
+        let ticket = try await context.database.transaction { db in try await context.tickets.issue(for: username, in: db) }
+        var result = ticket.json
+        if case .object(var members) = result {
+            members["link"] = .string(ticket.link)
+            result = .object(members)
+        }
+        return result
+    }
+}
+
+/// `base.language_v`: the languages the provider speaks, with how many views are labelled in each.
+struct LanguagesView: ChipsView {
+    let name = "base.language_v"
+    let primaryKey = ["code"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "code", type: .text, nonull: true, length: 3, size: 4),
+        ViewColumn(name: "iso_2", type: .text, length: 2, size: 3),
+        ViewColumn(name: "eng_name", type: .text, nonull: true, size: 16),
+        ViewColumn(name: "name", type: .text, nonull: true, size: 16),
+        ViewColumn(name: "tables", type: .int, size: 4),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        try await context.database.read { db in
+            try await db.raw("""
+                SELECT l.code, l.iso_2, l.eng_name, l.name, (SELECT COUNT(*) FROM chips_lang t WHERE t.language = l.code) AS tables
+                FROM chips_languages l ORDER BY l.code
+                """).all().map { row in
+                [
+                    "code": .string(try row.decode(column: "code", as: String.self)),
+                    "iso_2": try row.decode(column: "iso_2", as: String?.self).map(JSONValue.string) ?? .null,
+                    "eng_name": .string(try row.decode(column: "eng_name", as: String.self)),
+                    "name": .string(try row.decode(column: "name", as: String.self)),
+                    "tables": .int(Int64(try row.decode(column: "tables", as: Int.self))),
+                ]
+            }
+        }
+    }
+}
+
+/// `wm.messages(view, language)`: a view's messages in a language as rows `{code, title, help}`,
+/// falling back to English for messages not translated — a table function, called with `params`.
+struct MessagesFunction: ChipsView {
+    let name = "wm.messages"
+    let primaryKey = ["code"]
+    let parameterTypes: [ColumnType]? = [.text, .text]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "code", type: .text, nonull: true),
+        ViewColumn(name: "title", type: .text),
+        ViewColumn(name: "help", type: .text),
+        ViewColumn(name: "language", type: .text),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        guard parameters.count == 2, case .string(let view) = parameters[0] else {
+            throw WysemanError.database("function wm.messages(\(parameters.map { _ in "unknown" }.joined(separator: ", "))) does not exist", sqlState: "42883")
+        }
+        let language = LanguageCatalog.code(parameters[1].stringValue ?? "eng")
+        let texts = try await LanguageCatalog.lang(of: view, language: language, database: context.database)
+        return (texts?["messages"]?.arrayValue ?? []).compactMap { item in
+            guard case .object(var members) = item else { return nil }
+            members["language"] = .string(language)
+            return members
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import PurseKit
+
+/// What the MyCHIPs client reports. A struct over a private code so cases can be added without
+/// breaking callers' `switch`es.
+public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case invalidTicket, ticketExpired, needsUsername, notLoggedIn, loginRefused, disconnected, timeout, server, invalidResponse, offline, keyStore
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// The provider's error code for ``Kind/server`` (`!wylib.data.badTuples`, `!mychips.chits:LIT` …).
+    public let code: String?
+    public let detail: String?
+
+    init(_ kind: Kind, _ message: String, code: String? = nil, detail: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.code = code
+        self.detail = detail
+    }
+
+    public static func invalidTicket(_ reason: String) -> ChipsError { ChipsError(.invalidTicket, reason) }
+    public static let ticketExpired = ChipsError(.ticketExpired, "the connection ticket has expired: ask the provider for a new one")
+    public static let needsUsername = ChipsError(.needsUsername, "the ticket does not name its user: give the username")
+    public static let notLoggedIn = ChipsError(.notLoggedIn, "no connection key and provider are stored: connect with a ticket first")
+    public static func loginRefused(_ reason: String) -> ChipsError { ChipsError(.loginRefused, reason) }
+    public static let disconnected = ChipsError(.disconnected, "the connection to the provider was lost before the answer came")
+    public static let timeout = ChipsError(.timeout, "the provider did not answer in time")
+    public static let offline = ChipsError(.offline, "the provider cannot be reached")
+    public static func invalidResponse(_ reason: String) -> ChipsError { ChipsError(.invalidResponse, reason) }
+    public static func keyStore(_ reason: String) -> ChipsError { ChipsError(.keyStore, reason) }
+    /// An error the provider answered a request with.
+    public static func server(message: String, code: String?, detail: String?) -> ChipsError { ChipsError(.server, message, code: code, detail: detail) }
+
+    public var description: String {
+        var text = message
+        if let code { text += " (\(code))" }
+        if let detail { text += ": \(detail)" }
+        return text
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import ChipsService
+import Foundation
+import MyCHIPs
+import PurseFormats
+import PurseKit
+import PurseKitAHC
+import PurseServer
+
+/// `purse chips …`: the MyCHIPs wallet's first steps as the app takes them — connect with a
+/// ticket, log in again by key, read the profile, choose a language — and the provider's ticket.
+struct ChipsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chips",
+        abstract: "MyCHIPs: connection tickets (provider side), connect with a ticket, log in by key, profile and language.",
+        subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self]
+    )
+
+    /// Who the CLI is, as an app install: each profile keeps its own connection key.
+    struct ProfileOptions: ParsableArguments {
+        @Option(help: "Which install this is: each profile has its own connection key.") var profile: String = "default"
+        @Option(help: "Request timeout in seconds.") var timeout: Int = 15
+        @Flag(help: "Print JSON.") var json = false
+
+        var directory: URL {
+            get throws {
+                guard profile.range(of: #"^[A-Za-z0-9_-]{1,40}$"#, options: .regularExpression) != nil else {
+                    throw ValidationError("--profile must be letters, digits, _ or -")
+                }
+                return EncryptedFileSecureStore.defaultDirectory().appendingPathComponent("chips").appendingPathComponent(profile)
+            }
+        }
+
+        func session() throws -> ChipsSession {
+            let directory = try directory
+            var options = ChipsConnection.Options()
+            options.requestTimeout = .seconds(timeout)
+            options.userAgent = "purse-cli/0.1.0 (MyCHIPs)"
+            let connection = ChipsConnection(keychain: ChipsKeychain(store: EncryptedFileSecureStore(directory: directory)),
+                                             transport: NIOWebSocketTransport(), http: AsyncHTTPClientTransport(), options: options)
+            return ChipsSession(connection: connection, preferences: FilePreferences(file: directory.appendingPathComponent("preferences.json")))
+        }
+    }
+
+    static func run<T: Sendable>(_ work: () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as ChipsError {
+            throw CLIError(error.description)
+        }
+    }
+
+    static func printUser(_ user: ChipsUser, json: Bool) {
+        if json {
+            print(JavaScriptJSON.stringify(user.row))
+            return
+        }
+        print("\(user.displayName) (\(user.username), \(user.id))")
+        print("CHIP address: \(user.address.text)" + (user.address.host.map { " at \($0):\(user.address.port ?? 0)" } ?? ""))
+        if let born = user.birthDate { print("born: \(born)") }
+        if let country = user.country { print("country: \(country)") }
+        for item in user.connect { print("\(item["media"] ?? "?"): \(item["address"] ?? "")") }
+        print("language: \(user.language)")
+    }
+
+    struct Ticket: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a connection ticket for a user (made if new), as JSON, a link and a QR code.",
+                                                        discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR, CHIPS_HOST, CHIPS_PORT).")
+        @Option(help: "The username.") var user: String
+        @Option(help: "The user's name, for a new user (default: the username).") var name: String?
+        @Flag(help: "Print only the ticket's JSON.") var json = false
+
+        func run() async throws {
+            let configuration = try ChipsConfiguration.from(try PurseConfiguration.fromEnvironment())
+            let ticket = try await CutieCommand.withServer { environment in
+                try await ChipsModule.makeTicket(username: user, name: name, configuration: configuration, environment: environment)
+            }
+            if json {
+                print(ticket.json)
+                return
+            }
+            print(ticket.json)
+            print(ticket.link)
+            if let code = try? QRCode.encode(text: ticket.link, errorCorrection: .low) { print(code.terminal()) }
+        }
+    }
+
+    struct Connect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Connect with a ticket (its JSON or link): make a connection key, log in, show the profile.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The ticket's JSON, its https://mychips.org/ticket?… link, or @FILE.") var ticket: String
+        @Option(help: "The username, when the ticket has none.") var username: String?
+        @Option(help: "The provider's HTTP port for /clientinfo, when not the websocket's.") var httpPort: Int?
+        @Flag(help: "Plain ws/http even to a host that is not this machine.") var insecure = false
+
+        func run() async throws {
+            var text = ticket
+            if text.hasPrefix("@") {
+                guard let contents = try? String(contentsOfFile: String(text.dropFirst()), encoding: .utf8) else { throw ValidationError("cannot read \(text.dropFirst())") }
+                text = contents
+            }
+            let session = try options.session()
+            try await ChipsCommand.run {
+                let parsed = try ChipsTicket.parse(text)
+                try await session.connection.connect(ticket: parsed, username: username, httpPort: httpPort, secure: insecure ? false : nil)
+                let user = try await session.me()
+                await session.connection.disconnect()
+                if !options.json { print("connected; the connection key is stored for later logins") }
+                ChipsCommand.printUser(user, json: options.json)
+            }
+        }
+    }
+
+    struct Whoami: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Log in with the stored key and show the profile and certificate.")
+        @OptionGroup var options: ProfileOptions
+
+        func run() async throws {
+            let session = try options.session()
+            try await ChipsCommand.run {
+                try await session.connection.connect()
+                let user = try await session.me()
+                await session.connection.disconnect()
+                ChipsCommand.printUser(user, json: options.json)
+                if !options.json { print("certificate: \(JavaScriptJSON.stringify(user.certificate))") }
+            }
+        }
+    }
+
+    struct Lang: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the provider's languages, or choose one and show the labels in it.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "A language code (eng, spa …) to choose.") var code: String?
+
+        func run() async throws {
+            let session = try options.session()
+            try await ChipsCommand.run {
+                try await session.connection.connect()
+                defer { Task { await session.connection.disconnect() } }
+                guard let code else {
+                    let languages = try await session.languages()
+                    let chosen = await session.language
+                    for language in languages {
+                        print("\(language.code == chosen ? "*" : " ") \(language.code)  \(language.name) (\(language.englishName)), \(language.tables) views")
+                    }
+                    await session.connection.disconnect()
+                    return
+                }
+                let texts = try await session.setLanguage(code)
+                await session.connection.disconnect()
+                guard let users = texts[ChipsSession.usersView] else { return }
+                if options.json {
+                    print(JavaScriptJSON.stringify(.object(users.columns.mapValues { .string($0.title) })))
+                    return
+                }
+                print("\(users.title) — \(users.help)")
+                for column in users.columns.keys.sorted() { print("  \(column): \(users.label(column))") }
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the stored provider and whether a login by key works now.")
+        @OptionGroup var options: ProfileOptions
+
+        func run() async throws {
+            let directory = try options.directory
+            let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: directory))
+            guard let account = try await keychain.account(), try await keychain.key() != nil else {
+                print("not connected: no connection key stored (run `purse chips connect TICKET`)")
+                return
+            }
+            print("provider: \(account.secure ? "wss" : "ws")://\(account.host):\(account.port) as \(account.user)")
+            let session = try options.session()
+            do {
+                try await session.connection.connect()
+                print("state: \(await session.connection.state)")
+                await session.connection.disconnect()
+            } catch let error as ChipsError {
+                print("state: \(await session.connection.state) — \(error.message)")
+            }
+        }
+    }
+}
