@@ -15,6 +15,11 @@ public enum ChipsConnectionState: Sendable, Equatable {
 public struct ChipsNotification: Sendable, Equatable {
     public var channel: String?
     public var data: JSONValue
+
+    public init(channel: String?, data: JSONValue) {
+        self.channel = channel
+        self.data = data
+    }
 }
 
 /// One websocket to the provider, speaking Wyseman: requests matched to responses by id (they

@@ -1,0 +1,193 @@
+import Foundation
+import MyCHIPs
+import PurseDatabase
+import PurseFormats
+import PurseKit
+import PurseKitAHC
+import PurseServer
+import PurseTestSupport
+import SQLKit
+import Testing
+
+@Suite("MyCHIPs provider: views, where forms, language data, notices, restarts")
+struct ChipsProviderTests {
+    /// A raw websocket logged in with a ticket, for frames the client core would never send.
+    static func rawSocket(_ provider: ChipsProvider, user: String) async throws -> any WebSocketConnection {
+        let ticket = try await provider.ticket(for: user)
+        let key = ConnectionKey()
+        let url = URL(string: "ws://127.0.0.1:\(provider.port)/?user=\(user)&token=\(ticket.token)&pub=\(key.loginPub)")!
+        return try await NIOWebSocketTransport().connect(to: url, headers: [:])
+    }
+
+    static func next(_ iterator: inout AsyncThrowingStream<String, any Error>.AsyncIterator) async throws -> JSONValue {
+        let text = try #require(try await iterator.next())
+        return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+    }
+
+    @Test("malformed frames get error frames and the connection goes on")
+    func malformedFrames() async throws {
+        try await ChipsProvider.with { provider in
+            let socket = try await Self.rawSocket(provider, user: "frank")
+            var replies = socket.messages.makeAsyncIterator()
+            let cases: [(String, String)] = [
+                ("not json at all", "!wylib.data.badJSON"),
+                (#"[1,2,3]"#, "!wylib.data.badRequest"),
+                (#"{"view":"mychips.users_v_me","action":"select"}"#, "!wylib.data.badID"),
+                (#"{"id":1,"action":"select"}"#, "!wylib.data.badView"),
+                (#"{"id":2,"view":"mychips.secret_v","action":"select"}"#, "!wylib.data.42P01"),
+                (#"{"id":3,"view":"mychips.users_v_me","action":"explode"}"#, "!wylib.data.badAction"),
+                (#"{"id":4,"view":"mychips.users_v_me","action":"select","where":["username ; drop table"]}"#, "!wylib.data.badOperator"),
+                (#"{"id":5,"view":"mychips.users_v_me","action":"select","fields":["password"]}"#, "!wylib.data.42703"),
+                (#"{"id":6,"view":"mychips.users_v_me","action":"delete","where":{"id":"p1000"}}"#, "!wylib.data.42501"),
+                (#"{"id":7,"view":"mychips.users_v_me","action":"update","fields":{"ent_name":"X"}}"#, "!wylib.data.badWhere"),
+                (#"{"id":8,"view":"mychips.users_v_me","action":"tuple","where":{"username":"nobody"}}"#, "!wylib.data.badTuples"),
+                ("{\"id\":9,\"view\":\"x\",\"action\":\"select\",\"pad\":\"" + String(repeating: "a", count: 70_000) + "\"}", "!wylib.data.tooLarge"),
+            ]
+            for (frame, code) in cases {
+                try await socket.send(frame)
+                let reply = try await Self.next(&replies)
+                #expect(reply["error"]?["code"]?.stringValue == code, "\(frame.prefix(60)) → \(JavaScriptJSON.stringify(reply).prefix(200))")
+            }
+            try await socket.send(#"{"id":"last","view":"base.language_v","action":"select","fields":["code"]}"#)
+            let reply = try await Self.next(&replies)
+            #expect(reply["id"] == "last" && reply["data"]?.arrayValue?.count == 2)
+            await socket.close()
+        }
+    }
+
+    @Test("where in all its forms, order, limit, fields, and a table function with params")
+    func whereForms() async throws {
+        try await ChipsProvider.with { provider in
+            let session = provider.client()
+            try await session.connection.connect(ticket: try await provider.ticket(for: "gina"))
+            let forms: [JSONValue] = [
+                ["code = spa"],
+                [["code", "=", "spa"]],
+                ["left": "code", "oper": "=", "entry": "spa"],
+                ["code": "spa"],
+                ["items": [["left": "code", "oper": "=", "entry": "spa"], ["left": "iso_2", "oper": "~", "entry": "^e"]], "and": true],
+            ]
+            for form in forms {
+                let rows = try await session.select("base.language_v", fields: ["code"], where: form)
+                #expect(rows == [["code": "spa"]], "\(JavaScriptJSON.stringify(form))")
+            }
+            let either = try await session.select("base.language_v", fields: ["code"],
+                                                  where: ["items": [["code = eng"], ["code = spa"]], "and": false], order: [["field": "code", "asc": false]])
+            #expect(either == [["code": "spa"], ["code": "eng"]])
+            #expect(try await session.select("base.language_v", fields: ["code"], order: ["code"], limit: 1) == [["code": "eng"]])
+            #expect(try await session.select("base.language_v", where: ["tables >= 3"]).count == 2)
+            await #expect(throws: ChipsError.self) { _ = try await session.select("base.language_v", where: ["tables > many"]) }
+
+            let messages = try await session.select("wm.messages", order: ["code"], table: "wm.messages(text,text)", params: ["mychips.users_v_me", "spa"])
+            #expect(messages.first?["code"] == "BDT" && messages.first?["title"] == "Fecha incorrecta")
+            await connectionDone(session)
+        }
+    }
+
+    @Test("profile edits are checked as the real schema checks them, and notify the user's other connections")
+    func profileEdits() async throws {
+        try await ChipsProvider.with { provider in
+            let store = InMemorySecureStore()
+            let phone = provider.client(store: store)
+            try await phone.connection.connect(ticket: try await provider.ticket(for: "hank", name: "Hill"))
+            let tablet = provider.client(store: InMemorySecureStore())
+            try await tablet.connection.connect(ticket: try await phone.ticketForAnotherDevice())
+            let notices = await tablet.connection.notifications()
+
+            let updated = try await phone.updateProfile([
+                "fir_name": "Hank", "born_date": "1960-02-29", "country": "US",
+                "connect": [["media": "email", "address": "hank@example.com"]],
+                "place": [["type": "mail", "address": "84 Rainey St", "city": "Arlen", "state": "TX"]],
+            ])
+            #expect(updated.displayName == "Hank Hill" && updated.birthDate == "1960-02-29" && updated.connect.first?["address"] == "hank@example.com")
+            #expect(updated.certificate["identity"]?["birth"]?["date"] == "1960-02-29")
+            var iterator = notices.makeAsyncIterator()
+            let notice = await iterator.next()
+            #expect(notice?.channel == "mu_\(updated.id)" && notice?.data["target"] == "users")
+
+            let refusals: [([String: JSONValue], String)] = [
+                (["born_date": "1961-02-29"], "!wylib.data.22007"),
+                (["country": "usa"], "!mychips.users_v_me:CTY"),
+                (["ent_name": .null], "!mychips.users_v_me:NAM"),
+                (["connect": [["media": "pigeon", "address": "roof"]]], "!mychips.users_v_me:CON"),
+                (["peer_cuid": "someone-else"], "!wylib.data.42501"),
+                (["language": "xyz"], "!wylib.data.23503"),
+                (["no_such": 1], "!wylib.data.42703"),
+            ]
+            for (fields, code) in refusals {
+                do {
+                    _ = try await phone.updateProfile(fields)
+                    Issue.record("\(fields) was accepted")
+                } catch let error as ChipsError {
+                    #expect(error.code == code, "\(fields): \(error)")
+                }
+            }
+            // Nothing of the refused edits stuck.
+            #expect(try await phone.me() == updated)
+            await connectionDone(phone)
+            await connectionDone(tablet)
+        }
+    }
+
+    @Test("labels by language with English where a translation is missing; a language added on the provider needs no client change")
+    func languages() async throws {
+        try await ChipsProvider.with { provider in
+            let session = provider.client()
+            try await session.connection.connect(ticket: try await provider.ticket(for: "ida"))
+            let english = try await session.texts(ChipsSession.usersView)
+            #expect(english.title == "My Profile" && english.label("born_date") == "Birth Date")
+            let meta = try await session.meta(ChipsSession.usersView)
+            #expect(meta.primaryKey == ["id"] && meta.column("born_date")?.type == "date" && meta.column("ent_name")?.required == true)
+            #expect(meta.column("peer_cuid")?.writable == false && meta.column("country")?.writable == true)
+
+            let loaded = try await session.setLanguage("spa")
+            #expect(loaded[ChipsSession.usersView]?.label("born_date") == "Fecha de nacimiento")
+            #expect(try await session.me().language == "spa")
+
+            // An operator adds Finnish with one translated label.
+            let database = try #require(provider.environment?.database)
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO chips_languages (code, iso_2, eng_name, name) VALUES ('fin', 'fi', 'Finnish', 'Suomi')").run()
+                try await db.raw("""
+                    INSERT INTO chips_lang (obj, language, title, help, columns, messages)
+                    VALUES ('mychips.users_v_me', 'fin', 'Oma profiili', 'Oma käyttäjätietueesi', '[{"col":"ent_name","title":"Sukunimi","help":""}]', '[]')
+                    """).run()
+            }
+            #expect(try await session.languages().map(\.code) == ["eng", "fin", "spa"])
+            let finnish = try await session.texts(ChipsSession.usersView, language: "fin")
+            #expect(finnish.title == "Oma profiili" && finnish.label("ent_name") == "Sukunimi" && finnish.label("born_date") == "Birth Date")
+            await connectionDone(session)
+        }
+    }
+
+    @Test("the provider restarts under a connected client: pending requests fail, the client logs in again by signature")
+    func providerRestart() async throws {
+        try await ChipsProvider.with { provider in
+            let session = provider.client()
+            try await session.connection.connect(ticket: try await provider.ticket(for: "jill"))
+            #expect(try await session.me().username == "jill")
+            let states = await session.connection.states()
+            let stopping = Task { await provider.stop() }
+            // Requests in flight when the provider goes away end in errors, never hang.
+            let pending = Task { try await session.connection.request(view: ChipsSession.usersView, action: "select") }
+            if case .success = await pending.result {} // answered before the stop: also fine
+            await stopping.value
+            #expect(try await eventually { await session.connection.state != .connected })
+            await #expect(throws: ChipsError.disconnected) { _ = try await session.me() }
+            try await provider.start()
+            #expect(try await eventually(10) { await session.connection.state == .connected })
+            #expect(try await session.me().username == "jill")
+            var seen: [ChipsConnectionState] = []
+            for await state in states {
+                seen.append(state)
+                if state == .connected && seen.count > 1 { break }
+            }
+            #expect(seen.contains(.disconnected))
+            await connectionDone(session)
+        }
+    }
+}
+
+func connectionDone(_ session: ChipsSession) async {
+    await session.connection.disconnect()
+}
