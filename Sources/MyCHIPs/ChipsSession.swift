@@ -12,7 +12,7 @@ public actor ChipsSession {
     public static let appTexts = "chark"
     static let languagePreference = "mychips.language"
 
-    public let connection: ChipsConnection
+    public nonisolated let connection: ChipsConnection
     let preferences: any Preferences
     private var languageCache: [String: [String: ViewLanguage]] = [:]
     private var metaCache: [String: ViewMeta] = [:]

@@ -99,8 +99,8 @@ final class ChipsProvider: Sendable {
     }
 
     /// Runs `body` with the provider started, and disposes of it after.
-    static func with<T: Sendable>(engine: DatabaseEngine = .sqlite, configure: @escaping @Sendable (inout PurseConfiguration) -> Void = { _ in },
-                                  _ body: (ChipsProvider) async throws -> T) async throws -> T {
+    static func with<T>(engine: DatabaseEngine = .sqlite, configure: @escaping @Sendable (inout PurseConfiguration) -> Void = { _ in },
+                        isolation: isolated (any Actor)? = #isolation, _ body: (ChipsProvider) async throws -> T) async throws -> T {
         let provider = try await ChipsProvider(engine: engine, configure: configure)
         do {
             try await provider.start()
@@ -115,7 +115,7 @@ final class ChipsProvider: Sendable {
 }
 
 /// Waits for `condition` (polled), up to `seconds`.
-func eventually(_ seconds: Double = 5, _ condition: () async throws -> Bool) async throws -> Bool {
+func eventually(_ seconds: Double = 5, isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
