@@ -181,9 +181,21 @@ expect_in "Subscribed: pro" "$PURSE" cutie subscription grant --server "$url" --
 expect_in "pro (active)" "$PURSE" cutie usage --server "$url" --profile attested --app-attest
 [ -s "$work/data/cutie-app-attest-dev-root.pem" ]
 
+# MyCHIPs: the provider makes a ticket; the wallet connects with it (a new P-521 connection key),
+# logs in again by signature, switches language; the same ticket is refused a second time.
+CHIPS_PORT="$port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --name Smith --json > "$work/ticket.json"
+expect_in "CHIP address: alice:" "$PURSE" chips connect "@$work/ticket.json"
+expect_in "certificate: {\"chad\"" "$PURSE" chips whoami
+expect_in "Fecha de nacimiento" "$PURSE" chips lang spa
+expect_in "* spa" "$PURSE" chips lang
+expect_in "state: connected" "$PURSE" chips status
+if "$PURSE" chips connect --profile second "@$work/ticket.json" 2>"$work/err"; then echo "a used MyCHIPs ticket logged in again"; exit 1; fi
+grep -q "refused the login" "$work/err"
+
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server
 
 # Secrets stay out of the server log, to its last line.
-if grep -qE "correct horse|correct-horse-battery|2580|wallet password|cdt_|lnk_" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
+chips_token=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ticket"]["token"])' "$work/ticket.json")
+if grep -qE "correct horse|correct-horse-battery|2580|wallet password|cdt_|lnk_|$chips_token" "$work/serve.log"; then echo "secret in server log"; exit 1; fi
 echo "cli-smoke: 1 passed, 0 failed"

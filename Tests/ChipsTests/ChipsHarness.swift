@@ -22,6 +22,8 @@ final class ChipsProvider: Sendable {
     let configure: @Sendable (inout PurseConfiguration) -> Void
     private let running = Mutex<(app: PurseServerApp, group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
 
+    private let ownsDatabase: Bool
+
     init(engine: DatabaseEngine = .sqlite, clock: TestClock = TestClock(Date()), configure: @escaping @Sendable (inout PurseConfiguration) -> Void = { _ in }) async throws {
         self.port = try LoopbackPort.free()
         self.engine = engine
@@ -29,6 +31,18 @@ final class ChipsProvider: Sendable {
         self.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-chips-\(UUID().uuidString)").path
         self.clock = clock
         self.configure = configure
+        self.ownsDatabase = true
+    }
+
+    /// Another replica: its own port, the same database, clock and agent id.
+    init(replicaOf other: ChipsProvider) throws {
+        self.port = try LoopbackPort.free()
+        self.engine = other.engine
+        self.database = other.database
+        self.dataDirectory = other.dataDirectory
+        self.clock = other.clock
+        self.configure = other.configure
+        self.ownsDatabase = false
     }
 
     var configuration: PurseConfiguration {
@@ -77,6 +91,7 @@ final class ChipsProvider: Sendable {
 
     func dispose() async {
         await stop()
+        guard ownsDatabase else { return }
         await database.dispose()
         try? FileManager.default.removeItem(atPath: dataDirectory)
     }

@@ -5,15 +5,16 @@ import MyCHIPs
 import NIOCore
 import PurseFormats
 import PurseKit
+import PurseDatabase
 import PurseKitAHC
 import PurseTestSupport
 import Testing
 
 @Suite("MyCHIPs logins against the provider")
 struct ChipsLoginTests {
-    @Test("a ticket logs in once and stores the key; later logins are by signature")
-    func ticketThenSignature() async throws {
-        try await ChipsProvider.with { provider in
+    @Test("a ticket logs in once and stores the key; later logins are by signature", arguments: TestEngines.all)
+    func ticketThenSignature(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
             let store = InMemorySecureStore()
             let session = provider.client(store: store)
             let ticket = try await provider.ticket(for: "alice", name: "Smith")
@@ -92,9 +93,9 @@ struct ChipsLoginTests {
         }
     }
 
-    @Test("a captured signature login cannot be replayed, even with the signature's s negated")
-    func replayedSignature() async throws {
-        try await ChipsProvider.with { provider in
+    @Test("a captured signature login cannot be replayed, even with the signature's s negated", arguments: TestEngines.all)
+    func replayedSignature(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
             let store = InMemorySecureStore()
             try await provider.client(store: store).connection.connect(ticket: try await provider.ticket(for: "erin"))
             let key = try #require(try await ChipsKeychain(store: store).key())

@@ -191,3 +191,37 @@ struct ChipsProviderTests {
 func connectionDone(_ session: ChipsSession) async {
     await session.connection.disconnect()
 }
+
+@Suite("MyCHIPs notices across replicas")
+struct ChipsReplicaTests {
+    @Test("on PostgreSQL a notice reaches the user's connection on another replica (LISTEN/NOTIFY), once", arguments: TestEngines.all.filter { $0 == .postgres })
+    func crossReplicas(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { first in
+            let second = try ChipsProvider(replicaOf: first)
+            try await second.start()
+            do {
+                let phone = first.client()
+                try await phone.connection.connect(ticket: try await first.ticket(for: "olga"))
+                let tablet = second.client()
+                try await tablet.connection.connect(ticket: try await second.ticket(for: "olga"))
+                let onTablet = await tablet.connection.notifications()
+                let onPhone = await phone.connection.notifications()
+                _ = try await phone.updateProfile(["fir_name": "Olga"])
+                var tabletNotices = onTablet.makeAsyncIterator()
+                var phoneNotices = onPhone.makeAsyncIterator()
+                #expect(await tabletNotices.next()?.data["fields"] == ["fir_name"])
+                #expect(await phoneNotices.next()?.data["fields"] == ["fir_name"])
+                // Exactly once: the next notice each side sees is the next edit's.
+                _ = try await tablet.updateProfile(["fir_name": "Olga B."])
+                #expect(await tabletNotices.next()?.data["time"] != nil)
+                #expect(await phoneNotices.next()?.data["fields"] == ["fir_name"])
+                await connectionDone(phone)
+                await connectionDone(tablet)
+            } catch {
+                await second.dispose()
+                throw error
+            }
+            await second.dispose()
+        }
+    }
+}
