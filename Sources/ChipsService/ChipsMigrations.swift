@@ -1,7 +1,7 @@
 import PurseDatabase
 
 /// The MyCHIPs provider's schema: users and their certificates, one-time connection tokens, the
-/// signature logins already used (so a captured login URL cannot be replayed), the languages the
+/// signature logins already used, by the `r` of their signature (so a captured login URL cannot be replayed), the languages the
 /// provider speaks and its language pack (`wm.table_lang` of the real backend).
 /// Times are Unix milliseconds; JSON members (`connect`, `place`, `conn_pub`) are JSON text.
 enum ChipsMigrations {
@@ -39,9 +39,9 @@ enum ChipsMigrations {
             """
             CREATE TABLE chips_logins (
                 username TEXT NOT NULL REFERENCES chips_users(username),
-                date TEXT NOT NULL,
+                signature_r TEXT NOT NULL,
                 at BIGINT NOT NULL,
-                PRIMARY KEY (username, date)
+                PRIMARY KEY (username, signature_r)
             )
             """,
             """

@@ -14,8 +14,10 @@ import SQLKit
 /// - Signature login: `?user&sign&date` — the provider rebuilds `JSON.stringify({ip, cookie,
 ///   userAgent, date})` from the upgrade request, checks `sign` (ECDSA P-521 over SHA-384, raw
 ///   `r ‖ s`, base64url) with the stored key, the date within ``ChipsConfiguration/dateWindow``
-///   of its clock, and that this user has not logged in with this date before (so a captured
-///   login URL cannot be replayed, even with the signature's `s` negated).
+///   of its clock, and that this user has not logged in with this signature before: the
+///   signature's `r` is kept for twice the date window, so a captured login URL cannot be
+///   replayed — not even with `s` negated, which makes another valid signature with the same `r`
+///   (two honest signatures have different `r`s, as each draws its own nonce).
 struct ChipsTickets: Sendable {
     let database: Database
     let configuration: ChipsConfiguration
@@ -90,12 +92,13 @@ struct ChipsTickets: Sendable {
               let key = try? P521.Signing.PublicKey(rawRepresentation: raw),
               let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature),
               key.isValidSignature(ecdsa, for: SHA384.hash(data: Data(message.utf8))) else { return .invalid }
+        let r = Base64URL.encode(signature.prefix(66))
         let millis = now.epochMillis
         let horizon = millis - Int64(configuration.dateWindow * 2000)
         let first = try await database.transaction { db in
             try await db.raw("DELETE FROM chips_logins WHERE username = \(bind: username) AND at < \(bind: horizon)").run()
             let inserted = try await db.raw("""
-                INSERT INTO chips_logins (username, date, at) VALUES (\(bind: username), \(bind: date), \(bind: millis))
+                INSERT INTO chips_logins (username, signature_r, at) VALUES (\(bind: username), \(bind: r), \(bind: millis))
                 ON CONFLICT DO NOTHING RETURNING username
                 """).all()
             return inserted.count == 1

@@ -76,8 +76,11 @@ public actor ChipsSession {
         return try ChipsUser(row: try await update(Self.usersView, fields: fields, where: .object(["id": .string(current.id)])))
     }
 
-    /// A connection ticket for another device of this user (the `ticket` action).
-    public func ticketForAnotherDevice() async throws -> ChipsTicket {
+    /// A new connection ticket for this user (the `ticket` action), for moving to a new device:
+    /// the device that logs in with it replaces the user's connection key, so this device's
+    /// later logins are refused. To use two devices at once, export the key from one and import
+    /// it in the other (``ChipsKeychain/importKey(jwk:account:)``).
+    public func ticketForNewDevice() async throws -> ChipsTicket {
         let answer = try await action(Self.usersView, "ticket")
         return try ChipsTicket.fromJSON(answer)
     }

@@ -111,7 +111,7 @@ struct ChipsLoginTests {
             }
             #expect(try await upgrade(sign) == .switchingProtocols)
             #expect(try await upgrade(sign) == .forbidden)
-            // (r, n − s) verifies too: the date, not the signature's bytes, marks a login as used.
+            // (r, n − s) verifies too: the signature's r, not its bytes, marks a login as used.
             let raw = try #require(Base64URL.decode(sign))
             let negated = Base64URL.encode(raw.prefix(66) + Self.negate(raw.suffix(66)))
             #expect(try await upgrade(negated) == .forbidden)

@@ -90,8 +90,13 @@ struct ChipsProviderTests {
             let store = InMemorySecureStore()
             let phone = provider.client(store: store)
             try await phone.connection.connect(ticket: try await provider.ticket(for: "hank", name: "Hill"))
-            let tablet = provider.client(store: InMemorySecureStore())
-            try await tablet.connection.connect(ticket: try await phone.ticketForAnotherDevice())
+            // The tablet uses the phone's key, exported and imported (one key per user, as in MyCHIPs).
+            let tabletStore = InMemorySecureStore()
+            let phoneKeychain = ChipsKeychain(store: store)
+            try await ChipsKeychain(store: tabletStore).importKey(jwk: try #require(try await phoneKeychain.key()).privateJWK,
+                                                                  account: try #require(try await phoneKeychain.account()))
+            let tablet = provider.client(store: tabletStore)
+            try await tablet.connection.connect()
             let notices = await tablet.connection.notifications()
 
             let updated = try await phone.updateProfile([
@@ -126,6 +131,23 @@ struct ChipsProviderTests {
             #expect(try await phone.me() == updated)
             await connectionDone(phone)
             await connectionDone(tablet)
+        }
+    }
+
+    @Test("a new ticket moves the user to a new device: its key replaces the old device's")
+    func newDevice() async throws {
+        try await ChipsProvider.with { provider in
+            let oldStore = InMemorySecureStore()
+            let old = provider.client(store: oldStore)
+            try await old.connection.connect(ticket: try await provider.ticket(for: "ivan"))
+            let ticket = try await old.ticketForNewDevice()
+            #expect(ticket.user == "ivan" && ticket.port == provider.port)
+            await old.connection.disconnect()
+            let new = provider.client()
+            try await new.connection.connect(ticket: ticket)
+            #expect(try await new.me().username == "ivan")
+            await #expect(throws: ChipsError.self) { try await provider.client(store: oldStore).connection.connect() }
+            await connectionDone(new)
         }
     }
 

@@ -6,8 +6,10 @@ import SQLKit
 
 /// `mychips.users_v_me`: the signed-in user's own record, one row, with its certificate.
 /// Updatable: names, birth date, country, tax id, connections, addresses and language, each
-/// checked as the real schema checks it. The `ticket` action makes a connection ticket for
-/// another device of the same user.
+/// checked as the real schema checks it. The `ticket` action makes a new connection ticket for
+/// the user (moving to a new phone): as in MyCHIPs, a user has one connection key, so the device
+/// that logs in with the ticket replaces the key and the old device's logins stop working. Two
+/// devices at once share one key by exporting and importing it.
 struct UsersView: ChipsView {
     let name = "mychips.users_v_me"
     let primaryKey = ["id"]
