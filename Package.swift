@@ -350,6 +350,7 @@ let package = Package(
                 "Starknet",
                 "ChippiPay",
                 "CutiE",
+                "MyCHIPs",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

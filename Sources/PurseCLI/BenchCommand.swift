@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChipsService
 import Foundation
 import Hummingbird
 import Logging
@@ -13,7 +14,7 @@ import ServiceLifecycle
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure throughput and latency on loopback (build with -c release).",
-        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self, ChippiBenchCommand.self, CutieBenchCommand.self]
+        subcommands: [NexusBenchCommand.self, StarknetBenchCommand.self, ChippiBenchCommand.self, CutieBenchCommand.self, ChipsBenchCommand.self]
     )
 }
 
@@ -137,6 +138,53 @@ struct CutieBenchCommand: BenchSubcommand {
     }
 }
 
+struct ChipsBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chips",
+        abstract: "MyCHIPs: select on users_v_me round trips per second over 1 and N websocket connections, and signature logins per second.",
+        discussion: """
+            Without --server it starts its own provider on 127.0.0.1 (SQLite in a temporary directory). With --server, tickets are made \
+            on the server's database as `purse chips ticket` makes them (DATABASE_URL, PURSE_DATA_DIR). Target on 2 cores: ≥ 20,000 selects/s over 32 connections.
+            """
+    )
+
+    @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Concurrent connections, one user each.") var connections: Int = 32
+    @Option(help: "Requests each connection keeps in flight.") var depth: Int = 1
+    @Option(help: "Selects per connection (a tenth as many logins), instead of --duration.") var count: Int?
+    @Option(help: "Seconds per phase.") var duration: Int = 10
+
+    func validate() throws {
+        do { try benchmark(ticket: { _ in "" }).validate() } catch { throw ValidationError("\(error)") }
+    }
+
+    func benchmark(ticket: @escaping @Sendable (String) async throws -> String) -> ChipsBenchmark {
+        var benchmark = ChipsBenchmark()
+        benchmark.connections = connections
+        benchmark.depth = depth
+        benchmark.count = count
+        benchmark.duration = duration
+        benchmark.ticket = ticket
+        return benchmark
+    }
+
+    func run() async throws {
+        let external = server != nil
+        try await BenchCommand.run(server: server) { base, inProcess, environment in
+            let configuration = try ChipsConfiguration.from(environment?.configuration ?? (try PurseConfiguration.fromEnvironment()))
+            let ticket: @Sendable (String) async throws -> String = { user in
+                if let environment, !external {
+                    return try await ChipsModule.makeTicket(username: user, name: nil, configuration: configuration, environment: environment).json
+                }
+                return try await CutieCommand.withServer { environment in
+                    try await ChipsModule.makeTicket(username: user, name: nil, configuration: configuration, environment: environment).json
+                }
+            }
+            try await benchmark(ticket: ticket).run(against: base, inProcess: inProcess)
+        }
+    }
+}
+
 /// A `purse bench` subcommand: its options make a benchmark, which runs against `--server` or an
 /// in-process server.
 protocol BenchSubcommand: AsyncParsableCommand {
@@ -161,9 +209,14 @@ extension BenchCommand {
     /// `purse serve` would (SQLite in a temporary directory, logging at warning) and stopped as
     /// SIGTERM stops it.
     static func run(server: String?, _ body: @Sendable (URL, _ inProcess: Bool) async throws -> Void) async throws {
+        try await run(server: server) { base, inProcess, _ in try await body(base, inProcess) }
+    }
+
+    /// As ``run(server:_:)``, handing `body` the in-process server's environment too (nil with `--server`).
+    static func run(server: String?, _ body: @Sendable (URL, _ inProcess: Bool, ServerEnvironment?) async throws -> Void) async throws {
         if let url = server {
             guard let base = URL(string: url) else { throw ValidationError("bad --server") }
-            try await body(base, false)
+            try await body(base, false, nil)
             return
         }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
@@ -180,7 +233,7 @@ extension BenchCommand {
         let group = ServiceGroup(configuration: .init(services: [app.application], logger: app.application.logger))
         let task = Task { try await group.run() }
         do {
-            try await body(URL(string: "http://127.0.0.1:\(port)")!, true)
+            try await body(URL(string: "http://127.0.0.1:\(port)")!, true, app.environment)
         } catch {
             await group.triggerGracefulShutdown()
             _ = await task.result
