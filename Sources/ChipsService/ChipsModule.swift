@@ -40,7 +40,7 @@ public struct ChipsModule: PurseModule {
         let now = environment.now
         router.get("clientinfo") { request, context -> Response in
             let info = ChipsClientInfo(ip: context.remoteAddress?.ipAddress, cookie: request.headers[.cookie],
-                                       userAgent: request.headers[.userAgent], date: ChipsDates.iso(now()))
+                                       userAgent: request.headers[.userAgent], date: JavaScriptDate.string(now()))
             var response = Response.jsonData(Data(info.json.utf8))
             response.headers[.cacheControl] = "no-store"
             return response

@@ -33,7 +33,7 @@ struct ChipsTickets: Sendable {
 
         var json: JSONValue {
             .object(["ticket": .object([
-                "token": .string(token), "expires": .string(ChipsDates.iso(expires)), "host": .string(host),
+                "token": .string(token), "expires": .string(JavaScriptDate.string(expires)), "host": .string(host),
                 "port": .int(Int64(port)), "user": .string(user),
             ])])
         }
@@ -83,7 +83,7 @@ struct ChipsTickets: Sendable {
 
     /// Checks a signature login. `message` is the login text the provider rebuilt.
     func signatureLogin(username: String, sign: String, date: String, message: String) async throws -> SignatureOutcome {
-        guard let stamp = ChipsDates.parse(date) else { return .staleDate }
+        guard let stamp = JavaScriptDate.parse(date) else { return .staleDate }
         let now = now()
         guard abs(now.timeIntervalSince(stamp)) <= configuration.dateWindow else { return .staleDate }
         guard username.utf8.count <= 64, sign.utf8.count <= 400, let signature = Base64URL.decode(sign), signature.count == 132,

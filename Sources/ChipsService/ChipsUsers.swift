@@ -68,7 +68,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
             "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": connect, "place": place,
             "conn_pub": pub, "user_psig": .null, "language": .string(language), "cert": certificate(configuration: configuration),
-            "crt_date": .string(ChipsDates.iso(Date(epochMillis: createdAt))), "mod_date": .string(ChipsDates.iso(Date(epochMillis: modifiedAt))),
+            "crt_date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "mod_date": .string(JavaScriptDate.string(Date(epochMillis: modifiedAt))),
         ]
     }
 
@@ -89,19 +89,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                              "port": .int(Int64(configuration.publicPort))]),
             "type": .string(entType), "name": name, "public": .null, "connect": connect, "place": place,
-            "identity": .object(identity), "date": .string(ChipsDates.iso(Date(epochMillis: createdAt))),
+            "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))),
         ])
-    }
-}
-
-/// Dates as JavaScript's `Date.toISOString()` writes them: `2026-11-25T13:18:33.123Z`.
-enum ChipsDates {
-    static func iso(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
-    }
-
-    static func parse(_ text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().parse(text)
     }
 }

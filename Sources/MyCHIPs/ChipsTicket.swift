@@ -30,7 +30,7 @@ public struct ChipsTicket: Sendable, Equatable, Codable {
     /// The JSON form.
     public var json: String {
         var members: [String: JSONValue] = ["token": .string(token), "host": .string(host), "port": .int(Int64(port))]
-        if let expires { members["expires"] = .string(ChipsDate.iso(expires)) }
+        if let expires { members["expires"] = .string(JavaScriptDate.string(expires)) }
         if let user { members["user"] = .string(user) }
         return JavaScriptJSON.stringify(.object(["ticket": .object(members)]))
     }
@@ -62,7 +62,7 @@ public struct ChipsTicket: Sendable, Equatable, Codable {
         guard (1...65535).contains(port) else { throw .invalidTicket("the ticket's port is not a TCP port") }
         var expires: Date?
         if let value = body["expires"], !value.isNull {
-            guard case .string(let text) = value, let date = ChipsDate.parse(text) else { throw .invalidTicket("the ticket's expiry is not a date") }
+            guard case .string(let text) = value, let date = JavaScriptDate.parse(text) else { throw .invalidTicket("the ticket's expiry is not a date") }
             expires = date
         }
         let user = body["user"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
@@ -98,17 +98,5 @@ public enum ChipsLink: Sendable, Equatable {
         case "ticket": return .ticket(try ChipsTicket.fromJSON(.object(query)))
         default: throw .invalidTicket("MyCHIPs links of kind \"\(kind)\" are not handled")
         }
-    }
-}
-
-/// Dates as JavaScript's `Date.toISOString()` writes them.
-enum ChipsDate {
-    static func iso(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
-    }
-
-    static func parse(_ text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().parse(text)
     }
 }

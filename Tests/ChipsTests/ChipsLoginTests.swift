@@ -85,7 +85,7 @@ struct ChipsLoginTests {
             let stale = "2020-01-01T00:00:00.000Z"
             let answer3 = try await upgrade("user=dave&sign=AAAA&date=\(stale)")
             #expect(answer3 == (.badRequest, "Invalid Date Stamp"))
-            let now = ChipsDateText.iso(provider.clock.now)
+            let now = JavaScriptDate.string(provider.clock.now)
             let answer4 = try await upgrade("user=dave&sign=\(try key.sign("x"))&date=\(now)")
             #expect(answer4 == (.forbidden, "Invalid Login"))
             // A plain GET / is still the server's index.
@@ -131,12 +131,5 @@ struct ChipsLoginTests {
             result[index] = UInt8(value)
         }
         return Data(result)
-    }
-}
-
-/// Dates as the provider writes them.
-enum ChipsDateText {
-    static func iso(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
     }
 }

@@ -81,7 +81,7 @@ struct UsersView: ChipsView {
             try await db.raw(statement).run()
             guard let updated = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
             let notice = ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: updated.userEnt),
-                                              data: .object(["target": "users", "oper": "update", "time": .string(ChipsDates.iso(Date(epochMillis: now))),
+                                              data: .object(["target": "users", "oper": "update", "time": .string(JavaScriptDate.string(Date(epochMillis: now))),
                                                              "fields": .array(values.keys.sorted().map(JSONValue.string))]))
             try await context.notifier.publish(notice, in: db)
             return (updated.row(configuration: configuration), notice)
