@@ -89,7 +89,7 @@ final class ChipsNotifier: Sendable {
                 do {
                     try await cancelWhenGracefulShutdown {
                         try await database.driver.listen(channel: ChipsNotifier.databaseChannel) { payload in
-                            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8)),
+                            guard let value = try? StrictJSON.parse(payload.utf8),
                                   case .string(let user)? = value["user"], case .string(let channel)? = value["channel"] else { return }
                             notifier.deliver(Notice(username: user, channel: channel, data: value["data"] ?? .null))
                         }

@@ -31,7 +31,7 @@ struct ChipsUserRecord: Sendable, Equatable {
     static func decode(_ row: any SQLRow) throws -> ChipsUserRecord {
         func json(_ column: String) throws -> JSONValue {
             let text = try row.decode(column: column, as: String.self)
-            return (try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .array([])
+            return (try? StrictJSON.parse(text.utf8)) ?? .array([])
         }
         return ChipsUserRecord(
             username: try row.decode(column: "username", as: String.self), userEnt: try row.decode(column: "user_ent", as: String.self),
@@ -60,7 +60,7 @@ struct ChipsUserRecord: Sendable, Equatable {
     /// A row of `mychips.users_v_me`.
     func row(configuration: ChipsConfiguration) -> [String: JSONValue] {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        let pub = connPub.flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) } ?? .null
+        let pub = connPub.flatMap { try? StrictJSON.parse($0.utf8) } ?? .null
         let stdName = [entName, firName].compactMap { $0 }.joined(separator: ", ")
         return [
             "id": .string(userEnt), "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),

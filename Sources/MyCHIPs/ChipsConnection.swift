@@ -181,7 +181,7 @@ public actor ChipsConnection {
         } catch {
             throw ChipsError.offline
         }
-        guard response.status == 200, let value = try? JSONDecoder().decode(JSONValue.self, from: response.body), case .object(let members) = value else {
+        guard response.status == 200, let value = try? StrictJSON.parse(response.body), case .object(let members) = value else {
             throw ChipsError.invalidResponse("the provider's /clientinfo answered \(response.status)")
         }
         return members
@@ -318,7 +318,7 @@ public actor ChipsConnection {
 
     private func received(_ text: String, generation: Int) {
         guard generation == self.generation,
-              let value = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object(let frame) = value else { return }
+              let value = try? StrictJSON.parse(text.utf8), case .object(let frame) = value else { return }
         if frame["action"] == .string("notify"), frame["id"] == nil || frame["id"] == .null {
             let notification = ChipsNotification(channel: frame["channel"]?.stringValue, data: frame["data"] ?? .null)
             for watcher in notificationWatchers.values { watcher.yield(notification) }

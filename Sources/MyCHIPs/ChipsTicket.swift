@@ -80,7 +80,7 @@ public enum ChipsLink: Sendable, Equatable {
     public static func parse(_ text: String) throws(ChipsError) -> ChipsLink {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("{") {
-            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(trimmed.utf8)) else { throw .invalidTicket("the ticket is not valid JSON") }
+            guard let value = try? StrictJSON.parse(Array(trimmed.utf8)) else { throw .invalidTicket("the ticket is not valid JSON") }
             return .ticket(try ChipsTicket.fromJSON(value))
         }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {

@@ -1,3 +1,4 @@
+import Foundation
 import PurseFormats
 import Testing
 
@@ -43,5 +44,22 @@ struct StrictJSONTests {
         #expect(throws: StrictJSON.Failure(reason: "string is not UTF-8", offset: 6)) {
             try StrictJSON.validate([UInt8](#"{"a": ""#.utf8) + [0xC3, 0x28] + [UInt8](#""}"#.utf8))
         }
+    }
+
+    @Test("parse builds the value JSONDecoder builds, in one strict pass", arguments: [
+        #" {"a": 1, "b": [true, false, null, -0.5e+3, "x\u00e9\ud83d\ude00"], "c": {"d": ""}, "e": 18446744073709551615, "f": -9223372036854775808} "#,
+        #"[0, 1.5, "s", {"k": [[]]}, {}]"#, "42", #""text""#, "null",
+    ])
+    func parseMatchesFoundation(_ text: String) throws {
+        let parsed = try StrictJSON.parse(Array(text.utf8))
+        #expect(parsed == (try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))))
+    }
+
+    @Test func parseRefusesAsValidateDoes() throws {
+        for text in [#"{"a":1,"a":2}"#, "[1,]", "{\"a\": 01}", ""] {
+            #expect(throws: StrictJSON.Failure.self) { try StrictJSON.parse(Array(text.utf8)) }
+        }
+        #expect(try StrictJSON.parse(Array("1e2".utf8)) == .int(100))
+        #expect(try StrictJSON.parse(Array("2.5".utf8)) == .double(2.5))
     }
 }

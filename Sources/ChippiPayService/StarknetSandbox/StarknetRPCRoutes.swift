@@ -32,7 +32,7 @@ struct StarknetRPCRoutes: Sendable {
     func answer(_ data: Data) async -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard (try? StrictJSON.validate(data)) != nil, let document = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+        guard let document = try? StrictJSON.parse(data) else {
             return (try? encoder.encode(Self.failure(id: .null, RPCError(code: -32700, message: "Parse error")))) ?? Data()
         }
         if case .array(let requests) = document {

@@ -43,7 +43,7 @@ enum LanguageCatalog {
         func decode(_ row: any SQLRow) throws -> (language: String, title: String, help: String, columns: [JSONValue], messages: [JSONValue]) {
             func list(_ column: String) throws -> [JSONValue] {
                 let text = try row.decode(column: column, as: String.self)
-                return (try? JSONDecoder().decode([JSONValue].self, from: Data(text.utf8))) ?? []
+                return (try? StrictJSON.parse(text.utf8))?.arrayValue ?? []
             }
             return (try row.decode(column: "language", as: String.self), try row.decode(column: "title", as: String.self),
                     try row.decode(column: "help", as: String.self), try list("columns"), try list("messages"))

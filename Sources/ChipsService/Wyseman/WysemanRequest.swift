@@ -21,13 +21,13 @@ struct WysemanRequest: Sendable {
     }
 
     static func parse(_ text: String) -> Parsed {
-        let bytes = Array(text.utf8)
+        let value: JSONValue
         do {
-            try StrictJSON.validate(bytes)
+            value = try StrictJSON.parse(text.utf8)
         } catch {
             return .failure((JSONValue.null, WysemanError.wylib("bad JSON in request: \(error)", "badJSON")))
         }
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)), case .object(let frame) = value else {
+        guard case .object(let frame) = value else {
             return .failure((JSONValue.null, WysemanError.wylib("a request must be a JSON object", "badRequest")))
         }
         let id = frame["id"] ?? .null

@@ -24,12 +24,24 @@ public enum StrictJSON {
     /// grammar, that no object repeats a key (compared after unescaping), and that nesting stays
     /// within ``maximumDepth``.
     public static func validate(_ bytes: some Collection<UInt8>) throws(Failure) {
-        let array = Array(bytes)
-        var scanner = Scanner(bytes: array)
+        _ = try scan(Array(bytes), building: false)
+    }
+
+    /// Checks `bytes` as ``validate(_:)`` does and returns the value, in the same pass: whole
+    /// numbers as `int` (or `uint` above `Int64.max`), others as `double`.
+    /// For documents read as data (Wyseman frames, JSON-RPC): several times faster than decoding
+    /// ``JSONValue`` through `JSONDecoder`, which must try each type in turn.
+    public static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
+        try scan(Array(bytes), building: true)
+    }
+
+    private static func scan(_ array: [UInt8], building: Bool) throws(Failure) -> JSONValue {
+        var scanner = Scanner(bytes: array, building: building)
         scanner.skipWhitespace()
-        try scanner.value(depth: 0)
+        let value = try scanner.value(depth: 0)
         scanner.skipWhitespace()
         guard scanner.index == array.count else { throw scanner.failure("text after the JSON value") }
+        return value
     }
 
     /// The UTF-8 bytes of a JSON string's content (between its quotes, its escapes already
@@ -87,6 +99,8 @@ public enum StrictJSON {
 
     private struct Scanner {
         let bytes: [UInt8]
+        /// Whether to build the values (``StrictJSON/parse(_:)``) or only check them (`null` stands in).
+        let building: Bool
         var index = 0
 
         func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
@@ -102,16 +116,18 @@ public enum StrictJSON {
             index += 1
         }
 
-        mutating func value(depth: Int) throws(Failure) {
+        mutating func value(depth: Int) throws(Failure) -> JSONValue {
             guard let byte = current else { throw failure("expected a value") }
             switch byte {
-            case UInt8(ascii: "{"): try object(depth: depth + 1)
-            case UInt8(ascii: "["): try array(depth: depth + 1)
-            case UInt8(ascii: "\""): _ = try string()
-            case UInt8(ascii: "t"): try literal("true")
-            case UInt8(ascii: "f"): try literal("false")
-            case UInt8(ascii: "n"): try literal("null")
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""):
+                let text = try string()
+                return building ? .string(String(decoding: text, as: UTF8.self)) : .null
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
             default: throw failure("expected a value")
             }
         }
@@ -124,12 +140,13 @@ public enum StrictJSON {
             index += text.count
         }
 
-        mutating func object(depth: Int) throws(Failure) {
+        mutating func object(depth: Int) throws(Failure) -> JSONValue {
             guard depth <= StrictJSON.maximumDepth else { throw failure("nested too deeply") }
             index += 1
             skipWhitespace()
-            if current == UInt8(ascii: "}") { index += 1; return }
+            if current == UInt8(ascii: "}") { index += 1; return building ? .object([:]) : .null }
             var keys: Set<[UInt8]> = []
+            var members: [String: JSONValue] = [:]
             while true {
                 skipWhitespace()
                 guard current == UInt8(ascii: "\"") else {
@@ -144,27 +161,30 @@ public enum StrictJSON {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
-                try value(depth: depth)
+                let member = try value(depth: depth)
+                if building { members[String(decoding: key, as: UTF8.self)] = member }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
-                return
+                return building ? .object(members) : .null
             }
         }
 
-        mutating func array(depth: Int) throws(Failure) {
+        mutating func array(depth: Int) throws(Failure) -> JSONValue {
             guard depth <= StrictJSON.maximumDepth else { throw failure("nested too deeply") }
             index += 1
             skipWhitespace()
-            if current == UInt8(ascii: "]") { index += 1; return }
+            if current == UInt8(ascii: "]") { index += 1; return building ? .array([]) : .null }
+            var items: [JSONValue] = []
             while true {
                 skipWhitespace()
                 if current == UInt8(ascii: "]") { throw failure("trailing comma") }
-                try value(depth: depth)
+                let item = try value(depth: depth)
+                if building { items.append(item) }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "]"), "',' or ']'")
-                return
+                return building ? .array(items) : .null
             }
         }
 
@@ -206,7 +226,9 @@ public enum StrictJSON {
             }
         }
 
-        mutating func number() throws(Failure) {
+        mutating func number() throws(Failure) -> JSONValue {
+            let start = index
+            var integral = true
             if current == UInt8(ascii: "-") { index += 1 }
             guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { throw failure("invalid number") }
             index += 1
@@ -216,13 +238,26 @@ public enum StrictJSON {
             skipDigits()
             if current == UInt8(ascii: ".") {
                 index += 1
+                integral = false
                 guard skipDigits() > 0 else { throw failure("invalid number") }
             }
             if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
                 index += 1
+                integral = false
                 if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
                 guard skipDigits() > 0 else { throw failure("invalid number") }
             }
+            guard building else { return .null }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            if integral {
+                if let value = Int64(text) { return .int(value) }
+                if let value = UInt64(text) { return .uint(value) }
+            }
+            let number = Double(text) ?? .nan
+            // A whole number written with a fraction or exponent (`1.0`, `-0.5e+3`) is an integer,
+            // as JSONDecoder reads it.
+            if number == number.rounded(), abs(number) < 9.2e18 { return .int(Int64(number)) }
+            return .double(number)
         }
 
         @discardableResult
