@@ -70,24 +70,33 @@ public enum JavaScriptJSON {
         return String(number)
     }
 
-    private static let hexDigits = Array("0123456789abcdef")
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func appendString(_ text: String, to out: inout String) {
+        var text = text
+        // Most strings need no escape: copy their UTF-8 as it is.
+        let clean = text.withUTF8 { bytes in !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }
         out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u00" + String(hexDigits[Int(scalar.value >> 4)]) + String(hexDigits[Int(scalar.value & 0xf)])
-            default:
-                out.unicodeScalars.append(scalar)
+        if clean {
+            out += text
+        } else {
+            var escaped: [UInt8] = []
+            escaped.reserveCapacity(text.utf8.count + 8)
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\""): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case 0x08: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+                case 0x0C: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+                case 0x0A: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0D: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0x00..<0x20:
+                    escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xf)]]
+                default: escaped.append(byte)
+                }
             }
+            out += String(decoding: escaped, as: UTF8.self)
         }
         out += "\""
     }

@@ -122,8 +122,9 @@ public enum StrictJSON {
             case UInt8(ascii: "{"): return try object(depth: depth + 1)
             case UInt8(ascii: "["): return try array(depth: depth + 1)
             case UInt8(ascii: "\""):
-                let text = try string()
-                return building ? .string(String(decoding: text, as: UTF8.self)) : .null
+                if building { return .string(try stringValue()) }
+                _ = try string()
+                return .null
             case UInt8(ascii: "t"): try literal("true"); return .bool(true)
             case UInt8(ascii: "f"): try literal("false"); return .bool(false)
             case UInt8(ascii: "n"): try literal("null"); return .null
@@ -153,16 +154,25 @@ public enum StrictJSON {
                     throw failure(current == UInt8(ascii: "}") ? "trailing comma" : "expected a key")
                 }
                 let start = index
-                let key = try string()
-                guard keys.insert(key).inserted else {
-                    index = start
-                    throw failure("repeated key \"\(String(decoding: key, as: UTF8.self))\"")
+                var name = ""
+                if building {
+                    name = try stringValue()
+                    guard members[name] == nil else {
+                        index = start
+                        throw failure("repeated key \"\(name)\"")
+                    }
+                } else {
+                    let key = try string()
+                    guard keys.insert(key).inserted else {
+                        index = start
+                        throw failure("repeated key \"\(String(decoding: key, as: UTF8.self))\"")
+                    }
                 }
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
                 let member = try value(depth: depth)
-                if building { members[String(decoding: key, as: UTF8.self)] = member }
+                if building { members[name] = member }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
@@ -186,6 +196,24 @@ public enum StrictJSON {
                 try expect(UInt8(ascii: "]"), "',' or ']'")
                 return building ? .array(items) : .null
             }
+        }
+
+        /// A string as ``string()`` checks it, as a `String`: without escapes, straight from its
+        /// bytes (validated once).
+        mutating func stringValue() throws(Failure) -> String {
+            let start = index + 1
+            var end = start
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                guard let text = String(validating: bytes[start..<end], as: UTF8.self) else { throw Failure(reason: "string is not UTF-8", offset: index) }
+                index = end + 1
+                return text
+            }
+            return String(decoding: try string(), as: UTF8.self)
         }
 
         /// A string whose grammar it checks; returns its value's UTF-8 bytes (escapes resolved by
@@ -248,6 +276,18 @@ public enum StrictJSON {
                 guard skipDigits() > 0 else { throw failure("invalid number") }
             }
             guard building else { return .null }
+            if integral, index - start <= 18 {
+                // Up to 18 digits fit an Int64 whatever they are.
+                var value: Int64 = 0
+                var position = start
+                let negative = bytes[position] == UInt8(ascii: "-")
+                if negative { position += 1 }
+                while position < index {
+                    value = value * 10 + Int64(bytes[position] - UInt8(ascii: "0"))
+                    position += 1
+                }
+                return .int(negative ? -value : value)
+            }
             let text = String(decoding: bytes[start..<index], as: UTF8.self)
             if integral {
                 if let value = Int64(text) { return .int(value) }
