@@ -52,7 +52,14 @@ public actor ChipsConnection {
     private var wantsConnection = false
     private var reconnectTask: Task<Void, Never>?
     private var nextID = 1
-    private var pending: [Int: CheckedContinuation<JSONValue, any Error>] = [:]
+    private var pending: [Int: Pending] = [:]
+    /// The writer's queue of the current socket.
+    private var outgoing: AsyncStream<String>.Continuation?
+
+    private struct Pending {
+        var continuation: CheckedContinuation<JSONValue, any Error>
+        var deadline: ContinuousClock.Instant
+    }
     private var stateWatchers: [UUID: AsyncStream<ChipsConnectionState>.Continuation] = [:]
     private var notificationWatchers: [UUID: AsyncStream<ChipsNotification>.Continuation] = [:]
 
@@ -229,10 +236,15 @@ public actor ChipsConnection {
 
     // MARK: The socket
 
+    /// Takes a socket into use: a reader that matches responses and hands on pushes, a writer
+    /// that sends the queued requests in order, and a sweep that fails requests past their
+    /// deadline (one task per connection rather than a timer per request).
     private func adopt(_ socket: any WebSocketConnection) {
         generation += 1
         let generation = generation
         self.socket = socket
+        let (queue, outgoing) = AsyncStream<String>.makeStream()
+        self.outgoing = outgoing
         wantsConnection = true
         set(.connected)
         Task {
@@ -246,11 +258,34 @@ public actor ChipsConnection {
             }
             self.dropped(generation: generation, error: failure)
         }
+        Task {
+            // A send fails only when the socket does; its reader then reports the drop.
+            for await text in queue {
+                do { try await socket.send(text) } catch { break }
+            }
+        }
+        let tick = max(Duration.milliseconds(10), min(options.requestTimeout / 10, .milliseconds(250)))
+        Task {
+            while (try? await Task.sleep(for: tick)) != nil, self.expireRequests(generation: generation) {}
+        }
+    }
+
+    /// Fails requests past their deadline; false once the socket is no longer current.
+    private func expireRequests(generation: Int) -> Bool {
+        guard generation == self.generation, socket != nil else { return false }
+        let now = ContinuousClock.now
+        for (id, request) in pending where request.deadline <= now {
+            pending[id] = nil
+            request.continuation.resume(throwing: ChipsError.timeout)
+        }
+        return true
     }
 
     private func dropSocket() async {
         guard let socket else { return }
         self.socket = nil
+        outgoing?.finish()
+        outgoing = nil
         generation += 1
         failPending(with: .disconnected)
         await socket.close()
@@ -259,6 +294,8 @@ public actor ChipsConnection {
     private func dropped(generation: Int, error: (any Error)?) {
         guard generation == self.generation, socket != nil else { return }
         socket = nil
+        outgoing?.finish()
+        outgoing = nil
         failPending(with: .disconnected)
         set(.disconnected)
         if wantsConnection { scheduleReconnect() }
@@ -267,7 +304,7 @@ public actor ChipsConnection {
     private func failPending(with error: ChipsError) {
         let waiting = pending
         pending.removeAll()
-        for continuation in waiting.values { continuation.resume(throwing: error) }
+        for request in waiting.values { request.continuation.resume(throwing: error) }
     }
 
     private func scheduleReconnect() {
@@ -324,7 +361,7 @@ public actor ChipsConnection {
             for watcher in notificationWatchers.values { watcher.yield(notification) }
             return
         }
-        guard let id = frame["id"]?.int64Value, let continuation = pending.removeValue(forKey: Int(id)) else { return }
+        guard let id = frame["id"]?.int64Value, let continuation = pending.removeValue(forKey: Int(id))?.continuation else { return }
         if let error = frame["error"], !error.isNull {
             continuation.resume(throwing: ChipsError.server(message: error["message"]?.stringValue ?? "the provider refused the request",
                                                             code: error["code"]?.stringValue, detail: error["detail"]?.stringValue))
@@ -340,38 +377,19 @@ public actor ChipsConnection {
     /// answer comes within the request timeout, ``ChipsError/disconnected`` when the connection
     /// is down or drops first.
     public func request(view: String, action: String, _ members: [String: JSONValue] = [:]) async throws -> JSONValue {
-        guard let socket else { throw ChipsError.disconnected }
+        guard socket != nil, let outgoing else { throw ChipsError.disconnected }
         let id = nextID
         nextID += 1
         var frame = members
         frame["id"] = .int(Int64(id))
         frame["view"] = .string(view)
         frame["action"] = .string(action)
-        let text = JavaScriptJSON.stringify(.object(frame))
-        let timeout = options.requestTimeout
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            if !Task.isCancelled { self.timedOut(id) }
-        }
-        defer { timer.cancel() }
+        let text = JavaScriptJSON.stringify(.object(frame), sortingKeys: false)
+        let deadline = ContinuousClock.now + options.requestTimeout
         return try await withCheckedThrowingContinuation { continuation in
-            pending[id] = continuation
-            Task {
-                do {
-                    try await socket.send(text)
-                } catch {
-                    self.sendFailed(id)
-                }
-            }
+            pending[id] = Pending(continuation: continuation, deadline: deadline)
+            outgoing.yield(text)
         }
-    }
-
-    private func timedOut(_ id: Int) {
-        pending.removeValue(forKey: id)?.resume(throwing: ChipsError.timeout)
-    }
-
-    private func sendFailed(_ id: Int) {
-        pending.removeValue(forKey: id)?.resume(throwing: ChipsError.disconnected)
     }
 
     /// Requests waiting for an answer.
