@@ -191,6 +191,12 @@ expect_in "* spa" "$PURSE" chips lang
 expect_in "state: connected" "$PURSE" chips status
 if "$PURSE" chips connect --profile second "@$work/ticket.json" 2>"$work/err"; then echo "a used MyCHIPs ticket logged in again"; exit 1; fi
 grep -q "refused the login" "$work/err"
+# The signing key's backup link opens with its passphrase only; links name their kind.
+echo "a backup passphrase" | "$PURSE" chips key export > "$work/signkey.txt"
+signkey=$(head -1 "$work/signkey.txt")
+echo "a backup passphrase" | expect_in "not stored (--dry-run)" "$PURSE" chips key import --dry-run "$signkey"
+if echo "another passphrase" | "$PURSE" chips key import "$signkey" 2>/dev/null; then echo "a signkey opened with the wrong passphrase"; exit 1; fi
+expect_in "kind: pay" "$PURSE" chips link parse "https://mychips.org/pay?chad=alice:agent&units=2500"
 
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server

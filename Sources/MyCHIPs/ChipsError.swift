@@ -4,7 +4,7 @@ import PurseKit
 /// breaking callers' `switch`es.
 public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        case invalidTicket, ticketExpired, needsUsername, notLoggedIn, loginRefused, disconnected, timeout, server, invalidResponse, offline, keyStore
+        case invalidTicket, invalidLink, ticketExpired, needsUsername, notLoggedIn, loginRefused, disconnected, timeout, server, invalidResponse, offline, keyStore
     }
 
     public let kind: Kind
@@ -21,6 +21,8 @@ public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public static func invalidTicket(_ reason: String) -> ChipsError { ChipsError(.invalidTicket, reason) }
+    /// A link or QR code this app does not read, or one whose fields are wrong.
+    public static func invalidLink(_ reason: String) -> ChipsError { ChipsError(.invalidLink, reason) }
     public static let ticketExpired = ChipsError(.ticketExpired, "the connection ticket has expired: ask the provider for a new one")
     public static let needsUsername = ChipsError(.needsUsername, "the ticket does not name its user: give the username")
     public static let notLoggedIn = ChipsError(.notLoggedIn, "no connection key and provider are stored: connect with a ticket first")

@@ -18,6 +18,26 @@ public struct ChipsAddress: Sendable, Equatable, Hashable {
     /// `cuid:agent`.
     public var text: String { cuid + ":" + agent }
 
+    /// `cuid:agent`, or the JSON of `{cuid, agent, host, port}`.
+    public init?(linkValue text: String) {
+        if text.hasPrefix("{") {
+            guard let value = try? StrictJSON.parse(Array(text.utf8)) else { return nil }
+            self.init(chad: value)
+            return
+        }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+        self.init(cuid: String(parts[0]), agent: String(parts[1]))
+    }
+
+    /// `{cuid, agent, host, port}` as a certificate's `chad`.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["cuid": .string(cuid), "agent": .string(agent)]
+        if let host { members["host"] = .string(host) }
+        if let port { members["port"] = .int(Int64(port)) }
+        return .object(members)
+    }
+
     init?(chad: JSONValue?) {
         guard let chad, case .string(let cuid)? = chad["cuid"], case .string(let agent)? = chad["agent"] else { return nil }
         self.init(cuid: cuid, agent: agent, host: chad["host"]?.stringValue, port: chad["port"]?.int64Value.map(Int.init))

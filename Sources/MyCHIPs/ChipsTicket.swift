@@ -45,7 +45,13 @@ public struct ChipsTicket: Sendable, Equatable, Codable {
 
     /// A ticket from its JSON text or its link.
     public static func parse(_ text: String) throws(ChipsError) -> ChipsTicket {
-        guard case .ticket(let ticket) = try ChipsLink.parse(text) else { throw .invalidTicket("this is not a connection ticket") }
+        let link: ChipsLink
+        do {
+            link = try ChipsLink.parse(text)
+        } catch {
+            throw .invalidTicket(error.message)
+        }
+        guard case .ticket(let ticket) = link else { throw .invalidTicket("this is a \(link.kind) link, not a connection ticket") }
         return ticket
     }
 
@@ -70,33 +76,133 @@ public struct ChipsTicket: Sendable, Equatable, Codable {
     }
 }
 
+/// A tally invitation: a one-time token from the inviting user, and where that user is.
+public struct TallyInvite: Sendable, Equatable {
+    public var token: String
+    public var chad: ChipsAddress
+    public var expires: Date?
+
+    public init(token: String, chad: ChipsAddress, expires: Date? = nil) {
+        self.token = token
+        self.chad = chad
+        self.expires = expires
+    }
+
+    /// `https://mychips.org/invite?token=…&chad=…` (`chad` the JSON of `{cuid, agent, host, port}`).
+    public var link: String {
+        var link = "https://mychips.org/invite?token=\(ChipsLink.component(token))&chad=\(ChipsLink.component(JavaScriptJSON.stringify(chad.json)))"
+        if let expires { link += "&expires=\(ChipsLink.component(JavaScriptDate.string(expires)))" }
+        return link
+    }
+}
+
+/// A payment address, or an invoice when it names an amount: pay `units` milliCHIPs to `chad`.
+public struct PaymentRequest: Sendable, Equatable {
+    public var chad: ChipsAddress
+    /// milliCHIPs (1 CHIP = 1,000); nil lets the payer choose.
+    public var units: Int64?
+    public var reference: String?
+    public var memo: String?
+
+    public init(chad: ChipsAddress, units: Int64? = nil, reference: String? = nil, memo: String? = nil) {
+        self.chad = chad
+        self.units = units
+        self.reference = reference
+        self.memo = memo
+    }
+
+    /// `https://mychips.org/pay?chad=cuid:agent&units=…&ref=…&memo=…`
+    public var link: String {
+        var link = "https://mychips.org/pay?chad=\(ChipsLink.component(chad.text))"
+        if let units { link += "&units=\(units)" }
+        if let reference { link += "&ref=\(ChipsLink.component(reference))" }
+        if let memo { link += "&memo=\(ChipsLink.component(memo))" }
+        return link
+    }
+}
+
 /// What a scanned QR code or an opened link holds. The scanner and the deep-link handler both
-/// read through this one parser.
+/// read through this one parser, which knows the four forms MyCHIPs uses: a connection ticket,
+/// a tally invitation, a payment address or invoice, and a signing key backup — each as a
+/// `https://mychips.org/KIND?…` link (or the app's `mychips://KIND?…`), and the ticket and the
+/// signing key also as their JSON.
 public enum ChipsLink: Sendable, Equatable {
     case ticket(ChipsTicket)
+    case invite(TallyInvite)
+    case pay(PaymentRequest)
+    case signkey(SigningKeyBackup)
 
-    /// Reads a connection ticket's JSON or any `https://mychips.org/…` link this app handles
-    /// (also as `mychips://…`, the app's own scheme).
+    public var kind: String {
+        switch self {
+        case .ticket: "ticket"
+        case .invite: "invite"
+        case .pay: "pay"
+        case .signkey: "signkey"
+        }
+    }
+
+    public var link: String {
+        switch self {
+        case .ticket(let ticket): ticket.link
+        case .invite(let invite): invite.link
+        case .pay(let request): request.link
+        case .signkey(let backup): backup.link
+        }
+    }
+
     public static func parse(_ text: String) throws(ChipsError) -> ChipsLink {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("{") {
-            guard let value = try? StrictJSON.parse(Array(trimmed.utf8)) else { throw .invalidTicket("the ticket is not valid JSON") }
+            guard let value = try? StrictJSON.parse(Array(trimmed.utf8)) else { throw .invalidLink("the code is not valid JSON") }
+            if value["signkey"] != nil { return .signkey(try SigningKeyBackup(fields: value)) }
             return .ticket(try ChipsTicket.fromJSON(value))
         }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
-            throw .invalidTicket("not a MyCHIPs link or ticket")
+            throw .invalidLink("not a MyCHIPs link or ticket")
         }
         let kind: String
         switch scheme {
         case "https" where components.host?.lowercased() == "mychips.org": kind = components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         case "mychips": kind = components.host ?? components.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        default: throw .invalidTicket("not a MyCHIPs link or ticket")
+        default: throw .invalidLink("not a MyCHIPs link or ticket")
         }
         var query: [String: JSONValue] = [:]
         for item in components.queryItems ?? [] where query[item.name] == nil { query[item.name] = item.value.map(JSONValue.string) ?? .null }
         switch kind {
-        case "ticket": return .ticket(try ChipsTicket.fromJSON(.object(query)))
-        default: throw .invalidTicket("MyCHIPs links of kind \"\(kind)\" are not handled")
+        case "ticket":
+            return .ticket(try ChipsTicket.fromJSON(.object(query)))
+        case "invite":
+            guard let token = query["token"]?.stringValue, !token.isEmpty else { throw .invalidLink("a tally invitation needs a token") }
+            guard let chadText = query["chad"]?.stringValue, let chad = ChipsAddress(linkValue: chadText) else {
+                throw .invalidLink("a tally invitation needs the inviter's CHIP address (chad)")
+            }
+            var expires: Date?
+            if let text = query["expires"]?.stringValue {
+                guard let date = JavaScriptDate.parse(text) else { throw .invalidLink("the invitation's expiry is not a date") }
+                expires = date
+            }
+            return .invite(TallyInvite(token: token, chad: chad, expires: expires))
+        case "pay":
+            guard let chadText = query["chad"]?.stringValue, let chad = ChipsAddress(linkValue: chadText) else {
+                throw .invalidLink("a payment link needs a CHIP address (chad=cuid:agent)")
+            }
+            var units: Int64?
+            if let text = query["units"]?.stringValue {
+                guard let value = Int64(text), value > 0 else { throw .invalidLink("units must be a whole number of milliCHIPs above zero") }
+                units = value
+            }
+            return .pay(PaymentRequest(chad: chad, units: units, reference: query["ref"]?.stringValue, memo: query["memo"]?.stringValue))
+        case "signkey":
+            return .signkey(try SigningKeyBackup(fields: .object(query)))
+        default:
+            throw .invalidLink("MyCHIPs links of kind \"\(kind)\" are not handled")
         }
     }
+
+    /// A query value percent-encoded as JavaScript's `encodeURIComponent` does.
+    static func component(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    private static let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()")
 }

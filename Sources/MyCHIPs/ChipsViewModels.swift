@@ -25,7 +25,11 @@ public final class FirstLaunchViewModel {
     /// else is refused with the reason.
     public func received(_ text: String) async {
         do {
-            guard case .ticket(let ticket) = try ChipsLink.parse(text) else { return }
+            let link = try ChipsLink.parse(text)
+            guard case .ticket(let ticket) = link else {
+                step = .failed("this is a \(link.kind) link: connect to your provider with a ticket first")
+                return
+            }
             if ticket.user == nil && username.isEmpty {
                 step = .askUsername(ticket)
                 return

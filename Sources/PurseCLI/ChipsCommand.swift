@@ -13,7 +13,7 @@ struct ChipsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chips",
         abstract: "MyCHIPs: connection tickets (provider side), connect with a ticket, log in by key, profile and language.",
-        subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self]
+        subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self]
     )
 
     /// Who the CLI is, as an app install: each profile keeps its own connection key.
@@ -178,6 +178,97 @@ struct ChipsCommand: AsyncParsableCommand {
                 await session.connection.disconnect()
             } catch let error as ChipsError {
                 print("state: \(await session.connection.state) — \(error.message)")
+            }
+        }
+    }
+
+    struct Link: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Links and QR codes.", subcommands: [Parse.self])
+
+        struct Parse: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Name a link's kind (ticket, invite, pay, signkey) and its fields.")
+            @Argument(help: "The link, or a ticket's or signkey's JSON.") var link: String
+            @Flag(help: "Print JSON.") var json = false
+
+            func run() async throws {
+                let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
+                var fields: [String: JSONValue] = ["kind": .string(parsed.kind)]
+                switch parsed {
+                case .ticket(let ticket):
+                    fields["host"] = .string(ticket.host)
+                    fields["port"] = .int(Int64(ticket.port))
+                    fields["user"] = ticket.user.map(JSONValue.string) ?? .null
+                    fields["token"] = .string(ticket.token)
+                    fields["expires"] = ticket.expires.map { .string(JavaScriptDate.string($0)) } ?? .null
+                case .invite(let invite):
+                    fields["token"] = .string(invite.token)
+                    fields["chad"] = invite.chad.json
+                    fields["expires"] = invite.expires.map { .string(JavaScriptDate.string($0)) } ?? .null
+                case .pay(let request):
+                    fields["chad"] = .string(request.chad.text)
+                    fields["units"] = request.units.map(JSONValue.int) ?? .null
+                    fields["ref"] = request.reference.map(JSONValue.string) ?? .null
+                    fields["memo"] = request.memo.map(JSONValue.string) ?? .null
+                case .signkey(let backup):
+                    fields["salt"] = .string(Hex.encode(backup.salt))
+                    fields["iv"] = .string(Hex.encode(backup.iv))
+                    fields["sealed_bytes"] = .int(Int64(backup.sealed.count))
+                }
+                if json {
+                    print(JavaScriptJSON.stringify(.object(fields)))
+                    return
+                }
+                for key in fields.keys.sorted() { print("\(key): \(JavaScriptJSON.stringify(fields[key]!).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))") }
+            }
+        }
+    }
+
+    struct Key: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The signing key: export it as a passphrase-protected signkey link, or import one.",
+                                                        subcommands: [Export.self, Import.self])
+
+        static func passphrase(_ prompt: String) throws -> String {
+            guard let passphrase = readSecret(prompt), !passphrase.isEmpty else { throw CLIError("a passphrase is needed") }
+            return passphrase
+        }
+
+        struct Export: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Print the signing key as a signkey link and a QR code (made first if this install has none).",
+                                                            discussion: "The passphrase is read from the terminal, or from the first line of stdin.")
+            @OptionGroup var options: ProfileOptions
+
+            func run() async throws {
+                let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+                let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: SoftwareBiometricGate(available: false) { _ in .unavailable },
+                                                                      reason: "export the signing key")
+                let backup = try SigningKeyBackup.seal(key, passphrase: try Key.passphrase("Passphrase for the backup: "))
+                if options.json {
+                    print(backup.json)
+                    return
+                }
+                print(backup.link)
+                if let code = try? QRCode.encode(text: backup.link, errorCorrection: .low) { print(code.terminal()) }
+            }
+        }
+
+        struct Import: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Open a signkey link with its passphrase and store the key (--dry-run: only show it).")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The signkey link or its JSON.") var link: String
+            @Flag(help: "Decrypt and show the key's type without storing it.") var dryRun = false
+
+            func run() async throws {
+                let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
+                guard case .signkey(let backup) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a signkey") }
+                let passphrase = try Key.passphrase("Passphrase: ")
+                let key = try await ChipsCommand.run { try backup.open(passphrase: passphrase) }
+                print("signing key: EC P-521 (ECDSA, SHA-384)")
+                guard !dryRun else {
+                    print("not stored (--dry-run)")
+                    return
+                }
+                try await ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory)).save(key)
+                print("stored")
             }
         }
     }

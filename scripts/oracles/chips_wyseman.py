@@ -5,6 +5,8 @@ and cryptography's verdict on our client core's P-521 login signatures.
   chips_wyseman.py live URL PURSE_BINARY   logs in by ticket and by signature as the real
                                            JavaScript client does, and checks each refusal's status
   chips_wyseman.py verify VECTORS.json     verifies signatures our Swift client made
+  chips_wyseman.py signkey-open LINK PASS  decrypts a signkey link our client made; prints the key's curve
+  chips_wyseman.py signkey-make PASS       makes a signkey link from a new P-521 key, as MyCHIPs exports one
 """
 import asyncio
 import base64
@@ -143,10 +145,41 @@ def verify(path: str) -> None:
     print(f"{len(vectors)} signatures of our client verified by cryptography")
 
 
+def signkey_key(passphrase: str, salt: bytes):
+    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+    return PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=10_000).derive(passphrase.encode())
+
+
+def signkey_open(link: str, passphrase: str) -> None:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)
+    salt, iv = bytes.fromhex(query["s"][0]), bytes.fromhex(query["i"][0])
+    assert len(salt) == 8 and len(iv) == 12, "8-byte salt, 12-byte IV"
+    jwk = json.loads(AESGCM(signkey_key(passphrase, salt)).decrypt(iv, base64.b64decode(query["d"][0]), None))
+    d = int.from_bytes(unb64u(jwk["d"]), "big")
+    derived = ec.derive_private_key(d, ec.SECP521R1()).public_key().public_numbers()
+    assert derived.x == int.from_bytes(unb64u(jwk["x"]), "big"), "the JWK's x is its d's"
+    print(f"opened: {jwk['kty']} {jwk['crv']} key, public point consistent")
+
+
+def signkey_make(passphrase: str) -> None:
+    import os
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    key = ec.generate_private_key(ec.SECP521R1())
+    jwk = public_jwk(key) | {"d": b64u(key.private_numbers().private_value.to_bytes(66, "big"))}
+    salt, iv = os.urandom(8), os.urandom(12)
+    sealed = AESGCM(signkey_key(passphrase, salt)).encrypt(iv, json.dumps(jwk, separators=(",", ":")).encode(), None)
+    print("https://mychips.org/signkey?" + urllib.parse.urlencode({"s": salt.hex(), "i": iv.hex(), "d": base64.b64encode(sealed).decode()}))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "live":
         asyncio.run(live(sys.argv[2], sys.argv[3]))
     elif sys.argv[1] == "verify":
         verify(sys.argv[2])
+    elif sys.argv[1] == "signkey-open":
+        signkey_open(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "signkey-make":
+        signkey_make(sys.argv[2])
     else:
         raise SystemExit(__doc__)

@@ -1,13 +1,31 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import PurseFormats
 import PurseKit
 
+/// What a key is for: logging in (``ConnectionKey``) or signing tallies and chits (``SigningKey``).
+/// The two are kept apart by type, so one can never be used as the other.
+public protocol ChipsKeyPurpose: Sendable {
+    /// WebCrypto's `key_ops` of the exported private key.
+    static var privateOperations: [String] { get }
+}
+public enum ConnectionPurpose: ChipsKeyPurpose { public static let privateOperations = ["sign"] }
+public enum SigningPurpose: ChipsKeyPurpose { public static let privateOperations = ["sign"] }
+
 /// The key this device logs in with: ECDSA P-521, as the current Wyseman client makes it. Its
 /// public half goes to the provider with a ticket login; later logins sign the provider's
-/// `/clientinfo` text with it (SHA-384, raw `r ‖ s`, base64url). Kept in the `SecureStore`,
-/// exportable and importable as a JWK (the seed's "connection key import/export").
-public struct ConnectionKey: Sendable {
+/// `/clientinfo` text with it. Kept in the `SecureStore`, exportable and importable as a JWK
+/// (the seed's "connection key import/export").
+public typealias ConnectionKey = ChipsKey<ConnectionPurpose>
+
+/// The key the user's tallies and chits are signed with (separate from the connection key),
+/// made when first needed; backed up as a `signkey` link (``SigningKeyBackup``).
+public typealias SigningKey = ChipsKey<SigningPurpose>
+
+/// An ECDSA P-521 key as MyCHIPs' clients make them with WebCrypto: JWK import and export,
+/// signatures over SHA-384 as raw `r ‖ s` in base64url.
+public struct ChipsKey<Purpose: ChipsKeyPurpose>: Sendable {
     let privateKey: P521.Signing.PrivateKey
 
     public init() { privateKey = P521.Signing.PrivateKey() }
@@ -24,10 +42,10 @@ public struct ConnectionKey: Sendable {
         privateKey = key
     }
 
-    /// The private JWK, for export. Whoever holds it can log in as this device.
+    /// The private JWK, for export. Whoever holds it can act as this key's owner.
     public var privateJWK: String {
         let raw = privateKey.publicKey.rawRepresentation
-        return EllipticCurveJWK(crv: "P-521", x: raw.prefix(66), y: raw.suffix(66), d: privateKey.rawRepresentation, keyOps: ["sign"]).jsonText
+        return EllipticCurveJWK(crv: "P-521", x: raw.prefix(66), y: raw.suffix(66), d: privateKey.rawRepresentation, keyOps: Purpose.privateOperations).jsonText
     }
 
     /// The public JWK, as the provider stores it.
@@ -43,12 +61,19 @@ public struct ConnectionKey: Sendable {
     public func sign(_ message: String) throws -> String {
         Base64URL.encode(try privateKey.signature(for: SHA384.hash(data: Data(message.utf8))).rawRepresentation)
     }
+
+    /// Whether `signature` (raw `r ‖ s`, base64url) is this key's over `message`.
+    public func verifies(_ signature: String, over message: String) -> Bool {
+        guard let raw = Base64URL.decode(signature), let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
+        return privateKey.publicKey.isValidSignature(ecdsa, for: SHA384.hash(data: Data(message.utf8)))
+    }
 }
 
 /// Where the client keeps its connection key and which provider and user it logs in to.
 public struct ChipsKeychain: Sendable {
     static let keyItem = "mychips.connection-key"
     static let accountItem = "mychips.account"
+    static let signingKeyItem = "mychips.signing-key"
 
     /// The provider and user a stored key belongs to.
     public struct Account: Codable, Sendable, Equatable {
@@ -93,6 +118,31 @@ public struct ChipsKeychain: Sendable {
         let key = try ConnectionKey(jwk: jwk)
         try await save(key)
         try await save(account)
+    }
+
+    /// The signing key, after the user passes `gate` (the device's biometric prompt); nil when
+    /// none is stored yet. Where biometrics are unavailable the key is read without a prompt:
+    /// the app then asks for its own passphrase first, as MyCHIPs does.
+    public func signingKey(unlockingWith gate: any BiometricGate, reason: String) async throws -> SigningKey? {
+        guard let text = try await store.string(for: Self.signingKeyItem) else { return nil }
+        if await gate.availability().isAvailable {
+            guard await gate.authenticate(reason: reason) == .success else { throw ChipsError.keyStore("the signing key stays locked: \(reason) was not confirmed") }
+        }
+        return try SigningKey(jwk: text)
+    }
+
+    /// The signing key, made and stored when first needed (the first tally).
+    public func signingKeyMakingIfNeeded(unlockingWith gate: any BiometricGate, reason: String) async throws -> SigningKey {
+        if let key = try await signingKey(unlockingWith: gate, reason: reason) { return key }
+        let key = SigningKey()
+        try await save(key)
+        return key
+    }
+
+    public func save(_ key: SigningKey) async throws { try await store.setString(key.privateJWK, for: Self.signingKeyItem) }
+
+    public var hasSigningKey: Bool {
+        get async throws { try await store.data(for: Self.signingKeyItem) != nil }
     }
 
     /// Forgets the key and the account (signing out this device).

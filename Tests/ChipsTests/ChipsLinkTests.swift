@@ -1,0 +1,76 @@
+import Foundation
+import MyCHIPs
+import PurseFormats
+import PurseKit
+import Testing
+
+@Suite("MyCHIPs links: the four forms, parsed and produced; signing key backups")
+struct ChipsLinkTests {
+    @Test("every form round-trips through its link; the scanner tells them apart")
+    func roundTrips() throws {
+        let chad = ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ", host: "chips.example", port: 1025)
+        let links: [ChipsLink] = [
+            .ticket(ChipsTicket(token: "cc42", expires: nil, host: "chips.example", port: 1025, user: "ada")),
+            .invite(TallyInvite(token: "t0k3n", chad: chad, expires: Date(timeIntervalSince1970: 1_800_000_000))),
+            .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ"), units: 12_500, reference: "inv 42/7", memo: "Lunch & coffee = ☕")),
+            .pay(PaymentRequest(chad: ChipsAddress(cuid: "bob", agent: "x"))),
+            .signkey(try SigningKeyBackup.seal(SigningKey(), passphrase: "pass phrase")),
+        ]
+        for link in links {
+            let parsed = try ChipsLink.parse(link.link)
+            #expect(parsed == link, "\(link.link)")
+            #expect(try ChipsLink.parse(link.link.replacingOccurrences(of: "https://mychips.org/", with: "mychips://")) == link)
+        }
+        #expect(links.map(\.kind) == ["ticket", "invite", "pay", "pay", "signkey"])
+        #expect(links[2].link == "https://mychips.org/pay?chad=ada%3AD8yA6x3Yy-apifHFsueyfQ&units=12500&ref=inv%2042%2F7&memo=Lunch%20%26%20coffee%20%3D%20%E2%98%95")
+        // A payment address written by hand reads too.
+        #expect(try ChipsLink.parse("https://mychips.org/pay?chad=ada:agent1&units=3000") == .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "agent1"), units: 3000)))
+    }
+
+    @Test("links with wrong fields are refused with the reason")
+    func refusals() {
+        for text in ["https://mychips.org/pay?units=5", "https://mychips.org/pay?chad=ada", "https://mychips.org/pay?chad=a:b&units=-1",
+                     "https://mychips.org/pay?chad=a:b&units=1.5", "https://mychips.org/invite?chad=a:b", "https://mychips.org/invite?token=t",
+                     "https://mychips.org/signkey?s=00&i=00&d=AA", "https://mychips.org/refund?x=1", "https://example.org/pay?chad=a:b"] {
+            #expect(throws: ChipsError.self, "\(text)") { try ChipsLink.parse(text) }
+        }
+    }
+
+    @Test("a signing key backup opens with its passphrase only, as a link or as JSON")
+    func signkey() throws {
+        let key = SigningKey()
+        let backup = try SigningKeyBackup.seal(key, passphrase: "correct horse")
+        #expect(backup.salt.count == 8 && backup.iv.count == 12)
+        #expect(try backup.open(passphrase: "correct horse").publicJWK == key.publicJWK)
+        #expect(throws: ChipsError.keyStore("the passphrase does not open this signing key")) { try backup.open(passphrase: "correct horsE") }
+        guard case .signkey(let fromJSON) = try ChipsLink.parse(backup.json) else { Issue.record("JSON form"); return }
+        #expect(fromJSON == backup)
+        var tampered = backup
+        tampered.sealed[0] ^= 1
+        #expect(throws: ChipsError.self) { try tampered.open(passphrase: "correct horse") }
+        #expect(throws: ChipsError.self) { try SigningKeyBackup.seal(key, passphrase: "") }
+        // The signing key signs; its signatures verify as a connection key's do.
+        let signature = try key.sign("chit")
+        #expect(key.verifies(signature, over: "chit") && !key.verifies(signature, over: "chip"))
+    }
+
+    @Test("a signkey made by Python's cryptography opens here")
+    func pythonSignkey() throws {
+        let url = try #require(Bundle.module.url(forResource: "signkey_python", withExtension: "txt", subdirectory: "Fixtures"))
+        let link = try String(contentsOf: url, encoding: .utf8)
+        guard case .signkey(let backup) = try ChipsLink.parse(link) else { Issue.record("not a signkey"); return }
+        let key = try backup.open(passphrase: "correct horse battery")
+        #expect(key.verifies(try key.sign("x"), over: "x"))
+    }
+
+    /// Writes a signkey made here for `scripts/oracles/chips_wyseman.py signkey-open`
+    /// (`CHIPS_SIGNKEY_OUT=FILE`, passphrase "correct horse battery").
+    @Test("a signkey made here is what the oracle opens")
+    func writesSignkey() throws {
+        let backup = try SigningKeyBackup.seal(SigningKey(), passphrase: "correct horse battery")
+        if let path = ProcessInfo.processInfo.environment["CHIPS_SIGNKEY_OUT"] {
+            try Data(backup.link.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        #expect(backup.link.hasPrefix("https://mychips.org/signkey?s="))
+    }
+}
