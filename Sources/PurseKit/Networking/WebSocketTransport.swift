@@ -66,13 +66,13 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
 
         init(task: URLSessionWebSocketTask) {
             self.task = task
-            messages = AsyncThrowingStream {
+            messages = AsyncThrowingStream(unfolding: {
                 switch try await task.receive() {
                 case .string(let text): return text
                 case .data(let data): return String(decoding: data, as: UTF8.self)
                 @unknown default: return nil
                 }
-            }
+            })
         }
 
         func send(_ text: String) async throws { try await task.send(.string(text)) }
