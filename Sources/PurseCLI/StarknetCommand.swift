@@ -96,7 +96,7 @@ struct StarknetCommand: AsyncParsableCommand {
                 owner = try StarknetCommand.felt(address, "ADDRESS")
             } else {
                 let manager = await StarknetManager(configuration: configuration, transport: AsyncHTTPClientTransport(), store: options.store)
-                guard try await ChippiCommand.wallet { try await manager.restore() }, let connected = await manager.walletAddress else {
+                guard try await ChippiCommand.wallet({ try await manager.restore() }), let connected = await manager.walletAddress else {
                     throw CLIError("Give an ADDRESS, or connect a wallet with `purse chippi vault connect`")
                 }
                 owner = connected

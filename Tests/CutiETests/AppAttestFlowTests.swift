@@ -125,7 +125,7 @@ struct AppAttestFlowTests {
             _ = try await cutie.getConversations()
             let deviceID = try #require(cutie.deviceID)
             let keyID = try #require(try await attestedKey(h, device: deviceID)).keyID
-            let credentials = try #require(try await store.data(for: CutiEAPIClient.credentialsKey))
+            let credentials = try #require(await store.data(for: CutiEAPIClient.credentialsKey))
             let stored = try JSONDecoder().decode(CutiEAPIClient.Credentials.self, from: credentials)
             let device = (id: deviceID, token: stored.device_token, secret: stored.device_secret)
 
@@ -197,7 +197,7 @@ struct AppAttestFlowTests {
             let foreignCA = try AppAttestDevelopmentCA(rootKey: P256.Signing.PrivateKey(), intermediateKey: P256.Signing.PrivateKey(), now: Date())
             let object = try CBORDecoder.decode(good)
             let authData = try #require(object[text: "authData"]?.bytesValue)
-            let key = try #require(try await service.load(keyID).0.publicKey)
+            let key = try await service.load(keyID).0.publicKey
             let hash = Data(SHA256.hash(data: Data(first.utf8) + Data(base64Encoded: keyID)!))
             let foreign = try foreignCA.issue(publicKey: key, nonce: Data(SHA256.hash(data: authData + hash)), now: Date())
             packed = CBOR.map([(.text("fmt"), .text("apple-appattest")),

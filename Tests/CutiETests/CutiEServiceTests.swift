@@ -28,7 +28,7 @@ struct CutiEServiceTests {
             #expect(try await phone.cutie.getUnreadCount() == 0)
             // The device id is in preferences, the token and secret in the secure store.
             #expect(phone.preferences.string(forKey: CutiEAPIClient.deviceIDKey)?.hasPrefix("device_") == true)
-            #expect(try await phone.store.data(for: CutiEAPIClient.credentialsKey) != nil)
+            #expect(await phone.store.data(for: CutiEAPIClient.credentialsKey) != nil)
 
             let admin = try await h.adminSession()
             let (status, reply) = try await h.adminReply(id, "A fix ships tomorrow", session: admin)

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies Apple App Attest attestation objects as Apple's validation guide lays out: the
 /// `apple-appattest` statement's certificate chain up to the App Attestation Root CA at a given
@@ -101,7 +101,7 @@ public struct AppAttestVerifier: Sendable {
             throw Failure("x5c holds a certificate that does not parse")
         }
         let credential = certificates[0]
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: date) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: date) }
         guard case .validCertificate = await verifier.validate(leaf: credential, intermediates: CertificateStore(certificates.dropFirst())) else {
             throw Failure("the certificate chain does not lead to the App Attestation root at \(ISO8601DateFormatter().string(from: date))")
         }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies what the App Store signs — StoreKit 2 transactions, renewal info and App Store Server
 /// Notifications V2 — as Apple's App Store Server Library does: a compact JWS with `alg` ES256
@@ -60,7 +60,7 @@ public struct StoreKitVerifier: Sendable {
         } catch {
             throw Failure("x5c holds a certificate that does not parse")
         }
-        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(validationTime: date) }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy(fixedExpiryValidationTime: date) }
         guard case .validCertificate(let chain) = await verifier.validate(leaf: certificates[0], intermediates: CertificateStore([certificates[1]])) else {
             throw Failure("the x5c chain does not lead to a trusted App Store root at \(ISO8601DateFormatter().string(from: date))")
         }
