@@ -55,9 +55,9 @@ struct ChipsProviderTests {
         }
     }
 
-    @Test("where in all its forms, order, limit, fields, and a table function with params")
-    func whereForms() async throws {
-        try await ChipsProvider.with { provider in
+    @Test("where in all its forms, order, limit, fields, and a table function with params", arguments: TestEngines.all)
+    func whereForms(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
             let session = provider.client()
             try await session.connection.connect(ticket: try await provider.ticket(for: "gina"))
             let forms: [JSONValue] = [
@@ -84,9 +84,9 @@ struct ChipsProviderTests {
         }
     }
 
-    @Test("profile edits are checked as the real schema checks them, and notify the user's other connections")
-    func profileEdits() async throws {
-        try await ChipsProvider.with { provider in
+    @Test("profile edits are checked as the real schema checks them, and notify the user's other connections", arguments: TestEngines.all)
+    func profileEdits(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
             let store = InMemorySecureStore()
             let phone = provider.client(store: store)
             try await phone.connection.connect(ticket: try await provider.ticket(for: "hank", name: "Hill"))
@@ -151,9 +151,9 @@ struct ChipsProviderTests {
         }
     }
 
-    @Test("labels by language with English where a translation is missing; a language added on the provider needs no client change")
-    func languages() async throws {
-        try await ChipsProvider.with { provider in
+    @Test("labels by language with English where a translation is missing; a language added on the provider needs no client change", arguments: TestEngines.all)
+    func languages(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
             let session = provider.client()
             try await session.connection.connect(ticket: try await provider.ticket(for: "ida"))
             let english = try await session.texts(ChipsSession.usersView)
