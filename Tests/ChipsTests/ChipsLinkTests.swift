@@ -73,4 +73,15 @@ struct ChipsLinkTests {
         }
         #expect(backup.link.hasPrefix("https://mychips.org/signkey?s="))
     }
+
+    @Test("CHIP amounts: 1 CHIP = 1,000 units, shown with a local currency")
+    func units() throws {
+        #expect(try ChipsUnits.parse("12.5") == 12_500)
+        #expect(throws: ChipsError.self) { try ChipsUnits.parse("12.5001") }
+        #expect(throws: ChipsError.self) { try ChipsUnits.parse("-3") }
+        #expect(try ChipsUnits.parse("-3", signed: true) == -3_000)
+        #expect(ChipsUnits.format(12_500) == "12.5")
+        #expect(ChipsExchangeRate(currency: "USD", minorUnitsPerCHIP: 235).display(12_500) == "12.5 CHIP ≈ 29.38 USD")
+        #expect(ChipsExchangeRate(currency: "NGN", minorUnitsPerCHIP: 350_000).display(1) == "0.001 CHIP ≈ 3.50 NGN")
+    }
 }
