@@ -84,4 +84,24 @@ struct ChipsLinkTests {
         #expect(ChipsExchangeRate(currency: "USD", minorUnitsPerCHIP: 235).display(12_500) == "12.5 CHIP ≈ 29.38 USD")
         #expect(ChipsExchangeRate(currency: "NGN", minorUnitsPerCHIP: 350_000).display(1) == "0.001 CHIP ≈ 3.50 NGN")
     }
+
+    /// With QR_PNG_DIR set, writes a QR code of each link form (PNG, and the payload's hex) for
+    /// zbarimg (`scripts/oracles/qr_zbar.sh`); always checks they encode.
+    @Test("every link form fits a QR code an independent decoder reads")
+    func writesLinkQRCodes() throws {
+        let chad = ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ", host: "chips.example", port: 1025)
+        let links: [ChipsLink] = [
+            .ticket(ChipsTicket(token: "cc42dfab4094f2aa18c0b28f6359828e", expires: nil, host: "chips.example", port: 1025, user: "ada")),
+            .invite(TallyInvite(token: "5b5c3b7220d92d9c7a99240c6ef733ba", chad: chad)),
+            .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ"), units: 12_500, memo: "Lunch")),
+            .signkey(try SigningKeyBackup.seal(SigningKey(), passphrase: "correct horse battery")),
+        ]
+        for link in links {
+            let code = try QRCode.encode(text: link.link, errorCorrection: .low)
+            if let directory = ProcessInfo.processInfo.environment["QR_PNG_DIR"] {
+                try Data(code.png(scale: 4)).write(to: URL(fileURLWithPath: "\(directory)/chips-\(link.kind).png"))
+                try Data(Hex.encode(Array(link.link.utf8)).utf8).write(to: URL(fileURLWithPath: "\(directory)/chips-\(link.kind).hex"))
+            }
+        }
+    }
 }
