@@ -74,6 +74,9 @@ struct ChipsFormatsTests {
             == #"{"ip":"::1","cookie":"a=b; c=d","userAgent":"Mozilla/5.0 (X)","date":"2026-11-25T12:00:00.000Z"}"#)
         #expect(JavaScriptJSON.quoted("a\"b\\c/d\n\t\u{01}é€😀") == #""a\"b\\c/d\n\t\u0001é€😀""#)
         #expect(JavaScriptJSON.stringify(["b": 1, "a": [true, .null, .double(2.5), .double(3.0)], "c": ["z": "y"]]) == #"{"a":[true,null,2.5,3],"b":1,"c":{"z":"y"}}"#)
+        // The stable JSON chits are signed over: sorted, nulls dropped from objects.
+        #expect(JavaScriptJSON.stable(["uuid": "u", "memo": .null, "units": 12500, "ref": ["inv": 7, "note": .null], "list": [.null, 1]])
+            == #"{"list":[null,1],"ref":{"inv":7},"units":12500,"uuid":"u"}"#)
     }
 
     /// Writes signatures our client made, for `scripts/oracles/chips_wyseman.py verify`

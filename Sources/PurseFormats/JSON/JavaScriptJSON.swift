@@ -27,6 +27,21 @@ public enum JavaScriptJSON {
         return out
     }
 
+    /// MyCHIPs' stable JSON, the text tallies and chits are signed over: keys sorted, no spaces,
+    /// and object members whose value is null left out (at every depth; array items stay).
+    public static func stable(_ value: JSONValue) -> String {
+        stringify(droppingNulls(value), sortingKeys: true)
+    }
+
+    private static func droppingNulls(_ value: JSONValue) -> JSONValue {
+        switch value {
+        // `Optional.none`, not `nil`: JSONValue is itself nil-literal-expressible.
+        case .object(let members): .object(members.compactMapValues { $0.isNull ? Optional<JSONValue>.none : droppingNulls($0) })
+        case .array(let items): .array(items.map(droppingNulls))
+        default: value
+        }
+    }
+
     /// A string literal with its quotes.
     public static func quoted(_ text: String) -> String {
         var out = ""
