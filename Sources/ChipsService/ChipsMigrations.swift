@@ -23,7 +23,8 @@ enum ChipsMigrations {
                 conn_pub TEXT,
                 language TEXT NOT NULL DEFAULT 'eng',
                 created_at BIGINT NOT NULL,
-                modified_at BIGINT NOT NULL
+                modified_at BIGINT NOT NULL,
+                version BIGINT NOT NULL DEFAULT 0
             )
             """,
             """

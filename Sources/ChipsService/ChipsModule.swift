@@ -32,7 +32,7 @@ public struct ChipsModule: PurseModule {
         try await LanguageCatalog.install(into: environment.database)
         let notifier = ChipsNotifier(database: environment.database, logger: environment.logger)
         let tickets = ChipsTickets(database: environment.database, configuration: configuration, now: environment.now)
-        let dispatcher = WysemanDispatcher(views: Self.views, logger: environment.logger)
+        let dispatcher = WysemanDispatcher(views: Self.makeViews(), logger: environment.logger)
         let endpoint = ChipsEndpoint(database: environment.database, configuration: configuration, tickets: tickets, notifier: notifier,
                                      dispatcher: dispatcher, now: environment.now, logger: environment.logger)
         environment.webSockets.register(endpoint, at: "/")
@@ -48,7 +48,8 @@ public struct ChipsModule: PurseModule {
         return [notifier.listener].compactMap { $0 }
     }
 
-    static let views: [any ChipsView] = [UsersView(), LanguagesView(), MessagesFunction()]
+    /// The views, made per mount: a view may keep state for its database (rendered rows).
+    static func makeViews() -> [any ChipsView] { [UsersView(), LanguagesView(), MessagesFunction()] }
 
     // MARK: Operator tasks (the CLI)
 

@@ -74,7 +74,7 @@ struct ChipsTickets: Sendable {
                 RETURNING token
                 """).all()
             guard spent.count == 1 else { return false }
-            try await db.raw("UPDATE chips_users SET conn_pub = \(bind: jwk.publicOnly.jsonText), modified_at = \(bind: now) WHERE username = \(bind: username)").run()
+            try await db.raw("UPDATE chips_users SET conn_pub = \(bind: jwk.publicOnly.jsonText), modified_at = \(bind: now), version = version + 1 WHERE username = \(bind: username)").run()
             return true
         }
     }

@@ -22,6 +22,8 @@ struct ChipsUserRecord: Sendable, Equatable {
     var language: String
     var createdAt: EpochMillis
     var modifiedAt: EpochMillis
+    /// Counts the record's changes (the rendered-row cache's key).
+    var version: Int64
 
     static func load(_ username: String, in db: any DatabaseSession) async throws -> ChipsUserRecord? {
         guard username.utf8.count <= 64, let row = try await db.raw("SELECT * FROM chips_users WHERE username = \(bind: username)").first() else { return nil }
@@ -40,7 +42,8 @@ struct ChipsUserRecord: Sendable, Equatable {
             bornDate: try row.decode(column: "born_date", as: String?.self), country: try row.decode(column: "country", as: String?.self),
             taxID: try row.decode(column: "tax_id", as: String?.self), connect: try json("connect"), place: try json("place"),
             connPub: try row.decode(column: "conn_pub", as: String?.self), language: try row.decode(column: "language", as: String.self),
-            createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self))
+            createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self),
+            version: try row.decode(column: "version", as: Int64.self))
     }
 
     /// Makes a user, or returns the one of that name. Entity ids follow MyCHIPs' `p1000`,

@@ -247,3 +247,30 @@ struct ChipsReplicaTests {
         }
     }
 }
+
+@Suite("MyCHIPs rendered rows")
+struct ChipsRenderedRowTests {
+    @Test("an edit made through another server on the same database shows at the next read")
+    func editsThroughAnotherServer() async throws {
+        try await ChipsProvider.with { first in
+            let second = try ChipsProvider(replicaOf: first)
+            try await second.start()
+            do {
+                let store = InMemorySecureStore()
+                let here = first.client(store: store)
+                try await here.connection.connect(ticket: try await first.ticket(for: "pia", name: "Old"))
+                #expect(try await here.me().surname == "Old")
+                let there = second.client(store: store)
+                try await there.connection.connect()
+                _ = try await there.updateProfile(["ent_name": "New"])
+                #expect(try await here.me().surname == "New")
+                await connectionDone(here)
+                await connectionDone(there)
+            } catch {
+                await second.dispose()
+                throw error
+            }
+            await second.dispose()
+        }
+    }
+}

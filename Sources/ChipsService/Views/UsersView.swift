@@ -3,6 +3,7 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
+import Synchronization
 
 /// `mychips.users_v_me`: the signed-in user's own record, one row, with its certificate.
 /// Updatable: names, birth date, country, tax id, connections, addresses and language, each
@@ -40,9 +41,23 @@ struct UsersView: ChipsView {
     static let media: Set<String> = ["email", "phone", "cell", "web", "text", "fax", "pager", "other"]
     static let placeTypes: Set<String> = ["mail", "phys", "bill", "ship"]
 
+    /// Rendered rows by username with the record's version: a read checks the version (one
+    /// indexed column) and renders the row — its JSON members, dates and certificate — only when
+    /// the record changed, on this replica or another.
+    let rendered = RenderedRows()
+
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
-        guard let user = try await context.database.read({ db in try await ChipsUserRecord.load(context.user.username, in: db) }) else { return [] }
-        return [user.row(configuration: context.configuration)]
+        let username = context.user.username
+        let cache = rendered
+        return try await context.database.read { db in
+            guard let version = try await db.raw("SELECT version FROM chips_users WHERE username = \(bind: username)").first()?
+                .decode(column: "version", as: Int64.self) else { return [] }
+            if let row = cache.row(username, version: version) { return [row] }
+            guard let user = try await ChipsUserRecord.load(username, in: db) else { return [] }
+            let row = user.row(configuration: context.configuration)
+            cache.store(row, for: username, version: user.version)
+            return [row]
+        }
     }
 
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
@@ -77,7 +92,7 @@ struct UsersView: ChipsView {
                 }
             }
             let statement: SQLQueryString = "UPDATE chips_users SET " + assignments.joined(separator: ", ")
-                + ", modified_at = \(bind: now) WHERE username = \(bind: username)"
+                + ", modified_at = \(bind: now), version = version + 1 WHERE username = \(bind: username)"
             try await db.raw(statement).run()
             guard let updated = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
             let notice = ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: updated.userEnt),
@@ -147,6 +162,24 @@ struct UsersView: ChipsView {
             result = .object(members)
         }
         return result
+    }
+}
+
+/// The last rendered `users_v_me` row of each user, with the record version it shows.
+final class RenderedRows: Sendable {
+    private let rows = Mutex<[String: (version: Int64, row: [String: JSONValue])]>([:])
+    /// A bound on memory: past it the cache starts over.
+    private let capacity = 10_000
+
+    func row(_ username: String, version: Int64) -> [String: JSONValue]? {
+        rows.withLock { all in all[username].flatMap { $0.version == version ? $0.row : nil } }
+    }
+
+    func store(_ row: [String: JSONValue], for username: String, version: Int64) {
+        rows.withLock { all in
+            if all.count >= capacity { all.removeAll(keepingCapacity: true) }
+            all[username] = (version, row)
+        }
     }
 }
 
