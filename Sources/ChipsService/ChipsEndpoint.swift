@@ -25,16 +25,18 @@ struct ChipsEndpoint: WebSocketEndpoint {
         let query = request.query
         guard let user = query["user"], !user.isEmpty else { return .refuse(status: .unauthorized, message: "No login credentials") }
         do {
+            let record: ChipsUserRecord
             if let token = query["token"], let pub = query["pub"] {
-                guard try await tickets.ticketLogin(username: user, token: token, pub: pub) else {
+                guard let user = try await tickets.ticketLogin(username: user, token: token, pub: pub) else {
                     logger.notice("MyCHIPs ticket login refused", metadata: ["user": "\(user)"])
                     return .refuse(status: .forbidden, message: "Invalid Login")
                 }
+                record = user
             } else if let sign = query["sign"], let date = query["date"] {
                 let message = ChipsTickets.loginMessage(ip: request.remoteIP, cookie: request.header("cookie"),
                                                         userAgent: request.header("user-agent"), date: date)
                 switch try await tickets.signatureLogin(username: user, sign: sign, date: date, message: message) {
-                case .valid: break
+                case .valid(let user): record = user
                 case .staleDate: return .refuse(status: .badRequest, message: "Invalid Date Stamp")
                 case .invalid:
                     logger.notice("MyCHIPs signature login refused", metadata: ["user": "\(user)"])
@@ -42,9 +44,6 @@ struct ChipsEndpoint: WebSocketEndpoint {
                 }
             } else {
                 return .refuse(status: .unauthorized, message: "No login credentials")
-            }
-            guard let record = try await database.read({ db in try await ChipsUserRecord.load(user, in: db) }) else {
-                return .refuse(status: .forbidden, message: "Invalid Login")
             }
             let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets)
             return .accept { inbound, outbound, logger in

@@ -39,9 +39,10 @@ public struct ChipsModule: PurseModule {
 
         let now = environment.now
         router.get("clientinfo") { request, context -> Response in
-            let info = ChipsClientInfo(ip: context.remoteAddress?.ipAddress, cookie: request.headers[.cookie],
-                                       userAgent: request.headers[.userAgent], date: JavaScriptDate.string(now()))
-            var response = Response.jsonData(Data(info.json.utf8))
+            // `{ip, cookie, userAgent, date}`: the login text's members, absent headers left out.
+            let info = ChipsTickets.loginMessage(ip: context.remoteAddress?.ipAddress, cookie: request.headers[.cookie],
+                                                 userAgent: request.headers[.userAgent], date: JavaScriptDate.string(now()))
+            var response = Response.jsonData(Data(info.utf8))
             response.headers[.cacheControl] = "no-store"
             return response
         }
@@ -67,15 +68,4 @@ public struct ChipsModule: PurseModule {
         }
         return (JavaScriptJSON.stringify(ticket.json), ticket.link)
     }
-}
-
-/// `GET /clientinfo`: `{ip, cookie, userAgent, date}`, members whose header is absent left out,
-/// in the order the login message uses.
-struct ChipsClientInfo {
-    var ip: String?
-    var cookie: String?
-    var userAgent: String?
-    var date: String
-
-    var json: String { ChipsTickets.loginMessage(ip: ip, cookie: cookie, userAgent: userAgent, date: date) }
 }

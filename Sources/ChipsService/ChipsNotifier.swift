@@ -51,9 +51,6 @@ final class ChipsNotifier: Sendable {
         continuation?.finish()
     }
 
-    /// How many connections a user has on this server.
-    func connections(of username: String) -> Int { subscribers.withLock { $0[username]?.count ?? 0 } }
-
     /// Sends a notice; on PostgreSQL inside `db`'s transaction, so it goes out only if it commits.
     /// On SQLite call ``deliverAfterCommit(_:)`` once the transaction has committed instead.
     func publish(_ notice: Notice, in db: any DatabaseSession) async throws {

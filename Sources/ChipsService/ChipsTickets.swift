@@ -58,13 +58,13 @@ struct ChipsTickets: Sendable {
     }
 
     /// Spends `token` for `username` and stores `pub` (base64url JSON of a P-521 public JWK) as
-    /// the user's connection key. False when the token is unknown, spent, expired or another
-    /// user's, or the key is not a P-521 public key; nothing changes then.
-    func ticketLogin(username: String, token: String, pub: String) async throws -> Bool {
+    /// the user's connection key; returns the user as stored. Nil when the token is unknown,
+    /// spent, expired or another user's, or the key is not a P-521 public key; nothing changes then.
+    func ticketLogin(username: String, token: String, pub: String) async throws -> ChipsUserRecord? {
         guard token.utf8.count <= 128, username.utf8.count <= 64,
               let jwkText = Base64URL.decode(pub).map({ String(decoding: $0, as: UTF8.self) }),
               let jwk = EllipticCurveJWK.parse(jwkText), jwk.crv == "P-521", jwk.d == nil,
-              let raw = jwk.rawPublicKey, (try? P521.Signing.PublicKey(rawRepresentation: raw)) != nil else { return false }
+              let raw = jwk.rawPublicKey, (try? P521.Signing.PublicKey(rawRepresentation: raw)) != nil else { return nil }
         let now = now().epochMillis
         let digest = Self.digest(token)
         return try await database.transaction { db in
@@ -73,13 +73,18 @@ struct ChipsTickets: Sendable {
                 WHERE token = \(bind: digest) AND username = \(bind: username) AND used_at IS NULL AND expires_at > \(bind: now)
                 RETURNING token
                 """).all()
-            guard spent.count == 1 else { return false }
+            guard spent.count == 1 else { return nil }
             try await db.raw("UPDATE chips_users SET conn_pub = \(bind: jwk.publicOnly.jsonText), modified_at = \(bind: now), version = version + 1 WHERE username = \(bind: username)").run()
-            return true
+            return try await ChipsUserRecord.load(username, in: db)
         }
     }
 
-    enum SignatureOutcome: Equatable { case valid, staleDate, invalid }
+    enum SignatureOutcome: Equatable {
+        /// The login holds; the user as the check read them.
+        case valid(ChipsUserRecord)
+        case staleDate
+        case invalid
+    }
 
     /// Checks a signature login. `message` is the login text the provider rebuilt.
     func signatureLogin(username: String, sign: String, date: String, message: String) async throws -> SignatureOutcome {
@@ -103,7 +108,7 @@ struct ChipsTickets: Sendable {
                 """).all()
             return inserted.count == 1
         }
-        return first ? .valid : .invalid
+        return first ? .valid(user) : .invalid
     }
 
     /// The text a signature login signs: `JSON.stringify({ip, cookie, userAgent, date})`, where a

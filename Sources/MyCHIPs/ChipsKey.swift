@@ -141,10 +141,6 @@ public struct ChipsKeychain: Sendable {
 
     public func save(_ key: SigningKey) async throws { try await store.setString(key.privateJWK, for: Self.signingKeyItem) }
 
-    public var hasSigningKey: Bool {
-        get async throws { try await store.data(for: Self.signingKeyItem) != nil }
-    }
-
     /// Forgets the key and the account (signing out this device).
     public func forget() async throws {
         try await store.remove(Self.keyItem)
