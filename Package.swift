@@ -153,9 +153,20 @@ let package = Package(
 
         // The MyCHIPs wallet's core: connection tickets and keys, the Wyseman connection, the
         // user's record and language data, and the view models of its first pages.
+        // MyCHIPs records both ends read and write: tallies and chits as they are signed and
+        // hashed, the chit chain, signatures by signing key, the balance sheet and its chart.
+        .target(
+            name: "ChipsProtocol",
+            dependencies: [
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MyCHIPs",
             dependencies: [
+                "ChipsProtocol",
                 "PurseKit",
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -303,6 +314,7 @@ let package = Package(
         .target(
             name: "ChipsService",
             dependencies: [
+                "ChipsProtocol",
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
@@ -559,6 +571,7 @@ let package = Package(
         .testTarget(
             name: "ChipsTests",
             dependencies: [
+                "ChipsProtocol",
                 "MyCHIPs",
                 "ChipsService",
                 "PurseDatabase",

@@ -65,5 +65,120 @@ enum ChipsMigrations {
             )
             """,
         ]),
+        // Tallies and chits. Each partner of a tally has its own copy (`tally_ent`, `tally_seq`),
+        // one the stock and the other the foil, with the same `tally_uuid`; both partners being
+        // users of this provider, a change to one copy is made to the other in the same
+        // transaction. Units are milliCHIPs; `net_c` is the holder's balance of good chits and
+        // `net_pc` that of pending ones, kept with each chit. Margins (`reward`, `clutch`) are
+        // parts per million. Dates are Unix milliseconds, signatures and digests base64url.
+        Migration("chips_0002_tallies", [
+            "ALTER TABLE chips_users ADD COLUMN user_psig TEXT",
+            "ALTER TABLE chips_users ADD COLUMN last_tally BIGINT NOT NULL DEFAULT 0",
+            """
+            CREATE TABLE chips_tallies (
+                tally_ent TEXT NOT NULL REFERENCES chips_users(user_ent),
+                tally_seq BIGINT NOT NULL,
+                tally_uuid TEXT NOT NULL CHECK (length(tally_uuid) = 36),
+                tally_type TEXT NOT NULL CHECK (tally_type IN ('stock', 'foil')),
+                tally_date BIGINT NOT NULL,
+                version BIGINT NOT NULL DEFAULT 1 CHECK (version > 0),
+                comment TEXT CHECK (comment IS NULL OR length(comment) <= 400),
+                contract TEXT NOT NULL,
+                hold_cert TEXT NOT NULL,
+                part_cert TEXT,
+                hold_sig TEXT,
+                part_sig TEXT,
+                hold_terms TEXT NOT NULL DEFAULT '{}',
+                part_terms TEXT NOT NULL DEFAULT '{}',
+                digest TEXT,
+                target BIGINT NOT NULL DEFAULT 0 CHECK (target >= 0 AND target <= bound),
+                bound BIGINT NOT NULL DEFAULT 0 CHECK (bound >= 0),
+                reward BIGINT NOT NULL DEFAULT 0 CHECK (reward BETWEEN -1000000 AND 1000000),
+                clutch BIGINT NOT NULL DEFAULT 0 CHECK (clutch BETWEEN -1000000 AND 1000000),
+                request TEXT CHECK (request IS NULL OR request IN ('void', 'draft', 'offer', 'open')),
+                status TEXT NOT NULL DEFAULT 'draft' CHECK (status IN ('void', 'draft', 'offer', 'open', 'close')),
+                closing BIGINT NOT NULL DEFAULT 0 CHECK (closing IN (0, 1) AND (closing = 0 OR status = 'open')),
+                part_ent TEXT CHECK (part_ent IS NULL OR part_ent <> tally_ent),
+                hold_cid TEXT NOT NULL,
+                hold_agent TEXT NOT NULL,
+                part_cid TEXT,
+                part_agent TEXT,
+                hold_sets TEXT NOT NULL DEFAULT '{}',
+                part_sets TEXT NOT NULL DEFAULT '{}',
+                net_c BIGINT NOT NULL DEFAULT 0,
+                net_pc BIGINT NOT NULL DEFAULT 0,
+                chits_c BIGINT NOT NULL DEFAULT 0 CHECK (chits_c >= 0),
+                chain_conf BIGINT NOT NULL DEFAULT 0 CHECK (chain_conf >= 0),
+                chain_last TEXT,
+                last_chit BIGINT NOT NULL DEFAULT 0,
+                row_version BIGINT NOT NULL DEFAULT 0,
+                created_at BIGINT NOT NULL,
+                modified_at BIGINT NOT NULL,
+                PRIMARY KEY (tally_ent, tally_seq),
+                CHECK (status NOT IN ('open', 'close') OR (hold_sig IS NOT NULL AND part_sig IS NOT NULL AND part_cert IS NOT NULL
+                       AND digest IS NOT NULL AND part_ent IS NOT NULL AND chain_last IS NOT NULL)),
+                CHECK (status <> 'close' OR net_c = 0)
+            )
+            """,
+            "CREATE UNIQUE INDEX chips_tallies_active ON chips_tallies (tally_type, tally_uuid) WHERE status IN ('open', 'close')",
+            "CREATE INDEX chips_tallies_uuid ON chips_tallies (tally_uuid)",
+            """
+            CREATE TABLE chips_chits (
+                chit_ent TEXT NOT NULL,
+                chit_seq BIGINT NOT NULL,
+                chit_idx BIGINT NOT NULL,
+                chit_uuid TEXT NOT NULL CHECK (length(chit_uuid) = 36),
+                chit_type TEXT NOT NULL DEFAULT 'tran' CHECK (chit_type IN ('lift', 'tran', 'set')),
+                chit_date BIGINT NOT NULL,
+                issuer TEXT NOT NULL CHECK (issuer IN ('stock', 'foil')),
+                units BIGINT CHECK ((units > 0 AND chit_type IN ('lift', 'tran')) OR (units IS NULL AND chit_type = 'set')),
+                reference TEXT,
+                memo TEXT CHECK (memo IS NULL OR length(memo) <= 400),
+                digest TEXT NOT NULL,
+                signature TEXT,
+                request TEXT CHECK (request IS NULL OR request IN ('pend', 'good', 'void')),
+                status TEXT NOT NULL DEFAULT 'draft' CHECK (status IN ('draft', 'pend', 'good', 'void')),
+                chain_idx BIGINT,
+                chain_prev TEXT,
+                chain_hash TEXT,
+                created_at BIGINT NOT NULL,
+                modified_at BIGINT NOT NULL,
+                PRIMARY KEY (chit_ent, chit_seq, chit_idx),
+                FOREIGN KEY (chit_ent, chit_seq) REFERENCES chips_tallies (tally_ent, tally_seq),
+                UNIQUE (chit_ent, chit_seq, chit_uuid),
+                UNIQUE (chit_ent, chit_seq, chain_idx),
+                CHECK (status <> 'good' OR (signature IS NOT NULL AND chain_idx IS NOT NULL AND chain_prev IS NOT NULL AND chain_hash IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX chips_chits_uuid ON chips_chits (chit_uuid)",
+            """
+            CREATE TABLE chips_tally_tokens (
+                token TEXT PRIMARY KEY,
+                token_ent TEXT NOT NULL,
+                token_seq BIGINT NOT NULL,
+                tally_seq BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL,
+                used_at BIGINT,
+                used_by TEXT,
+                created_at BIGINT NOT NULL,
+                FOREIGN KEY (token_ent, tally_seq) REFERENCES chips_tallies (tally_ent, tally_seq),
+                UNIQUE (token_ent, token_seq)
+            )
+            """,
+            """
+            CREATE TABLE chips_contracts (
+                host TEXT NOT NULL,
+                name TEXT NOT NULL,
+                version BIGINT NOT NULL CHECK (version > 0),
+                language TEXT NOT NULL,
+                title TEXT NOT NULL,
+                text TEXT NOT NULL,
+                sections TEXT NOT NULL DEFAULT '[]',
+                published TEXT NOT NULL,
+                rid TEXT NOT NULL UNIQUE,
+                PRIMARY KEY (host, name, version, language)
+            )
+            """,
+        ]),
     ]
 }

@@ -30,6 +30,7 @@ public struct ChipsModule: PurseModule {
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
         try await LanguageCatalog.install(into: environment.database)
+        try await ContractCatalog.install(into: environment.database)
         let notifier = ChipsNotifier(database: environment.database, logger: environment.logger)
         let tickets = ChipsTickets(database: environment.database, configuration: configuration, now: environment.now)
         let dispatcher = WysemanDispatcher(views: Self.makeViews(), logger: environment.logger)
@@ -50,7 +51,9 @@ public struct ChipsModule: PurseModule {
     }
 
     /// The views, made per mount: a view may keep state for its database (rendered rows).
-    static func makeViews() -> [any ChipsView] { [UsersView(), LanguagesView(), MessagesFunction()] }
+    static func makeViews() -> [any ChipsView] {
+        [UsersView(), LanguagesView(), MessagesFunction(), TalliesView(), TicketProcessFunction(), ChitsView(), ContractsView(), TokensView()]
+    }
 
     // MARK: Operator tasks (the CLI)
 

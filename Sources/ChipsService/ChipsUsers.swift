@@ -19,6 +19,9 @@ struct ChipsUserRecord: Sendable, Equatable {
     var place: JSONValue
     /// The connection key's public JWK (JSON text), set by the first ticket login.
     var connPub: String?
+    /// The signing key's public JWK (JSON text): the `public` of the user's certificate, by which
+    /// their tally and chit signatures are checked.
+    var userPsig: String?
     var language: String
     var createdAt: EpochMillis
     var modifiedAt: EpochMillis
@@ -41,7 +44,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             entName: try row.decode(column: "ent_name", as: String.self), firName: try row.decode(column: "fir_name", as: String?.self),
             bornDate: try row.decode(column: "born_date", as: String?.self), country: try row.decode(column: "country", as: String?.self),
             taxID: try row.decode(column: "tax_id", as: String?.self), connect: try json("connect"), place: try json("place"),
-            connPub: try row.decode(column: "conn_pub", as: String?.self), language: try row.decode(column: "language", as: String.self),
+            connPub: try row.decode(column: "conn_pub", as: String?.self), userPsig: try row.decode(column: "user_psig", as: String?.self), language: try row.decode(column: "language", as: String.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self),
             version: try row.decode(column: "version", as: Int64.self))
     }
@@ -70,10 +73,13 @@ struct ChipsUserRecord: Sendable, Equatable {
             "peer_host": .string(configuration.publicHost), "peer_port": .int(Int64(configuration.publicPort)),
             "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
             "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": connect, "place": place,
-            "conn_pub": pub, "user_psig": .null, "language": .string(language), "cert": certificate(configuration: configuration),
+            "conn_pub": pub, "user_psig": signingKey, "language": .string(language), "cert": certificate(configuration: configuration),
             "crt_date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "mod_date": .string(JavaScriptDate.string(Date(epochMillis: modifiedAt))),
         ]
     }
+
+    /// The public signing key as JSON, or null before the user has one.
+    var signingKey: JSONValue { userPsig.flatMap { try? StrictJSON.parse($0.utf8) } ?? .null }
 
     /// The user's CHIP certificate as MyCHIPs writes it: `chad`, `type`, `name`, `public`,
     /// `connect`, `place`, `identity` and `date`.
@@ -91,7 +97,7 @@ struct ChipsUserRecord: Sendable, Equatable {
         return .object([
             "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                              "port": .int(Int64(configuration.publicPort))]),
-            "type": .string(entType), "name": name, "public": .null, "connect": connect, "place": place,
+            "type": .string(entType), "name": name, "public": signingKey, "connect": connect, "place": place,
             "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))),
         ])
     }

@@ -32,6 +32,16 @@ public struct SQLDialectDifferences: Sendable {
         }
     }
 
+    /// Appended to a `SELECT` that reads rows a transaction is about to change on what it read
+    /// (both copies of a tally before a chit moves their balances). PostgreSQL locks them until
+    /// commit; SQLite's write transaction already holds the database.
+    public var lockRowsClause: String {
+        switch engine {
+        case .postgres: " FOR UPDATE"
+        case .sqlite: ""
+        }
+    }
+
     /// True where a write transaction runs alone from its first statement to its commit (SQLite's
     /// one writer), so what it read cannot be changed by another writer before it commits.
     /// PostgreSQL runs them side by side: a row that must exist once is claimed, not looked up,

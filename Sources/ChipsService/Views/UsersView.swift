@@ -1,4 +1,5 @@
 import Foundation
+import ChipsProtocol
 import PurseDatabase
 import PurseFormats
 import PurseServer
@@ -31,7 +32,7 @@ struct UsersView: ChipsView {
         ViewColumn(name: "connect", type: .jsonb, writable: true, listed: false),
         ViewColumn(name: "place", type: .jsonb, writable: true, listed: false),
         ViewColumn(name: "conn_pub", type: .jsonb, listed: false),
-        ViewColumn(name: "user_psig", type: .jsonb, listed: false),
+        ViewColumn(name: "user_psig", type: .jsonb, writable: true, listed: false),
         ViewColumn(name: "language", type: .text, nonull: true, length: 3, writable: true, listed: false, size: 4),
         ViewColumn(name: "cert", type: .jsonb, listed: false),
         ViewColumn(name: "crt_date", type: .timestamp, listed: false),
@@ -95,6 +96,9 @@ struct UsersView: ChipsView {
                 + ", modified_at = \(bind: now), version = version + 1 WHERE username = \(bind: username)"
             try await db.raw(statement).run()
             guard let updated = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            // Drafts carry the holder's certificate as it is now; offered and open tallies keep
+            // the one that was signed.
+            try await TallyStore.refreshCertificates(of: updated, configuration: configuration, now: now, in: db)
             let notice = ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: updated.userEnt),
                                               data: .object(["target": "users", "oper": "update", "time": .string(JavaScriptDate.string(Date(epochMillis: now))),
                                                              "fields": .array(values.keys.sorted().map(JSONValue.string))]))
@@ -135,6 +139,11 @@ struct UsersView: ChipsView {
                 return item.objectValue?.keys.allSatisfy({ ["media", "address", "comment"].contains($0) }) == true
             }) else {
                 throw .constraint("invalid connection record", code: "!mychips.users_v_me:CON")
+            }
+        case "user_psig":
+            // The public half of a P-521 signing key; MyCHIPs tallies carry it in the certificate.
+            guard ChipsSignature.publicKey(value) != nil, case .object(let members) = value, members["d"] == nil else {
+                throw .constraint("the signing key must be the public JWK of a P-521 key", code: "!mychips.users_v_me:PSG")
             }
         case "place":
             guard case .array(let items) = value, items.count <= 10, items.allSatisfy({ item in

@@ -4,7 +4,7 @@ import PurseFormats
 /// A column's type as the view's metadata gives it, and how request values are read for it —
 /// PostgreSQL casts a bound text parameter to the column's type, so `"42"` matches an integer 42.
 enum ColumnType: String, Sendable {
-    case text, int, bool, date, timestamp = "timestamptz", jsonb
+    case text, int, float = "float8", bool, date, timestamp = "timestamptz", jsonb
 
     /// The request value as a value of this type, or the database's refusal.
     func coerce(_ value: JSONValue, column: String) throws(WysemanError) -> JSONValue {
@@ -15,6 +15,12 @@ enum ColumnType: String, Sendable {
             guard let number = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw .database("invalid input syntax for type integer: \"\(text)\"", sqlState: "22P02") }
             return .int(number)
         case (.int, .double(let number)) where number == number.rounded(): return .int(Int64(number))
+        case (.float, .double), (.float, .int), (.float, .uint): return value
+        case (.float, .string(let text)):
+            guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
+                throw .database("invalid input syntax for type double precision: \"\(text)\"", sqlState: "22P02")
+            }
+            return .double(number)
         case (.bool, .string(let text)):
             switch text.lowercased() {
             case "t", "true", "yes", "on", "1": return .bool(true)

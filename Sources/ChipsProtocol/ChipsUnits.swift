@@ -6,15 +6,6 @@ import PurseFormats
 public enum ChipsUnits {
     public static let decimals = 3
 
-    /// "12.5" → 12500. Negative amounts only where `signed` (balances).
-    public static func parse(_ text: String, signed: Bool = false) throws(ChipsError) -> Int64 {
-        do {
-            return try DecimalAmount.parse(text, decimals: decimals, signed: signed)
-        } catch {
-            throw .invalidLink(error.description.replacingOccurrences(of: "An amount", with: "A CHIP amount"))
-        }
-    }
-
     /// 12500 → "12.5"; with `minimumDecimals: 3` → "12.500".
     public static func format(_ units: Int64, minimumDecimals: Int = 0) -> String {
         DecimalAmount.format(units, decimals: decimals, minimumDecimals: minimumDecimals)

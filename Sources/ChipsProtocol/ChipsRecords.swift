@@ -1,0 +1,219 @@
+import Crypto
+import Foundation
+import PurseFormats
+
+/// The two ends of a tally: the stock (held by the vendor, normally owed value) and the foil
+/// (held by the client, normally owing it).
+public enum TallySide: String, Sendable, Codable, CaseIterable {
+    case stock, foil
+
+    public var other: TallySide { self == .stock ? .foil : .stock }
+}
+
+/// What a chit does: a transaction (`tran`, a payment), a trading-variable or close setting
+/// (`set`), or a credit lift (`lift`).
+public enum ChitType: String, Sendable, Codable, CaseIterable {
+    case tran, set, lift
+}
+
+/// The part of a tally both partners sign: MyCHIPs' `mychips.tally_json`, the `json_core` of
+/// `mychips.tallies_v`:
+///
+///     {version, uuid, date, comment, agree, stock: {cert, terms}, foil: {cert, terms}}
+///
+/// Each partner signs its stable JSON (keys sorted, no spaces, nulls kept — `json-stable-stringify`
+/// of the record) with the signing key whose public half is in their certificate. The tally's
+/// digest, the first link of its chit chain, is SHA-256 of the record as `mychips.j2h` serializes
+/// it (Python's sorted, compact `json.dumps`).
+public struct TallyCore: Sendable, Equatable {
+    public var version: Int
+    public var uuid: String
+    /// Unix milliseconds; written as `toISOString()`.
+    public var date: Int64
+    public var comment: String?
+    /// The tally contract: `{host, name, version, language, rid}`.
+    public var agree: JSONValue
+    public var stock: Half
+    public var foil: Half
+
+    /// One end's certificate and the credit terms that end grants its partner (`{limit, call}`).
+    public struct Half: Sendable, Equatable {
+        public var cert: JSONValue
+        public var terms: JSONValue
+
+        public init(cert: JSONValue, terms: JSONValue) {
+            self.cert = cert
+            self.terms = terms
+        }
+    }
+
+    public init(version: Int = 1, uuid: String, date: Int64, comment: String?, agree: JSONValue, stock: Half, foil: Half) {
+        self.version = version
+        self.uuid = uuid
+        self.date = date
+        self.comment = comment
+        self.agree = agree
+        self.stock = stock
+        self.foil = foil
+    }
+
+    public func half(_ side: TallySide) -> Half { side == .stock ? stock : foil }
+
+    public var json: JSONValue {
+        .object([
+            "version": .int(Int64(version)), "uuid": .string(uuid), "date": .string(JavaScriptDate.string(epochMillis: date)),
+            "comment": comment.map(JSONValue.string) ?? .null, "agree": agree,
+            "stock": .object(["cert": stock.cert, "terms": stock.terms]),
+            "foil": .object(["cert": foil.cert, "terms": foil.terms]),
+        ])
+    }
+
+    /// The text a partner signs.
+    public var signingText: String { JavaScriptJSON.stringify(json, sortingKeys: true) }
+
+    /// `mychips.j2h(json_core)`, base64url: the chain's first link.
+    public var digest: String { ChipsDigest.of(json) }
+
+    /// True when `signature` is the signature of `side`'s holder, by the key in that side's certificate.
+    public func isSigned(by side: TallySide, signature: String?) -> Bool {
+        guard let signature else { return false }
+        return ChipsSignature.isValid(signature, over: signingText, publicKey: half(side).cert["public"])
+    }
+}
+
+/// The part of a chit its issuer signs: MyCHIPs' `mychips.chit_json_c`, nulls dropped:
+///
+///     {tally, by, type, uuid, date, units, ref, memo}
+///
+/// The issuer signs its stable JSON; the chit's digest is `j2h` of it. Each chit the tally holds
+/// is a link of a hash chain that starts at the tally's digest: a link's hash is `j2h` of the core
+/// with `{index, prior, signed}` added (`mychips.chit_json_h`), `prior` being the link before it.
+public struct ChitCore: Sendable, Equatable {
+    public var tally: String
+    public var by: TallySide
+    public var type: ChitType
+    public var uuid: String
+    /// Unix milliseconds; written as `toISOString()`.
+    public var date: Int64
+    /// milliCHIPs, never negative; nil for a `set` chit.
+    public var units: Int64?
+    /// An invoice or order reference, or a `set` chit's settings.
+    public var reference: JSONValue?
+    public var memo: String?
+
+    public init(tally: String, by: TallySide, type: ChitType, uuid: String, date: Int64, units: Int64?, reference: JSONValue?, memo: String?) {
+        self.tally = tally
+        self.by = by
+        self.type = type
+        self.uuid = uuid
+        self.date = date
+        self.units = units
+        self.reference = reference
+        self.memo = memo
+    }
+
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "tally": .string(tally), "by": .string(by.rawValue), "type": .string(type.rawValue), "uuid": .string(uuid),
+            "date": .string(JavaScriptDate.string(epochMillis: date)),
+        ]
+        if let units { members["units"] = .int(units) }
+        if let reference, !reference.isNull { members["ref"] = reference }
+        if let memo { members["memo"] = .string(memo) }
+        return .object(members)
+    }
+
+    /// The text the issuer signs: stable JSON, nulls dropped at every depth.
+    public var signingText: String { JavaScriptJSON.stable(json) }
+
+    /// `mychips.j2h(json_core)`, base64url.
+    public var digest: String { ChipsDigest.of(json) }
+
+    /// The hash of this chit as link `index` of its tally's chain, after the link `prior`.
+    public func chainHash(index: Int64, prior: String, signature: String?) -> String {
+        guard case .object(var members) = json else { return "" }
+        members["index"] = .int(index)
+        members["prior"] = .string(prior)
+        if let signature { members["signed"] = .string(signature) }
+        return ChipsDigest.of(.object(members))
+    }
+
+    public func isSigned(by publicKey: JSONValue?, signature: String?) -> Bool {
+        guard let signature else { return false }
+        return ChipsSignature.isValid(signature, over: signingText, publicKey: publicKey)
+    }
+}
+
+/// A link of a tally's chit chain as a client reads it from `chits_v_me`.
+public struct ChainLink: Sendable, Equatable {
+    public var core: ChitCore
+    public var signature: String?
+    public var index: Int64
+    public var prior: String
+    public var hash: String
+
+    public init(core: ChitCore, signature: String?, index: Int64, prior: String, hash: String) {
+        self.core = core
+        self.signature = signature
+        self.index = index
+        self.prior = prior
+        self.hash = hash
+    }
+}
+
+/// Where a chain stops being what its links claim.
+public enum ChainBreak: Error, Equatable, Sendable {
+    /// Link `index` is missing, out of order, or does not follow the link before it.
+    case misplaced(index: Int64)
+    /// Link `index`'s hash is not the hash of its contents.
+    case altered(index: Int64)
+}
+
+public enum ChipsChain {
+    /// Checks links 1…n of a chain that starts at `tallyDigest`: consecutive indexes, each `prior`
+    /// the hash before it, each hash the hash of its chit. Returns the last hash (the chain's
+    /// checksum of the whole tally history).
+    public static func verify(_ links: [ChainLink], tallyDigest: String) throws(ChainBreak) -> String {
+        var prior = tallyDigest
+        for (offset, link) in links.sorted(by: { $0.index < $1.index }).enumerated() {
+            guard link.index == Int64(offset + 1), link.prior == prior else { throw .misplaced(index: link.index) }
+            guard link.core.chainHash(index: link.index, prior: prior, signature: link.signature) == link.hash else {
+                throw .altered(index: link.index)
+            }
+            prior = link.hash
+        }
+        return prior
+    }
+}
+
+/// `mychips.j2h`: SHA-256 of Python's sorted, compact JSON, base64url without padding.
+public enum ChipsDigest {
+    public static func of(_ json: JSONValue) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data(PythonJSON.dumps(json).utf8))))
+    }
+}
+
+/// Signatures of MyCHIPs records: ECDSA P-521 with SHA-384 (WebCrypto's `{name: 'ECDSA', hash:
+/// 'SHA-384'}`), raw `r‖s`, base64url — by a user's signing key, whose public JWK is the
+/// `public` member of their certificate.
+public enum ChipsSignature {
+    public static func isValid(_ signature: String, over text: String, publicKey: JSONValue?) -> Bool {
+        guard let key = self.publicKey(publicKey), let raw = Base64URL.decode(signature),
+              let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
+        return key.isValidSignature(ecdsa, for: SHA384.hash(data: Data(text.utf8)))
+    }
+
+    /// A P-521 public key from its JWK (a JSON object, or JSON text of one); nil for anything else.
+    public static func publicKey(_ jwk: JSONValue?) -> P521.Signing.PublicKey? {
+        guard let jwk else { return nil }
+        let text: String
+        switch jwk {
+        case .object: text = JavaScriptJSON.stringify(jwk)
+        case .string(let value): text = value
+        default: return nil
+        }
+        guard let parsed = EllipticCurveJWK.parse(text), parsed.kty == "EC", parsed.crv == "P-521", parsed.d == nil,
+              let raw = parsed.rawPublicKey else { return nil }
+        return try? P521.Signing.PublicKey(rawRepresentation: raw)
+    }
+}

@@ -1,0 +1,343 @@
+import ChipsProtocol
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// Chits, driven by `insert` and `update` on `mychips.chits_v_me`:
+///
+/// - Pay: insert by the issuer, `request: 'good'`, signed. Good at once on both copies.
+/// - Request (invoice): insert for the partner to pay (`issuer` their end), `request: 'pend'`,
+///   unsigned: `A.pend` for the requester, `L.pend` (an action) for the partner.
+/// - Accept: the partner updates it with `request: 'good'` and a signature; refuse: `request: 'void'`
+///   (the requester may withdraw it the same way).
+/// - Settings: a `set` chit, signed, whose `reference` holds trading variables (`target`,
+///   `bound`, `reward`, `clutch`) or `{close: true}`.
+///
+/// A signature is checked with the signing key in the issuer's certificate on the tally, over the
+/// stable JSON of the chit core. A good chit becomes the next link of the tally's hash chain on
+/// both copies, and moves both balances, in one transaction: the two copies' balances are always
+/// each other's negation. A payment that would leave the payer owing more than the credit the
+/// partner grants (`terms.limit`) is refused, and a closing tally takes only chits that bring its
+/// balance toward zero. The tally rows are locked first, so these checks hold under any number
+/// of concurrent requests.
+struct ChitStore: Sendable {
+    let user: ChipsUserRecord
+    let database: Database
+    let notifier: ChipsNotifier
+    let now: @Sendable () -> Date
+
+    init(context: ViewContext) {
+        user = context.user
+        database = context.database
+        notifier = context.notifier
+        now = context.now
+    }
+
+    static let insertFields: Set<String> = ["chit_seq", "tally_uuid", "chit_uuid", "chit_type", "chit_date", "issuer", "units", "reference", "memo",
+                                            "request", "signature", "chain_idx", "chain_prev"]
+
+    static func refuse(_ code: String, _ message: String) -> WysemanError {
+        WysemanError.constraint(message, code: "!mychips.chits:" + code, sqlState: "P0001")
+    }
+
+    // MARK: Insert
+
+    func insert(_ fields: [String: JSONValue]) async throws -> (ChitRecord, TallyRecord) {
+        for key in fields.keys where !Self.insertFields.contains(key) {
+            throw WysemanError.database("column \"\(key)\" of view mychips.chits_v_me can only be set by the provider", sqlState: "42501")
+        }
+        guard case .string(let uuidText)? = fields["chit_uuid"], let uuid = UUID(uuidString: uuidText)?.uuidString.lowercased() else {
+            throw WysemanError.database("null value in column \"chit_uuid\" violates not-null constraint", sqlState: "23502")
+        }
+        let type: ChitType
+        switch fields["chit_type"] {
+        case nil, .null?: type = .tran
+        case .string(let text)?:
+            guard let parsed = ChitType(rawValue: text) else { throw Self.refuse("BCT", "a chit is a tran, set or lift") }
+            type = parsed
+        default: throw Self.refuse("BCT", "a chit is a tran, set or lift")
+        }
+        guard type != .lift else { throw WysemanError.permissionDenied("mychips.chits_v_me (lift chits come only from lifts)") }
+        let request = fields["request"]?.stringValue
+        guard request == "good" || request == "pend" else {
+            throw WysemanError.constraint("a new chit is sent signed (request good) or asked for (request pend)", code: "mychips.chits.BRQ")
+        }
+        var units: Int64?
+        if type == .tran {
+            guard let value = fields["units"]?.int64Value, value > 0 else { throw Self.refuse("CUN", "a payment's units are whole milliCHIPs above zero") }
+            units = value
+        } else if let given = fields["units"], !given.isNull {
+            throw Self.refuse("CUN", "a settings chit carries no units")
+        }
+        let date: Int64
+        switch fields["chit_date"] {
+        case nil, .null?:
+            guard request == "pend" else { throw Self.refuse("DAT", "a signed chit carries the date it was signed with (chit_date)") }
+            date = now().epochMillis
+        case .string(let text)?:
+            guard let millis = JavaScriptDate.epochMillis(text), JavaScriptDate.string(epochMillis: millis) == text else {
+                throw Self.refuse("DAT", "chit_date is written as toISOString() does: YYYY-MM-DDTHH:MM:SS.sssZ")
+            }
+            date = millis
+        default: throw Self.refuse("DAT", "chit_date is written as toISOString() does: YYYY-MM-DDTHH:MM:SS.sssZ")
+        }
+        var reference = fields["reference"]
+        if reference?.isNull == true { reference = nil }
+        if type == .set { try Self.checkSettings(reference) }
+        let memo: String?
+        switch fields["memo"] {
+        case nil, .null?: memo = nil
+        case .string(let text)? where text.count <= 400: memo = text
+        default: throw WysemanError.database("value too long for type character varying(400)", sqlState: "22001")
+        }
+        let signature = fields["signature"]?.stringValue
+        let proposedIndex = fields["chain_idx"]?.int64Value
+        let proposedPrior = fields["chain_prev"]?.stringValue
+        let millis = now().epochMillis
+        let user = user
+        let notifier = notifier
+        let (chitUnits, chitReference) = (units, reference)
+
+        let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
+            var (mine, partner) = try await Self.lockPair(user: user, seq: fields["chit_seq"]?.int64Value, uuid: fields["tally_uuid"]?.stringValue, in: db)
+            let issuer: TallySide
+            switch fields["issuer"] {
+            case nil, .null?: issuer = request == "pend" ? mine.type.other : mine.type
+            case .string(let text)?:
+                guard let side = TallySide(rawValue: text) else { throw WysemanError.database("invalid input value for enum tally_side", sqlState: "22P02") }
+                issuer = side
+            default: throw WysemanError.database("invalid input value for enum tally_side", sqlState: "22P02")
+            }
+            if let existing = try await ChitRecord.load(ent: mine.ent, seq: mine.seq, uuid: uuid, in: db) {
+                // The same chit sent again (a retry after a dropped connection) is answered with
+                // what was stored; a different chit under a used id is refused.
+                let again = ChitCore(tally: mine.uuid, by: issuer, type: type, uuid: uuid, date: date, units: chitUnits, reference: chitReference, memo: memo)
+                guard existing.core(tally: mine.uuid) == again, existing.signature == signature || request == "pend" else {
+                    throw WysemanError.constraint("duplicate key value violates unique constraint", code: "!mychips.chits:CUU", sqlState: "23505")
+                }
+                return (existing, mine, [])
+            }
+            let core = ChitCore(tally: mine.uuid, by: issuer, type: type, uuid: uuid, date: date, units: chitUnits, reference: chitReference, memo: memo)
+            var chit = ChitRecord(ent: mine.ent, seq: mine.seq, idx: mine.lastChit + 1, uuid: uuid, type: type, date: date, issuer: issuer,
+                                  units: chitUnits, reference: chitReference, memo: memo, digest: core.digest, signature: nil, request: nil,
+                                  status: "pend", chainIdx: nil, chainPrev: nil, chainHash: nil, createdAt: millis, modifiedAt: millis)
+            var theirs = chit
+            theirs.ent = partner.ent
+            theirs.seq = partner.seq
+            theirs.idx = partner.lastChit + 1
+            mine.lastChit += 1
+            partner.lastChit += 1
+            if request == "pend" {
+                guard issuer != mine.type, type == .tran else { throw Self.refuse("ISS", "a request is for the partner to pay: its issuer is the partner's end") }
+                guard signature == nil else { throw Self.refuse("ISS", "a request is signed by the partner who pays it, not by you") }
+                try Self.checkOpen(mine)
+                mine.netPC &+= chit.net(holder: mine.type)
+                partner.netPC &+= chit.net(holder: partner.type)
+            } else {
+                guard issuer == mine.type else { throw Self.refuse("ISS", "you sign only chits you issue: issuer is your end of the tally") }
+                chit.signature = signature
+                theirs.signature = signature
+                try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior)
+            }
+            mine.modifiedAt = millis
+            partner.modifiedAt = millis
+            try await chit.insert(in: db)
+            try await theirs.insert(in: db)
+            try await mine.save(in: db)
+            try await partner.save(in: db)
+            let notice = try await Self.notice(theirs, tally: partner, in: db)
+            try await notifier.publish(notice, in: db)
+            return (chit, mine, [notice])
+        }
+        for notice in notices { notifier.deliverAfterCommit(notice) }
+        return (chit, tally)
+    }
+
+    // MARK: Update (accept, refuse, withdraw)
+
+    func update(seq: Int64?, uuid: String, fields: [String: JSONValue]) async throws -> (ChitRecord, TallyRecord) {
+        for key in fields.keys where !["request", "signature", "chain_idx", "chain_prev"].contains(key) {
+            throw WysemanError.database("column \"\(key)\" of view mychips.chits_v_me can only be changed by the provider", sqlState: "42501")
+        }
+        let request = fields["request"]?.stringValue
+        let millis = now().epochMillis
+        let user = user
+        let notifier = notifier
+        let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
+            let found = try await db.raw("""
+                SELECT chit_seq FROM chips_chits WHERE chit_ent = \(bind: user.userEnt) AND chit_uuid = \(bind: uuid)
+                """).all().map { try $0.decode(column: "chit_seq", as: Int64.self) }.filter { seq == nil || $0 == seq }
+            guard found.count == 1 else { throw WysemanError.unexpectedRows(found.count, expected: 1) }
+            var (mine, partner) = try await Self.lockPair(user: user, seq: found[0], uuid: nil, in: db)
+            guard var chit = try await ChitRecord.load(ent: mine.ent, seq: mine.seq, uuid: uuid, in: db),
+                  var theirs = try await ChitRecord.load(ent: partner.ent, seq: partner.seq, uuid: uuid, in: db) else {
+                throw WysemanError.unexpectedRows(0, expected: 1)
+            }
+            guard chit.status == "pend", chit.chainIdx == nil else {
+                throw Self.refuse("IST", "illegal state transition from \(chit.state(holder: mine.type)): only a pending request can be answered")
+            }
+            let pending = chit.net(holder: mine.type)
+            switch request {
+            case "good":
+                guard chit.issuer == mine.type else { throw Self.refuse("ISS", "only the party asked to pay signs a request") }
+                guard case .string(let signature)? = fields["signature"] else { throw Self.refuse("MIS", "a chit made good needs its issuer's signature") }
+                chit.signature = signature
+                theirs.signature = signature
+                mine.netPC &-= pending
+                partner.netPC &+= pending
+                try Self.makeGood(&chit, &theirs, core: chit.core(tally: mine.uuid), mine: &mine, partner: &partner,
+                                  proposedIndex: fields["chain_idx"]?.int64Value, proposedPrior: fields["chain_prev"]?.stringValue)
+            case "void":
+                chit.status = "void"
+                theirs.status = "void"
+                mine.netPC &-= pending
+                partner.netPC &+= pending
+            default:
+                throw WysemanError.constraint("a request is answered with request good (and a signature) or void", code: "mychips.chits.BRQ")
+            }
+            chit.modifiedAt = millis
+            theirs.modifiedAt = millis
+            mine.modifiedAt = millis
+            partner.modifiedAt = millis
+            try await chit.save(in: db)
+            try await theirs.save(in: db)
+            try await mine.save(in: db)
+            try await partner.save(in: db)
+            let notice = try await Self.notice(theirs, tally: partner, in: db)
+            try await notifier.publish(notice, in: db)
+            return (chit, mine, [notice])
+        }
+        for notice in notices { notifier.deliverAfterCommit(notice) }
+        return (chit, tally)
+    }
+
+    // MARK: Checks and the chain
+
+    /// The user's copy of the tally (by `seq`, or by `uuid`) and the partner's, both locked.
+    static func lockPair(user: ChipsUserRecord, seq: Int64?, uuid: String?, in db: any DatabaseSession) async throws -> (TallyRecord, TallyRecord) {
+        var tallyUUID = uuid
+        var partEnt: String?
+        if let seq {
+            guard let row = try await db.raw("SELECT tally_uuid, part_ent FROM chips_tallies WHERE tally_ent = \(bind: user.userEnt) AND tally_seq = \(bind: seq)").first() else {
+                throw refuse("LIT", "no tally \(seq) of yours")
+            }
+            tallyUUID = try row.decode(column: "tally_uuid", as: String.self)
+            partEnt = try row.decode(column: "part_ent", as: String?.self)
+        } else if let uuid {
+            let rows = try await db.raw("SELECT part_ent FROM chips_tallies WHERE tally_ent = \(bind: user.userEnt) AND tally_uuid = \(bind: uuid) AND status IN ('open', 'close')").all()
+            guard rows.count == 1 else { throw refuse("LIT", "no open tally \(uuid) of yours") }
+            partEnt = try rows[0].decode(column: "part_ent", as: String?.self)
+        }
+        guard let tallyUUID, let partEnt else { throw refuse("LIT", "a chit names its tally (chit_seq or tally_uuid) and the tally needs a partner") }
+        let pair = try await TallyRecord.pair(uuid: tallyUUID, ents: [user.userEnt, partEnt], in: db)
+        guard let mine = pair.first(where: { $0.ent == user.userEnt && (seq == nil || $0.seq == seq) }),
+              let partner = pair.first(where: { $0.ent == partEnt }) else { throw refuse("LIT", "the tally has no partner copy") }
+        return (mine, partner)
+    }
+
+    static func checkOpen(_ tally: TallyRecord) throws {
+        guard tally.status == "open", tally.digest != nil else {
+            throw refuse("LIT", "chits go only on an open tally; this one is \(tally.state)")
+        }
+    }
+
+    /// Trading variables and close: `{target, bound, reward, clutch, close}`.
+    static func checkSettings(_ reference: JSONValue?) throws {
+        guard case .object(let members)? = reference, !members.isEmpty else {
+            throw refuse("SET", "a settings chit's reference holds target, bound, reward, clutch or close")
+        }
+        for (key, value) in members {
+            switch key {
+            case "target", "bound": guard let number = value.int64Value, number >= 0 else { throw refuse("SET", "\(key) is whole milliCHIPs, not negative") }
+            case "reward", "clutch": guard TallyStore.marginPPM(value) != nil else { throw refuse("SET", "\(key) is a margin between -1 and 1") }
+            case "close": guard value == .bool(true) else { throw refuse("SET", "close is true") }
+            default: throw refuse("SET", "\(key) is not a tally setting")
+            }
+        }
+    }
+
+    /// Verifies the issuer's signature, applies the limit and closing rules, links the chit into
+    /// both copies' chains and moves both balances.
+    static func makeGood(_ chit: inout ChitRecord, _ theirs: inout ChitRecord, core: ChitCore, mine: inout TallyRecord, partner: inout TallyRecord,
+                         proposedIndex: Int64?, proposedPrior: String?) throws {
+        try checkOpen(mine)
+        guard let signature = chit.signature else { throw refuse("MIS", "a good chit needs its issuer's signature") }
+        let issuerCert = chit.issuer == mine.type ? mine.holdCert : (mine.partCert ?? .null)
+        guard core.isSigned(by: issuerCert["public"], signature: signature) else {
+            throw refuse("SIG", "the chit's signature does not verify with the issuer's signing key on this tally")
+        }
+        let net = chit.net(holder: mine.type)
+        let after = mine.netC &+ net
+        if chit.type == .tran {
+            // The payer is the issuer: the limit is the credit the other end grants it.
+            let (payerAfter, limit) = chit.issuer == mine.type ? (after, mine.creditFromPartner) : (-after, partner.creditFromPartner)
+            if payerAfter < 0, -payerAfter > limit {
+                throw refuse("LMT", "the payment would leave the payer owing \(DecimalAmount.format(-payerAfter, decimals: 3)) CHIPs, beyond the \(DecimalAmount.format(limit, decimals: 3)) the partner's credit allows")
+            }
+            if mine.closing, abs(after) > abs(mine.netC) || (after != 0 && (after < 0) != (mine.netC < 0)) {
+                throw refuse("CLS", "the tally is closing: only chits that bring its balance toward zero are taken")
+            }
+        }
+        guard let prior = mine.chainLast else { throw refuse("LIT", "the tally has no chain") }
+        let index = mine.chainConf + 1
+        if let proposedIndex, proposedIndex != index { throw refuse("CHN", "the chit claims chain index \(proposedIndex); the chain's next index is \(index)") }
+        if let proposedPrior, proposedPrior != prior { throw refuse("CHN", "the chit claims to follow \(proposedPrior); the chain ends at \(prior)") }
+        let hash = core.chainHash(index: index, prior: prior, signature: signature)
+        for copy in 0..<2 {
+            var record = copy == 0 ? chit : theirs
+            record.status = "good"
+            record.request = nil
+            record.chainIdx = index
+            record.chainPrev = prior
+            record.chainHash = hash
+            if copy == 0 { chit = record } else { theirs = record }
+        }
+        for copy in 0..<2 {
+            var tally = copy == 0 ? mine : partner
+            tally.netC &+= copy == 0 ? net : -net
+            if chit.type == .tran { tally.chitsC += 1 }
+            tally.chainConf = index
+            tally.chainLast = hash
+            if chit.type == .set, case .object(let settings)? = chit.reference {
+                let byHolder = chit.issuer == tally.type
+                var sets = (byHolder ? tally.holdSets : tally.partSets).objectValue ?? [:]
+                for (key, value) in settings { sets[key] = value }
+                if byHolder {
+                    tally.holdSets = .object(sets)
+                    if let target = settings["target"]?.int64Value { tally.target = target }
+                    if let bound = settings["bound"]?.int64Value { tally.bound = bound }
+                    if let reward = settings["reward"].flatMap(TallyStore.marginPPM) { tally.reward = reward }
+                    if let clutch = settings["clutch"].flatMap(TallyStore.marginPPM) { tally.clutch = clutch }
+                    tally.bound = max(tally.bound, tally.target)
+                } else {
+                    tally.partSets = .object(sets)
+                }
+                if settings["close"] == .bool(true) { tally.closing = true }
+            }
+            if tally.closing, tally.netC == 0 {
+                tally.status = "close"
+                tally.closing = false
+            }
+            if copy == 0 { mine = tally } else { partner = tally }
+        }
+    }
+
+    /// `{target: 'chit', entity, sequence, index, uuid, action, state, object}` on the holder's channel.
+    static func notice(_ chit: ChitRecord, tally: TallyRecord, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
+        let username = try await TallyStore.username(ofEntity: chit.ent, in: db)
+        let state = chit.state(holder: tally.type)
+        var object = chit.core(tally: tally.uuid).json
+        if case .object(var members) = object {
+            if let signature = chit.signature { members["signed"] = .string(signature) }
+            if let index = chit.chainIdx { members["index"] = .int(index) }
+            if let hash = chit.chainHash { members["chain"] = .string(hash) }
+            object = .object(members)
+        }
+        return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: chit.ent), data: .object([
+            "target": "chit", "entity": .string(chit.ent), "sequence": .int(chit.seq), "index": .int(chit.idx), "uuid": .string(chit.uuid),
+            "action": .bool(state == "L.pend"), "state": .string(state), "tally_state": .string(tally.state), "object": object,
+        ]))
+    }
+}

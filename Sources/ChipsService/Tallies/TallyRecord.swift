@@ -1,0 +1,198 @@
+import ChipsProtocol
+import Foundation
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// One partner's copy of a tally: a row of `chips_tallies`.
+struct TallyRecord: Sendable, Equatable {
+    var ent: String
+    var seq: Int64
+    var uuid: String
+    var type: TallySide
+    var date: Int64
+    var version: Int64
+    var comment: String?
+    var contract: JSONValue
+    var holdCert: JSONValue
+    var partCert: JSONValue?
+    var holdSig: String?
+    var partSig: String?
+    var holdTerms: JSONValue
+    var partTerms: JSONValue
+    var digest: String?
+    var target: Int64
+    var bound: Int64
+    /// Parts per million.
+    var reward: Int64
+    var clutch: Int64
+    var request: String?
+    var status: String
+    var closing: Bool
+    var partEnt: String?
+    var holdCid: String
+    var holdAgent: String
+    var partCid: String?
+    var partAgent: String?
+    var holdSets: JSONValue
+    var partSets: JSONValue
+    var netC: Int64
+    var netPC: Int64
+    var chitsC: Int64
+    var chainConf: Int64
+    var chainLast: String?
+    var lastChit: Int64
+    var rowVersion: Int64
+    var createdAt: Int64
+    var modifiedAt: Int64
+
+    static let columns = "tally_ent, tally_seq, tally_uuid, tally_type, tally_date, version, comment, contract, hold_cert, part_cert, hold_sig, part_sig, hold_terms, part_terms, digest, target, bound, reward, clutch, request, status, closing, part_ent, hold_cid, hold_agent, part_cid, part_agent, hold_sets, part_sets, net_c, net_pc, chits_c, chain_conf, chain_last, last_chit, row_version, created_at, modified_at"
+
+    static func decode(_ row: any SQLRow) throws -> TallyRecord {
+        func json(_ column: String) throws -> JSONValue? {
+            try row.decode(column: column, as: String?.self).map { (try? StrictJSON.parse($0.utf8)) ?? .null }
+        }
+        return TallyRecord(
+            ent: try row.decode(column: "tally_ent", as: String.self), seq: try row.decode(column: "tally_seq", as: Int64.self),
+            uuid: try row.decode(column: "tally_uuid", as: String.self),
+            type: TallySide(rawValue: try row.decode(column: "tally_type", as: String.self)) ?? .stock,
+            date: try row.decode(column: "tally_date", as: Int64.self), version: try row.decode(column: "version", as: Int64.self),
+            comment: try row.decode(column: "comment", as: String?.self), contract: try json("contract") ?? .null,
+            holdCert: try json("hold_cert") ?? .null, partCert: try json("part_cert"),
+            holdSig: try row.decode(column: "hold_sig", as: String?.self), partSig: try row.decode(column: "part_sig", as: String?.self),
+            holdTerms: try json("hold_terms") ?? .object([:]), partTerms: try json("part_terms") ?? .object([:]),
+            digest: try row.decode(column: "digest", as: String?.self),
+            target: try row.decode(column: "target", as: Int64.self), bound: try row.decode(column: "bound", as: Int64.self),
+            reward: try row.decode(column: "reward", as: Int64.self), clutch: try row.decode(column: "clutch", as: Int64.self),
+            request: try row.decode(column: "request", as: String?.self), status: try row.decode(column: "status", as: String.self),
+            closing: try row.decode(column: "closing", as: Int64.self) == 1, partEnt: try row.decode(column: "part_ent", as: String?.self),
+            holdCid: try row.decode(column: "hold_cid", as: String.self), holdAgent: try row.decode(column: "hold_agent", as: String.self),
+            partCid: try row.decode(column: "part_cid", as: String?.self), partAgent: try row.decode(column: "part_agent", as: String?.self),
+            holdSets: try json("hold_sets") ?? .object([:]), partSets: try json("part_sets") ?? .object([:]),
+            netC: try row.decode(column: "net_c", as: Int64.self), netPC: try row.decode(column: "net_pc", as: Int64.self),
+            chitsC: try row.decode(column: "chits_c", as: Int64.self), chainConf: try row.decode(column: "chain_conf", as: Int64.self),
+            chainLast: try row.decode(column: "chain_last", as: String?.self), lastChit: try row.decode(column: "last_chit", as: Int64.self),
+            rowVersion: try row.decode(column: "row_version", as: Int64.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self))
+    }
+
+    /// The record both partners sign; the holder's end is `type`.
+    var core: TallyCore {
+        let hold = TallyCore.Half(cert: holdCert, terms: holdTerms)
+        let part = TallyCore.Half(cert: partCert ?? .null, terms: partTerms)
+        return TallyCore(version: Int(version), uuid: uuid, date: date, comment: comment, agree: contract,
+                         stock: type == .stock ? hold : part, foil: type == .foil ? hold : part)
+    }
+
+    /// MyCHIPs' tally state: the status, with `H.`/`P.`/`B.` on an offer for who has signed it
+    /// (holder, partner, both), `P.` on a draft a partner has joined, `C.` on an open tally
+    /// being closed, and `.request` while a requested change is pending.
+    var state: String {
+        var prefix = ""
+        switch status {
+        case "offer":
+            if holdSig == nil, partSig != nil { prefix = "P." } else if partSig == nil, holdSig != nil { prefix = "H." } else { prefix = "B." }
+        case "draft" where partCert != nil: prefix = "P."
+        case "open" where closing: prefix = "C."
+        default: break
+        }
+        return prefix + status + (request.map { "." + $0 } ?? "")
+    }
+
+    /// The holder has something to do: sign a joined draft, or answer the partner's offer.
+    var needsAction: Bool { ["P.offer", "P.draft"].contains(state) }
+
+    /// The limit, in milliCHIPs, of what the holder may owe: the credit the partner grants
+    /// (`part_terms.limit`, in CHIPs). None given is no credit.
+    var creditFromPartner: Int64 { Self.units(ofLimit: partTerms["limit"]) }
+
+    static func units(ofLimit value: JSONValue?) -> Int64 {
+        switch value {
+        case .int(let chips)?: return chips.multipliedReportingOverflow(by: 1000).overflow ? .max : max(0, chips * 1000)
+        case .uint(let chips)?: return chips > UInt64(Int64.max / 1000) ? .max : Int64(chips) * 1000
+        case .double(let chips)?: return chips.isFinite && chips > 0 ? Int64(min(chips * 1000, 9e18).rounded(.down)) : 0
+        case .string(let text)?: return (try? DecimalAmount.parse(text, decimals: 3)) ?? 0
+        default: return 0
+        }
+    }
+
+    /// A row of `mychips.tallies_v_me`.
+    func row(partnerName: String?) -> [String: JSONValue] {
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        let core = core
+        let date = { (millis: Int64) in JSONValue.string(JavaScriptDate.string(epochMillis: millis)) }
+        var json = core.json
+        if case .object(var members) = json {
+            members["sign"] = .object(["digest": text(digest), type.rawValue: text(holdSig), type.other.rawValue: text(partSig)])
+            json = .object(members)
+        }
+        return [
+            "tally_ent": .string(ent), "tally_seq": .int(seq), "tally_uuid": .string(uuid), "tally_type": .string(type.rawValue),
+            "tally_date": date(self.date), "version": .int(version), "comment": text(comment), "contract": contract,
+            "hold_cert": holdCert, "part_cert": partCert ?? .null, "hold_sig": text(holdSig), "part_sig": text(partSig),
+            "hold_terms": holdTerms, "part_terms": partTerms, "digest": text(digest),
+            "target": .int(target), "bound": .int(bound), "reward": .double(Double(reward) / 1_000_000), "clutch": .double(Double(clutch) / 1_000_000),
+            "request": text(request), "status": .string(status), "state": .string(state), "action": .bool(needsAction),
+            "hold_cid": .string(holdCid), "hold_agent": .string(holdAgent), "part_cid": text(partCid), "part_agent": text(partAgent),
+            "part_ent": text(partEnt), "part_name": text(partnerName),
+            "hold_sets": holdSets, "part_sets": partSets, "net": .int(netC), "net_p": .int(netC &+ netPC), "chits": .int(chitsC),
+            "chain_conf": .int(chainConf), "chain_dgst": text(chainLast),
+            "json_core": core.json, "json": json, "crt_date": date(createdAt), "mod_date": date(modifiedAt),
+        ]
+    }
+
+    // MARK: Reading and writing
+
+    static func load(ent: String, seq: Int64, in db: any DatabaseSession, locking: Bool = false) async throws -> TallyRecord? {
+        let lock = locking ? SQLDialectDifferences(db).lockRowsClause : ""
+        return try await db.raw(SQLQueryString("SELECT \(unsafeRaw: columns) FROM chips_tallies WHERE tally_ent = \(bind: ent) AND tally_seq = \(bind: seq)\(unsafeRaw: lock)"))
+            .first().map(decode)
+    }
+
+    /// Both copies of a tally, locked in one order (foil before stock) so that two writers never
+    /// wait for each other.
+    static func pair(uuid: String, ents: [String], in db: any DatabaseSession) async throws -> [TallyRecord] {
+        let lock = SQLDialectDifferences(db).lockRowsClause
+        return try await db.raw(SQLQueryString("SELECT \(unsafeRaw: columns) FROM chips_tallies WHERE tally_uuid = \(bind: uuid) AND tally_ent IN (\(binds: ents)) ORDER BY tally_type\(unsafeRaw: lock)"))
+            .all().map(decode)
+    }
+
+    static func all(of ent: String, in db: any DatabaseSession) async throws -> [TallyRecord] {
+        try await db.raw(SQLQueryString("SELECT \(unsafeRaw: columns) FROM chips_tallies WHERE tally_ent = \(bind: ent) ORDER BY tally_seq")).all().map(decode)
+    }
+
+    func insert(in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            INSERT INTO chips_tallies (tally_ent, tally_seq, tally_uuid, tally_type, tally_date, version, comment, contract, hold_cert, part_cert,
+                hold_sig, part_sig, hold_terms, part_terms, digest, target, bound, reward, clutch, request, status, closing, part_ent, hold_cid,
+                hold_agent, part_cid, part_agent, hold_sets, part_sets, net_c, net_pc, chits_c, chain_conf, chain_last, last_chit, row_version,
+                created_at, modified_at)
+            VALUES (\(bind: ent), \(bind: seq), \(bind: uuid), \(bind: type.rawValue), \(bind: date), \(bind: version), \(bind: comment),
+                \(bind: Self.text(contract)), \(bind: Self.text(holdCert)), \(bind: partCert.map(Self.text)), \(bind: holdSig), \(bind: partSig),
+                \(bind: Self.text(holdTerms)), \(bind: Self.text(partTerms)), \(bind: digest), \(bind: target), \(bind: bound), \(bind: reward),
+                \(bind: clutch), \(bind: request), \(bind: status), \(bind: closing ? 1 : 0), \(bind: partEnt), \(bind: holdCid), \(bind: holdAgent),
+                \(bind: partCid), \(bind: partAgent), \(bind: Self.text(holdSets)), \(bind: Self.text(partSets)), \(bind: netC), \(bind: netPC),
+                \(bind: chitsC), \(bind: chainConf), \(bind: chainLast), \(bind: lastChit), 0, \(bind: createdAt), \(bind: modifiedAt))
+            """).run()
+    }
+
+    /// Writes every column the tally's life changes, and counts the change.
+    func save(in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            UPDATE chips_tallies SET tally_type = \(bind: type.rawValue), version = \(bind: version), comment = \(bind: comment),
+                contract = \(bind: Self.text(contract)), hold_cert = \(bind: Self.text(holdCert)), part_cert = \(bind: partCert.map(Self.text)),
+                hold_sig = \(bind: holdSig), part_sig = \(bind: partSig), hold_terms = \(bind: Self.text(holdTerms)),
+                part_terms = \(bind: Self.text(partTerms)), digest = \(bind: digest), target = \(bind: target), bound = \(bind: bound),
+                reward = \(bind: reward), clutch = \(bind: clutch), request = \(bind: request), status = \(bind: status),
+                closing = \(bind: closing ? 1 : 0), part_ent = \(bind: partEnt), hold_cid = \(bind: holdCid), hold_agent = \(bind: holdAgent),
+                part_cid = \(bind: partCid), part_agent = \(bind: partAgent), hold_sets = \(bind: Self.text(holdSets)),
+                part_sets = \(bind: Self.text(partSets)), net_c = \(bind: netC), net_pc = \(bind: netPC), chits_c = \(bind: chitsC),
+                chain_conf = \(bind: chainConf), chain_last = \(bind: chainLast), last_chit = \(bind: lastChit),
+                row_version = row_version + 1, modified_at = \(bind: modifiedAt)
+            WHERE tally_ent = \(bind: ent) AND tally_seq = \(bind: seq)
+            """).run()
+    }
+
+    static func text(_ json: JSONValue) -> String { JavaScriptJSON.stringify(json) }
+}

@@ -1,0 +1,288 @@
+import ChipsProtocol
+import Foundation
+import Synchronization
+import PurseDatabase
+import PurseFormats
+import PurseServer
+import SQLKit
+
+/// `mychips.tallies_v_me`: the signed-in user's tallies, one row per tally copy they hold, with
+/// both certificates, signatures and terms, the trading variables, the state, the balances of good
+/// chits (`net`) and of good and pending ones (`net_p`), the chain's end, and `json_core` — the
+/// record both partners sign. Insert makes a draft; update edits a draft and carries the state
+/// requests (``TallyStore``); the `invite` action makes a tally ticket.
+struct TalliesView: ChipsView {
+    let name = "mychips.tallies_v_me"
+    let primaryKey = ["tally_ent", "tally_seq"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "tally_ent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "tally_seq", type: .int, nonull: true, size: 4),
+        ViewColumn(name: "tally_uuid", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "tally_type", type: .text, nonull: true, writable: true, size: 5),
+        ViewColumn(name: "tally_date", type: .timestamp, nonull: true, listed: false),
+        ViewColumn(name: "version", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "comment", type: .text, length: 400, writable: true, size: 20),
+        ViewColumn(name: "contract", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "hold_cert", type: .jsonb, listed: false),
+        ViewColumn(name: "part_cert", type: .jsonb, listed: false),
+        ViewColumn(name: "hold_sig", type: .text, writable: true, listed: false),
+        ViewColumn(name: "part_sig", type: .text, listed: false),
+        ViewColumn(name: "hold_terms", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "part_terms", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "digest", type: .text, listed: false),
+        ViewColumn(name: "target", type: .int, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "bound", type: .int, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "reward", type: .float, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "clutch", type: .float, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "request", type: .text, writable: true, listed: false),
+        ViewColumn(name: "status", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "state", type: .text, nonull: true, size: 8),
+        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "hold_cid", type: .text, listed: false),
+        ViewColumn(name: "hold_agent", type: .text, listed: false),
+        ViewColumn(name: "part_cid", type: .text, size: 12),
+        ViewColumn(name: "part_agent", type: .text, listed: false),
+        ViewColumn(name: "part_ent", type: .text, listed: false),
+        ViewColumn(name: "part_name", type: .text, size: 20),
+        ViewColumn(name: "hold_sets", type: .jsonb, listed: false),
+        ViewColumn(name: "part_sets", type: .jsonb, listed: false),
+        ViewColumn(name: "net", type: .int, nonull: true, size: 10),
+        ViewColumn(name: "net_p", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "chits", type: .int, nonull: true, size: 5),
+        ViewColumn(name: "chain_conf", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "chain_dgst", type: .text, listed: false),
+        ViewColumn(name: "json_core", type: .jsonb, listed: false),
+        ViewColumn(name: "json", type: .jsonb, listed: false),
+        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+    ]
+
+    /// Rendered rows by tally and the row version they show.
+    let rendered = RenderedTallyRows()
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        let ent = context.user.userEnt
+        let cache = rendered
+        return try await context.database.read { db in
+            let versions = try await db.raw("SELECT tally_seq, row_version FROM chips_tallies WHERE tally_ent = \(bind: ent) ORDER BY tally_seq").all()
+                .map { (try $0.decode(column: "tally_seq", as: Int64.self), try $0.decode(column: "row_version", as: Int64.self)) }
+            var rows: [[String: JSONValue]] = []
+            rows.reserveCapacity(versions.count)
+            var stale: [Int64] = []
+            for (seq, version) in versions {
+                if let row = cache.row(ent, seq, version: version) { rows.append(row) } else { stale.append(seq) }
+            }
+            guard !stale.isEmpty else { return rows }
+            for tally in try await TallyRecord.all(of: ent, in: db) where stale.contains(tally.seq) {
+                let row = tally.row(partnerName: Self.name(of: tally.partCert))
+                cache.store(row, ent, tally.seq, version: tally.rowVersion)
+                rows.append(row)
+            }
+            return rows.sorted { ($0["tally_seq"]?.int64Value ?? 0) < ($1["tally_seq"]?.int64Value ?? 0) }
+        }
+    }
+
+    /// A certificate's name as lists show it: `Surname, First` or an organization's name.
+    static func name(of cert: JSONValue?) -> String? {
+        guard let name = cert?["name"] else { return nil }
+        if case .string(let text) = name { return text }
+        return [name["surname"]?.stringValue, name["first"]?.stringValue].compactMap { $0 }.joined(separator: ", ")
+    }
+
+    func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
+        let tally = try await TallyStore(context: context).create(fields)
+        return .object(tally.row(partnerName: nil))
+    }
+
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
+        let seq = try await target(filter, context: context)
+        let tally = try await TallyStore(context: context).update(seq: seq, fields: fields)
+        return .object(tally.row(partnerName: Self.name(of: tally.partCert)))
+    }
+
+    /// The one tally of the user's a `where` names.
+    func target(_ filter: WhereClause, context: ViewContext) async throws -> Int64 {
+        let matched = try await rows(parameters: [], context: context).filter { filter.matches($0) }
+        guard matched.count == 1, let seq = matched[0]["tally_seq"]?.int64Value else { throw WysemanError.unexpectedRows(matched.count, expected: 1) }
+        return seq
+    }
+
+    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? {
+        guard action == "invite" else { return nil }
+        // `keys` as `[{tally_seq}]` or `{tally_seq}` (the draft the invitation is for).
+        let keys = request["keys"]
+        guard let seq = (keys?.arrayValue?.first ?? keys)?["tally_seq"]?.int64Value ?? request["options"]?["tally_seq"]?.int64Value else {
+            throw WysemanError.wylib("the invite action needs keys {tally_seq}", "badKeys")
+        }
+        return try await TallyStore(context: context).invite(seq: seq)
+    }
+}
+
+/// `mychips.ticket_process(ticket)`: presents a tally ticket (its JSON, or its link as text).
+struct TicketProcessFunction: ChipsView {
+    let name = "mychips.ticket_process"
+    let primaryKey = ["tally_uuid"]
+    let parameterTypes: [ColumnType]? = [.jsonb]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "tally_uuid", type: .text, nonull: true),
+        ViewColumn(name: "tally_type", type: .text, nonull: true),
+        ViewColumn(name: "part_cid", type: .text, nonull: true),
+        ViewColumn(name: "part_agent", type: .text, nonull: true),
+        ViewColumn(name: "state", type: .text, nonull: true),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        let result = try await TallyStore(context: context).processTicket(parameters.first ?? .null)
+        return [result.objectValue ?? [:]]
+    }
+}
+
+/// The last rendered `tallies_v_me` row of each tally, with the row version it shows.
+final class RenderedTallyRows: Sendable {
+    private let rows = Mutex<[String: (version: Int64, row: [String: JSONValue])]>([:])
+    private let capacity = 50_000
+
+    func row(_ ent: String, _ seq: Int64, version: Int64) -> [String: JSONValue]? {
+        rows.withLock { all in all["\(ent)/\(seq)"].flatMap { $0.version == version ? $0.row : nil } }
+    }
+
+    func store(_ row: [String: JSONValue], _ ent: String, _ seq: Int64, version: Int64) {
+        rows.withLock { all in
+            if all.count >= capacity { all.removeAll(keepingCapacity: true) }
+            all["\(ent)/\(seq)"] = (version, row)
+        }
+    }
+}
+
+/// `mychips.chits_v_me`: the chits on the user's tallies, from the holder's side: `net` is what the
+/// chit adds to the holder's balance, `state` `A.…` for an asset and `L.…` for a liability,
+/// `action` for a request the holder is asked to pay, and the chain link (`chain_idx`,
+/// `chain_prev`, `chain_dgst`). Insert pays, requests or sets; update answers a request
+/// (``ChitStore``).
+struct ChitsView: ChipsView {
+    let name = "mychips.chits_v_me"
+    let primaryKey = ["chit_ent", "chit_seq", "chit_idx"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "chit_ent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "chit_seq", type: .int, nonull: true, writable: true, size: 4),
+        ViewColumn(name: "chit_idx", type: .int, nonull: true, size: 4),
+        ViewColumn(name: "chit_uuid", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "chit_type", type: .text, nonull: true, writable: true, size: 4),
+        ViewColumn(name: "chit_date", type: .timestamp, nonull: true, writable: true, size: 20),
+        ViewColumn(name: "issuer", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "units", type: .int, writable: true, size: 10),
+        ViewColumn(name: "reference", type: .jsonb, writable: true, listed: false),
+        ViewColumn(name: "memo", type: .text, length: 400, writable: true, size: 20),
+        ViewColumn(name: "digest", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "signature", type: .text, writable: true, listed: false),
+        ViewColumn(name: "request", type: .text, writable: true, listed: false),
+        ViewColumn(name: "status", type: .text, nonull: true, size: 5),
+        ViewColumn(name: "state", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "net", type: .int, nonull: true, size: 10),
+        ViewColumn(name: "net_g", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "net_p", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "chain_idx", type: .int, listed: false),
+        ViewColumn(name: "chain_prev", type: .text, listed: false),
+        ViewColumn(name: "chain_dgst", type: .text, listed: false),
+        ViewColumn(name: "tally_uuid", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "tally_type", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "part_cid", type: .text, listed: false),
+        ViewColumn(name: "json_core", type: .jsonb, listed: false),
+        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        let ent = context.user.userEnt
+        return try await context.database.read { db in
+            let tallies = Dictionary(uniqueKeysWithValues: try await TallyRecord.all(of: ent, in: db).map { ($0.seq, $0) })
+            return try await db.raw(SQLQueryString("SELECT \(unsafeRaw: ChitRecord.columns) FROM chips_chits WHERE chit_ent = \(bind: ent) ORDER BY chit_seq, chit_idx"))
+                .all().compactMap { row in
+                    let chit = try ChitRecord.decode(row)
+                    return tallies[chit.seq].map { chit.row(tally: $0) }
+                }
+        }
+    }
+
+    func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
+        let (chit, tally) = try await ChitStore(context: context).insert(fields)
+        return .object(chit.row(tally: tally))
+    }
+
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
+        let matched = try await rows(parameters: [], context: context).filter { filter.matches($0) }
+        guard matched.count == 1, let uuid = matched[0]["chit_uuid"]?.stringValue else { throw WysemanError.unexpectedRows(matched.count, expected: 1) }
+        let (chit, tally) = try await ChitStore(context: context).update(seq: matched[0]["chit_seq"]?.int64Value, uuid: uuid, fields: fields)
+        return .object(chit.row(tally: tally))
+    }
+}
+
+/// `mychips.contracts_v`: the tally contracts the provider publishes, with `rid`, the digest a
+/// tally's `agree` names.
+struct ContractsView: ChipsView {
+    let name = "mychips.contracts_v"
+    let primaryKey = ["host", "name", "version", "language"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "host", type: .text, nonull: true, size: 12),
+        ViewColumn(name: "name", type: .text, nonull: true, size: 16),
+        ViewColumn(name: "version", type: .int, nonull: true, size: 3),
+        ViewColumn(name: "language", type: .text, nonull: true, size: 4),
+        ViewColumn(name: "title", type: .text, nonull: true, size: 20),
+        ViewColumn(name: "text", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "sections", type: .jsonb, listed: false),
+        ViewColumn(name: "published", type: .date, listed: false),
+        ViewColumn(name: "rid", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "json_core", type: .jsonb, listed: false),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        try await context.database.read { db in
+            try await ContractCatalog.all(in: db).map { contract in
+                var row = contract.core.objectValue ?? [:]
+                row["rid"] = .string(contract.rid)
+                row["json_core"] = contract.core
+                return row
+            }
+        }
+    }
+}
+
+/// `mychips.tokens_v_me`: the user's tally tickets — which draft each is for, until when it is
+/// good, and whether it was used. The tokens themselves are kept only as digests.
+struct TokensView: ChipsView {
+    let name = "mychips.tokens_v_me"
+    let primaryKey = ["token_ent", "token_seq"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "token_ent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "token_seq", type: .int, nonull: true, size: 4),
+        ViewColumn(name: "tally_seq", type: .int, nonull: true, size: 4),
+        ViewColumn(name: "expires", type: .timestamp, nonull: true, size: 20),
+        ViewColumn(name: "used", type: .timestamp, size: 20),
+        ViewColumn(name: "used_by", type: .text, listed: false),
+        ViewColumn(name: "valid", type: .bool, nonull: true, size: 4),
+        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+    ]
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        let ent = context.user.userEnt
+        let now = context.now().epochMillis
+        return try await context.database.read { db in
+            try await db.raw("""
+                SELECT token_seq, tally_seq, expires_at, used_at, used_by, created_at FROM chips_tally_tokens WHERE token_ent = \(bind: ent) ORDER BY token_seq
+                """).all().map { row in
+                let expires = try row.decode(column: "expires_at", as: Int64.self)
+                let used = try row.decode(column: "used_at", as: Int64?.self)
+                return [
+                    "token_ent": .string(ent), "token_seq": .int(try row.decode(column: "token_seq", as: Int64.self)),
+                    "tally_seq": .int(try row.decode(column: "tally_seq", as: Int64.self)),
+                    "expires": .string(JavaScriptDate.string(epochMillis: expires)),
+                    "used": used.map { .string(JavaScriptDate.string(epochMillis: $0)) } ?? .null,
+                    "used_by": try row.decode(column: "used_by", as: String?.self).map(JSONValue.string) ?? .null,
+                    "valid": .bool(used == nil && expires > now),
+                    "crt_date": .string(JavaScriptDate.string(epochMillis: try row.decode(column: "created_at", as: Int64.self))),
+                ]
+            }
+        }
+    }
+}
