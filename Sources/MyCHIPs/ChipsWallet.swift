@@ -1,0 +1,372 @@
+import Crypto
+import Foundation
+import PurseFormats
+import PurseKit
+
+/// A tally as the holder sees it: a row of `mychips.tallies_v_me`.
+public struct ChipsTally: Sendable, Equatable, Identifiable {
+    public var seq: Int64
+    public var uuid: String
+    public var type: TallySide
+    public var status: String
+    /// MyCHIPs' state: `draft`, `P.draft`, `H.offer`, `P.offer`, `open`, `C.open`, `close`, `void` …
+    public var state: String
+    /// The holder has something to do (sign a joined draft, answer an offer).
+    public var needsAction: Bool
+    public var comment: String?
+    public var partnerName: String?
+    public var partner: ChipsAddress?
+    public var holdCert: JSONValue
+    public var partCert: JSONValue?
+    public var holdTerms: JSONValue
+    public var partTerms: JSONValue
+    public var holdSig: String?
+    public var partSig: String?
+    public var digest: String?
+    /// Balance of good chits, milliCHIPs: positive when the partner owes the holder.
+    public var net: Int64
+    /// With pending chits.
+    public var netPending: Int64
+    public var chits: Int64
+    public var target: Int64
+    public var bound: Int64
+    public var reward: Double
+    public var clutch: Double
+    /// The last link of the chit chain (the tally's digest before any chit).
+    public var chainDigest: String?
+    public var chainIndex: Int64
+    public var core: TallyCore
+    public var contract: JSONValue
+
+    public var id: Int64 { seq }
+
+    public init(row: JSONValue) throws {
+        guard let seq = row["tally_seq"]?.int64Value, case .string(let uuid)? = row["tally_uuid"],
+              let type = row["tally_type"]?.stringValue.flatMap(TallySide.init(rawValue:)), let core = row["json_core"] else {
+            throw ChipsError.invalidResponse("a tally row lacks its keys or core")
+        }
+        self.seq = seq
+        self.uuid = uuid
+        self.type = type
+        status = row["status"]?.stringValue ?? ""
+        state = row["state"]?.stringValue ?? ""
+        needsAction = row["action"] == .bool(true)
+        comment = row["comment"]?.stringValue
+        partnerName = row["part_name"]?.stringValue
+        if case .string(let cid)? = row["part_cid"], case .string(let agent)? = row["part_agent"] {
+            partner = ChipsAddress(cuid: cid, agent: agent)
+        }
+        holdCert = row["hold_cert"] ?? .null
+        partCert = row["part_cert"].flatMap { $0.isNull ? nil : $0 }
+        holdTerms = row["hold_terms"] ?? .object([:])
+        partTerms = row["part_terms"] ?? .object([:])
+        holdSig = row["hold_sig"]?.stringValue
+        partSig = row["part_sig"]?.stringValue
+        digest = row["digest"]?.stringValue
+        net = row["net"]?.int64Value ?? 0
+        netPending = row["net_p"]?.int64Value ?? 0
+        chits = row["chits"]?.int64Value ?? 0
+        target = row["target"]?.int64Value ?? 0
+        bound = row["bound"]?.int64Value ?? 0
+        reward = Self.double(row["reward"])
+        clutch = Self.double(row["clutch"])
+        chainDigest = row["chain_dgst"]?.stringValue
+        chainIndex = row["chain_conf"]?.int64Value ?? 0
+        contract = row["contract"] ?? .null
+        self.core = try Self.core(from: core)
+    }
+
+    static func double(_ value: JSONValue?) -> Double {
+        switch value {
+        case .double(let number)?: number
+        case .int(let number)?: Double(number)
+        default: 0
+        }
+    }
+
+    /// The signed record rebuilt from its JSON, so that what the client signs is what it read.
+    static func core(from json: JSONValue) throws -> TallyCore {
+        guard let version = json["version"]?.int64Value, case .string(let uuid)? = json["uuid"],
+              case .string(let dateText)? = json["date"], let date = JavaScriptDate.epochMillis(dateText),
+              let stock = json["stock"], let foil = json["foil"] else {
+            throw ChipsError.invalidResponse("a tally's core is incomplete")
+        }
+        let core = TallyCore(version: Int(version), uuid: uuid, date: date, comment: json["comment"]?.stringValue, agree: json["agree"] ?? .null,
+                             stock: .init(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .object([:])),
+                             foil: .init(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .object([:])))
+        guard core.json == json else { throw ChipsError.invalidResponse("a tally's core has members this client does not sign") }
+        return core
+    }
+
+    /// The credit the partner grants the holder (`part_terms.limit`), milliCHIPs.
+    public var creditFromPartner: Int64 { Self.units(ofLimit: partTerms["limit"]) }
+    /// The credit the holder grants the partner.
+    public var creditToPartner: Int64 { Self.units(ofLimit: holdTerms["limit"]) }
+
+    static func units(ofLimit value: JSONValue?) -> Int64 {
+        switch value {
+        case .int(let chips)?: chips.multipliedReportingOverflow(by: 1000).overflow ? .max : max(0, chips * 1000)
+        case .double(let chips)?: chips.isFinite && chips > 0 ? Int64(min(chips * 1000, 9e18).rounded(.down)) : 0
+        default: 0
+        }
+    }
+
+    /// Both signatures on the record, checked with the keys in its certificates.
+    public var signatures: (holder: Bool, partner: Bool) {
+        (core.isSigned(by: type, signature: holdSig), core.isSigned(by: type.other, signature: partSig))
+    }
+}
+
+/// A chit as the holder sees it: a row of `mychips.chits_v_me`.
+public struct ChipsChit: Sendable, Equatable, Identifiable {
+    public var seq: Int64
+    public var index: Int64
+    public var uuid: String
+    public var status: String
+    /// `A.good` (an asset), `L.pend` (a request to pay) …
+    public var state: String
+    public var request: String?
+    /// A request the holder is asked to pay.
+    public var needsAction: Bool
+    /// What the chit adds to the holder's balance, milliCHIPs.
+    public var net: Int64
+    public var signature: String?
+    public var chainIndex: Int64?
+    public var chainPrior: String?
+    public var chainHash: String?
+    public var core: ChitCore
+
+    public var id: String { uuid }
+    public var units: Int64 { core.units ?? 0 }
+    public var memo: String? { core.memo }
+    public var date: Date { Date(timeIntervalSince1970: Double(core.date) / 1000) }
+
+    public init(row: JSONValue) throws {
+        guard let seq = row["chit_seq"]?.int64Value, let index = row["chit_idx"]?.int64Value, case .string(let uuid)? = row["chit_uuid"],
+              case .string(let tally)? = row["tally_uuid"], let by = row["issuer"]?.stringValue.flatMap(TallySide.init(rawValue:)),
+              let type = row["chit_type"]?.stringValue.flatMap(ChitType.init(rawValue:)),
+              case .string(let dateText)? = row["chit_date"], let date = JavaScriptDate.epochMillis(dateText) else {
+            throw ChipsError.invalidResponse("a chit row lacks its keys")
+        }
+        self.seq = seq
+        self.index = index
+        self.uuid = uuid
+        status = row["status"]?.stringValue ?? ""
+        state = row["state"]?.stringValue ?? ""
+        request = row["request"]?.stringValue
+        needsAction = row["action"] == .bool(true)
+        net = row["net"]?.int64Value ?? 0
+        signature = row["signature"]?.stringValue
+        chainIndex = row["chain_idx"]?.int64Value
+        chainPrior = row["chain_prev"]?.stringValue
+        chainHash = row["chain_dgst"]?.stringValue
+        let reference = row["reference"].flatMap { $0.isNull ? nil : $0 }
+        core = ChitCore(tally: tally, by: by, type: type, uuid: uuid, date: date, units: row["units"]?.int64Value, reference: reference,
+                        memo: row["memo"]?.stringValue)
+        if let given = row["json_core"], given != core.json { throw ChipsError.invalidResponse("a chit's core does not match its columns") }
+    }
+
+    var link: ChainLink? {
+        guard let chainIndex, let chainPrior, let chainHash else { return nil }
+        return ChainLink(core: core, signature: signature, index: chainIndex, prior: chainPrior, hash: chainHash)
+    }
+}
+
+/// What a client checked of a tally's history: every good chit signed by its issuer, and the
+/// chain from the tally's digest to the last link intact.
+public struct ChainReport: Sendable, Equatable {
+    public var links: Int
+    /// The last link's hash: a checksum of the whole history, the same on both partners' copies.
+    public var checksum: String
+    public var unsignedChits: [String]
+}
+
+extension ChipsSession {
+    public static let talliesView = "mychips.tallies_v_me"
+    public static let chitsView = "mychips.chits_v_me"
+    public static let contractsView = "mychips.contracts_v"
+    public static let tokensView = "mychips.tokens_v_me"
+
+    /// `insert`: the new row.
+    public func insert(_ view: String, fields: [String: JSONValue]) async throws -> JSONValue {
+        try await connection.request(view: view, action: "insert", ["fields": .object(fields)])
+    }
+
+    /// Puts the public half of the signing key in the user's certificate (once, or after
+    /// importing another key): partners check the user's signatures with it.
+    public func publish(signingKey key: SigningKey) async throws {
+        let jwk = try StrictJSON.parse(Array(key.publicJWK.utf8))
+        _ = try await updateProfile(["user_psig": jwk])
+    }
+
+    // MARK: Tallies
+
+    public func tallies() async throws -> [ChipsTally] {
+        try await select(Self.talliesView, order: .array([.string("tally_seq")])).map(ChipsTally.init(row:))
+    }
+
+    public func tally(_ seq: Int64) async throws -> ChipsTally {
+        try ChipsTally(row: try await tuple(Self.talliesView, where: .object(["tally_seq": .int(seq)])))
+    }
+
+    /// A new draft: the holder's end (`stock` when the holder is normally owed value), the credit
+    /// each end grants (`{limit, call}`, CHIPs and days) and a comment.
+    public func createTally(type: TallySide = .stock, holdTerms: JSONValue = .object([:]), partTerms: JSONValue = .object([:]),
+                            comment: String? = nil) async throws -> ChipsTally {
+        var fields: [String: JSONValue] = ["tally_type": .string(type.rawValue), "hold_terms": holdTerms, "part_terms": partTerms]
+        if let comment { fields["comment"] = .string(comment) }
+        return try ChipsTally(row: try await insert(Self.talliesView, fields: fields))
+    }
+
+    /// A tally ticket for a draft: shown as a QR code or sent as a link to the partner.
+    public func invite(_ seq: Int64) async throws -> TallyInvite {
+        let answer = try await action(Self.talliesView, "invite", keys: [.object(["tally_seq": .int(seq)])])
+        guard case .string(let token)? = answer["token"], let chad = ChipsAddress(chad: answer["chad"]) else {
+            throw ChipsError.invalidResponse("the provider's invitation lacks its token or address")
+        }
+        return TallyInvite(token: token, chad: chad, expires: answer["expires"]?.stringValue.flatMap(JavaScriptDate.parse))
+    }
+
+    /// Presents a partner's tally ticket: the inviter's draft gets this user's certificate, and
+    /// the inviter's offer follows as a notification. Returns the tally's uuid.
+    @discardableResult
+    public func accept(_ invite: TallyInvite) async throws -> String {
+        let ticket: JSONValue = .object(["token": .string(invite.token), "chad": invite.chad.json])
+        let rows = try await select(Self.usersView, table: "mychips.ticket_process", params: [ticket])
+        guard case .string(let uuid)? = rows.first?["tally_uuid"] else { throw ChipsError.invalidResponse("the provider did not name the tally") }
+        return uuid
+    }
+
+    /// Offers a tally to the partner (or counters the partner's offer): applies `changes`
+    /// (`comment`, `hold_terms`, `part_terms`, `contract`) first, then signs the resulting record.
+    public func offer(_ seq: Int64, changes: [String: JSONValue] = [:], signingKey key: SigningKey) async throws -> ChipsTally {
+        var tally = try await tally(seq)
+        if !changes.isEmpty {
+            tally = try ChipsTally(row: try await update(Self.talliesView, fields: changes, where: .object(["tally_seq": .int(seq)])))
+        }
+        try requireOwnKey(tally, key)
+        let signature = try key.sign(tally.core.signingText)
+        return try ChipsTally(row: try await update(Self.talliesView, fields: ["request": "offer", "hold_sig": .string(signature)],
+                                                    where: .object(["tally_seq": .int(seq)])))
+    }
+
+    /// Accepts the partner's offer as it stands: checks the partner's signature, signs the same
+    /// record, and the tally opens on both ends.
+    public func acceptOffer(_ seq: Int64, signingKey key: SigningKey) async throws -> ChipsTally {
+        let tally = try await tally(seq)
+        guard tally.state == "P.offer" else { throw ChipsError.invalidResponse("tally \(seq) is \(tally.state), not an offer from the partner") }
+        guard tally.signatures.partner else { throw ChipsError.invalidResponse("the partner's signature on tally \(seq) does not verify") }
+        try requireOwnKey(tally, key)
+        let signature = try key.sign(tally.core.signingText)
+        return try ChipsTally(row: try await update(Self.talliesView, fields: ["request": "open", "hold_sig": .string(signature)],
+                                                    where: .object(["tally_seq": .int(seq)])))
+    }
+
+    /// Rejects an offer, or withdraws a draft or the holder's own offer.
+    public func reject(_ seq: Int64) async throws -> ChipsTally {
+        try ChipsTally(row: try await update(Self.talliesView, fields: ["request": "void"], where: .object(["tally_seq": .int(seq)])))
+    }
+
+    /// Asks to close an open tally (a signed `set` chit): it closes when its balance is zero.
+    public func close(_ seq: Int64, signingKey key: SigningKey) async throws -> ChipsChit {
+        try await settle(seq, settings: .object(["close": .bool(true)]), signingKey: key)
+    }
+
+    /// Sets trading variables (`target`, `bound`, `reward`, `clutch`) with a signed `set` chit.
+    public func settle(_ seq: Int64, settings: JSONValue, signingKey key: SigningKey) async throws -> ChipsChit {
+        let tally = try await tally(seq)
+        return try await sendSigned(tally, type: .set, units: nil, reference: settings, memo: nil, signingKey: key)
+    }
+
+    private func requireOwnKey(_ tally: ChipsTally, _ key: SigningKey) throws {
+        guard let published = tally.holdCert["public"], let mine = try? StrictJSON.parse(Array(key.publicJWK.utf8)),
+              ChipsSignature.publicKey(published)?.rawRepresentation == ChipsSignature.publicKey(mine)?.rawRepresentation else {
+            throw ChipsError.keyStore("this signing key is not the one in your certificate: publish it first (publish(signingKey:))")
+        }
+    }
+
+    // MARK: Chits
+
+    /// The chits of one tally, or of all, in chain order.
+    public func chits(tally seq: Int64? = nil) async throws -> [ChipsChit] {
+        let filter: JSONValue? = seq.map { .object(["chit_seq": .int($0)]) }
+        return try await select(Self.chitsView, where: filter, order: .array([.string("chit_seq"), .string("chit_idx")])).map(ChipsChit.init(row:))
+    }
+
+    /// Pays the partner `units` milliCHIPs: a chit the holder issues and signs, good at once.
+    public func pay(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil, signingKey key: SigningKey) async throws -> ChipsChit {
+        let tally = try await tally(seq)
+        return try await sendSigned(tally, type: .tran, units: units, reference: reference, memo: memo, signingKey: key)
+    }
+
+    /// Asks the partner to pay `units` milliCHIPs (an invoice on a shared tally).
+    public func request(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil) async throws -> ChipsChit {
+        var fields: [String: JSONValue] = ["chit_seq": .int(seq), "chit_uuid": .string(UUID().uuidString.lowercased()), "units": .int(units),
+                                           "request": "pend"]
+        if let memo { fields["memo"] = .string(memo) }
+        if let reference { fields["reference"] = reference }
+        return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
+    }
+
+    /// Pays a request the partner sent: signs the requested chit as it stands.
+    public func acceptRequest(_ chit: ChipsChit, signingKey key: SigningKey) async throws -> ChipsChit {
+        guard chit.state == "L.pend" else { throw ChipsError.invalidResponse("chit \(chit.uuid) is \(chit.state), not a request to you") }
+        let signature = try key.sign(chit.core.signingText)
+        return try ChipsChit(row: try await update(Self.chitsView, fields: ["request": "good", "signature": .string(signature)],
+                                                   where: .object(["chit_uuid": .string(chit.uuid), "chit_seq": .int(chit.seq)])))
+    }
+
+    /// Refuses a request (or withdraws one the holder sent).
+    public func refuseRequest(_ chit: ChipsChit) async throws -> ChipsChit {
+        try ChipsChit(row: try await update(Self.chitsView, fields: ["request": "void"],
+                                            where: .object(["chit_uuid": .string(chit.uuid), "chit_seq": .int(chit.seq)])))
+    }
+
+    private func sendSigned(_ tally: ChipsTally, type: ChitType, units: Int64?, reference: JSONValue?, memo: String?,
+                            signingKey key: SigningKey) async throws -> ChipsChit {
+        try requireOwnKey(tally, key)
+        let core = ChitCore(tally: tally.uuid, by: tally.type, type: type, uuid: UUID().uuidString.lowercased(),
+                            date: Date().epochMillisForChits, units: units, reference: reference, memo: memo)
+        var fields: [String: JSONValue] = [
+            "chit_seq": .int(tally.seq), "chit_uuid": .string(core.uuid), "chit_type": .string(type.rawValue), "issuer": .string(core.by.rawValue),
+            "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good", "signature": .string(try key.sign(core.signingText)),
+        ]
+        if let units { fields["units"] = .int(units) }
+        if let reference { fields["reference"] = reference }
+        if let memo { fields["memo"] = .string(memo) }
+        return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
+    }
+
+    /// Checks a tally's history on this device: each good chit's signature by its issuer's key
+    /// on the tally, and the hash chain from the tally's digest to its last link.
+    public func verifyChain(_ seq: Int64) async throws -> ChainReport {
+        let tally = try await tally(seq)
+        guard let digest = tally.digest else { throw ChipsError.invalidResponse("tally \(seq) is not open: it has no chain yet") }
+        guard tally.core.digest == digest else { throw ChipsError.invalidResponse("tally \(seq)'s digest is not the digest of its record") }
+        let good = try await chits(tally: seq).filter { $0.status == "good" }
+        var unsigned: [String] = []
+        for chit in good {
+            let cert = chit.core.by == tally.type ? tally.holdCert : (tally.partCert ?? .null)
+            if !chit.core.isSigned(by: cert["public"], signature: chit.signature) { unsigned.append(chit.uuid) }
+        }
+        let links = good.compactMap(\.link)
+        guard links.count == good.count else { throw ChipsError.invalidResponse("a good chit of tally \(seq) is not linked into the chain") }
+        let checksum: String
+        do { checksum = try ChipsChain.verify(links, tallyDigest: digest) } catch {
+            throw ChipsError.invalidResponse("the chain of tally \(seq) is broken: \(error)")
+        }
+        guard checksum == tally.chainDigest else { throw ChipsError.invalidResponse("the chain of tally \(seq) does not end where the tally says") }
+        return ChainReport(links: links.count, checksum: checksum, unsignedChits: unsigned)
+    }
+
+    /// The balance sheet: each open (or closing) tally's balance by partner.
+    public func balanceSheet() async throws -> BalanceSheet {
+        let tallies = try await tallies().filter { ["open", "close"].contains($0.status) && ($0.status == "open" || $0.net != 0) }
+        return BalanceSheet(entries: tallies.map { BalanceSheet.Entry(id: String($0.seq), partner: $0.partnerName ?? $0.partner?.text ?? "?", net: $0.net) })
+    }
+}
+
+extension Date {
+    /// Unix milliseconds, the precision of a chit's signed date.
+    var epochMillisForChits: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+}

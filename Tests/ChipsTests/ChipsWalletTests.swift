@@ -1,0 +1,262 @@
+import ChipsProtocol
+import Foundation
+import MyCHIPs
+import PurseDatabase
+import PurseFormats
+import PurseKit
+import PurseTestSupport
+import Testing
+
+/// Two users of one provider, each with a connected client and a published signing key.
+struct WalletPair {
+    let alice: ChipsSession
+    let bob: ChipsSession
+    let aliceKey: SigningKey
+    let bobKey: SigningKey
+
+    static func make(_ provider: ChipsProvider, alice: String = "alice", bob: String = "bob") async throws -> WalletPair {
+        let a = provider.client()
+        try await a.connection.connect(ticket: try await provider.ticket(for: alice, name: "Anders"))
+        let b = provider.client()
+        try await b.connection.connect(ticket: try await provider.ticket(for: bob, name: "Baker"))
+        let pair = WalletPair(alice: a, bob: b, aliceKey: SigningKey(), bobKey: SigningKey())
+        try await a.publish(signingKey: pair.aliceKey)
+        try await b.publish(signingKey: pair.bobKey)
+        return pair
+    }
+
+    /// An open tally: Alice the stock (vendor), Bob the foil; each grants the other `limit` CHIPs.
+    func openTally(limit: Int64 = 100) async throws -> (alice: ChipsTally, bob: ChipsTally) {
+        let draft = try await alice.createTally(type: .stock, holdTerms: ["limit": .int(limit), "call": 30], partTerms: ["limit": .int(limit), "call": 30])
+        try await bob.accept(try await alice.invite(draft.seq))
+        _ = try await alice.offer(draft.seq, signingKey: aliceKey)
+        let offered = try #require(try await bob.tallies().first { $0.uuid == draft.uuid })
+        let opened = try await bob.acceptOffer(offered.seq, signingKey: bobKey)
+        return (try await alice.tally(draft.seq), opened)
+    }
+
+    func done() async {
+        await connectionDone(alice)
+        await connectionDone(bob)
+    }
+}
+
+func expectRefusal(_ code: String, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("accepted; expected \(code). \(comment?.description ?? "")", sourceLocation: sourceLocation)
+    } catch let error as ChipsError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("\(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("MyCHIPs tallies and chits")
+struct ChipsWalletTests {
+    @Test("two users: ticket → invite → counter → accept → open → pay → request → accept → refuse → balance sheet → close", arguments: TestEngines.all)
+    func journey(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (alice, bob) = (pair.alice, pair.bob)
+            let bobNotices = await bob.connection.notifications()
+            var bobIterator = bobNotices.makeAsyncIterator()
+
+            // Alice drafts a tally and invites Bob; Bob presents the ticket.
+            let draft = try await alice.createTally(type: .stock, holdTerms: ["limit": 50, "call": 30], partTerms: ["limit": 20], comment: "Garden work")
+            #expect(draft.state == "draft")
+            let invite = try await alice.invite(draft.seq)
+            guard case .invite(let parsed) = try ChipsLink.parse(invite.link) else { Issue.record("the invite link does not parse"); return }
+            try await bob.accept(parsed)
+            #expect(try await alice.tally(draft.seq).state == "P.draft")
+            await expectRefusal("!mychips.tokens:TNF", "a ticket is single use") { try await bob.accept(parsed) }
+
+            // Alice offers; Bob sees the offer, counters with more credit for himself; Alice accepts.
+            #expect(try await alice.offer(draft.seq, signingKey: pair.aliceKey).state == "H.offer")
+            var notice = await bobIterator.next()
+            while let seen = notice, seen.data["target"] != "tally" { notice = await bobIterator.next() }
+            #expect(notice?.data["state"] == "P.offer" && notice?.data["action"] == true)
+            var bobTally = try #require(try await bob.tallies().first { $0.uuid == draft.uuid })
+            #expect(bobTally.state == "P.offer" && bobTally.type == .foil && bobTally.signatures.partner)
+            bobTally = try await bob.offer(bobTally.seq, changes: ["hold_terms": ["limit": 10], "part_terms": ["limit": 40, "call": 30]],
+                                           signingKey: pair.bobKey)
+            #expect(bobTally.state == "H.offer")
+            var aliceTally = try await alice.tally(draft.seq)
+            #expect(aliceTally.state == "P.offer" && aliceTally.creditFromPartner == 10_000 && aliceTally.creditToPartner == 40_000)
+            aliceTally = try await alice.acceptOffer(draft.seq, signingKey: pair.aliceKey)
+            bobTally = try await bob.tally(bobTally.seq)
+            #expect(aliceTally.state == "open" && bobTally.state == "open")
+            #expect(aliceTally.digest == aliceTally.core.digest && aliceTally.digest == bobTally.digest)
+            #expect(aliceTally.signatures == (true, true) && bobTally.signatures == (true, true))
+
+            // Bob pays Alice 12.5 CHIPs; Alice asks Bob for 3 more, he pays; she asks for 1, he refuses.
+            let payment = try await bob.pay(bobTally.seq, units: 12_500, memo: "Hedges", signingKey: pair.bobKey)
+            #expect(payment.state == "L.good" && payment.net == -12_500 && payment.chainIndex == 1)
+            let invoice = try await alice.request(aliceTally.seq, units: 3_000, memo: "Mulch", reference: ["invoice": "A-7"])
+            #expect(invoice.state == "A.pend")
+            let asked = try #require(try await bob.chits(tally: bobTally.seq).first { $0.uuid == invoice.uuid })
+            #expect(asked.state == "L.pend" && asked.needsAction)
+            let paid = try await bob.acceptRequest(asked, signingKey: pair.bobKey)
+            #expect(paid.state == "L.good" && paid.chainIndex == 2)
+            let small = try await alice.request(aliceTally.seq, units: 1_000, memo: "Tip")
+            let refused = try await bob.refuseRequest(try #require(try await bob.chits(tally: bobTally.seq).first { $0.uuid == small.uuid }))
+            #expect(refused.status == "void")
+
+            aliceTally = try await alice.tally(aliceTally.seq)
+            bobTally = try await bob.tally(bobTally.seq)
+            #expect(aliceTally.net == 15_500 && bobTally.net == -15_500 && aliceTally.netPending == 15_500)
+            #expect(aliceTally.chits == 2)
+            let aliceChain = try await alice.verifyChain(aliceTally.seq)
+            let bobChain = try await bob.verifyChain(bobTally.seq)
+            #expect(aliceChain.links == 2 && aliceChain.unsignedChits.isEmpty && aliceChain.checksum == bobChain.checksum)
+
+            let sheet = try await alice.balanceSheet()
+            #expect(sheet.totalAssets == 15_500 && sheet.net == 15_500 && sheet.assets.first?.partner == "Baker")
+            #expect(try await bob.balanceSheet().totalLiabilities == -15_500)
+
+            // Bob asks to close: the tally closes once the balance is zero.
+            _ = try await bob.close(bobTally.seq, signingKey: pair.bobKey)
+            #expect(try await alice.tally(aliceTally.seq).state == "C.open")
+            await expectRefusal("!mychips.chits:CLS", "a closing tally takes no new debt") {
+                _ = try await bob.pay(bobTally.seq, units: 1, signingKey: pair.bobKey)
+            }
+            _ = try await alice.pay(aliceTally.seq, units: 15_500, memo: "Settled", signingKey: pair.aliceKey)
+            #expect(try await alice.tally(aliceTally.seq).state == "close")
+            #expect(try await bob.tally(bobTally.seq).state == "close")
+            await expectRefusal("!mychips.chits:LIT", "a closed tally takes no chits") {
+                _ = try await bob.pay(bobTally.seq, units: 1, signingKey: pair.bobKey)
+            }
+            #expect(try await bob.verifyChain(bobTally.seq).links == 4)
+            await pair.done()
+        }
+    }
+
+    @Test("tally state transitions and their refusals", arguments: TestEngines.all)
+    func transitions(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (alice, bob) = (pair.alice, pair.bob)
+            let draft = try await alice.createTally(partTerms: ["limit": 5])
+            await expectRefusal("!mychips.tallies:IST", "no partner yet") { _ = try await alice.offer(draft.seq, signingKey: pair.aliceKey) }
+            await expectRefusal("!mychips.tallies:IST", "a draft cannot open") {
+                _ = try await alice.update(ChipsSession.talliesView, fields: ["request": "open"], where: ["tally_seq": .int(draft.seq)])
+            }
+            await expectRefusal("!mychips.tallies:TRM") {
+                _ = try await alice.update(ChipsSession.talliesView, fields: ["hold_terms": ["limit": -3]], where: ["tally_seq": .int(draft.seq)])
+            }
+            await expectRefusal("!mychips.tallies:TCM") {
+                _ = try await alice.update(ChipsSession.talliesView, fields: ["contract": ["rid": "nope"]], where: ["tally_seq": .int(draft.seq)])
+            }
+            try await bob.accept(try await alice.invite(draft.seq))
+            await expectRefusal("!mychips.tallies:IST", "the ends are fixed once joined") {
+                _ = try await alice.update(ChipsSession.talliesView, fields: ["tally_type": "foil"], where: ["tally_seq": .int(draft.seq)])
+            }
+            // A signature by the wrong key, or over another record, is refused.
+            await expectRefusal("!mychips.tallies:SIG") {
+                let tally = try await alice.tally(draft.seq)
+                _ = try await alice.update(ChipsSession.talliesView, fields: ["request": "offer", "hold_sig": .string(try pair.bobKey.sign(tally.core.signingText))],
+                                           where: ["tally_seq": .int(draft.seq)])
+            }
+            _ = try await alice.offer(draft.seq, signingKey: pair.aliceKey)
+            let bobSeq = try #require(try await bob.tallies().first { $0.uuid == draft.uuid }).seq
+            await expectRefusal("!mychips.tallies:SIG", "an acceptance signed over a changed record") {
+                let tally = try await bob.tally(bobSeq)
+                var other = tally.core
+                other.comment = "something else"
+                _ = try await bob.update(ChipsSession.talliesView, fields: ["request": "open", "hold_sig": .string(try pair.bobKey.sign(other.signingText))],
+                                         where: ["tally_seq": .int(bobSeq)])
+            }
+            // Alice takes her offer back to edit it: Bob's copy is withdrawn; Alice offers again; Bob rejects.
+            #expect(try await alice.update(ChipsSession.talliesView, fields: ["request": "draft"], where: ["tally_seq": .int(draft.seq)])["state"] == "P.draft")
+            #expect(try await bob.tally(bobSeq).state == "void")
+            _ = try await alice.offer(draft.seq, changes: ["comment": "second try"], signingKey: pair.aliceKey)
+            #expect(try await bob.tally(bobSeq).state == "P.offer")
+            #expect(try await bob.reject(bobSeq).state == "void")
+            #expect(try await alice.tally(draft.seq).state == "void")
+            await expectRefusal("!mychips.tallies:IST", "a void tally is done") { _ = try await alice.offer(draft.seq, signingKey: pair.aliceKey) }
+            await expectRefusal("!mychips.chits:LIT", "no chits before a tally opens") {
+                _ = try await alice.pay(draft.seq, units: 1, signingKey: pair.aliceKey)
+            }
+            await pair.done()
+        }
+    }
+
+    @Test("a chit with a bad signature, beyond the limit, breaking the chain, or resent: refused, balances unchanged", arguments: TestEngines.all)
+    func chitRefusals(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (alice, bob) = (pair.alice, pair.bob)
+            let (aliceTally, bobTally) = try await pair.openTally(limit: 10)
+
+            func signed(_ key: SigningKey, units: Int64, uuid: String = UUID().uuidString.lowercased(), extra: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
+                let core = ChitCore(tally: bobTally.uuid, by: .foil, type: .tran, uuid: uuid, date: 1_764_000_000_123, units: units, reference: nil, memo: nil)
+                var fields: [String: JSONValue] = ["chit_seq": .int(bobTally.seq), "chit_uuid": .string(uuid), "units": .int(units), "issuer": "foil",
+                                                   "chit_date": "2025-11-24T16:00:00.123Z", "request": "good", "signature": .string(try key.sign(core.signingText))]
+                for (key, value) in extra { fields[key] = value }
+                return fields
+            }
+            await expectRefusal("!mychips.chits:SIG", "signed by the partner's key") { _ = try await bob.insert(ChipsSession.chitsView, fields: try signed(pair.aliceKey, units: 1_000)) }
+            await expectRefusal("!mychips.chits:SIG", "units changed after signing") {
+                var fields = try signed(pair.bobKey, units: 1_000)
+                fields["units"] = 2_000
+                _ = try await bob.insert(ChipsSession.chitsView, fields: fields)
+            }
+            await expectRefusal("!mychips.chits:MIS") {
+                var fields = try signed(pair.bobKey, units: 1_000)
+                fields["signature"] = nil
+                _ = try await bob.insert(ChipsSession.chitsView, fields: fields)
+            }
+            await expectRefusal("!mychips.chits:LMT", "beyond the 10 CHIPs Alice lends Bob") { _ = try await bob.pay(bobTally.seq, units: 10_001, signingKey: pair.bobKey) }
+            await expectRefusal("!mychips.chits:CHN", "claims a link the chain does not end at") {
+                _ = try await bob.insert(ChipsSession.chitsView, fields: try signed(pair.bobKey, units: 1_000, extra: ["chain_prev": "AAAA", "chain_idx": 1]))
+            }
+            await expectRefusal("!mychips.chits:ISS", "Bob cannot sign a chit as Alice") {
+                var fields = try signed(pair.bobKey, units: 1_000)
+                fields["issuer"] = "stock"
+                _ = try await bob.insert(ChipsSession.chitsView, fields: fields)
+            }
+            #expect(try await bob.tally(bobTally.seq).net == 0)
+            #expect(try await alice.tally(aliceTally.seq).net == 0)
+            #expect(try await bob.chits(tally: bobTally.seq).isEmpty)
+
+            // Up to the limit is fine; the same chit sent twice is stored once; its id reused for another is refused.
+            let uuid = UUID().uuidString.lowercased()
+            let fields = try signed(pair.bobKey, units: 10_000, uuid: uuid)
+            let first = try await bob.insert(ChipsSession.chitsView, fields: fields)
+            let again = try await bob.insert(ChipsSession.chitsView, fields: fields)
+            #expect(first["chit_idx"] == again["chit_idx"] && first["chain_dgst"] == again["chain_dgst"])
+            await expectRefusal("!mychips.chits:CUU") { _ = try await bob.insert(ChipsSession.chitsView, fields: try signed(pair.bobKey, units: 5, uuid: uuid)) }
+            await expectRefusal("!mychips.chits:LMT", "at the limit, one more milliCHIP is refused") { _ = try await bob.pay(bobTally.seq, units: 1, signingKey: pair.bobKey) }
+            // Alice pays back the 10 she is owed and 10 more, as far as Bob's credit to her goes.
+            await expectRefusal("!mychips.chits:LMT") { _ = try await alice.pay(aliceTally.seq, units: 20_001, signingKey: pair.aliceKey) }
+            _ = try await alice.pay(aliceTally.seq, units: 20_000, signingKey: pair.aliceKey)
+            #expect(try await alice.tally(aliceTally.seq).net == -10_000)
+            #expect(try await bob.tally(bobTally.seq).net == 10_000)
+            #expect(try await bob.verifyChain(bobTally.seq).links == 2)
+            await pair.done()
+        }
+    }
+
+    @Test("100 concurrent payments against a 10-CHIP limit: exactly the ten that fit are taken", arguments: TestEngines.all)
+    func concurrentLimit(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (_, bobTally) = try await pair.openTally(limit: 10)
+            let bob = pair.bob
+            let key = pair.bobKey
+            let accepted = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        do { _ = try await bob.pay(bobTally.seq, units: 1_000, signingKey: key); return true } catch let error as ChipsError where error.code == "!mychips.chits:LMT" { return false }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(accepted == 10)
+            let tally = try await bob.tally(bobTally.seq)
+            #expect(tally.net == -10_000 && tally.chits == 10)
+            #expect(try await bob.verifyChain(bobTally.seq).links == 10)
+            await pair.done()
+        }
+    }
+}
