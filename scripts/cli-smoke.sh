@@ -197,6 +197,25 @@ signkey=$(head -1 "$work/signkey.txt")
 echo "a backup passphrase" | expect_in "not stored (--dry-run)" "$PURSE" chips key import --dry-run "$signkey"
 if echo "another passphrase" | "$PURSE" chips key import "$signkey" 2>/dev/null; then echo "a signkey opened with the wrong passphrase"; exit 1; fi
 expect_in "kind: pay" "$PURSE" chips link parse "https://mychips.org/pay?chad=alice:agent&units=2500"
+# Two users in two terminals open a tally and pay each other: Alice drafts and invites, Bob
+# presents the ticket, Alice offers, Bob accepts; Bob pays, Alice asks for more, Bob pays that.
+CHIPS_PORT="$port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user bob --name Baker --json > "$work/bob.json"
+expect_in "CHIP address: bob:" "$PURSE" chips connect --profile bob "@$work/bob.json"
+expect_in "draft" "$PURSE" chips tally new --lend 50 --borrow 20 --comment "Garden work"
+invite=$("$PURSE" chips tally invite 1 | head -1)
+expect_in "joined tally" "$PURSE" chips tally accept --profile bob "$invite"
+expect_in "H.offer" "$PURSE" chips tally offer 1
+bob_tally=$("$PURSE" chips tally list --profile bob --json | python3 -c 'import json,sys; print([t for t in json.load(sys.stdin) if t["state"]=="P.offer"][0]["tally_seq"])')
+expect_in "open" "$PURSE" chips tally open --profile bob "$bob_tally"
+expect_in "L.good" "$PURSE" chips pay --profile bob Smith 12.5 --memo Hedges
+expect_in "A.pend" "$PURSE" chips request Baker 3 --memo Mulch
+invoice=$("$PURSE" chips history --profile bob --json | python3 -c 'import json,sys; print([c for c in map(json.loads, sys.stdin) if c["state"]=="L.pend"][0]["chit_uuid"])')
+expect_in "L.good" "$PURSE" chips answer --profile bob "$invoice" --pay
+expect_in "net 15.5 CHIP" "$PURSE" chips balance --visual "$work/balance.svg"
+grep -q "<svg" "$work/balance.svg"
+expect_in "chain: 2 links intact" "$PURSE" chips chits 1
+if "$PURSE" chips pay --profile bob Smith 40 2>"$work/err"; then echo "a payment beyond the credit limit was taken"; exit 1; fi
+grep -q "LMT" "$work/err"
 
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server

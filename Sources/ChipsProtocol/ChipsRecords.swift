@@ -203,6 +203,12 @@ public enum ChipsSignature {
         return key.isValidSignature(ecdsa, for: SHA384.hash(data: Data(text.utf8)))
     }
 
+    /// True when two JWKs (objects or JSON texts) are the same P-521 public key.
+    public static func sameKey(_ one: JSONValue?, _ other: JSONValue?) -> Bool {
+        guard let first = publicKey(one), let second = publicKey(other) else { return false }
+        return first.rawRepresentation == second.rawRepresentation
+    }
+
     /// A P-521 public key from its JWK (a JSON object, or JSON text of one); nil for anything else.
     public static func publicKey(_ jwk: JSONValue?) -> P521.Signing.PublicKey? {
         guard let jwk else { return nil }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
@@ -279,8 +278,7 @@ extension ChipsSession {
     }
 
     private func requireOwnKey(_ tally: ChipsTally, _ key: SigningKey) throws {
-        guard let published = tally.holdCert["public"], let mine = try? StrictJSON.parse(Array(key.publicJWK.utf8)),
-              ChipsSignature.publicKey(published)?.rawRepresentation == ChipsSignature.publicKey(mine)?.rawRepresentation else {
+        guard ChipsSignature.sameKey(tally.holdCert["public"], .string(key.publicJWK)) else {
             throw ChipsError.keyStore("this signing key is not the one in your certificate: publish it first (publish(signingKey:))")
         }
     }

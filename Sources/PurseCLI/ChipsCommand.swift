@@ -12,8 +12,9 @@ import PurseServer
 struct ChipsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chips",
-        abstract: "MyCHIPs: connection tickets (provider side), connect with a ticket, log in by key, profile and language.",
-        subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self]
+        abstract: "MyCHIPs: connection tickets, connect and log in by key, profile and language, tallies, payments and requests, the balance sheet.",
+        subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self, Tally.self, Pay.self, Request.self,
+                      Answer.self, Chits.self, Balance.self, History.self]
     )
 
     /// Who the CLI is, as an app install: each profile keeps its own connection key.

@@ -31,7 +31,9 @@ enum LanguagePack {
         ("spa", "es", "Spanish", "Español"),
     ]
 
-    static let entries: [Entry] = [
+    static let entries: [Entry] = profileEntries + walletEntries
+
+    static let profileEntries: [Entry] = [
         Entry(obj: "mychips.users_v_me", language: "eng", title: "My Profile", help: "Your own user record and the CHIP certificate it makes",
               columns: [
                   ("id", "Entity ID", "The provider's id of your record"),

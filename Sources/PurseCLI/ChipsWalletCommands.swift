@@ -1,0 +1,324 @@
+import ArgumentParser
+import Foundation
+import MyCHIPs
+import PurseFormats
+import PurseKit
+
+/// `purse chips tally|pay|request|answer|chits|balance|history`: the wallet as two people in two
+/// terminals use it — open a tally and pay each other. Each logs in with the profile's stored
+/// connection key and signs with its signing key (made, and published in the certificate, when
+/// first needed).
+extension ChipsCommand {
+    static func withWallet<T: Sendable>(_ options: ProfileOptions, _ work: @Sendable (ChipsSession, SigningKey) async throws -> T) async throws -> T {
+        let session = try options.session()
+        let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+        return try await run {
+            try await session.connection.connect()
+            do {
+                let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: SoftwareBiometricGate(available: false) { _ in .unavailable },
+                                                                      reason: "sign MyCHIPs tallies and chits")
+                let published = try await session.me().certificate["public"]
+                if !ChipsSignature.sameKey(published, .string(key.publicJWK)) {
+                    try await session.publish(signingKey: key)
+                }
+                let result = try await work(session, key)
+                await session.connection.disconnect()
+                return result
+            } catch {
+                await session.connection.disconnect()
+                throw error
+            }
+        }
+    }
+
+    /// A tally named by its number, its partner's CHIP user id, or the partner's name.
+    static func tally(_ name: String, in session: ChipsSession, open: Bool = true) async throws -> ChipsTally {
+        let tallies = try await session.tallies().filter { !open || $0.status == "open" }
+        if let seq = Int64(name), let match = tallies.first(where: { $0.seq == seq }) { return match }
+        let matches = tallies.filter { $0.partner?.cuid == name || $0.partner?.text == name || $0.partnerName?.lowercased() == name.lowercased() }
+        guard matches.count == 1 else {
+            throw CLIError(matches.isEmpty ? "no \(open ? "open " : "")tally with \(name)" : "several tallies with \(name): name one by its number")
+        }
+        return matches[0]
+    }
+
+    static func units(_ text: String) throws -> Int64 {
+        do { return try ChipsUnits.parse(text) } catch { throw CLIError("\(error)") }
+    }
+
+    static func printTally(_ tally: ChipsTally, json: Bool) {
+        if json {
+            print(JavaScriptJSON.stringify(.object([
+                "tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.rawValue), "state": .string(tally.state),
+                "partner": tally.partner.map { .string($0.text) } ?? .null, "part_name": tally.partnerName.map(JSONValue.string) ?? .null,
+                "net": .int(tally.net), "chits": .int(tally.chits), "hold_terms": tally.holdTerms, "part_terms": tally.partTerms,
+            ])))
+            return
+        }
+        let partner = tally.partnerName ?? tally.partner?.text ?? "(no partner yet)"
+        print("tally \(tally.seq)  \(tally.state.padding(toLength: 8, withPad: " ", startingAt: 0))  \(tally.type.rawValue)  \(partner)  balance \(ChipsUnits.format(tally.net)) CHIP  chits \(tally.chits)")
+    }
+
+    static func printChit(_ chit: ChipsChit, json: Bool) {
+        if json {
+            print(JavaScriptJSON.stringify(.object([
+                "chit_seq": .int(chit.seq), "chit_idx": .int(chit.index), "chit_uuid": .string(chit.uuid), "chit_type": .string(chit.core.type.rawValue),
+                "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)), "units": chit.core.units.map(JSONValue.int) ?? .null,
+                "net": .int(chit.net), "state": .string(chit.state), "memo": chit.memo.map(JSONValue.string) ?? .null,
+                "chain_idx": chit.chainIndex.map(JSONValue.int) ?? .null, "chain_dgst": chit.chainHash.map(JSONValue.string) ?? .null,
+            ])))
+            return
+        }
+        let amount = chit.core.type == .set ? "settings \(JavaScriptJSON.stringify(chit.core.reference ?? .null))" : "\(ChipsUnits.format(chit.net)) CHIP"
+        print("\(JavaScriptDate.string(epochMillis: chit.core.date))  tally \(chit.seq)#\(chit.index)  \(chit.state.padding(toLength: 7, withPad: " ", startingAt: 0))  \(amount)  \(chit.memo ?? "")  \(chit.uuid)")
+    }
+
+    struct Tally: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Tallies: draft one, invite a partner, accept an invitation, offer, accept an offer, close, list.",
+                                                        subcommands: [New.self, Invite.self, Accept.self, Offer.self, Open.self, Reject.self, Close.self, List.self])
+
+        struct New: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Draft a tally.")
+            @OptionGroup var options: ProfileOptions
+            @Option(help: "Your end: stock (you are normally owed value) or foil (you normally owe it).") var type: String = "stock"
+            @Option(help: "The most you let the partner owe you, in CHIPs.") var lend: Int64 = 0
+            @Option(help: "The most you ask the partner to let you owe, in CHIPs.") var borrow: Int64 = 0
+            @Option(help: "Days of notice before calling a balance due.") var call: Int64 = 30
+            @Option(help: "A comment both partners sign.") var comment: String?
+
+            func run() async throws {
+                guard let side = TallySide(rawValue: type) else { throw ValidationError("--type is stock or foil") }
+                let tally = try await ChipsCommand.withWallet(options) { session, _ in
+                    try await session.createTally(type: side, holdTerms: ["limit": .int(lend), "call": .int(call)],
+                                                  partTerms: ["limit": .int(borrow), "call": .int(call)], comment: comment)
+                }
+                ChipsCommand.printTally(tally, json: options.json)
+            }
+        }
+
+        struct Invite: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Make a tally ticket for a draft: a link and a QR code for the partner.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The draft's number.") var id: Int64
+
+            func run() async throws {
+                let invite = try await ChipsCommand.withWallet(options) { session, _ in try await session.invite(id) }
+                if options.json {
+                    print(JavaScriptJSON.stringify(.object(["token": .string(invite.token), "chad": invite.chad.json, "link": .string(invite.link)])))
+                    return
+                }
+                print(invite.link)
+                if let code = try? QRCode.encode(text: invite.link, errorCorrection: .low) { print(code.terminal()) }
+            }
+        }
+
+        struct Accept: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Present a partner's tally ticket (its link): their draft gets your certificate and they offer it to you.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The https://mychips.org/invite?… link.") var link: String
+
+            func run() async throws {
+                let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
+                guard case .invite(let invite) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a tally invitation") }
+                let uuid = try await ChipsCommand.withWallet(options) { session, _ in try await session.accept(invite) }
+                print(options.json ? JavaScriptJSON.stringify(.object(["tally_uuid": .string(uuid)])) : "joined tally \(uuid); its offer comes from \(invite.chad.text)")
+            }
+        }
+
+        struct Offer: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Sign a tally and offer it to the partner; with terms, a counter-offer.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The tally's number.") var id: Int64
+            @Option(help: "Change the most you let the partner owe you (CHIPs).") var lend: Int64?
+            @Option(help: "Change the most the partner lets you owe (CHIPs).") var borrow: Int64?
+            @Option(help: "Change the comment.") var comment: String?
+
+            func run() async throws {
+                let (lend, borrow, comment) = (lend, borrow, comment)
+                let tally = try await ChipsCommand.withWallet(options) { session, key in
+                    let current = try await session.tally(id)
+                    var changes: [String: JSONValue] = [:]
+                    if let lend, case .object(var terms) = current.holdTerms { terms["limit"] = .int(lend); changes["hold_terms"] = .object(terms) }
+                    if let borrow, case .object(var terms) = current.partTerms { terms["limit"] = .int(borrow); changes["part_terms"] = .object(terms) }
+                    if let comment { changes["comment"] = .string(comment) }
+                    return try await session.offer(id, changes: changes, signingKey: key)
+                }
+                ChipsCommand.printTally(tally, json: options.json)
+            }
+        }
+
+        struct Open: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Accept the partner's offer as it stands: sign it, and the tally opens.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The tally's number.") var id: Int64
+
+            func run() async throws {
+                let tally = try await ChipsCommand.withWallet(options) { session, key in try await session.acceptOffer(id, signingKey: key) }
+                ChipsCommand.printTally(tally, json: options.json)
+            }
+        }
+
+        struct Reject: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Reject an offer, or withdraw your draft or offer.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The tally's number.") var id: Int64
+
+            func run() async throws {
+                let tally = try await ChipsCommand.withWallet(options) { session, _ in try await session.reject(id) }
+                ChipsCommand.printTally(tally, json: options.json)
+            }
+        }
+
+        struct Close: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Ask to close an open tally: it closes when its balance is zero.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The tally's number.") var id: Int64
+
+            func run() async throws {
+                let tally = try await ChipsCommand.withWallet(options) { session, key in
+                    _ = try await session.close(id, signingKey: key)
+                    return try await session.tally(id)
+                }
+                ChipsCommand.printTally(tally, json: options.json)
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List your tallies.")
+            @OptionGroup var options: ProfileOptions
+
+            func run() async throws {
+                let tallies = try await ChipsCommand.withWallet(options) { session, _ in try await session.tallies() }
+                if options.json {
+                    print("[" + tallies.map { tally -> String in
+                        JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "state": .string(tally.state),
+                                                          "tally_type": .string(tally.type.rawValue), "net": .int(tally.net),
+                                                          "partner": tally.partner.map { .string($0.text) } ?? .null]))
+                    }.joined(separator: ",") + "]")
+                    return
+                }
+                if tallies.isEmpty { print("no tallies") }
+                for tally in tallies { ChipsCommand.printTally(tally, json: false) }
+            }
+        }
+    }
+
+    struct Pay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pay a partner on your open tally: purse chips pay PARTNER 12.5 --memo …")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The tally's number, the partner's CHIP user id, or their name.") var partner: String
+        @Argument(help: "CHIPs, up to three decimals.") var amount: String
+        @Option(help: "A note for the partner.") var memo: String?
+        @Option(help: "An invoice or order reference.") var ref: String?
+
+        func run() async throws {
+            let units = try ChipsCommand.units(amount)
+            let (partner, memo, ref) = (partner, memo, ref)
+            let chit = try await ChipsCommand.withWallet(options) { session, key in
+                let tally = try await ChipsCommand.tally(partner, in: session)
+                return try await session.pay(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string), signingKey: key)
+            }
+            ChipsCommand.printChit(chit, json: options.json)
+        }
+    }
+
+    struct Request: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Ask a partner to pay you: purse chips request PARTNER 3 --memo …")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The tally's number, the partner's CHIP user id, or their name.") var partner: String
+        @Argument(help: "CHIPs, up to three decimals.") var amount: String
+        @Option(help: "A note for the partner.") var memo: String?
+        @Option(help: "An invoice or order reference.") var ref: String?
+
+        func run() async throws {
+            let units = try ChipsCommand.units(amount)
+            let (partner, memo, ref) = (partner, memo, ref)
+            let chit = try await ChipsCommand.withWallet(options) { session, _ in
+                let tally = try await ChipsCommand.tally(partner, in: session)
+                return try await session.request(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string))
+            }
+            ChipsCommand.printChit(chit, json: options.json)
+        }
+    }
+
+    struct Answer: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Answer a partner's request to pay: --pay signs it, --refuse voids it.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The chit's id (from purse chips chits).") var chit: String
+        @Flag(help: "Pay it.") var pay = false
+        @Flag(help: "Refuse it.") var refuse = false
+
+        func run() async throws {
+            guard pay != refuse else { throw ValidationError("give --pay or --refuse") }
+            let (uuid, paying) = (chit.lowercased(), pay)
+            let answered = try await ChipsCommand.withWallet(options) { session, key in
+                guard let found = try await session.chits().first(where: { $0.uuid == uuid }) else { throw CLIError("no chit \(uuid)") }
+                return paying ? try await session.acceptRequest(found, signingKey: key) : try await session.refuseRequest(found)
+            }
+            ChipsCommand.printChit(answered, json: options.json)
+        }
+    }
+
+    struct Chits: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The chits of a tally, with the hash chain checked on this machine.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The tally's number.") var id: Int64
+
+        func run() async throws {
+            let id = id
+            let (chits, report) = try await ChipsCommand.withWallet(options) { session, _ in
+                let chits = try await session.chits(tally: id)
+                let tally = try await session.tally(id)
+                return (chits, tally.digest == nil ? nil : try await session.verifyChain(id))
+            }
+            for chit in chits { ChipsCommand.printChit(chit, json: options.json) }
+            if let report, !options.json {
+                print("chain: \(report.links) links intact, checksum \(report.checksum)" + (report.unsignedChits.isEmpty ? "" : "; unsigned: \(report.unsignedChits)"))
+            }
+        }
+    }
+
+    struct Balance: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The balance sheet: what each partner owes you and you owe them; --visual writes the bubble chart.")
+        @OptionGroup var options: ProfileOptions
+        @Option(help: "Write the visual balance sheet (SVG) to this file.") var visual: String?
+
+        func run() async throws {
+            let sheet = try await ChipsCommand.withWallet(options) { session, _ in try await session.balanceSheet() }
+            if let visual {
+                try BalanceSheetChart(sheet).svg().write(toFile: visual, atomically: true, encoding: .utf8)
+            }
+            if options.json {
+                print(JavaScriptJSON.stringify(.object([
+                    "assets": .int(sheet.totalAssets), "liabilities": .int(sheet.totalLiabilities), "net": .int(sheet.net),
+                    "entries": .array(sheet.entries.map { .object(["tally_seq": .string($0.id), "partner": .string($0.partner), "net": .int($0.net)]) }),
+                ])))
+                return
+            }
+            for entry in sheet.assets { print("asset      \(entry.partner)  \(ChipsUnits.format(entry.net)) CHIP") }
+            for entry in sheet.liabilities { print("liability  \(entry.partner)  \(ChipsUnits.format(entry.net)) CHIP") }
+            print("assets \(ChipsUnits.format(sheet.totalAssets))  liabilities \(ChipsUnits.format(sheet.totalLiabilities))  net \(ChipsUnits.format(sheet.net)) CHIP")
+            if let visual { print("wrote \(visual)") }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every chit on your tallies, newest first.")
+        @OptionGroup var options: ProfileOptions
+        @Option(help: "Only this partner (tally number, CHIP user id or name).") var partner: String?
+
+        func run() async throws {
+            let partner = partner
+            let chits = try await ChipsCommand.withWallet(options) { session, _ -> [ChipsChit] in
+                var chits = try await session.chits()
+                if let partner {
+                    let tally = try await ChipsCommand.tally(partner, in: session, open: false)
+                    chits = chits.filter { $0.seq == tally.seq }
+                }
+                return chits.sorted { $0.core.date > $1.core.date }
+            }
+            if chits.isEmpty && !options.json { print("no chits") }
+            for chit in chits { ChipsCommand.printChit(chit, json: options.json) }
+        }
+    }
+}
