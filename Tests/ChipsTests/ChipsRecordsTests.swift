@@ -1,0 +1,105 @@
+import ChipsProtocol
+import Foundation
+import MyCHIPs
+import PurseFormats
+import Testing
+
+/// Tallies and chits as the real MyCHIPs signs and hashes them, checked against records Python
+/// made (`scripts/oracles/chips_records.py make`), and records made here written for Python to
+/// check in CI.
+@Suite("MyCHIPs records: digests, signatures and the chain")
+struct ChipsRecordsTests {
+    static func tallyCore(_ json: JSONValue) throws -> TallyCore {
+        let stock = try #require(json["stock"]), foil = try #require(json["foil"])
+        return TallyCore(version: Int(try #require(json["version"]?.int64Value)), uuid: try #require(json["uuid"]?.stringValue),
+                         date: try #require(json["date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)), comment: json["comment"]?.stringValue,
+                         agree: json["agree"] ?? .null, stock: .init(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .null),
+                         foil: .init(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .null))
+    }
+
+    static func chitCore(_ json: JSONValue) throws -> ChitCore {
+        ChitCore(tally: try #require(json["tally"]?.stringValue), by: try #require(json["by"]?.stringValue.flatMap(TallySide.init(rawValue:))),
+                 type: try #require(json["type"]?.stringValue.flatMap(ChitType.init(rawValue:))), uuid: try #require(json["uuid"]?.stringValue),
+                 date: try #require(json["date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)), units: json["units"]?.int64Value,
+                 reference: json["ref"], memo: json["memo"]?.stringValue)
+    }
+
+    @Test("records Python made: the same digests, signing texts and chain; its signatures verify here")
+    func pythonRecords() throws {
+        let url = try #require(Bundle.module.url(forResource: "records_python", withExtension: "json", subdirectory: "Fixtures"))
+        let cases = try #require(try StrictJSON.parse(Array(Data(contentsOf: url))).arrayValue)
+        for item in cases {
+            let tally = try #require(item["tally"])
+            let core = try Self.tallyCore(try #require(tally["core"]))
+            #expect(core.json == tally["core"])
+            #expect(core.digest == tally["digest"]?.stringValue)
+            #expect(core.signingText == tally["signing_text"]?.stringValue)
+            #expect(core.isSigned(by: .stock, signature: tally["signatures"]?["stock"]?.stringValue))
+            #expect(core.isSigned(by: .foil, signature: tally["signatures"]?["foil"]?.stringValue))
+            #expect(!core.isSigned(by: .foil, signature: tally["signatures"]?["stock"]?.stringValue), "a signature is its signer's only")
+            var links: [ChainLink] = []
+            for link in try #require(item["chits"]?.arrayValue) {
+                let chit = try Self.chitCore(try #require(link["core"]))
+                #expect(chit.signingText == link["signing_text"]?.stringValue)
+                #expect(chit.digest == link["digest"]?.stringValue)
+                #expect(chit.isSigned(by: core.half(chit.by).cert["public"], signature: link["signed"]?.stringValue))
+                links.append(ChainLink(core: chit, signature: link["signed"]?.stringValue, index: try #require(link["index"]?.int64Value),
+                                       prior: try #require(link["prior"]?.stringValue), hash: try #require(link["hash"]?.stringValue)))
+            }
+            #expect(try ChipsChain.verify(links, tallyDigest: core.digest) == links.last?.hash)
+            // One changed memo breaks the chain at that link; a dropped link breaks it at the next.
+            var altered = links
+            altered[1].core.memo = "changed"
+            #expect(throws: ChainBreak.altered(index: 2)) { try ChipsChain.verify(altered, tallyDigest: core.digest) }
+            #expect(throws: ChainBreak.misplaced(index: 3)) { try ChipsChain.verify([links[0], links[2]], tallyDigest: core.digest) }
+        }
+    }
+
+    @Test("Python's json.dumps, byte for byte: sorted keys, no spaces, non-ASCII escaped")
+    func pythonJSON() {
+        let value: JSONValue = ["b": 1, "a": ["é", "\u{1F600}", "\n\t\u{7f}", .null, true, .double(1.5), .double(1e-5), .double(1e16)], "A": "x/y"]
+        #expect(PythonJSON.dumps(value) == #"{"A":"x/y","a":["\u00e9","\ud83d\ude00","\n\t\u007f",null,true,1.5,1e-05,1e+16],"b":1}"#)
+    }
+
+    @Test("dates are exact to the millisecond both ways")
+    func millisecondDates() {
+        for millis: Int64 in [0, 1, 999, 1_764_000_000_123, 951_782_400_000, 4_102_444_799_999, -1] {
+            let text = JavaScriptDate.string(epochMillis: millis)
+            #expect(JavaScriptDate.epochMillis(text) == millis, "\(text)")
+        }
+        #expect(JavaScriptDate.string(epochMillis: 1_764_000_000_123) == "2025-11-24T16:00:00.123Z")
+        #expect(JavaScriptDate.epochMillis("2025-11-24T16:00:00Z") == 1_764_000_000_000)
+        #expect(JavaScriptDate.epochMillis("2025-11-24 16:00:00Z") == nil)
+    }
+
+    @Test("records made here, written for the Python oracle (CHIPS_RECORDS_OUT)")
+    func writesRecordVectors() throws {
+        let stockKey = SigningKey(), foilKey = SigningKey()
+        func cert(_ name: String, _ key: SigningKey) throws -> JSONValue {
+            ["chad": ["cuid": .string(name.lowercased()), "agent": "purse-agent"], "type": "p", "name": ["surname": .string(name), "first": .null],
+             "public": try StrictJSON.parse(Array(key.publicJWK.utf8)), "date": "2026-11-25T00:00:00.000Z"]
+        }
+        let core = TallyCore(uuid: UUID().uuidString.lowercased(), date: 1_764_000_000_123, comment: "Jardín",
+                             agree: ["host": "mychips.org", "name": "Tally_Contract", "version": 1, "language": "eng", "rid": "r"],
+                             stock: .init(cert: try cert("Núñez", stockKey), terms: ["limit": 100, "call": 30]),
+                             foil: .init(cert: try cert("Lee", foilKey), terms: ["limit": 20]))
+        let tally: JSONValue = ["core": core.json, "digest": .string(core.digest), "signing_text": .string(core.signingText),
+                                "signatures": ["stock": .string(try stockKey.sign(core.signingText)), "foil": .string(try foilKey.sign(core.signingText))]]
+        var chits: [JSONValue] = []
+        var prior = core.digest
+        for (index, (by, units, memo, reference)) in [(TallySide.foil, Int64(12_500), "Hedges ✂" as String?, nil as JSONValue?),
+                                                      (.stock, 3_000, nil, ["invoice": "A-7"]), (.foil, 1, "a \"quoted\"\nmemo", nil)].enumerated() {
+            let chit = ChitCore(tally: core.uuid, by: by, type: .tran, uuid: UUID().uuidString.lowercased(), date: 1_764_000_100_000 + Int64(index),
+                                units: units, reference: reference, memo: memo)
+            let signed = try (by == .stock ? stockKey : foilKey).sign(chit.signingText)
+            let hash = chit.chainHash(index: Int64(index + 1), prior: prior, signature: signed)
+            chits.append(["core": chit.json, "signing_text": .string(chit.signingText), "digest": .string(chit.digest), "signed": .string(signed),
+                          "index": .int(Int64(index + 1)), "prior": .string(prior), "hash": .string(hash)])
+            prior = hash
+        }
+        if let path = ProcessInfo.processInfo.environment["CHIPS_RECORDS_OUT"] {
+            try Data(JavaScriptJSON.stringify(.array([["tally": tally, "chits": .array(chits)]])).utf8).write(to: URL(fileURLWithPath: path))
+        }
+        #expect(chits.count == 3)
+    }
+}
