@@ -1,4 +1,7 @@
+import ChipsProtocol
 import Foundation
+import HTTPTypes
+import NIOCore
 import Hummingbird
 import Logging
 import PurseDatabase
@@ -47,7 +50,35 @@ public struct ChipsModule: PurseModule {
             response.headers[.cacheControl] = "no-store"
             return response
         }
+        // The visual balance sheet of a logged-in user: the same signature login as the websocket
+        // (`?user&sign&date` over this request's `{ip, cookie, userAgent, date}`), one use each.
+        router.get("chips/balance.svg") { request, context -> Response in
+            let query = request.uri.queryParameters
+            guard let user = query["user"].map(String.init), let sign = query["sign"].map(String.init), let date = query["date"].map(String.init) else {
+                return Self.refusal(.unauthorized, "No login credentials")
+            }
+            let message = ChipsTickets.loginMessage(ip: context.remoteAddress?.ipAddress, cookie: request.headers[.cookie],
+                                                    userAgent: request.headers[.userAgent], date: date)
+            switch try await tickets.signatureLogin(username: user, sign: sign, date: date, message: message) {
+            case .staleDate: return Self.refusal(.badRequest, "Invalid Date Stamp")
+            case .invalid: return Self.refusal(.forbidden, "Invalid Login")
+            case .valid(let record):
+                let tallies = try await environment.database.read { db in try await TallyRecord.all(of: record.userEnt, in: db) }
+                let sheet = BalanceSheet(entries: tallies.filter { $0.status == "open" || ($0.status == "close" && $0.netC != 0) }.map {
+                    BalanceSheet.Entry(id: String($0.seq), partner: TalliesView.name(of: $0.partCert) ?? $0.partCid ?? "?", net: $0.netC)
+                })
+                let title = query["title"].map(String.init) ?? "Balance sheet"
+                var response = Response(status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8", .cacheControl: "no-store"],
+                                        body: .init(byteBuffer: ByteBuffer(string: BalanceSheetChart(sheet).svg(title: title))))
+                response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'"
+                return response
+            }
+        }
         return [notifier.listener].compactMap { $0 }
+    }
+
+    static func refusal(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: message)))
     }
 
     /// The views, made per mount: a view may keep state for its database (rendered rows).

@@ -173,6 +173,28 @@ public actor ChipsConnection {
         return try await open(url)
     }
 
+    /// A `GET` of the provider's HTTP resource at `path` for the logged-in user, authenticated as a
+    /// websocket login is (a fresh signature over `/clientinfo`'s text; each is good once). The
+    /// visual balance sheet is `/chips/balance.svg`.
+    public func signedGET(_ path: String) async throws -> TransportResponse {
+        guard let key = try await keychain.key(), let account = try await keychain.account() else { throw ChipsError.notLoggedIn }
+        let info = try await clientInfo(account)
+        guard case .string(let date)? = info["date"] else { throw ChipsError.invalidResponse("the provider's /clientinfo has no date") }
+        var components = URLComponents()
+        components.scheme = account.secure ? "https" : "http"
+        components.host = account.host
+        components.port = account.httpPort ?? account.port
+        components.path = path
+        components.percentEncodedQuery = [("user", account.user), ("sign", try key.sign(Self.loginMessage(info))), ("date", date)]
+            .map { "\($0.0)=\(ChipsLink.component($0.1))" }.joined(separator: "&")
+        guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
+        do {
+            return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))
+        } catch {
+            throw ChipsError.offline
+        }
+    }
+
     /// `GET /clientinfo` on the provider's HTTP port.
     private func clientInfo(_ account: ChipsKeychain.Account) async throws -> [String: JSONValue] {
         var components = URLComponents()

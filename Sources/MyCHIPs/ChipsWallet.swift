@@ -357,6 +357,13 @@ extension ChipsSession {
         return ChainReport(links: links.count, checksum: checksum, unsignedChits: unsigned)
     }
 
+    /// The visual balance sheet as the provider draws it (`/chips/balance.svg`).
+    public func balanceSheetSVG() async throws -> String {
+        let response = try await connection.signedGET("/chips/balance.svg")
+        guard response.status == 200 else { throw ChipsError.server(message: String(decoding: response.body, as: UTF8.self), code: "HTTP \(response.status)", detail: nil) }
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
     /// The balance sheet: each open (or closing) tally's balance by partner.
     public func balanceSheet() async throws -> BalanceSheet {
         let tallies = try await tallies().filter { ["open", "close"].contains($0.status) && ($0.status == "open" || $0.net != 0) }

@@ -279,14 +279,18 @@ extension ChipsCommand {
     }
 
     struct Balance: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The balance sheet: what each partner owes you and you owe them; --visual writes the bubble chart.")
+        static let configuration = CommandConfiguration(abstract: "The balance sheet: what each partner owes you and you owe them; --visual writes the provider's bubble chart (SVG).")
         @OptionGroup var options: ProfileOptions
         @Option(help: "Write the visual balance sheet (SVG) to this file.") var visual: String?
 
         func run() async throws {
-            let sheet = try await ChipsCommand.withWallet(options) { session, _ in try await session.balanceSheet() }
-            if let visual {
-                try BalanceSheetChart(sheet).svg().write(toFile: visual, atomically: true, encoding: .utf8)
+            let wantsVisual = visual != nil
+            let (sheet, svg) = try await ChipsCommand.withWallet(options) { session, _ in
+                // The provider draws the chart (/chips/balance.svg) from the same balances.
+                (try await session.balanceSheet(), wantsVisual ? try await session.balanceSheetSVG() : nil)
+            }
+            if let visual, let svg {
+                try svg.write(toFile: visual, atomically: true, encoding: .utf8)
             }
             if options.json {
                 print(JavaScriptJSON.stringify(.object([

@@ -1,10 +1,13 @@
 import ChipsProtocol
 import Foundation
+import HTTPTypes
+import Hummingbird
 import MyCHIPs
 import PurseDatabase
 import PurseFormats
 import PurseKit
 import PurseTestSupport
+import PurseServer
 import Testing
 
 /// Two users of one provider, each with a connected client and a published signing key.
@@ -113,6 +116,12 @@ struct ChipsWalletTests {
             let sheet = try await alice.balanceSheet()
             #expect(sheet.totalAssets == 15_500 && sheet.net == 15_500 && sheet.assets.first?.partner == "Baker")
             #expect(try await bob.balanceSheet().totalLiabilities == -15_500)
+
+            // The provider draws the same balance sheet, for the signed-in user only.
+            let svg = try await alice.balanceSheetSVG()
+            #expect(svg.hasPrefix("<svg") && svg.contains("Baker") && svg == BalanceSheetChart(sheet).svg())
+            let anonymous = try await LiveHTTPClient(base: URL(string: "http://127.0.0.1:\(provider.port)")!).execute(uri: "/chips/balance.svg", method: .get)
+            #expect(anonymous.status == .unauthorized)
 
             // Bob asks to close: the tally closes once the balance is zero.
             _ = try await bob.close(bobTally.seq, signingKey: pair.bobKey)
