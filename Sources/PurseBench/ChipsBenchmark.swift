@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import MyCHIPs
 import PurseFormats
 import PurseKit
@@ -15,6 +16,8 @@ public struct ChipsBenchmark: PurseBenchmark {
     public var duration = 10
     /// Requests each connection keeps in flight during the select phases.
     public var depth = 1
+    /// Signed chits between pairs of users instead of profile selects (`--chits`).
+    public var chits = false
     /// Makes a connection ticket (its JSON) for a username: the provider operator's part.
     public var ticket: @Sendable (String) async throws -> String = { _ in throw BenchmarkError("no way to make tickets") }
 
@@ -34,6 +37,7 @@ public struct ChipsBenchmark: PurseBenchmark {
     public func run(against base: URL, inProcess: Bool) async throws {
         try validate()
         try await waitForHealth(base)
+        if chits { return try await runChits(against: base, inProcess: inProcess) }
         let budget = count.map { "\($0) selects per connection" } ?? "\(duration) s per phase"
         print("purse bench chips: \(connections) connections, \(depth) in flight each, \(budget), provider \(base.absoluteString)")
         print(inProcess ? "cpu/op: this process, provider and clients together" : "cpu/op: this process, the clients only")
@@ -71,6 +75,109 @@ public struct ChipsBenchmark: PurseBenchmark {
         for client in clients { await client.connection.disconnect() }
     }
 
+    /// A pair of users with an open tally between them, each with a connection and a signing key.
+    struct Pair: Sendable {
+        var index: Int
+        var sides: [PairSide]
+    }
+
+    struct PairSide: Sendable {
+        var session: ChipsSession
+        var key: SigningKey
+        var tally: ChipsTally
+        var notices: NoticeWaiter
+    }
+
+    func connectSession(_ user: String) async throws -> ChipsSession {
+        var options = ChipsConnection.Options()
+        options.requestTimeout = .seconds(30)
+        let connection = ChipsConnection(keychain: ChipsKeychain(store: InMemorySecureStore()), transport: NIOWebSocketTransport(),
+                                         http: AsyncHTTPClientTransport(), options: options)
+        try await connection.connect(ticket: try ChipsTicket.parse(try await ticket(user)))
+        return ChipsSession(connection: connection, preferences: InMemoryPreferences())
+    }
+
+    /// `purse bench chips --chits`: `connections` pairs of users, each pair with an open tally
+    /// (a million CHIPs of credit each way). A payment is a chit signed on the payer's device
+    /// (P-521), inserted, checked and chained by the provider on both copies, and counted when the
+    /// partner's connection has its notice. Then `select` on `tallies_v_me` over every connection.
+    func runChits(against base: URL, inProcess: Bool) async throws {
+        let budget = count.map { "\($0) chits per pair" } ?? "\(duration) s per phase"
+        print("purse bench chips --chits: \(connections) pairs (\(connections * 2) connections), \(depth) in flight each, \(budget), provider \(base.absoluteString)")
+        print(inProcess ? "cpu/op: this process, provider, clients and their signing together" : "cpu/op: this process, the clients and their signing")
+        let run = String(UUID().uuidString.prefix(8)).lowercased()
+        let pairs = try await withThrowingTaskGroup(of: Pair.self) { group in
+            for index in 0..<connections {
+                group.addTask {
+                    let payer = try await connectSession("bench-\(run)-\(index)-a")
+                    let payee = try await connectSession("bench-\(run)-\(index)-b")
+                    let (payerKey, payeeKey) = (SigningKey(), SigningKey())
+                    try await payer.publish(signingKey: payerKey)
+                    try await payee.publish(signingKey: payeeKey)
+                    let terms: JSONValue = ["limit": 1_000_000, "call": 30]
+                    let draft = try await payer.createTally(type: .foil, holdTerms: terms, partTerms: terms)
+                    try await payee.accept(try await payer.invite(draft.seq))
+                    _ = try await payer.offer(draft.seq, signingKey: payerKey)
+                    guard let offered = try await payee.tallies().first(where: { $0.uuid == draft.uuid }) else { throw BenchmarkError("no offer arrived") }
+                    let opened = try await payee.acceptOffer(offered.seq, signingKey: payeeKey)
+                    let sides = [
+                        PairSide(session: payer, key: payerKey, tally: try await payer.tally(draft.seq), notices: NoticeWaiter(payer.connection)),
+                        PairSide(session: payee, key: payeeKey, tally: opened, notices: NoticeWaiter(payee.connection)),
+                    ]
+                    return Pair(index: index, sides: sides)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }.sorted { $0.index < $1.index }
+        }
+        var cpu = ProcessCPU.now()
+        let pay: @Sendable (Pair) async throws -> Bool = { pair in
+            let from = Bool.random() ? 0 : 1
+            let (payer, payee) = (pair.sides[from], pair.sides[1 - from])
+            let core = ChitCore(tally: payer.tally.uuid, by: payer.tally.type, type: .tran, uuid: UUID().uuidString.lowercased(),
+                                date: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)), units: Int64.random(in: 1...5_000), reference: nil, memo: "bench")
+            let fields: [String: JSONValue] = [
+                "chit_seq": .int(payer.tally.seq), "chit_uuid": .string(core.uuid), "issuer": .string(core.by.rawValue), "units": .int(core.units ?? 0),
+                "memo": "bench", "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good",
+                "signature": .string(try payer.key.sign(core.signingText)),
+            ]
+            let notified = payee.notices.expect(core.uuid)
+            let row = try await payer.session.insert(ChipsSession.chitsView, fields: fields)
+            guard row["status"] == "good" else { return false }
+            return await notified.value
+        }
+        let chitsRate = await pairPhase("signed chit, insert → partner notified, \(connections) pairs", pairs, cpu: &cpu, operation: pay)
+        let sessions = pairs.flatMap { $0.sides.map(\.session) }
+        let selects = await sessionPhase("select tallies_v_me, \(sessions.count) connections", sessions, cpu: &cpu) { session in
+            try await session.select("mychips.tallies_v_me").count == 1
+        }
+        print(String(format: "chits: %.0f /s (target ≥ 2,000: %@); tally selects: %.0f /s (target ≥ 10,000: %@)",
+                     chitsRate, chitsRate >= 2_000 ? "met" : "not met", selects, selects >= 10_000 ? "met" : "not met"))
+        // Both copies of every tally still mirror each other.
+        for pair in pairs {
+            let (a, b) = (try await pair.sides[0].session.tally(pair.sides[0].tally.seq), try await pair.sides[1].session.tally(pair.sides[1].tally.seq))
+            guard a.net == -b.net, a.chainDigest == b.chainDigest else { throw BenchmarkError("pair \(pair.index): the two copies disagree") }
+        }
+        for side in pairs.flatMap(\.sides) { await side.session.connection.disconnect() }
+    }
+
+    func pairPhase(_ name: String, _ pairs: [Pair], cpu: inout Double, operation: @escaping @Sendable (Pair) async throws -> Bool) async -> Double {
+        let recorder = LatencyRecorder()
+        let workers = pairs.flatMap { Array(repeating: $0, count: depth) }
+        let elapsed = await closedLoop(workers, count: count, duration: duration, recorder: recorder, operation)
+        let summary = recorder.summary(over: elapsed)
+        reportPhase(name, summary, cpuSince: &cpu)
+        return summary.perSecond
+    }
+
+    func sessionPhase(_ name: String, _ sessions: [ChipsSession], cpu: inout Double, operation: @escaping @Sendable (ChipsSession) async throws -> Bool) async -> Double {
+        let recorder = LatencyRecorder()
+        let workers = sessions.flatMap { Array(repeating: $0, count: depth) }
+        let elapsed = await closedLoop(workers, count: count, duration: duration, recorder: recorder, operation)
+        let summary = recorder.summary(over: elapsed)
+        reportPhase(name, summary, cpuSince: &cpu)
+        return summary.perSecond
+    }
+
     func phase(_ name: String, _ clients: [Client], depth: Int? = nil, count: Int?? = nil, cpu: inout Double,
                operation: @escaping @Sendable (Client) async throws -> Bool) async -> Double {
         let recorder = LatencyRecorder()
@@ -79,5 +186,48 @@ public struct ChipsBenchmark: PurseBenchmark {
         let summary = recorder.summary(over: elapsed)
         reportPhase(name, summary, cpuSince: &cpu)
         return summary.perSecond
+    }
+}
+
+/// Waits for the provider's notice of a chit on one connection: a reader task hands each chit
+/// notice to whoever expects its uuid (or keeps it until they do).
+final class NoticeWaiter: Sendable {
+    private let state = Mutex<(waiting: [String: CheckedContinuation<Bool, Never>], arrived: Set<String>)>(([:], []))
+
+    init(_ connection: ChipsConnection) {
+        Task { [weak self] in
+            for await notice in await connection.notifications() {
+                guard notice.data["target"] == "chit", case .string(let uuid)? = notice.data["uuid"] else { continue }
+                self?.arrived(uuid)
+            }
+        }
+    }
+
+    private func arrived(_ uuid: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if let waiter = state.waiting.removeValue(forKey: uuid) { return waiter }
+            state.arrived.insert(uuid)
+            return nil
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// A task that ends when the notice for `uuid` has come (false after 30 s).
+    func expect(_ uuid: String) -> Task<Bool, Never> {
+        Task {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if state.arrived.remove(uuid) != nil { return true }
+                    state.waiting[uuid] = continuation
+                    return false
+                }
+                if ready { continuation.resume(returning: true) }
+                Task {
+                    try? await Task.sleep(for: .seconds(30))
+                    let late = self.state.withLock { $0.waiting.removeValue(forKey: uuid) }
+                    late?.resume(returning: false)
+                }
+            }
+        }
     }
 }

@@ -141,10 +141,10 @@ struct CutieBenchCommand: BenchSubcommand {
 struct ChipsBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chips",
-        abstract: "MyCHIPs: select on users_v_me round trips per second over 1 and N websocket connections, and signature logins per second.",
+        abstract: "MyCHIPs: select on users_v_me over 1 and N websocket connections and signature logins per second; --chits: signed chits per second between pairs, and tally selects.",
         discussion: """
             Without --server it starts its own provider on 127.0.0.1 (SQLite in a temporary directory). With --server, tickets are made \
-            on the server's database as `purse chips ticket` makes them (DATABASE_URL, PURSE_DATA_DIR). Target on 2 cores: ≥ 20,000 selects/s over 32 connections.
+            on the server's database as `purse chips ticket` makes them (DATABASE_URL, PURSE_DATA_DIR). Target on 2 cores: ≥ 20,000 selects/s over 32 connections; with --chits, ≥ 2,000 chits/s between 32 pairs and ≥ 10,000 tally selects/s.
             """
     )
 
@@ -153,6 +153,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
     @Option(help: "Requests each connection keeps in flight.") var depth: Int = 1
     @Option(help: "Selects per connection (a tenth as many logins), instead of --duration.") var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
+    @Flag(help: "Signed chits between pairs of users (--connections pairs), then selects on tallies_v_me.") var chits = false
 
     func validate() throws {
         do { try benchmark(ticket: { _ in "" }).validate() } catch { throw ValidationError("\(error)") }
@@ -160,6 +161,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
 
     func benchmark(ticket: @escaping @Sendable (String) async throws -> String) -> ChipsBenchmark {
         var benchmark = ChipsBenchmark()
+        benchmark.chits = chits
         benchmark.connections = connections
         benchmark.depth = depth
         benchmark.count = count
