@@ -1,0 +1,479 @@
+import Foundation
+import Observation
+import PurseFormats
+import PurseKit
+
+/// Where the app goes next: the page a scanned code, an opened link or a notification leads to.
+public enum ChipsRoute: Equatable, Sendable {
+    case connect(ChipsTicket)
+    case tallyInvite(TallyInvite)
+    case pay(PaymentRequest)
+    case importKey(SigningKeyBackup)
+    case tally(seq: Int64)
+    case chits(seq: Int64)
+    case answerRequest(seq: Int64, chit: String)
+    case invalid(String)
+}
+
+/// The QR scanner and the deep-link handler: one parser (``ChipsLink``) for both, each link kind
+/// to its page.
+public enum ChipsRouter {
+    public static func route(_ text: String) -> ChipsRoute {
+        do {
+            switch try ChipsLink.parse(text) {
+            case .ticket(let ticket): return .connect(ticket)
+            case .invite(let invite): return .tallyInvite(invite)
+            case .pay(let request): return .pay(request)
+            case .signkey(let backup): return .importKey(backup)
+            }
+        } catch {
+            return .invalid(error.description)
+        }
+    }
+
+    /// A provider notice to the page it concerns: a tally offer to the tally, a request to pay to
+    /// the chit, a payment received to the tally's chits. Nil for notices with no page.
+    public static func route(_ notification: ChipsNotification) -> ChipsRoute? {
+        let data = notification.data
+        guard let seq = data["sequence"]?.int64Value else { return nil }
+        switch data["target"]?.stringValue {
+        case "tally": return .tally(seq: seq)
+        case "chit":
+            if data["action"] == .bool(true), case .string(let uuid)? = data["uuid"] { return .answerRequest(seq: seq, chit: uuid) }
+            return .chits(seq: seq)
+        default: return nil
+        }
+    }
+}
+
+/// Gives a page the signing key when it signs (behind the biometric gate or a passphrase).
+public typealias ChipsSigner = @Sendable () async throws -> SigningKey
+
+/// Home: the balance sheet — net total, assets and liabilities — as a list or as the bubble
+/// chart, with the tallies that wait for the user.
+@MainActor
+@Observable
+public final class HomeViewModel {
+    public enum Mode: String, Sendable { case tabular, visual }
+    public enum Sort: String, Sendable { case name, balance, date }
+
+    public private(set) var tallies: [ChipsTally] = []
+    public private(set) var sheet = BalanceSheet(entries: [])
+    public private(set) var error: String?
+    public var mode: Mode = .tabular
+    public var sort: Sort = .balance
+    /// The local currency beside CHIP amounts, when set.
+    public var rate: ChipsExchangeRate?
+    let session: ChipsSession
+
+    public init(session: ChipsSession, rate: ChipsExchangeRate? = nil) {
+        self.session = session
+        self.rate = rate
+    }
+
+    public func load() async {
+        do {
+            tallies = try await session.tallies()
+            sheet = try await session.balanceSheet()
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    /// Open tallies in the chosen order.
+    public var rows: [ChipsTally] {
+        let open = tallies.filter { $0.status == "open" || $0.status == "close" && $0.net != 0 }
+        switch sort {
+        case .name: return open.sorted { ($0.partnerName ?? "") < ($1.partnerName ?? "") }
+        case .balance: return open.sorted { $0.net > $1.net }
+        case .date: return open.sorted { $0.core.date > $1.core.date }
+        }
+    }
+
+    /// Drafts and offers that wait for the user.
+    public var waiting: [ChipsTally] { tallies.filter(\.needsAction) }
+
+    public var chart: BalanceSheetChart { BalanceSheetChart(sheet) }
+
+    /// "12.5 CHIP", or with the local currency "12.5 CHIP ≈ 29.38 USD".
+    public func amount(_ units: Int64) -> String { rate?.display(units) ?? "\(ChipsUnits.format(units)) CHIP" }
+
+    /// A tap on the chart: the tally of the bubble under it.
+    public func select(x: Double, y: Double) -> ChipsRoute? {
+        guard let bubble = chart.bubble(atX: x, y: y), let seq = Int64(bubble.entry.id) else { return nil }
+        return .tally(seq: seq)
+    }
+}
+
+/// Tally Edit: a draft's values, the trading variables, and the actions the state allows —
+/// invite, offer, accept, counter, reject, close — with the contract to read.
+@MainActor
+@Observable
+public final class TallyEditViewModel {
+    public enum Action: String, Sendable, CaseIterable { case invite, offer, accept, counter, reject, close }
+
+    public private(set) var tally: ChipsTally?
+    public private(set) var contract: JSONValue?
+    public private(set) var invite: TallyInvite?
+    public private(set) var error: String?
+    /// Edits not sent yet: `comment`, and the limits in CHIPs (`lend`: the credit the user grants,
+    /// `borrow`: the credit the user asks for).
+    public var comment = ""
+    public var lend = ""
+    public var borrow = ""
+    let session: ChipsSession
+    let signer: ChipsSigner
+    public let seq: Int64
+
+    public init(session: ChipsSession, seq: Int64, signer: @escaping ChipsSigner) {
+        self.session = session
+        self.seq = seq
+        self.signer = signer
+    }
+
+    public func load() async {
+        do {
+            let tally = try await session.tally(seq)
+            self.tally = tally
+            comment = tally.comment ?? ""
+            lend = tally.holdTerms["limit"].map(Self.text) ?? ""
+            borrow = tally.partTerms["limit"].map(Self.text) ?? ""
+            if case .string(let rid)? = tally.contract["rid"] {
+                contract = try await session.select(ChipsSession.contractsView, where: .object(["rid": .string(rid)])).first
+            }
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    static func text(_ value: JSONValue) -> String {
+        switch value {
+        case .int(let number): String(number)
+        case .double(let number): String(number)
+        default: ""
+        }
+    }
+
+    /// The values can change while the tally is a draft or an offer.
+    public var isEditable: Bool { ["draft", "offer"].contains(tally?.status ?? "") }
+
+    /// What the user can do now.
+    public var actions: [Action] {
+        guard let tally else { return [] }
+        switch tally.state {
+        case "draft": return [.invite, .reject]
+        case "P.draft": return [.offer, .reject]
+        case "H.offer": return [.reject]
+        case "P.offer": return [.accept, .counter, .reject]
+        case "open": return [.close]
+        default: return []
+        }
+    }
+
+    /// The edits as the tally's fields; a limit that is not a number is an error.
+    func changes() throws -> [String: JSONValue] {
+        guard let tally else { return [:] }
+        var changes: [String: JSONValue] = [:]
+        if comment != (tally.comment ?? "") { changes["comment"] = comment.isEmpty ? .null : .string(comment) }
+        for (text, column, terms) in [(lend, "hold_terms", tally.holdTerms), (borrow, "part_terms", tally.partTerms)] {
+            guard text != (terms["limit"].map(Self.text) ?? "") else { continue }
+            guard let limit = Int64(text), limit >= 0 else { throw ChipsError.invalidLink("a credit limit is a whole number of CHIPs") }
+            var members = terms.objectValue ?? [:]
+            members["limit"] = .int(limit)
+            changes[column] = .object(members)
+        }
+        return changes
+    }
+
+    public func perform(_ action: Action) async {
+        do {
+            switch action {
+            case .invite: invite = try await session.invite(seq)
+            case .offer, .counter: tally = try await session.offer(seq, changes: try changes(), signingKey: try await signer())
+            case .accept: tally = try await session.acceptOffer(seq, signingKey: try await signer())
+            case .reject: tally = try await session.reject(seq)
+            case .close:
+                _ = try await session.close(seq, signingKey: try await signer())
+                tally = try await session.tally(seq)
+            }
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+}
+
+/// Chits View: a tally's chits with date, type, amount and status, and whether its history
+/// checks out on this device.
+@MainActor
+@Observable
+public final class ChitsViewModel {
+    public private(set) var chits: [ChipsChit] = []
+    public private(set) var chain: ChainReport?
+    public private(set) var error: String?
+    let session: ChipsSession
+    public let seq: Int64
+
+    public init(session: ChipsSession, seq: Int64) {
+        self.session = session
+        self.seq = seq
+    }
+
+    public func load() async {
+        do {
+            chits = try await session.chits(tally: seq)
+            chain = try await session.verifyChain(seq)
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    /// Requests the partner sent that wait for the user.
+    public var requests: [ChipsChit] { chits.filter(\.needsAction) }
+}
+
+/// Pay: an amount (CHIPs) and a memo to a partner on an open tally, checked against the credit
+/// the partner grants before it is signed. A scanned invoice fills it in.
+@MainActor
+@Observable
+public final class PayViewModel {
+    public var amount = ""
+    public var memo = ""
+    public var reference: String?
+    public private(set) var sent: ChipsChit?
+    public private(set) var error: String?
+    let session: ChipsSession
+    let signer: ChipsSigner
+    public var tally: ChipsTally
+
+    public init(session: ChipsSession, tally: ChipsTally, signer: @escaping ChipsSigner, invoice: PaymentRequest? = nil) {
+        self.session = session
+        self.tally = tally
+        self.signer = signer
+        if let invoice {
+            amount = invoice.units.map { ChipsUnits.format($0) } ?? ""
+            memo = invoice.memo ?? ""
+            reference = invoice.reference
+        }
+    }
+
+    /// What the user can pay before passing the partner's credit limit.
+    public var available: Int64 { tally.creditFromPartner &+ tally.net }
+
+    /// The amount in milliCHIPs, or why it cannot be sent.
+    public var check: Result<Int64, ChipsError> {
+        do {
+            let units = try ChipsUnits.parse(amount)
+            guard units > 0 else { return .failure(.invalidLink("enter an amount above zero")) }
+            guard units <= available else {
+                return .failure(.invalidLink("that is more than your partner's credit allows: at most \(ChipsUnits.format(max(0, available))) CHIP"))
+            }
+            return .success(units)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    public func send() async {
+        switch check {
+        case .failure(let failure): error = failure.message
+        case .success(let units):
+            do {
+                sent = try await session.pay(tally.seq, units: units, memo: memo.isEmpty ? nil : memo, reference: reference.map(JSONValue.string),
+                                             signingKey: try await signer())
+                error = nil
+            } catch {
+                self.error = "\(error)"
+            }
+        }
+    }
+}
+
+/// Request / Invoice: ask a partner on a tally to pay, or make an invoice link (and its QR) for
+/// anyone to pay this user's CHIP address.
+@MainActor
+@Observable
+public final class RequestViewModel {
+    public var amount = ""
+    public var memo = ""
+    public var reference = ""
+    public private(set) var sent: ChipsChit?
+    public private(set) var error: String?
+    let session: ChipsSession
+
+    public init(session: ChipsSession) { self.session = session }
+
+    /// Asks the partner on tally `seq` to pay.
+    public func send(on seq: Int64) async {
+        do {
+            let units = try ChipsUnits.parse(amount)
+            sent = try await session.request(seq, units: units, memo: memo.isEmpty ? nil : memo, reference: reference.isEmpty ? nil : .string(reference))
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    /// `https://mychips.org/pay?chad=…&units=…&ref=…&memo=…` for this user.
+    public func invoice() async throws -> PaymentRequest {
+        let me = try await session.me()
+        let units = amount.isEmpty ? nil : try ChipsUnits.parse(amount)
+        return PaymentRequest(chad: ChipsAddress(cuid: me.address.cuid, agent: me.address.agent), units: units,
+                              reference: reference.isEmpty ? nil : reference, memo: memo.isEmpty ? nil : memo)
+    }
+
+    /// The invoice link as a QR code.
+    public func invoiceQR() async throws -> QRCode {
+        try QRCode.encode(text: try await invoice().link, errorCorrection: .medium)
+    }
+}
+
+/// History: every chit on every tally, sortable, filtered by partner, with "pay again" and
+/// "request again".
+@MainActor
+@Observable
+public final class HistoryViewModel {
+    public enum Sort: String, Sendable { case date, amount, partner }
+
+    public private(set) var chits: [ChipsChit] = []
+    public private(set) var tallies: [Int64: ChipsTally] = [:]
+    public private(set) var error: String?
+    public var sort: Sort = .date
+    /// A tally number to show only that partner.
+    public var partner: Int64?
+    let session: ChipsSession
+
+    public init(session: ChipsSession) { self.session = session }
+
+    public func load() async {
+        do {
+            tallies = Dictionary(uniqueKeysWithValues: try await session.tallies().map { ($0.seq, $0) })
+            chits = try await session.chits().filter { $0.core.type == .tran }
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    public var rows: [ChipsChit] {
+        let shown = chits.filter { partner == nil || $0.seq == partner }
+        switch sort {
+        case .date: return shown.sorted { $0.core.date > $1.core.date }
+        case .amount: return shown.sorted { abs($0.net) > abs($1.net) }
+        case .partner: return shown.sorted { (tallies[$0.seq]?.partnerName ?? "") < (tallies[$1.seq]?.partnerName ?? "") }
+        }
+    }
+
+    /// The Pay page filled in as `chit` was.
+    public func payAgain(_ chit: ChipsChit, signer: @escaping ChipsSigner) -> PayViewModel? {
+        guard let tally = tallies[chit.seq] else { return nil }
+        let model = PayViewModel(session: session, tally: tally, signer: signer)
+        model.amount = ChipsUnits.format(chit.units)
+        model.memo = chit.memo ?? ""
+        return model
+    }
+
+    /// The Request page filled in as `chit` was.
+    public func requestAgain(_ chit: ChipsChit) -> RequestViewModel {
+        let model = RequestViewModel(session: session)
+        model.amount = ChipsUnits.format(chit.units)
+        model.memo = chit.memo ?? ""
+        return model
+    }
+}
+
+/// Settings: language (``LanguagePickerViewModel``), notifications, the defaults new tallies take
+/// (contract, credit limit) and the local currency, kept in the app's preferences.
+@MainActor
+@Observable
+public final class WalletSettingsViewModel {
+    static let notificationsKey = "mychips.notifications"
+    static let creditKey = "mychips.defaultCredit"
+    static let contractKey = "mychips.defaultContract"
+    static let currencyKey = "mychips.currency"
+
+    public var notifications: Bool { didSet { preferences.set(notifications ? "on" : "off", forKey: Self.notificationsKey) } }
+    /// The credit, in CHIPs, a new tally grants the partner.
+    public var defaultCredit: Int64 { didSet { preferences.set(String(defaultCredit), forKey: Self.creditKey) } }
+    /// The `rid` of the contract new tallies name (the provider's newest when nil).
+    public var defaultContract: String? { didSet { preferences.set(defaultContract, forKey: Self.contractKey) } }
+    public var rate: ChipsExchangeRate? {
+        didSet { preferences.set(rate.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }, forKey: Self.currencyKey) }
+    }
+    public private(set) var contracts: [JSONValue] = []
+    let preferences: any Preferences
+    let session: ChipsSession
+
+    public init(session: ChipsSession, preferences: any Preferences) {
+        self.session = session
+        self.preferences = preferences
+        notifications = preferences.string(forKey: Self.notificationsKey) != "off"
+        defaultCredit = preferences.string(forKey: Self.creditKey).flatMap { Int64($0) } ?? 0
+        defaultContract = preferences.string(forKey: Self.contractKey)
+        rate = preferences.string(forKey: Self.currencyKey).flatMap { try? JSONDecoder().decode(ChipsExchangeRate.self, from: Data($0.utf8)) }
+    }
+
+    public func loadContracts() async throws {
+        contracts = try await session.select(ChipsSession.contractsView)
+    }
+
+    /// A new draft with these defaults: the user grants `defaultCredit`, under the chosen contract.
+    public func newTally(type: TallySide = .stock) async throws -> ChipsTally {
+        var tally = try await session.createTally(type: type, holdTerms: ["limit": .int(defaultCredit), "call": 30], partTerms: ["limit": 0, "call": 30])
+        if let rid = defaultContract, let contract = contracts.first(where: { $0["rid"]?.stringValue == rid }) {
+            let reference: JSONValue = .object(["host": contract["host"] ?? .null, "name": contract["name"] ?? .null, "version": contract["version"] ?? .null,
+                                                "language": contract["language"] ?? .null, "rid": .string(rid)])
+            tally = try ChipsTally(row: try await session.update(ChipsSession.talliesView, fields: ["contract": reference],
+                                                                 where: .object(["tally_seq": .int(tally.seq)])))
+        }
+        return tally
+    }
+}
+
+/// Account: the provider this install uses, and the signing key's export (a passphrase-sealed
+/// `signkey` link and QR) and import.
+@MainActor
+@Observable
+public final class AccountViewModel {
+    public private(set) var account: ChipsKeychain.Account?
+    public private(set) var exported: SigningKeyBackup?
+    public private(set) var error: String?
+    let keychain: ChipsKeychain
+    let session: ChipsSession
+    let gate: any BiometricGate
+
+    public init(keychain: ChipsKeychain, session: ChipsSession, gate: any BiometricGate) {
+        self.keychain = keychain
+        self.session = session
+        self.gate = gate
+    }
+
+    public func load() async {
+        account = try? await keychain.account()
+    }
+
+    public func export(passphrase: String) async {
+        do {
+            let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: gate, reason: "Export your signing key")
+            exported = try SigningKeyBackup.seal(key, passphrase: passphrase)
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+
+    /// Opens a backup, stores its key and publishes it in the user's certificate.
+    public func importKey(_ backup: SigningKeyBackup, passphrase: String) async {
+        do {
+            let key = try backup.open(passphrase: passphrase)
+            try await keychain.save(key)
+            try await session.publish(signingKey: key)
+            error = nil
+        } catch {
+            self.error = "\(error)"
+        }
+    }
+}
