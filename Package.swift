@@ -286,9 +286,31 @@ let package = Package(
             ],
             swiftSettings: serverSwiftSettings
         ),
+        // APNs for every service that pushes: the provider API client (token auth, HTTP/2), the
+        // APNS_* settings, and the APNs-compatible sandbox a service mounts in development.
+        .target(
+            name: "PurseAPNs",
+            dependencies: [
+                "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseKit",
+                "PurseKitAHC",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
         .target(
             name: "CutiEService",
             dependencies: [
+                "PurseAPNs",
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
@@ -315,6 +337,8 @@ let package = Package(
             name: "ChipsService",
             dependencies: [
                 "ChipsProtocol",
+                "PurseAPNs",
+                "PurseKit",
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
@@ -545,6 +569,7 @@ let package = Package(
         .testTarget(
             name: "CutiETests",
             dependencies: [
+                "PurseAPNs",
                 "CutiE",
                 "CutiEService",
                 "PurseKitAHC",
@@ -571,6 +596,7 @@ let package = Package(
         .testTarget(
             name: "ChipsTests",
             dependencies: [
+                "PurseAPNs",
                 "ChipsProtocol",
                 "MyCHIPs",
                 "ChipsService",

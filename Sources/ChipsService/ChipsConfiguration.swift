@@ -1,4 +1,5 @@
 import Foundation
+import PurseAPNs
 import PurseFormats
 import PurseServer
 
@@ -8,7 +9,9 @@ import PurseServer
 /// `CHIPS_TICKET_MINUTES` (how long a connection ticket stays valid, default 30),
 /// `CHIPS_DATE_WINDOW_SECONDS` (how far a signature login's date may be from the provider's
 /// clock, default 60 as Wyseman's), `CHIPS_MAX_MESSAGE_BYTES` (largest request frame, default
-/// 64 KiB).
+/// 64 KiB), `CHIPS_APNS_TOPIC` (the wallet app's bundle id, the topic of its pushes; default
+/// `org.mychips.chark`), and the `APNS_*` settings every service that pushes shares. In
+/// development the provider has its own APNs sandbox at `/sandbox/chips/apns`.
 public struct ChipsConfiguration: Sendable {
     public var publicHost: String
     public var publicPort: Int
@@ -18,6 +21,16 @@ public struct ChipsConfiguration: Sendable {
     public var maxMessageBytes = 64 << 10
     /// How long a websocket request may wait for the database before it is answered with an error.
     public var requestTimeout: Duration = .seconds(10)
+    /// Where pushes go (APNs, or this provider's sandbox) and how they are signed; nil: no pushes.
+    public var apns: APNsConfiguration?
+    /// The key the provider's APNs sandbox takes provider tokens from (development).
+    public var apnsSandbox: APNsCredentials?
+    public var pushTopic = "org.mychips.chark"
+    /// A user whose app was connected this recently gets notices on the websocket, not as pushes.
+    public var presenceWindow: TimeInterval = 120
+
+    public static let sandboxKeyID = "CHIPSKEY01"
+    public static let sandboxTeamID = "PURSETEAM0"
 
     public init(publicHost: String, publicPort: Int, agent: String) {
         self.publicHost = publicHost
@@ -50,6 +63,19 @@ public struct ChipsConfiguration: Sendable {
         if let text = value("CHIPS_DATE_WINDOW_SECONDS") {
             guard let seconds = Int(text), (1...3600).contains(seconds) else { throw ConfigurationError("CHIPS_DATE_WINDOW_SECONDS must be 1–3600") }
             result.dateWindow = TimeInterval(seconds)
+        }
+        if !configuration.isProduction {
+            result.apnsSandbox = APNsCredentials(keyID: Self.sandboxKeyID, teamID: Self.sandboxTeamID,
+                                                 privateKey: try ServerSecrets(dataDirectory: configuration.dataDirectory).p256Key(named: "chips-apns-sandbox.key"))
+        }
+        if !configuration.isProduction || value("APNS_KEY_FILE") != nil {
+            result.apns = try APNsConfiguration.from(configuration, sandboxCredentials: result.apnsSandbox, service: "MyCHIPs")
+        }
+        if let topic = value("CHIPS_APNS_TOPIC") {
+            guard topic.range(of: #"^[A-Za-z0-9.-]{1,155}$"#, options: .regularExpression) != nil else {
+                throw ConfigurationError("CHIPS_APNS_TOPIC must be an app bundle id")
+            }
+            result.pushTopic = topic
         }
         if let text = value("CHIPS_MAX_MESSAGE_BYTES") {
             guard let bytes = Int(text), (1024...(1 << 20)).contains(bytes) else { throw ConfigurationError("CHIPS_MAX_MESSAGE_BYTES must be 1024–1048576") }

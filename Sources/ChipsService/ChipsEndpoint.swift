@@ -18,6 +18,7 @@ struct ChipsEndpoint: WebSocketEndpoint {
     let dispatcher: WysemanDispatcher
     let now: @Sendable () -> Date
     let logger: Logger
+    var pushes: ChipsPushes? = nil
     /// Requests one connection may have in flight; more wait for one to finish.
     var maxInFlight = 16
 
@@ -45,9 +46,13 @@ struct ChipsEndpoint: WebSocketEndpoint {
             } else {
                 return .refuse(status: .unauthorized, message: "No login credentials")
             }
-            let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets)
+            let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets,
+                                      pushes: pushes)
+            // The app counts as connected (its notices are not pushed) from before it sees the upgrade.
+            let connection = UUID().uuidString
+            if pushes != nil { await ChipsPresence(database: database, now: now).seen(connection, username: record.username) }
             return .accept { inbound, outbound, logger in
-                await serve(context: context, inbound: inbound, outbound: outbound, logger: logger)
+                await serve(context: context, connection: connection, inbound: inbound, outbound: outbound, logger: logger)
             }
         } catch {
             logger.error("MyCHIPs login could not be checked", metadata: ["error.type": "\(type(of: error))"])
@@ -57,10 +62,20 @@ struct ChipsEndpoint: WebSocketEndpoint {
 
     /// One connection: a reader that answers requests (several at once, answers in whatever order
     /// they finish) and a writer of the user's notices.
-    func serve(context: ViewContext, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+    func serve(context: ViewContext, connection: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
         let username = context.user.username
         let subscription = notifier.subscribe(username)
         logger.debug("MyCHIPs connection", metadata: ["user": "\(username)"])
+        // While the app is connected its notices come on this socket, not as pushes.
+        let presence = ChipsPresence(database: database, now: now)
+        let heartbeat: Task<Void, Never>? = pushes == nil ? nil : Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(max(5, configuration.presenceWindow / 2)))
+                if Task.isCancelled { break }
+                await presence.seen(connection, username: username)
+            }
+        }
+        defer { heartbeat?.cancel() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await notice in subscription.stream {
@@ -84,6 +99,8 @@ struct ChipsEndpoint: WebSocketEndpoint {
                 logger.debug("MyCHIPs connection ended", metadata: ["error.type": "\(type(of: error))"])
             }
             notifier.unsubscribe(username, subscription.id)
+            heartbeat?.cancel()
+            if heartbeat != nil { await presence.gone(connection) }
             // The notice writer ends with its stream; requests still running finish and write
             // into a closed connection, which drops what they write.
         }

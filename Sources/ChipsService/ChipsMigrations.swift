@@ -1,3 +1,4 @@
+import PurseAPNs
 import PurseDatabase
 
 /// The MyCHIPs provider's schema: users and their certificates, one-time connection tokens, the
@@ -180,5 +181,46 @@ enum ChipsMigrations {
             )
             """,
         ]),
+        // Pushes: the devices each user's app registered for APNs, the pushes sent to them (one
+        // row per device and notice, its outcome), the websocket connections open now (a user
+        // connected within the presence window gets notices on the socket instead), and what the
+        // development APNs sandbox received.
+        Migration("chips_0003_pushes", [
+            """
+            CREATE TABLE chips_devices (
+                username TEXT NOT NULL REFERENCES chips_users(username),
+                device_token TEXT NOT NULL CHECK (length(device_token) BETWEEN 64 AND 200),
+                active BOOLEAN NOT NULL DEFAULT TRUE,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                PRIMARY KEY (username, device_token)
+            )
+            """,
+            """
+            CREATE TABLE chips_pushes (
+                id TEXT PRIMARY KEY,
+                username TEXT NOT NULL,
+                device_token TEXT NOT NULL,
+                title TEXT NOT NULL,
+                body TEXT NOT NULL,
+                data TEXT NOT NULL,
+                status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'sent', 'skipped', 'unregistered', 'failed')),
+                apns_id TEXT,
+                reason TEXT,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                created_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX chips_pushes_user ON chips_pushes (username, created_at)",
+            """
+            CREATE TABLE chips_presence (
+                connection_id TEXT PRIMARY KEY,
+                username TEXT NOT NULL,
+                seen_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX chips_presence_user ON chips_presence (username, seen_at)",
+        ] + APNsSandbox.Tables(prefix: "chips_apns_sandbox").statements),
     ]
 }

@@ -4,10 +4,13 @@ import HTTPTypes
 import NIOCore
 import Hummingbird
 import Logging
+import PurseAPNs
 import PurseDatabase
+import PurseKit
 import PurseFormats
 import PurseServer
 import ServiceLifecycle
+import Synchronization
 
 /// MyCHIPs: a provider speaking the Wyseman websocket API as the real MyCHIPs server does — the
 /// upgrade on `/` with the login in its query (ticket or signature), `GET /clientinfo` for the
@@ -18,18 +21,27 @@ public struct ChipsModule: PurseModule {
     public let title = "MyCHIPs"
     public let summary = "A mutual-credit provider over the Wyseman websocket API: connection tickets, login by connection key, the user's certificate, and language data for every view."
     let configuration: ChipsConfiguration
+    let apnsTransport: (any HTTPTransport)?
+    let pushClient = ChipsPushClient()
 
-    public init(configuration: ChipsConfiguration) {
+    /// `apnsTransport` replaces the HTTP/2 client to APNs (tests).
+    public init(configuration: ChipsConfiguration, apnsTransport: (any HTTPTransport)? = nil) {
         self.configuration = configuration
+        self.apnsTransport = apnsTransport
     }
 
+    /// What the provider's APNs sandbox received.
+    static let apnsSandboxTables = APNsSandbox.Tables(prefix: "chips_apns_sandbox")
+
     public var links: [ModuleLink] {
-        [ModuleLink("Client info for a signature login (JSON)", "/clientinfo")]
+        var links = [ModuleLink("Client info for a signature login (JSON)", "/clientinfo")]
+        if configuration.apnsSandbox != nil { links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/sandbox/chips/apns/deliveries")) }
+        return links
     }
 
     public var migrations: [Migration] { ChipsMigrations.all }
 
-    public var openAPI: OpenAPIFragment { ChipsOpenAPI.fragment }
+    public var openAPI: OpenAPIFragment { ChipsOpenAPI.fragment(sandbox: configuration.apnsSandbox != nil) }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
         try await LanguageCatalog.install(into: environment.database)
@@ -37,8 +49,28 @@ public struct ChipsModule: PurseModule {
         let notifier = ChipsNotifier(database: environment.database, logger: environment.logger)
         let tickets = ChipsTickets(database: environment.database, configuration: configuration, now: environment.now)
         let dispatcher = WysemanDispatcher(views: Self.makeViews(), logger: environment.logger)
-        let endpoint = ChipsEndpoint(database: environment.database, configuration: configuration, tickets: tickets, notifier: notifier,
+        var endpoint = ChipsEndpoint(database: environment.database, configuration: configuration, tickets: tickets, notifier: notifier,
                                      dispatcher: dispatcher, now: environment.now, logger: environment.logger)
+        if let apns = configuration.apns {
+            var sandbox: APNsSandbox?
+            if let credentials = configuration.apnsSandbox {
+                let topic = configuration.pushTopic
+                let mounted = APNsSandbox(environment: environment, credentials: credentials, tables: Self.apnsSandboxTables) { asked, _ in asked == topic }
+                mounted.mount(on: router, at: "sandbox/chips/apns")
+                sandbox = mounted
+            }
+            let client: APNsClient
+            switch apns.target {
+            case .inProcess:
+                guard let sandbox else { throw ConfigurationError("MyCHIPs needs APNS_URL or APNS_KEY_FILE when its APNs sandbox is off") }
+                client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/chips/apns")!, transport: apnsTransport ?? InProcessAPNsTransport(sandbox: sandbox),
+                                    credentials: apns.credentials, now: environment.now)
+            case .url(let url):
+                client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: apns.caFile), credentials: apns.credentials, now: environment.now)
+            }
+            pushClient.client.withLock { $0 = client }
+            endpoint.pushes = ChipsPushes(environment: environment, configuration: configuration)
+        }
         environment.webSockets.register(endpoint, at: "/")
 
         let now = environment.now
@@ -75,6 +107,17 @@ public struct ChipsModule: PurseModule {
             }
         }
         return [notifier.listener].compactMap { $0 }
+    }
+
+    public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
+        let pushClient = pushClient
+        let configuration = configuration
+        return [
+            JobHandler(kind: ChipsPushes.jobKind, backoff: JobBackoff(base: 2, maximum: 600)) { job in
+                guard let client = pushClient.client.withLock({ $0 }) else { throw ConfigurationError("MyCHIPs pushes are not configured") }
+                try await ChipsPushes(environment: environment, configuration: configuration).run(job, client: client)
+            },
+        ]
     }
 
     static func refusal(_ status: HTTPResponse.Status, _ message: String) -> Response {

@@ -1,34 +1,9 @@
 import Crypto
+import PurseAPNs
 import Foundation
 import PurseServer
 import SwiftASN1
 import X509
-
-/// Where pushes go and how they are signed.
-///
-/// - `APNS_URL`: the APNs endpoint (default: `api.sandbox.push.apple.com` or `api.push.apple.com`
-///   by `APNS_ENVIRONMENT` when a key is configured; otherwise the sandbox inside `purse serve`).
-/// - `APNS_KEY_FILE`, `APNS_KEY_ID`, `APNS_TEAM_ID`: the `.p8` signing key, its id, the team id
-///   (required in production; in development a sandbox key derived from the server's secrets).
-/// - `APNS_ENVIRONMENT`: `sandbox` (development builds of the app) or `production`.
-/// - `APNS_CA_FILE`: an extra PEM trust root, for an APNs stand-in with its own certificate.
-public struct APNsConfiguration: Sendable {
-    public enum Target: Sendable, Equatable {
-        /// The sandbox in this process (no network).
-        case inProcess
-        case url(URL)
-    }
-
-    public var target: Target
-    public var credentials: APNsCredentials
-    public var caFile: String?
-
-    public init(target: Target, credentials: APNsCredentials, caFile: String? = nil) {
-        self.target = target
-        self.credentials = credentials
-        self.caFile = caFile
-    }
-}
 
 /// The sandbox's own settings: the key pushes to it must be signed with, and the app that
 /// exists from the start.
@@ -102,43 +77,11 @@ public struct CutiEConfiguration: Sendable {
 
         var sandbox: CutiESandboxConfiguration?
         if !configuration.isProduction {
-            let seed = try secrets.secret(named: "cutie-apns-sandbox.key")
             sandbox = CutiESandboxConfiguration(apnsCredentials: APNsCredentials(
-                keyID: CutiESandboxConfiguration.keyID, teamID: CutiESandboxConfiguration.teamID, privateKey: Self.p256Key(from: seed)))
+                keyID: CutiESandboxConfiguration.keyID, teamID: CutiESandboxConfiguration.teamID, privateKey: try secrets.p256Key(named: "cutie-apns-sandbox.key")))
         }
 
-        var credentials = sandbox?.apnsCredentials
-        if let file = value("APNS_KEY_FILE") {
-            guard let keyID = value("APNS_KEY_ID"), keyID.utf8.count == 10, let teamID = value("APNS_TEAM_ID"), teamID.utf8.count == 10 else {
-                throw ConfigurationError("APNS_KEY_FILE needs APNS_KEY_ID and APNS_TEAM_ID (ten characters each)")
-            }
-            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ConfigurationError("APNS_KEY_FILE: cannot read \(file)") }
-            do {
-                credentials = try APNsCredentials(keyID: keyID, teamID: teamID, p8: pem)
-            } catch {
-                throw ConfigurationError("APNS_KEY_FILE must be a P-256 key in PEM (the .p8 file from Apple)")
-            }
-        }
-        guard let credentials else { throw ConfigurationError("Cuti-E in production needs APNS_KEY_FILE, APNS_KEY_ID and APNS_TEAM_ID") }
-
-        let target: APNsConfiguration.Target
-        if let text = value("APNS_URL") {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                throw ConfigurationError("APNS_URL must be an http(s) URL")
-            }
-            target = .url(url)
-        } else if value("APNS_KEY_FILE") != nil {
-            switch value("APNS_ENVIRONMENT") ?? "sandbox" {
-            case "sandbox", "development": target = .url(APNsClient.development)
-            case "production": target = .url(APNsClient.production)
-            default: throw ConfigurationError("APNS_ENVIRONMENT must be sandbox or production")
-            }
-        } else {
-            target = .inProcess
-        }
-        if let file = value("APNS_CA_FILE"), !FileManager.default.isReadableFile(atPath: file) {
-            throw ConfigurationError("APNS_CA_FILE: cannot read \(file)")
-        }
+        let apns = try APNsConfiguration.from(configuration, sandboxCredentials: sandbox?.apnsCredentials, service: "Cuti-E")
 
         func roots(_ name: String) throws -> [Certificate] {
             guard let file = value(name) else { return [] }
@@ -152,21 +95,21 @@ public struct CutiEConfiguration: Sendable {
         var developmentCA: AppAttestDevelopmentCA?
         var storeKitSigner: StoreKitDevelopmentSigner?
         if sandbox != nil {
-            let ca = try AppAttestDevelopmentCA(rootKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-root.key")),
-                                                intermediateKey: Self.p256Key(from: try secrets.secret(named: "cutie-app-attest-ca.key")), now: Date())
+            let ca = try AppAttestDevelopmentCA(rootKey: try secrets.p256Key(named: "cutie-app-attest-root.key"),
+                                                intermediateKey: try secrets.p256Key(named: "cutie-app-attest-ca.key"), now: Date())
             let path = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("cutie-app-attest-dev-root.pem")
             try? Data(try ca.rootPEM.utf8).write(to: path, options: .atomic)
             developmentCA = ca
-            let signer = try StoreKitDevelopmentSigner(rootKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-root.key")),
-                                                       intermediateKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-ca.key")),
-                                                       leafKey: Self.p256Key(from: try secrets.secret(named: "cutie-storekit-leaf.key")), now: Date())
+            let signer = try StoreKitDevelopmentSigner(rootKey: try secrets.p256Key(named: "cutie-storekit-root.key"),
+                                                       intermediateKey: try secrets.p256Key(named: "cutie-storekit-ca.key"),
+                                                       leafKey: try secrets.p256Key(named: "cutie-storekit-leaf.key"), now: Date())
             try? Data(try signer.rootPEM.utf8).write(to: URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("cutie-storekit-dev-root.pem"),
                                                       options: .atomic)
             storeKitSigner = signer
         }
 
         var cutie = CutiEConfiguration(
-            sandbox: sandbox, apns: APNsConfiguration(target: target, credentials: credentials, caFile: value("APNS_CA_FILE")),
+            sandbox: sandbox, apns: apns,
             deviceSecretKey: SymmetricKey(data: try secrets.secret(named: "cutie-device.key")),
             appAttestRoots: extraRoots, appAttestDevelopmentCA: developmentCA,
             storeKitRoots: try roots("CUTIE_STOREKIT_ROOT"), storeKitSigner: storeKitSigner)
@@ -192,14 +135,5 @@ public struct CutiEConfiguration: Sendable {
         }
         return cutie
     }
-
-    /// A P-256 key from 32 secret bytes (hashed again until it is a valid scalar, which the first
-    /// try nearly always is).
-    static func p256Key(from seed: [UInt8]) -> P256.Signing.PrivateKey {
-        var material = Data(SHA256.hash(data: seed))
-        while true {
-            if let key = try? P256.Signing.PrivateKey(rawRepresentation: material) { return key }
-            material = Data(SHA256.hash(data: material))
-        }
-    }
 }
+

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import PurseAPNs
 import Hummingbird
 import Logging
 import NIOCore
@@ -41,11 +42,16 @@ public struct CutiEModule: PurseModule {
 
     public var migrations: [Migration] { CutiEMigrations.all }
 
+    /// What Cuti-E's APNs sandbox received.
+    static let apnsSandboxTables = APNsSandbox.Tables(prefix: "cutie_apns_sandbox")
+
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
         var sandboxEndpoint: APNsSandbox?
         if let sandbox = configuration.sandbox {
-            let endpoint = APNsSandbox(environment: environment, credentials: sandbox.apnsCredentials)
-            endpoint.mount(on: router)
+            let endpoint = APNsSandbox(environment: environment, credentials: sandbox.apnsCredentials, tables: Self.apnsSandboxTables) { topic, db in
+                try await db.raw("SELECT 1 AS known FROM cutie_apps WHERE bundle_id = \(bind: topic)").first() != nil
+            }
+            endpoint.mount(on: router, at: "sandbox/apns")
             sandboxEndpoint = endpoint
             try await environment.database.transaction { db in
                 if let app = try await CutiEApp.load(sandbox.appID, in: db) {
@@ -68,7 +74,7 @@ public struct CutiEModule: PurseModule {
             client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/apns")!, transport: InProcessAPNsTransport(sandbox: sandboxEndpoint),
                                 credentials: configuration.apns.credentials, now: environment.now)
         case .url(let url):
-            client = APNsClient(baseURL: url, transport: try apnsTransport ?? Self.http2Transport(caFile: configuration.apns.caFile),
+            client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: configuration.apns.caFile),
                                 credentials: configuration.apns.credentials, now: environment.now)
         }
         mounted.client.withLock { $0 = client }
@@ -83,29 +89,6 @@ public struct CutiEModule: PurseModule {
         AdminDashboard(accounts: accounts, desk: desk).mount(on: router)
         return []
     }
-
-    /// AsyncHTTPClient for APNs: HTTP/2 negotiated by ALPN, with an extra trust root when
-    /// configured. One client per trust root for the life of the process (a client must be shut
-    /// down before it goes away, and pushes go on until the process ends).
-    static func http2Transport(caFile: String?) throws -> any HTTPTransport {
-        let client = apnsClients.withLock { clients in
-            if let client = clients[caFile ?? ""] { return client }
-            var configuration = HTTPClient.Configuration()
-            configuration.httpVersion = .automatic
-            configuration.timeout.connect = .seconds(10)
-            if let caFile {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.trustRoots = .file(caFile)
-                configuration.tlsConfiguration = tls
-            }
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            clients[caFile ?? ""] = client
-            return client
-        }
-        return AsyncHTTPClientTransport(client: client, maxResponseBytes: 64 << 10)
-    }
-
-    private static let apnsClients = Mutex<[String: HTTPClient]>([:])
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
         let mounted = mounted

@@ -1,4 +1,5 @@
 import HTTPTypes
+import PurseAPNs
 import PurseServer
 
 /// Cuti-E's operations in the server's OpenAPI document.
@@ -295,27 +296,5 @@ enum CutiEOpenAPI {
         ]
     }
 
-    static let apnsReason = Schema.object([("reason", Schema.string), ("timestamp", Schema.integer)], required: ["reason"])
-
-    static var apnsSandbox: [OpenAPIOperation] {
-        [
-            OpenAPIOperation(.post, "/sandbox/apns/3/device/{token}", summary: "APNs' provider API: send a notification (token-based authentication)", tag: "apns-sandbox",
-                             request: Schema.object([("aps", ["type": "object"])], required: ["aps"]),
-                             responses: [(200, "Accepted (apns-id header)", nil), (400, "Bad request (reason)", apnsReason), (403, "Provider token missing, invalid or expired", apnsReason),
-                                         (404, "Unknown path", apnsReason), (405, "Not POST", apnsReason), (410, "Unregistered device token", apnsReason),
-                                         (413, "Payload too large", apnsReason), (415, "Not JSON", Schema.error)],
-                             headers: [OpenAPIParameter("authorization", "bearer and the ES256 provider token"), OpenAPIParameter("apns-topic", "The app's bundle id"),
-                                       OpenAPIParameter("apns-push-type", "alert, background …"), OpenAPIParameter("apns-priority", "10, 5 or 1"),
-                                       OpenAPIParameter("apns-expiration", "Unix seconds or 0"), OpenAPIParameter("apns-collapse-id", "At most 64 bytes"),
-                                       OpenAPIParameter("apns-id", "A UUID")],
-                             errorSchema: apnsReason, requestRequired: false),
-            OpenAPIOperation(.get, "/sandbox/apns/deliveries", summary: "Pushes the APNs sandbox accepted, newest first", tag: "apns-sandbox",
-                             responses: [(200, "Deliveries", Schema.object([("data", Schema.array(["type": "object"]))], required: ["data"])),
-                                         (400, "Unknown query parameter", Schema.error)],
-                             query: [OpenAPIParameter("device_token", "Only this device's")]),
-            OpenAPIOperation(.post, "/sandbox/apns/unregister", summary: "Make a device token answer 410 Unregistered from now on", tag: "apns-sandbox",
-                             request: Schema.object([("device_token", Schema.pattern("^[0-9a-fA-F]{64}$"))], required: ["device_token"]),
-                             responses: [(200, "Unregistered", ["type": "object"]), (400, "Invalid", Schema.error), (415, "Not JSON", Schema.error)]),
-        ]
-    }
+    static var apnsSandbox: [OpenAPIOperation] { APNsSandbox.openAPI(path: "/sandbox/apns", tag: "apns-sandbox") }
 }

@@ -198,6 +198,14 @@ extension ChipsSession {
         _ = try await updateProfile(["user_psig": jwk])
     }
 
+    /// Registers this device's APNs token (hex) for pushes of tally and chit notices while the
+    /// app is not connected; `enabled: false` stops them.
+    @discardableResult
+    public func registerForPushes(deviceToken: String, enabled: Bool = true) async throws -> Bool {
+        let answer = try await action(Self.usersView, "push", options: ["device_token": .string(deviceToken), "enable": .bool(enabled)])
+        return answer["pushes"] == .bool(true)
+    }
+
     // MARK: Tallies
 
     public func tallies() async throws -> [ChipsTally] {

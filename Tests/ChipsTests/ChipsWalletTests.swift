@@ -8,6 +8,7 @@ import PurseFormats
 import PurseKit
 import PurseTestSupport
 import PurseServer
+import SQLKit
 import Testing
 
 /// Two users of one provider, each with a connected client and a published signing key.
@@ -242,6 +243,44 @@ struct ChipsWalletTests {
             #expect(try await alice.tally(aliceTally.seq).net == -10_000)
             #expect(try await bob.tally(bobTally.seq).net == 10_000)
             #expect(try await bob.verifyChain(bobTally.seq).links == 2)
+            await pair.done()
+        }
+    }
+
+    @Test("notices reach a disconnected app as APNs pushes (through the provider's APNs sandbox); a connected app gets them on the socket only")
+    func pushes() async throws {
+        try await ChipsProvider.with { provider in
+            let pair = try await WalletPair.make(provider)
+            let (alice, bob) = (pair.alice, pair.bob)
+            let token = String(repeating: "a1", count: 32)
+            #expect(try await alice.registerForPushes(deviceToken: token))
+            let (aliceTally, bobTally) = try await pair.openTally(limit: 50)
+            await alice.connection.disconnect()
+            let database = try #require(provider.environment?.database)
+            #expect(try await eventually(10) {
+                try await database.read { db in try await db.raw("SELECT 1 AS x FROM chips_presence WHERE username = 'alice'").all().isEmpty }
+            })
+            _ = try await bob.pay(bobTally.seq, units: 2_500, memo: "Seeds", signingKey: pair.bobKey)
+            let http = LiveHTTPClient(base: URL(string: "http://127.0.0.1:\(provider.port)")!)
+            var payloads: [JSONValue] = []
+            #expect(try await eventually(10) {
+                let response = try await http.execute(uri: "/sandbox/chips/apns/deliveries?device_token=\(token)", method: .get)
+                payloads = (try StrictJSON.parse(Array(response.body.readableBytesView)))["data"]?.arrayValue ?? []
+                return payloads.contains { ($0["payload"]?.stringValue ?? "").contains("Payment received") }
+            })
+            let received = try #require(payloads.first { ($0["payload"]?.stringValue ?? "").contains("Payment received") })
+            let payload = try StrictJSON.parse(Array((received["payload"]?.stringValue ?? "").utf8))
+            #expect(payload["aps"]?["alert"]?["body"] == "You received 2.5 CHIP: Seeds" && payload["target"] == "chit" && payload["sequence"] == .string(String(aliceTally.seq)))
+            #expect(received["topic"] == "org.mychips.chark")
+
+            // Connected again: the next payment is a websocket notice, and its push is skipped.
+            try await alice.connection.connect()
+            _ = try await bob.pay(bobTally.seq, units: 1_000, signingKey: pair.bobKey)
+            #expect(try await eventually(10) {
+                try await database.read { db in
+                    try await db.raw("SELECT status FROM chips_pushes WHERE status = 'skipped'").all().count == 1
+                }
+            })
             await pair.done()
         }
     }

@@ -2,6 +2,7 @@ import CutiE
 @testable import CutiEService
 import Crypto
 import Foundation
+import PurseAPNs
 import PurseDatabase
 import PurseFormats
 import PurseKit

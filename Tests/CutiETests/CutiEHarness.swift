@@ -1,6 +1,7 @@
 @testable import CutiE
 @testable import CutiEService
 import Foundation
+import PurseAPNs
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore

@@ -2,6 +2,7 @@
 @testable import CutiEService
 import Crypto
 import Foundation
+import PurseAPNs
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
@@ -34,7 +35,7 @@ struct CutiEServiceTests {
             let (status, reply) = try await h.adminReply(id, "A fix ships tomorrow", session: admin)
             #expect(status == .created && reply["pushes_queued"]?.int64Value == 1)
             await h.runJobs()
-            let delivered = try await h.environment.database.read { db in try await APNsSandbox.deliveries(deviceToken: Self.pushToken, limit: 10, in: db) }
+            let delivered = try await h.environment.database.read { db in try await APNsSandbox.deliveries(in: CutiEModule.apnsSandboxTables, deviceToken: Self.pushToken, limit: 10, on: db) }
             #expect(delivered.count == 1)
             let payload = try JSONDecoder().decode(JSONValue.self, from: Data(try #require(delivered.first).payload.utf8))
             #expect(payload["conversation_id"] == .string(id))

@@ -27,12 +27,14 @@ struct ChitStore: Sendable {
     let database: Database
     let notifier: ChipsNotifier
     let now: @Sendable () -> Date
+    let pushes: ChipsPushes?
 
     init(context: ViewContext) {
         user = context.user
         database = context.database
         notifier = context.notifier
         now = context.now
+        pushes = context.pushes
     }
 
     static let insertFields: Set<String> = ["chit_seq", "tally_uuid", "chit_uuid", "chit_type", "chit_date", "issuer", "units", "reference", "memo",
@@ -98,6 +100,7 @@ struct ChitStore: Sendable {
         let millis = now().epochMillis
         let user = user
         let notifier = notifier
+        let pushes = pushes
         let (chitUnits, chitReference) = (units, reference)
 
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
@@ -149,6 +152,7 @@ struct ChitStore: Sendable {
             try await partner.save(in: db)
             let notice = try await Self.notice(theirs, tally: partner, in: db)
             try await notifier.publish(notice, in: db)
+            try await pushes?.enqueue(notice, in: db)
             return (chit, mine, [notice])
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
@@ -165,6 +169,7 @@ struct ChitStore: Sendable {
         let millis = now().epochMillis
         let user = user
         let notifier = notifier
+        let pushes = pushes
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
             let found = try await db.raw("""
                 SELECT chit_seq FROM chips_chits WHERE chit_ent = \(bind: user.userEnt) AND chit_uuid = \(bind: uuid)
@@ -207,6 +212,7 @@ struct ChitStore: Sendable {
             try await partner.save(in: db)
             let notice = try await Self.notice(theirs, tally: partner, in: db)
             try await notifier.publish(notice, in: db)
+            try await pushes?.enqueue(notice, in: db)
             return (chit, mine, [notice])
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }

@@ -31,6 +31,7 @@ struct TallyStore: Sendable {
     let configuration: ChipsConfiguration
     let notifier: ChipsNotifier
     let now: @Sendable () -> Date
+    let pushes: ChipsPushes?
 
     init(context: ViewContext) {
         user = context.user
@@ -38,6 +39,7 @@ struct TallyStore: Sendable {
         configuration = context.configuration
         notifier = context.notifier
         now = context.now
+        pushes = context.pushes
     }
 
     static let contentFields: Set<String> = ["comment", "contract", "hold_terms", "part_terms", "tally_type"]
@@ -164,6 +166,7 @@ struct TallyStore: Sendable {
         let millis = now().epochMillis
         let user = user
         let notifier = notifier
+        let pushes = pushes
         let (tally, notices) = try await database.transaction { db -> (TallyRecord, [ChipsNotifier.Notice]) in
             guard var tally = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db, locking: true) else {
                 throw WysemanError.unexpectedRows(0, expected: 1)
@@ -201,7 +204,10 @@ struct TallyStore: Sendable {
             }
             tally.modifiedAt = millis
             try await tally.save(in: db)
-            for notice in notices { try await notifier.publish(notice, in: db) }
+            for notice in notices {
+                try await notifier.publish(notice, in: db)
+                try await pushes?.enqueue(notice, in: db)
+            }
             return (tally, notices)
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
@@ -300,7 +306,7 @@ struct TallyStore: Sendable {
         let username = try await Self.username(ofEntity: tally.ent, in: db)
         let row = tally.row(partnerName: nil)
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: tally.ent), data: .object([
-            "target": "tally", "entity": .string(tally.ent), "sequence": .int(tally.seq), "action": .bool(tally.needsAction),
+            "target": "tally", "entity": .string(tally.ent), "sequence": .int(tally.seq), "tally_type": .string(tally.type.rawValue), "action": .bool(tally.needsAction),
             "state": .string(tally.state), "object": row["json"] ?? .null,
         ]))
     }
@@ -367,6 +373,7 @@ struct TallyStore: Sendable {
         let user = user
         let configuration = configuration
         let notifier = notifier
+        let pushes = pushes
         let millis = now().epochMillis
         let (tally, notice) = try await database.transaction { db -> (TallyRecord, ChipsNotifier.Notice) in
             let claimed = try await db.raw("""
@@ -394,6 +401,7 @@ struct TallyStore: Sendable {
             try await tally.save(in: db)
             let note = try await self.notice(for: tally, in: db)
             try await notifier.publish(note, in: db)
+            try await pushes?.enqueue(note, in: db)
             return (tally, note)
         }
         notifier.deliverAfterCommit(notice)

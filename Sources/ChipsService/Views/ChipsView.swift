@@ -23,6 +23,8 @@ struct ViewContext: Sendable {
     let configuration: ChipsConfiguration
     let notifier: ChipsNotifier
     let tickets: ChipsTickets
+    /// Pushes of notices to the user's devices; nil when the provider has no APNs.
+    var pushes: ChipsPushes? = nil
 }
 
 /// A view (or table function) the provider serves over the Wyseman API. Views read the signed-in

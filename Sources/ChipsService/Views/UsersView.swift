@@ -162,6 +162,19 @@ struct UsersView: ChipsView {
     }
 
     func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? {
+        if action == "push" {
+            // `{device_token, enable}`: the app's APNs device token, registered or retired.
+            guard case .string(let token)? = request["options"]?["device_token"], (64...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
+                throw WysemanError.wylib("the push action needs options {device_token}: the APNs token in hexadecimal", "badOptions")
+            }
+            let enable = request["options"]?["enable"] != .bool(false)
+            let username = context.user.username
+            let now = context.now().epochMillis
+            try await context.database.transaction { db in
+                try await ChipsPushes.register(username: username, token: token.lowercased(), enable: enable, now: now, in: db)
+            }
+            return .object(["device_token": .string(token.lowercased()), "enabled": .bool(enable), "pushes": .bool(context.pushes != nil)])
+        }
         guard action == "ticket" else { return nil }
         let username = context.user.username
         let ticket = try await context.database.transaction { db in try await context.tickets.issue(for: username, in: db) }

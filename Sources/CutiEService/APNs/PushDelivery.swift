@@ -1,4 +1,5 @@
 import Foundation
+import PurseAPNs
 import Logging
 import PurseDatabase
 import PurseServer

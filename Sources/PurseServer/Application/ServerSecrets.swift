@@ -1,3 +1,4 @@
+import Crypto
 import HTTPTypes
 import Foundation
 #if canImport(Glibc)
@@ -34,5 +35,17 @@ public struct ServerSecrets: Sendable {
         close(fd)
         guard written == bytes.count else { throw ConfigurationError("cannot write \(file.path)") }
         return bytes
+    }
+}
+
+extension ServerSecrets {
+    /// A P-256 signing key made from the secret `name` (hashed again until it is a valid scalar,
+    /// which the first try nearly always is): the same key on every start of this data directory.
+    public func p256Key(named name: String) throws -> P256.Signing.PrivateKey {
+        var material = Data(SHA256.hash(data: try secret(named: name)))
+        while true {
+            if let key = try? P256.Signing.PrivateKey(rawRepresentation: material) { return key }
+            material = Data(SHA256.hash(data: material))
+        }
     }
 }

@@ -9,21 +9,71 @@ import PurseKit
 import PurseServer
 import SQLKit
 
-/// An APNs-compatible endpoint inside `purse serve`: `POST /sandbox/apns/3/device/{token}`
-/// checks a request as APNs does — the provider token (ES256 with the sandbox key, its key and
+/// An APNs-compatible endpoint inside `purse serve`: `POST PATH/3/device/{token}` (Cuti-E's at
+/// `/sandbox/apns`, MyCHIPs' at `/sandbox/chips/apns`) checks a request as APNs does — the provider token (ES256 with the sandbox key, its key and
 /// team ids, at most an hour old), the topic (the bundle id of an app this server knows), the
 /// headers and the device token — answers with APNs' statuses and `reason`s, and records every
-/// accepted push (`GET /sandbox/apns/deliveries`, and the admin dashboard).
+/// accepted push (`GET PATH/deliveries`, and Cuti-E's admin dashboard). Which topics it takes
+/// is the mounting service's to say (its apps' bundle ids); each service keeps what its sandbox
+/// received in tables of its own.
 ///
-/// A device token the sandbox was told is gone (`POST /sandbox/apns/unregister`, as when the app
-/// is deleted from the phone) gets `410 Unregistered`.
-struct APNsSandbox: Sendable {
+/// A device token the sandbox was told is gone (`POST PATH/unregister`, as when the app is
+/// deleted from the phone) gets `410 Unregistered`.
+public struct APNsSandbox: Sendable {
+    /// The sandbox's two tables: what it received, and the device tokens it was told are gone.
+    public struct Tables: Sendable {
+        public var deliveries: String
+        public var unregistered: String
+
+        public init(prefix: String) {
+            deliveries = prefix
+            unregistered = prefix + "_unregistered"
+        }
+
+        /// The tables' schema, for the mounting service's migrations.
+        public var statements: [String] {
+            [
+                """
+                CREATE TABLE \(deliveries) (
+                    apns_id TEXT PRIMARY KEY,
+                    device_token TEXT NOT NULL,
+                    topic TEXT NOT NULL,
+                    push_type TEXT NOT NULL,
+                    priority BIGINT NOT NULL,
+                    collapse_id TEXT,
+                    expiration BIGINT,
+                    payload TEXT NOT NULL,
+                    received_at BIGINT NOT NULL
+                )
+                """,
+                "CREATE INDEX \(deliveries)_token ON \(deliveries) (device_token, received_at)",
+                """
+                CREATE TABLE \(unregistered) (
+                    device_token TEXT PRIMARY KEY,
+                    unregistered_at BIGINT NOT NULL
+                )
+                """,
+            ]
+        }
+    }
+
     let environment: ServerEnvironment
     let credentials: APNsCredentials
+    let tables: Tables
+    let allowsTopic: @Sendable (String, any DatabaseSession) async throws -> Bool
     var publicKey: P256.Signing.PublicKey { credentials.privateKey.publicKey }
 
-    func mount(on router: Router<PurseRequestContext>) {
-        let group = router.group("sandbox/apns")
+    public init(environment: ServerEnvironment, credentials: APNsCredentials, tables: Tables,
+                allowsTopic: @escaping @Sendable (String, any DatabaseSession) async throws -> Bool) {
+        self.environment = environment
+        self.credentials = credentials
+        self.tables = tables
+        self.allowsTopic = allowsTopic
+    }
+
+    public func mount(on router: Router<PurseRequestContext>, at path: String) {
+        let group = router.group(RouterPath(path))
+        let tables = tables
         group.post("3/device/{token}") { request, context in
             var request = request
             let body = try await request.collectLimitedBody(context: context)
@@ -39,7 +89,7 @@ struct APNsSandbox: Sendable {
         group.get("deliveries") { request, _ in
             try request.requireOnlyQuery(["device_token"])
             let token = request.uri.queryParameters.get("device_token")
-            let deliveries = try await environment.database.read { db in try await Self.deliveries(deviceToken: token, limit: 100, in: db) }
+            let deliveries = try await environment.database.read { db in try await Self.deliveries(in: tables, deviceToken: token, limit: 100, on: db) }
             return try Response.json(DeliveryList(data: deliveries))
         }
         group.post("unregister") { request, context in
@@ -49,7 +99,7 @@ struct APNsSandbox: Sendable {
             let now = environment.now().epochMillis
             try await environment.database.transaction { db in
                 try await db.raw("""
-                    INSERT INTO cutie_apns_sandbox_unregistered (device_token, unregistered_at) VALUES (\(bind: body.device_token.lowercased()), \(bind: now))
+                    INSERT INTO \(unsafeRaw: tables.unregistered) (device_token, unregistered_at) VALUES (\(bind: body.device_token.lowercased()), \(bind: now))
                     ON CONFLICT (device_token) DO NOTHING
                     """).run()
             }
@@ -105,15 +155,15 @@ struct APNsSandbox: Sendable {
         }
         do {
             return try await environment.database.transaction { db in
-                guard try await db.raw("SELECT 1 AS known FROM cutie_apps WHERE bundle_id = \(bind: topic)").first() != nil else {
+                guard try await allowsTopic(topic, db) else {
                     return refuse(400, "TopicDisallowed")
                 }
-                if let gone = try await db.raw("SELECT unregistered_at FROM cutie_apns_sandbox_unregistered WHERE device_token = \(bind: deviceToken.lowercased())").first() {
+                if let gone = try await db.raw("SELECT unregistered_at FROM \(unsafeRaw: tables.unregistered) WHERE device_token = \(bind: deviceToken.lowercased())").first() {
                     return refuse(410, "Unregistered", timestamp: try gone.decode(column: "unregistered_at", as: Int64.self))
                 }
                 let apnsID = header("apns-id")?.lowercased() ?? UUID().uuidString.lowercased()
                 try await db.raw("""
-                    INSERT INTO cutie_apns_sandbox (apns_id, device_token, topic, push_type, priority, collapse_id, expiration, payload, received_at)
+                    INSERT INTO \(unsafeRaw: tables.deliveries) (apns_id, device_token, topic, push_type, priority, collapse_id, expiration, payload, received_at)
                     VALUES (\(bind: apnsID), \(bind: deviceToken.lowercased()), \(bind: topic), \(bind: pushType), \(bind: priority),
                             \(bind: header("apns-collapse-id")), \(bind: expiration), \(bind: String(decoding: body, as: UTF8.self)), \(bind: now.epochMillis))
                     ON CONFLICT (apns_id) DO NOTHING
@@ -125,27 +175,28 @@ struct APNsSandbox: Sendable {
         }
     }
 
-    struct Delivery: Codable, Sendable {
-        var apns_id: String
-        var device_token: String
-        var topic: String
-        var push_type: String
-        var priority: Int
-        var collapse_id: String?
-        var payload: String
-        var received_at: Int64
+    public struct Delivery: Codable, Sendable {
+        public var apns_id: String
+        public var device_token: String
+        public var topic: String
+        public var push_type: String
+        public var priority: Int
+        public var collapse_id: String?
+        public var payload: String
+        public var received_at: Int64
     }
 
     struct DeliveryList: Encodable { var data: [Delivery] }
 
-    static func deliveries(deviceToken: String?, limit: Int, in db: any DatabaseSession) async throws -> [Delivery] {
+    /// The latest pushes the sandbox received (for one device token, or all).
+    public static func deliveries(in tables: Tables, deviceToken: String?, limit: Int, on db: any DatabaseSession) async throws -> [Delivery] {
         let rows: [any SQLRow]
         if let deviceToken {
             rows = try await db.raw("""
-                SELECT * FROM cutie_apns_sandbox WHERE device_token = \(bind: deviceToken.lowercased()) ORDER BY received_at DESC, apns_id LIMIT \(bind: limit)
+                SELECT * FROM \(unsafeRaw: tables.deliveries) WHERE device_token = \(bind: deviceToken.lowercased()) ORDER BY received_at DESC, apns_id LIMIT \(bind: limit)
                 """).all()
         } else {
-            rows = try await db.raw("SELECT * FROM cutie_apns_sandbox ORDER BY received_at DESC, apns_id LIMIT \(bind: limit)").all()
+            rows = try await db.raw("SELECT * FROM \(unsafeRaw: tables.deliveries) ORDER BY received_at DESC, apns_id LIMIT \(bind: limit)").all()
         }
         return try rows.map { row in
             Delivery(apns_id: try row.decode(column: "apns_id", as: String.self), device_token: try row.decode(column: "device_token", as: String.self),
@@ -157,10 +208,12 @@ struct APNsSandbox: Sendable {
 }
 
 /// The push client's way into the sandbox in this process: the same requests, no socket.
-struct InProcessAPNsTransport: HTTPTransport {
+public struct InProcessAPNsTransport: HTTPTransport {
     let sandbox: APNsSandbox
 
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public init(sandbox: APNsSandbox) { self.sandbox = sandbox }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.method == "POST", let range = request.url.path.range(of: "/3/device/") else {
             return TransportResponse(status: 405, body: Data(#"{"reason":"MethodNotAllowed"}"#.utf8))
         }

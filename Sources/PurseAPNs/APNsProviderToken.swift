@@ -63,6 +63,12 @@ public final class APNsProviderToken: Sendable {
         public var keyID: String
         public var teamID: String
         public var issuedAt: Date
+
+        public init(keyID: String, teamID: String, issuedAt: Date) {
+            self.keyID = keyID
+            self.teamID = teamID
+            self.issuedAt = issuedAt
+        }
     }
 
     /// Checks a token as APNs does: its form, `alg` ES256, the signature with `publicKey`.
