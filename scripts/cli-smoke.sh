@@ -213,7 +213,9 @@ invoice=$("$PURSE" chips history --profile bob --json | python3 -c 'import json,
 expect_in "L.good" "$PURSE" chips answer --profile bob "$invoice" --pay
 expect_in "net 15.5 CHIP" "$PURSE" chips balance --visual "$work/balance.svg"
 grep -q "<svg" "$work/balance.svg"
-expect_in "chain: 2 links intact" "$PURSE" chips chits 1
+chit_link=$("$PURSE" chips pay --profile bob Smith 0.5 --memo "by hand" --link --json)
+expect_in "A.good" "$PURSE" chips receive "$chit_link"
+expect_in "chain: 3 links intact" "$PURSE" chips chits 1
 if "$PURSE" chips pay --profile bob Smith 40 2>"$work/err"; then echo "a payment beyond the credit limit was taken"; exit 1; fi
 grep -q "LMT" "$work/err"
 

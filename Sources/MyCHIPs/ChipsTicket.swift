@@ -121,16 +121,53 @@ public struct PaymentRequest: Sendable, Equatable {
     }
 }
 
+/// A signed chit passed from hand to hand: the payer's device shows it as a QR code or sends it
+/// as a link; the payee's app hands it to its provider — at once, or when it is next connected
+/// (``ChipsOutbox``). The provider takes it only if the signature is the payer's, by the key on
+/// their shared tally, and only once.
+public struct SignedChit: Sendable, Equatable {
+    public var core: ChitCore
+    public var signature: String
+
+    public init(core: ChitCore, signature: String) {
+        self.core = core
+        self.signature = signature
+    }
+
+    /// The core with `signed`: what the link carries.
+    public var json: JSONValue {
+        guard case .object(var members) = core.json else { return core.json }
+        members["signed"] = .string(signature)
+        return .object(members)
+    }
+
+    public init(json: JSONValue) throws(ChipsError) {
+        guard case .string(let tally)? = json["tally"], let by = json["by"]?.stringValue.flatMap(TallySide.init(rawValue:)),
+              let type = json["type"]?.stringValue.flatMap(ChitType.init(rawValue:)), type == .tran,
+              case .string(let uuid)? = json["uuid"], UUID(uuidString: uuid) != nil,
+              case .string(let dateText)? = json["date"], let date = JavaScriptDate.epochMillis(dateText),
+              let units = json["units"]?.int64Value, units > 0, case .string(let signature)? = json["signed"] else {
+            throw .invalidLink("a chit link needs its tally, issuer, id, date, units and signature")
+        }
+        self.init(core: ChitCore(tally: tally, by: by, type: type, uuid: uuid, date: date, units: units, reference: json["ref"],
+                                 memo: json["memo"]?.stringValue), signature: signature)
+    }
+
+    /// `https://mychips.org/chit?c=…` (base64url of the signed chit's JSON).
+    public var link: String { "https://mychips.org/chit?c=" + Base64URL.encode(Data(JavaScriptJSON.stringify(json).utf8)) }
+}
+
 /// What a scanned QR code or an opened link holds. The scanner and the deep-link handler both
 /// read through this one parser, which knows the four forms MyCHIPs uses: a connection ticket,
-/// a tally invitation, a payment address or invoice, and a signing key backup — each as a
-/// `https://mychips.org/KIND?…` link (or the app's `mychips://KIND?…`), and the ticket and the
+/// a tally invitation, a payment address or invoice, and a signing key backup — and a signed chit
+/// handed over — each as a `https://mychips.org/KIND?…` link (or the app's `mychips://KIND?…`), and the ticket and the
 /// signing key also as their JSON.
 public enum ChipsLink: Sendable, Equatable {
     case ticket(ChipsTicket)
     case invite(TallyInvite)
     case pay(PaymentRequest)
     case signkey(SigningKeyBackup)
+    case chit(SignedChit)
 
     public var kind: String {
         switch self {
@@ -138,6 +175,7 @@ public enum ChipsLink: Sendable, Equatable {
         case .invite: "invite"
         case .pay: "pay"
         case .signkey: "signkey"
+        case .chit: "chit"
         }
     }
 
@@ -147,6 +185,7 @@ public enum ChipsLink: Sendable, Equatable {
         case .invite(let invite): invite.link
         case .pay(let request): request.link
         case .signkey(let backup): backup.link
+        case .chit(let chit): chit.link
         }
     }
 
@@ -194,6 +233,12 @@ public enum ChipsLink: Sendable, Equatable {
             return .pay(PaymentRequest(chad: chad, units: units, reference: query["ref"]?.stringValue, memo: query["memo"]?.stringValue))
         case "signkey":
             return .signkey(try SigningKeyBackup(fields: .object(query)))
+        case "chit":
+            guard let text = query["c"]?.stringValue, let data = Base64URL.decode(text), data.count <= 8192,
+                  let value = try? StrictJSON.parse(Array(data)) else {
+                throw .invalidLink("a chit link carries the signed chit (c=…)")
+            }
+            return .chit(try SignedChit(json: value))
         default:
             throw .invalidLink("MyCHIPs links of kind \"\(kind)\" are not handled")
         }

@@ -305,6 +305,33 @@ extension ChipsSession {
         return try await sendSigned(tally, type: .tran, units: units, reference: reference, memo: memo, signingKey: key)
     }
 
+    /// Signs a payment without sending it: to show as a QR code or send as a link, for the
+    /// partner's app to hand to the provider (``deliver(_:)``).
+    public func signChit(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil, signingKey key: SigningKey) async throws -> SignedChit {
+        let tally = try await tally(seq)
+        try requireOwnKey(tally, key)
+        let core = ChitCore(tally: tally.uuid, by: tally.type, type: .tran, uuid: UUID().uuidString.lowercased(), date: Date().epochMillisForChits,
+                            units: units, reference: reference, memo: memo)
+        return SignedChit(core: core, signature: try key.sign(core.signingText))
+    }
+
+    /// Hands a signed chit — this user's, or a partner's received as a QR code or link — to the
+    /// provider. The same chit delivered twice is stored once.
+    public func deliver(_ chit: SignedChit) async throws -> ChipsChit {
+        guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && $0.status == "open" }) else {
+            throw ChipsError.invalidLink("the chit is for a tally you do not have open")
+        }
+        var fields: [String: JSONValue] = [
+            "chit_seq": .int(tally.seq), "chit_uuid": .string(chit.core.uuid), "chit_type": .string(chit.core.type.rawValue),
+            "issuer": .string(chit.core.by.rawValue), "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)),
+            "request": "good", "signature": .string(chit.signature),
+        ]
+        if let units = chit.core.units { fields["units"] = .int(units) }
+        if let reference = chit.core.reference { fields["reference"] = reference }
+        if let memo = chit.core.memo { fields["memo"] = .string(memo) }
+        return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
+    }
+
     /// Asks the partner to pay `units` milliCHIPs (an invoice on a shared tally).
     public func request(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil) async throws -> ChipsChit {
         var fields: [String: JSONValue] = ["chit_seq": .int(seq), "chit_uuid": .string(UUID().uuidString.lowercased()), "units": .int(units),

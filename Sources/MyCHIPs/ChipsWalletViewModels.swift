@@ -9,6 +9,8 @@ public enum ChipsRoute: Equatable, Sendable {
     case tallyInvite(TallyInvite)
     case pay(PaymentRequest)
     case importKey(SigningKeyBackup)
+    /// A signed chit handed over: to the outbox, delivered when connected.
+    case chit(SignedChit)
     case tally(seq: Int64)
     case chits(seq: Int64)
     case answerRequest(seq: Int64, chit: String)
@@ -25,6 +27,7 @@ public enum ChipsRouter {
             case .invite(let invite): return .tallyInvite(invite)
             case .pay(let request): return .pay(request)
             case .signkey(let backup): return .importKey(backup)
+            case .chit(let chit): return .chit(chit)
             }
         } catch {
             return .invalid(error.description)

@@ -14,7 +14,7 @@ struct ChipsCommand: AsyncParsableCommand {
         commandName: "chips",
         abstract: "MyCHIPs: connection tickets, connect and log in by key, profile and language, tallies, payments and requests, the balance sheet.",
         subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self, Tally.self, Pay.self, Request.self,
-                      Answer.self, Chits.self, Balance.self, History.self]
+                      Answer.self, Receive.self, Chits.self, Balance.self, History.self]
     )
 
     /// Who the CLI is, as an app install: each profile keeps its own connection key.
@@ -187,7 +187,7 @@ struct ChipsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Links and QR codes.", subcommands: [Parse.self])
 
         struct Parse: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Name a link's kind (ticket, invite, pay, signkey) and its fields.")
+            static let configuration = CommandConfiguration(abstract: "Name a link's kind (ticket, invite, pay, signkey, chit) and its fields.")
             @Argument(help: "The link, or a ticket's or signkey's JSON.") var link: String
             @Flag(help: "Print JSON.") var json = false
 
@@ -214,6 +214,9 @@ struct ChipsCommand: AsyncParsableCommand {
                     fields["salt"] = .string(Hex.encode(backup.salt))
                     fields["iv"] = .string(Hex.encode(backup.iv))
                     fields["sealed_bytes"] = .int(Int64(backup.sealed.count))
+                case .chit(let chit):
+                    fields["chit"] = chit.json
+                    fields["units"] = chit.core.units.map(JSONValue.int) ?? .null
                 }
                 if json {
                     print(JavaScriptJSON.stringify(.object(fields)))

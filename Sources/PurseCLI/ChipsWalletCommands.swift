@@ -210,14 +210,37 @@ extension ChipsCommand {
         @Argument(help: "CHIPs, up to three decimals.") var amount: String
         @Option(help: "A note for the partner.") var memo: String?
         @Option(help: "An invoice or order reference.") var ref: String?
+        @Flag(help: "Sign it but do not send it: print the chit as a link and QR code for the partner's app to deliver.") var link = false
 
         func run() async throws {
             let units = try ChipsCommand.units(amount)
-            let (partner, memo, ref) = (partner, memo, ref)
+            let (partner, memo, ref, asLink) = (partner, memo, ref, link)
+            if asLink {
+                let signed = try await ChipsCommand.withWallet(options) { session, key in
+                    let tally = try await ChipsCommand.tally(partner, in: session)
+                    return try await session.signChit(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string), signingKey: key)
+                }
+                print(signed.link)
+                if !options.json, let code = try? QRCode.encode(text: signed.link, errorCorrection: .low) { print(code.terminal()) }
+                return
+            }
             let chit = try await ChipsCommand.withWallet(options) { session, key in
                 let tally = try await ChipsCommand.tally(partner, in: session)
                 return try await session.pay(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string), signingKey: key)
             }
+            ChipsCommand.printChit(chit, json: options.json)
+        }
+    }
+
+    struct Receive: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Deliver a chit a partner signed and passed as a link (purse chips pay --link) to your provider.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The https://mychips.org/chit?… link.") var link: String
+
+        func run() async throws {
+            let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
+            guard case .chit(let signed) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a chit") }
+            let chit = try await ChipsCommand.withWallet(options) { session, _ in try await session.deliver(signed) }
             ChipsCommand.printChit(chit, json: options.json)
         }
     }

@@ -95,6 +95,7 @@ struct ChipsLinkTests {
             .invite(TallyInvite(token: "5b5c3b7220d92d9c7a99240c6ef733ba", chad: chad)),
             .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ"), units: 12_500, memo: "Lunch")),
             .signkey(try SigningKeyBackup.seal(SigningKey(), passphrase: "correct horse battery")),
+            .chit(try Self.signedChit()),
         ]
         for link in links {
             let code = try QRCode.encode(text: link.link, errorCorrection: .low)
@@ -103,5 +104,20 @@ struct ChipsLinkTests {
                 try Data(Hex.encode(Array(link.link.utf8)).utf8).write(to: URL(fileURLWithPath: "\(directory)/chips-\(link.kind).hex"))
             }
         }
+    }
+
+    static func signedChit() throws -> SignedChit {
+        let core = ChitCore(tally: "6f1c1b7e-2c59-4d0c-9a55-1b2b7c3f0d11", by: .foil, type: .tran, uuid: "0b8e0a2e-7a33-4f6e-8d0f-5a0b9d1e2c44",
+                            date: 1_764_000_000_123, units: 12_500, reference: nil, memo: "Lunch é")
+        return SignedChit(core: core, signature: try SigningKey().sign(core.signingText))
+    }
+
+    @Test("a signed chit as a link: round trip, and a tampered or partial one is refused")
+    func chitLinks() throws {
+        let chit = try Self.signedChit()
+        #expect(try ChipsLink.parse(chit.link) == .chit(chit))
+        #expect(try ChipsLink.parse(chit.link.replacingOccurrences(of: "https://mychips.org/", with: "mychips://")) == .chit(chit))
+        #expect(throws: ChipsError.self) { try ChipsLink.parse("https://mychips.org/chit?c=" + Base64URL.encode(Data(#"{"tally":"x","units":1}"#.utf8))) }
+        #expect(throws: ChipsError.self) { try ChipsLink.parse("https://mychips.org/chit?c=%%%") }
     }
 }

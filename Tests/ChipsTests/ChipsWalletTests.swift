@@ -220,7 +220,7 @@ struct ChipsWalletTests {
             await expectRefusal("!mychips.chits:CHN", "claims a link the chain does not end at") {
                 _ = try await bob.insert(ChipsSession.chitsView, fields: try signed(pair.bobKey, units: 1_000, extra: ["chain_prev": "AAAA", "chain_idx": 1]))
             }
-            await expectRefusal("!mychips.chits:ISS", "Bob cannot sign a chit as Alice") {
+            await expectRefusal("!mychips.chits:SIG", "Bob cannot sign a chit as Alice") {
                 var fields = try signed(pair.bobKey, units: 1_000)
                 fields["issuer"] = "stock"
                 _ = try await bob.insert(ChipsSession.chitsView, fields: fields)
@@ -281,6 +281,39 @@ struct ChipsWalletTests {
                     try await db.raw("SELECT status FROM chips_pushes WHERE status = 'skipped'").all().count == 1
                 }
             })
+            await pair.done()
+        }
+    }
+
+    @Test("a chit signed offline and passed as a link waits in the payee's outbox and is delivered, once, when connected")
+    func handedChit() async throws {
+        try await ChipsProvider.with { provider in
+            let pair = try await WalletPair.make(provider)
+            let (aliceTally, bobTally) = try await pair.openTally(limit: 20)
+            let signed = try await pair.bob.signChit(bobTally.seq, units: 4_200, memo: "Coffee ☕", signingKey: pair.bobKey)
+            guard case .chit(let scanned) = ChipsRouter.route(signed.link) else { Issue.record("the chit link does not route"); return }
+            #expect(scanned == signed)
+
+            await pair.alice.connection.disconnect()
+            let outbox = ChipsOutbox(preferences: InMemoryPreferences())
+            await outbox.enqueue(scanned)
+            await outbox.enqueue(scanned)
+            let offline = await outbox.flush(pair.alice)
+            let kept = await outbox.pending
+            #expect(offline.isEmpty && kept.count == 1, "offline: kept")
+            try await pair.alice.connection.connect()
+            let delivered = await outbox.flush(pair.alice)
+            let left = await outbox.pending
+            #expect(delivered.count == 1 && delivered.first?.state == "A.good" && left.isEmpty)
+            #expect(try await pair.alice.tally(aliceTally.seq).net == 4_200)
+            // Delivered again (by Bob himself, say): stored once.
+            let again = try await pair.bob.deliver(signed)
+            #expect(again.index == 1)
+            #expect(try await pair.bob.tally(bobTally.seq).net == -4_200)
+            // Alice cannot pass off a chit of hers as Bob's.
+            var forged = signed
+            forged.core.uuid = UUID().uuidString.lowercased()
+            await expectRefusal("!mychips.chits:SIG") { _ = try await pair.alice.deliver(forged) }
             await pair.done()
         }
     }

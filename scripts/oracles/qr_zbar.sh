@@ -16,5 +16,5 @@ for png in "$dir"/*.png; do
   count=$((count + 1))
 done
 [ "$count" -ge 50 ] || { echo "only $count PNGs"; exit 1; }
-[ "$(ls "$dir"/chips-*.png | wc -l)" = 4 ] || { echo "the MyCHIPs link codes are missing"; exit 1; }
+[ "$(ls "$dir"/chips-*.png | wc -l)" = 5 ] || { echo "the MyCHIPs link codes are missing"; exit 1; }
 echo "zbarimg decoded all $count QR codes"

@@ -7,7 +7,8 @@ import SQLKit
 
 /// Chits, driven by `insert` and `update` on `mychips.chits_v_me`:
 ///
-/// - Pay: insert by the issuer, `request: 'good'`, signed. Good at once on both copies.
+/// - Pay: insert by the issuer, `request: 'good'`, signed. Good at once on both copies. The payee
+///   may insert it too — a chit the payer signed and passed as a QR code or link.
 /// - Request (invoice): insert for the partner to pay (`issuer` their end), `request: 'pend'`,
 ///   unsigned: `A.pend` for the requester, `L.pend` (an action) for the partner.
 /// - Accept: the partner updates it with `request: 'good'` and a signature; refuse: `request: 'void'`
@@ -139,7 +140,8 @@ struct ChitStore: Sendable {
                 mine.netPC &+= chit.net(holder: mine.type)
                 partner.netPC &+= chit.net(holder: partner.type)
             } else {
-                guard issuer == mine.type else { throw Self.refuse("ISS", "you sign only chits you issue: issuer is your end of the tally") }
+                // A good chit is the issuer's pledge: the holder sends their own, or hands over one
+                // the partner signed (a chit passed as a QR code or link); the signature decides.
                 chit.signature = signature
                 theirs.signature = signature
                 try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior)
