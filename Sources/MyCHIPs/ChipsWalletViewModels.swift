@@ -125,6 +125,12 @@ public final class TallyEditViewModel {
     public var comment = ""
     public var lend = ""
     public var borrow = ""
+    /// The holder's trading variables: `target` and `bound` in CHIPs, `reward` and `clutch` as
+    /// margins (-1 to 1). A draft takes them as values; an open tally by a signed settings chit.
+    public var target = ""
+    public var bound = ""
+    public var reward = ""
+    public var clutch = ""
     let session: ChipsSession
     let signer: ChipsSigner
     public let seq: Int64
@@ -142,6 +148,10 @@ public final class TallyEditViewModel {
             comment = tally.comment ?? ""
             lend = tally.holdTerms["limit"].map(Self.text) ?? ""
             borrow = tally.partTerms["limit"].map(Self.text) ?? ""
+            target = ChipsUnits.format(tally.target)
+            bound = ChipsUnits.format(tally.bound)
+            reward = String(tally.reward)
+            clutch = String(tally.clutch)
             if case .string(let rid)? = tally.contract["rid"] {
                 contract = try await session.select(ChipsSession.contractsView, where: .object(["rid": .string(rid)])).first
             }
@@ -188,6 +198,37 @@ public final class TallyEditViewModel {
             changes[column] = .object(members)
         }
         return changes
+    }
+
+    /// The trading variables that changed, as a tally's fields or a settings chit's settings.
+    func tradingChanges() throws -> [String: JSONValue] {
+        guard let tally else { return [:] }
+        var changes: [String: JSONValue] = [:]
+        for (text, key, current) in [(target, "target", tally.target), (bound, "bound", tally.bound)] where text != ChipsUnits.format(current) {
+            changes[key] = .int(try ChipsUnits.parse(text))
+        }
+        for (text, key, current) in [(reward, "reward", tally.reward), (clutch, "clutch", tally.clutch)] where text != String(current) {
+            guard let margin = Double(text), (-1...1).contains(margin) else { throw ChipsError.invalidLink("\(key) is a margin from -1 to 1") }
+            changes[key] = .double(margin)
+        }
+        return changes
+    }
+
+    /// Saves the trading variables: on a draft or offer as values, on an open tally by a signed
+    /// settings chit (MyCHIPs' `set` chit).
+    public func saveTrading() async {
+        do {
+            let changes = try tradingChanges()
+            guard !changes.isEmpty, let tally else { return }
+            if tally.status == "open" {
+                _ = try await session.settle(seq, settings: .object(changes), signingKey: try await signer())
+            } else {
+                _ = try await session.update(ChipsSession.talliesView, fields: changes, where: .object(["tally_seq": .int(seq)]))
+            }
+            await load()
+        } catch {
+            self.error = "\(error)"
+        }
     }
 
     public func perform(_ action: Action) async {
@@ -399,6 +440,8 @@ public final class WalletSettingsViewModel {
     static let currencyKey = "mychips.currency"
 
     public var notifications: Bool { didSet { preferences.set(notifications ? "on" : "off", forKey: Self.notificationsKey) } }
+    /// The device's APNs token, once the platform hands it over.
+    public var deviceToken: String?
     /// The credit, in CHIPs, a new tally grants the partner.
     public var defaultCredit: Int64 { didSet { preferences.set(String(defaultCredit), forKey: Self.creditKey) } }
     /// The `rid` of the contract new tallies name (the provider's newest when nil).
@@ -417,6 +460,12 @@ public final class WalletSettingsViewModel {
         defaultCredit = preferences.string(forKey: Self.creditKey).flatMap { Int64($0) } ?? 0
         defaultContract = preferences.string(forKey: Self.contractKey)
         rate = preferences.string(forKey: Self.currencyKey).flatMap { try? JSONDecoder().decode(ChipsExchangeRate.self, from: Data($0.utf8)) }
+    }
+
+    /// Registers the device for pushes, or retires it, as `notifications` says.
+    public func applyNotifications() async throws {
+        guard let deviceToken else { return }
+        try await session.registerForPushes(deviceToken: deviceToken, enabled: notifications)
     }
 
     public func loadContracts() async throws {

@@ -52,6 +52,13 @@ struct ChipsWalletViewModelTests {
             #expect(bobEdit.actions == [.accept, .counter, .reject] && bobEdit.lend == "5" && bobEdit.borrow == "25")
             await bobEdit.perform(.accept)
             #expect(bobEdit.tally?.state == "open" && bobEdit.actions == [.close])
+            // On an open tally the trading variables go by a signed settings chit.
+            bobEdit.target = "2"
+            bobEdit.bound = "8"
+            bobEdit.reward = "0.01"
+            await bobEdit.saveTrading()
+            #expect(bobEdit.error == nil && bobEdit.tally?.target == 2_000 && bobEdit.tally?.bound == 8_000 && bobEdit.tally?.reward == 0.01)
+            #expect(try await pair.bob.chits(tally: bobSeq).first?.core.type == .set)
 
             // Bob may owe Alice 25 CHIPs: the page says so before signing anything.
             let pay = PayViewModel(session: pair.bob, tally: try #require(bobEdit.tally), signer: { bobKey })
@@ -84,7 +91,7 @@ struct ChipsWalletViewModelTests {
             #expect(invoice.units == 3_000 && invoice.chad.cuid == "alice")
             let chits = ChitsViewModel(session: pair.bob, seq: bobSeq)
             await chits.load()
-            #expect(chits.requests.count == 1 && chits.chain?.links == 1)
+            #expect(chits.requests.count == 1 && chits.chain?.links == 2)
             await pair.done()
         }
     }

@@ -334,6 +334,8 @@ struct TallyStore: Sendable {
                 throw WysemanError.unexpectedRows(0, expected: 1)
             }
             guard tally.status == "draft", tally.partCert == nil else { throw Self.illegal(tally, "invitations are for drafts no partner has joined") }
+            // The user's row is the lock that numbers their tickets (two invitations at once on PostgreSQL).
+            _ = try await db.raw(SQLQueryString("SELECT user_ent FROM chips_users WHERE user_ent = \(bind: user.userEnt)\(unsafeRaw: SQLDialectDifferences(db).lockRowsClause)")).first()
             let next = try await db.raw("SELECT COALESCE(MAX(token_seq), 0) + 1 AS n FROM chips_tally_tokens WHERE token_ent = \(bind: user.userEnt)")
                 .first()?.decode(column: "n", as: Int64.self) ?? 1
             try await db.raw("""
