@@ -125,10 +125,37 @@ public struct ChipsKeychain: Sendable {
     /// the app then asks for its own passphrase first, as MyCHIPs does.
     public func signingKey(unlockingWith gate: any BiometricGate, reason: String) async throws -> SigningKey? {
         guard let text = try await store.string(for: Self.signingKeyItem) else { return nil }
+        if try Self.sealedKey(text) != nil { throw ChipsError.keyStore("the signing key is protected by a passphrase: open it with signingKey(passphrase:)") }
         if await gate.availability().isAvailable {
             guard await gate.authenticate(reason: reason) == .success else { throw ChipsError.keyStore("the signing key stays locked: \(reason) was not confirmed") }
         }
         return try SigningKey(jwk: text)
+    }
+
+    /// Where a device has no biometrics: seals the stored signing key with a passphrase (the
+    /// `signkey` format: PBKDF2-SHA256, AES-256-GCM), so reading it needs the passphrase.
+    public func protectSigningKey(passphrase: String) async throws {
+        guard let text = try await store.string(for: Self.signingKeyItem) else { throw ChipsError.keyStore("there is no signing key to protect") }
+        guard try Self.sealedKey(text) == nil else { return }
+        try await store.setString(try SigningKeyBackup.seal(try SigningKey(jwk: text), passphrase: passphrase).json, for: Self.signingKeyItem)
+    }
+
+    /// True when the stored signing key is sealed with a passphrase.
+    public func signingKeyNeedsPassphrase() async throws -> Bool {
+        guard let text = try await store.string(for: Self.signingKeyItem) else { return false }
+        return try Self.sealedKey(text) != nil
+    }
+
+    /// The signing key sealed with a passphrase (or stored plainly); nil when none is stored.
+    public func signingKey(passphrase: String) async throws -> SigningKey? {
+        guard let text = try await store.string(for: Self.signingKeyItem) else { return nil }
+        if let sealed = try Self.sealedKey(text) { return try sealed.open(passphrase: passphrase) }
+        return try SigningKey(jwk: text)
+    }
+
+    static func sealedKey(_ text: String) throws -> SigningKeyBackup? {
+        guard text.contains("\"signkey\""), case .signkey(let backup) = try ChipsLink.parse(text) else { return nil }
+        return backup
     }
 
     /// The signing key, made and stored when first needed (the first tally).

@@ -120,4 +120,16 @@ struct ChipsLinkTests {
         #expect(throws: ChipsError.self) { try ChipsLink.parse("https://mychips.org/chit?c=" + Base64URL.encode(Data(#"{"tally":"x","units":1}"#.utf8))) }
         #expect(throws: ChipsError.self) { try ChipsLink.parse("https://mychips.org/chit?c=%%%") }
     }
+
+    @Test("without biometrics the signing key is sealed with a passphrase on the device")
+    func passphraseProtectedKey() async throws {
+        let keychain = ChipsKeychain(store: InMemorySecureStore())
+        let gate = SoftwareBiometricGate(available: false) { _ in .unavailable }
+        let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: gate, reason: "sign")
+        try await keychain.protectSigningKey(passphrase: "river stone 42")
+        #expect(try await keychain.signingKeyNeedsPassphrase())
+        await #expect(throws: ChipsError.self) { _ = try await keychain.signingKey(unlockingWith: gate, reason: "sign") }
+        await #expect(throws: ChipsError.self) { _ = try await keychain.signingKey(passphrase: "wrong") }
+        #expect(try await keychain.signingKey(passphrase: "river stone 42")?.publicJWK == key.publicJWK)
+    }
 }
