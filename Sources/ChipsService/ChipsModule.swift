@@ -84,15 +84,18 @@ public struct ChipsModule: PurseModule {
         }
         // The visual balance sheet of a logged-in user: the same signature login as the websocket
         // (`?user&sign&date` over this request's `{ip, cookie, userAgent, date}`), one use each.
+        // Missing or stale credentials are a 401, a signature that does not verify a 403.
         router.get("chips/balance.svg") { request, context -> Response in
             let query = request.uri.queryParameters
-            guard let user = query["user"].map(String.init), let sign = query["sign"].map(String.init), let date = query["date"].map(String.init) else {
+            guard let user = query["user"].map(String.init), let sign = query["sign"].map(String.init), let date = query["date"].map(String.init),
+                  !user.isEmpty, !sign.isEmpty, !date.isEmpty else {
                 return Self.refusal(.unauthorized, "No login credentials")
             }
             let message = ChipsTickets.loginMessage(ip: context.remoteAddress?.ipAddress, cookie: request.headers[.cookie],
                                                     userAgent: request.headers[.userAgent], date: date)
             switch try await tickets.signatureLogin(username: user, sign: sign, date: date, message: message) {
-            case .staleDate: return Self.refusal(.badRequest, "Invalid Date Stamp")
+            // Credentials that are out of date: on this plain HTTP resource, a 401.
+            case .staleDate: return Self.refusal(.unauthorized, "Invalid Date Stamp")
             case .invalid: return Self.refusal(.forbidden, "Invalid Login")
             case .valid(let record):
                 let tallies = try await environment.database.read { db in try await TallyRecord.all(of: record.userEnt, in: db) }

@@ -16,7 +16,7 @@ enum ChipsOpenAPI {
                              ("ip", Schema.string), ("cookie", Schema.string), ("userAgent", Schema.string), ("date", Schema.string),
                          ], required: ["date"]))]),
         OpenAPIOperation(.get, "/chips/balance.svg", summary: "The signed-in user's visual balance sheet (SVG bubble chart)", tag: "chips",
-                         responses: [(200, "The chart (image/svg+xml)", nil), (400, "Invalid Date Stamp", nil), (401, "No login credentials", nil),
+                         responses: [(200, "The chart (image/svg+xml)", nil), (401, "No login credentials, or an Invalid Date Stamp", nil),
                                      (403, "Invalid Login", nil)],
                          query: [OpenAPIParameter("user", "The username"), OpenAPIParameter("sign", "The login signature over /clientinfo's text (base64url)"),
                                  OpenAPIParameter("date", "The date /clientinfo gave"), OpenAPIParameter("title", "The chart's title")]),

@@ -14,7 +14,7 @@ struct ChipsCommand: AsyncParsableCommand {
         commandName: "chips",
         abstract: "MyCHIPs: connection tickets, connect and log in by key, profile and language, tallies, payments and requests, the balance sheet.",
         subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self, Tally.self, Pay.self, Request.self,
-                      Answer.self, Receive.self, Chits.self, Balance.self, History.self]
+                      Answer.self, Receive.self, Watch.self, Chits.self, Balance.self, History.self]
     )
 
     /// Who the CLI is, as an app install: each profile keeps its own connection key.
@@ -22,6 +22,7 @@ struct ChipsCommand: AsyncParsableCommand {
         @Option(help: "Which install this is: each profile has its own connection key.") var profile: String = "default"
         @Option(help: "Request timeout in seconds.") var timeout: Int = 15
         @Flag(help: "Print JSON.") var json = false
+        @Option(help: "Talk to this HOST:PORT instead of the provider named in the ticket (one replica behind a load balancer).") var via: String?
 
         var directory: URL {
             get throws {
@@ -32,13 +33,25 @@ struct ChipsCommand: AsyncParsableCommand {
             }
         }
 
-        func session() throws -> ChipsSession {
+        func session() async throws -> ChipsSession {
             let directory = try directory
             var options = ChipsConnection.Options()
             options.requestTimeout = .seconds(timeout)
             options.userAgent = "purse-cli/0.1.0 (MyCHIPs)"
-            let connection = ChipsConnection(keychain: ChipsKeychain(store: EncryptedFileSecureStore(directory: directory)),
-                                             transport: NIOWebSocketTransport(), http: AsyncHTTPClientTransport(), options: options)
+            var keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: directory))
+            if let via {
+                // The same key and user, another address: a copy of the profile in memory.
+                let parts = via.split(separator: ":")
+                guard parts.count == 2, let port = Int(parts[1]), (1...65535).contains(port) else { throw ValidationError("--via is HOST:PORT") }
+                guard let key = try await keychain.key(), var account = try await keychain.account() else { throw CLIError("this profile has not connected yet") }
+                account.host = String(parts[0])
+                account.port = port
+                account.httpPort = nil
+                let copy = ChipsKeychain(store: InMemorySecureStore())
+                try await copy.importKey(jwk: key.privateJWK, account: account)
+                keychain = copy
+            }
+            let connection = ChipsConnection(keychain: keychain, transport: NIOWebSocketTransport(), http: AsyncHTTPClientTransport(), options: options)
             return ChipsSession(connection: connection, preferences: FilePreferences(file: directory.appendingPathComponent("preferences.json")))
         }
     }
@@ -100,7 +113,7 @@ struct ChipsCommand: AsyncParsableCommand {
                 guard let contents = try? String(contentsOfFile: String(text.dropFirst()), encoding: .utf8) else { throw ValidationError("cannot read \(text.dropFirst())") }
                 text = contents
             }
-            let session = try options.session()
+            let session = try await options.session()
             try await ChipsCommand.run {
                 let parsed = try ChipsTicket.parse(text)
                 try await session.connection.connect(ticket: parsed, username: username, httpPort: httpPort, secure: insecure ? false : nil)
@@ -117,7 +130,7 @@ struct ChipsCommand: AsyncParsableCommand {
         @OptionGroup var options: ProfileOptions
 
         func run() async throws {
-            let session = try options.session()
+            let session = try await options.session()
             try await ChipsCommand.run {
                 try await session.connection.connect()
                 let user = try await session.me()
@@ -134,7 +147,7 @@ struct ChipsCommand: AsyncParsableCommand {
         @Argument(help: "A language code (eng, spa …) to choose.") var code: String?
 
         func run() async throws {
-            let session = try options.session()
+            let session = try await options.session()
             try await ChipsCommand.run {
                 try await session.connection.connect()
                 defer { Task { await session.connection.disconnect() } }
@@ -172,7 +185,7 @@ struct ChipsCommand: AsyncParsableCommand {
                 return
             }
             print("provider: \(account.secure ? "wss" : "ws")://\(account.host):\(account.port) as \(account.user)")
-            let session = try options.session()
+            let session = try await options.session()
             do {
                 try await session.connection.connect()
                 print("state: \(await session.connection.state)")

@@ -10,7 +10,7 @@ import PurseKit
 /// first needed).
 extension ChipsCommand {
     static func withWallet<T: Sendable>(_ options: ProfileOptions, _ work: @Sendable (ChipsSession, SigningKey) async throws -> T) async throws -> T {
-        let session = try options.session()
+        let session = try await options.session()
         let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
         return try await run {
             try await session.connection.connect()
@@ -279,6 +279,42 @@ extension ChipsCommand {
                 return paying ? try await session.acceptRequest(found, signingKey: key) : try await session.refuseRequest(found)
             }
             ChipsCommand.printChit(answered, json: options.json)
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stay connected and print the provider's notices (tally offers, payments …) as they come.")
+        @OptionGroup var options: ProfileOptions
+        @Option(help: "Stop after this many notices.") var count: Int = 1
+        @Option(help: "Stop after this many seconds.") var seconds: Int = 60
+
+        func run() async throws {
+            let (count, seconds, json) = (count, seconds, options.json)
+            let seen = try await ChipsCommand.withWallet(options) { session, _ -> Int in
+                let notices = await session.connection.notifications()
+                print(json ? #"{"state":"connected"}"# : "connected; waiting for notices")
+                fflush(nil)
+                return await withTaskGroup(of: Int.self) { group in
+                    group.addTask {
+                        var seen = 0
+                        for await notice in notices where notice.data["target"] != "users" {
+                            print(json ? JavaScriptJSON.stringify(notice.data) : "\(notice.channel ?? "-") \(notice.data["target"]?.stringValue ?? "?") \(notice.data["state"]?.stringValue ?? "")")
+                            fflush(nil)
+                            seen += 1
+                            if seen >= count { break }
+                        }
+                        return seen
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(seconds))
+                        return -1
+                    }
+                    let first = await group.next() ?? -1
+                    group.cancelAll()
+                    return first
+                }
+            }
+            if seen < count { throw CLIError("fewer than \(count) notices in \(seconds) s") }
         }
     }
 
