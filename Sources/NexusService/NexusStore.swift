@@ -183,35 +183,54 @@ struct NexusStore: Sendable {
     enum PinAttempt: Equatable {
         case notSet
         case locked(until: Date)
+        /// As many attempts as the PIN allows are being compared right now: try again shortly.
+        case busy
         /// The attempt is counted: compare `hash`; it is attempt `number` since the last success
-        /// or lockout (the one that reaches the limit also starts the lockout).
+        /// or lockout.
         case reserved(hash: String, number: Int)
     }
 
     /// Counts an attempt before the PIN is compared, in one statement — so that however many
-    /// requests come at once, at most `maxAttempts` of them are compared before the lockout, and
-    /// a PIN compared is a PIN counted. A lockout that has passed starts the count again. The
-    /// caller resets the count when the PIN matches.
+    /// requests come at once, at most `maxAttempts` of them are compared. A lockout that has
+    /// passed starts the count again. The caller resets the count when the PIN matches, and calls
+    /// ``failedPinAttempt(user:maxAttempts:lockout:now:in:)`` when it does not: only wrong PINs
+    /// lock, so a burst of top-ups with the right PIN is never locked out (past the limit it is
+    /// asked to retry). Attempts still counted a minute later belong to requests that never
+    /// finished (a crash between the count and the answer); they count as wrong.
     func reservePinAttempt(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any DatabaseSession) async throws -> PinAttempt {
         let millis = now.epochMillis
-        if let row = try await db.query(Self.reservePinAttempt, [
-            .text(user.rawValue), .integer(millis), .integer(Int64(maxAttempts)), .integer(now.addingTimeInterval(lockout).epochMillis),
-        ]).first {
+        if let row = try await db.query(Self.reservePinAttempt, [.text(user.rawValue), .integer(millis), .integer(Int64(maxAttempts))]).first {
             return .reserved(hash: try row.decode(column: "pin_hash", as: String.self), number: try row.decode(column: "failed_attempts", as: Int.self))
         }
-        guard let state = try await pin(of: user, in: db) else { return .notSet }
-        return .locked(until: state.lockedUntil ?? now)
+        guard let row = try await db.raw("SELECT locked_until, updated_at FROM nexus_pins WHERE user_id = \(bind: user.rawValue)").first() else { return .notSet }
+        if let until = try row.decode(column: "locked_until", as: Int64?.self), until > millis { return .locked(until: Date(epochMillis: until)) }
+        if try row.decode(column: "updated_at", as: Int64.self) < millis - 60_000 {
+            let until = now.addingTimeInterval(lockout)
+            try await db.raw("UPDATE nexus_pins SET locked_until = \(bind: until.epochMillis), updated_at = \(bind: millis) WHERE user_id = \(bind: user.rawValue)").run()
+            return .locked(until: until)
+        }
+        return .busy
     }
 
-    /// Values: user, now, the limit, the end of a lockout starting now.
+    /// Values: user, now, the limit.
     static let reservePinAttempt = DatabaseStatement("""
         UPDATE nexus_pins SET
             failed_attempts = CASE WHEN locked_until IS NULL THEN failed_attempts + 1 ELSE 1 END,
-            locked_until = CASE WHEN (CASE WHEN locked_until IS NULL THEN failed_attempts + 1 ELSE 1 END) >= $3 THEN $4 END,
+            locked_until = NULL,
             updated_at = $2
         WHERE user_id = $1 AND (locked_until IS NULL OR locked_until <= $2)
+          AND (locked_until IS NOT NULL OR failed_attempts < $3)
         RETURNING pin_hash, failed_attempts
         """)
+
+    /// A compared PIN was wrong: the attempt stays counted, and the count reaching the limit
+    /// starts the lockout.
+    func failedPinAttempt(user: UserID, maxAttempts: Int, lockout: TimeInterval, now: Date, in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            UPDATE nexus_pins SET locked_until = \(bind: now.addingTimeInterval(lockout).epochMillis), updated_at = \(bind: now.epochMillis)
+            WHERE user_id = \(bind: user.rawValue) AND locked_until IS NULL AND failed_attempts >= \(bind: maxAttempts)
+            """).run()
+    }
 
     func resetPinFailures(user: UserID, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE nexus_pins SET failed_attempts = 0, locked_until = NULL WHERE user_id = \(bind: user.rawValue)").run()

@@ -127,7 +127,24 @@ extension NexusController {
             throw NexusFailure.error(.badRequest, "invalid_amount", "amount for \(product.code) must be \(range)", param: "amount")
         }
 
-        // 2. The authorisation: a fresh step-up token, or the PIN.
+        // 2. A retry of a finished top-up is answered from its record: it spends no PIN attempt
+        //    and no step-up token.
+        if request.headers[.idempotencyKey] != nil {
+            let key = try ServerEnvironment.idempotencyKey(of: request)
+            let (scope, hash) = ServerEnvironment.idempotencyScope(request, body: buffer)
+            let environment = environment
+            do {
+                if let stored = try await environment.database.read({ db in
+                    try await environment.idempotency.finished(user: user, key: key, scope: scope, requestHash: hash, in: db)
+                }) {
+                    return ServerEnvironment.response(stored)
+                }
+            } catch IdempotencyError.keyReused {
+                throw ServerEnvironment.keyReused
+            }
+        }
+
+        // 3. The authorisation: a fresh step-up token, or the PIN.
         let method: String
         var tokenID: String?
         switch (body.verificationToken, body.pin) {
@@ -143,7 +160,7 @@ extension NexusController {
             method = "pin"
         }
 
-        // 3. The payment, once per Idempotency-Key when one is sent (a verification token is spent
+        // 4. The payment, once per Idempotency-Key when one is sent (a verification token is spent
         //    in the same transaction, so the biometric path is exactly-once without a key too):
         //    the price moves to the buyer's hold and the delivery job is queued with it.
         guard let serviceID = product.supplierServiceID else {
@@ -249,10 +266,16 @@ extension NexusController {
             throw NexusFailure.error(.badRequest, "pin_not_set", "No transaction PIN is set. Set one with PUT /user/pin.")
         case .locked(let until):
             throw pinLocked(until: until, now: now)
+        case .busy:
+            throw NexusFailure.error(HTTPResponse.Status(code: 429, reasonPhrase: "Too Many Requests"), "pin_busy",
+                                     "Other requests are checking your PIN right now. Try again in a moment.", headers: [.retryAfter: "1"])
         case .reserved(let hash, let number):
             if try await environment.passwords.verify(pin, hash: hash) {
                 try await environment.database.transaction { db in try await store.resetPinFailures(user: user, in: db) }
                 return
+            }
+            try await environment.database.transaction { db in
+                try await store.failedPinAttempt(user: user, maxAttempts: configuration.pinAttempts, lockout: configuration.pinLockout, now: now, in: db)
             }
             let left = configuration.pinAttempts - number
             if left <= 0 { throw pinLocked(until: now.addingTimeInterval(configuration.pinLockout), now: now) }
