@@ -24,6 +24,7 @@ cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done; kill -KILL "$pid" 2>/dev/null || true; done
   [ -f "$work/nginx.pid" ] && kill -TERM "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  for log in "$work"/replica-*.log; do archive_log "$log"; done
   stop_postgres
   rm -rf "$work"
 }
@@ -44,7 +45,7 @@ export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port
 ports=()
 for i in $(seq 1 "$replicas"); do
   port=$(free_port)
-  "$PURSE" serve --port "$port" --data-dir "$work/data" --log-level warning > "$work/replica-$i.log" 2>&1 &
+  "$PURSE" serve --port "$port" --data-dir "$work/data" --log-level "${PURSE_SERVER_LOG_LEVEL:-warning}" > "$work/replica-$i.log" 2>&1 &
   pids+=($!)
   ports+=("$port")
   ok=

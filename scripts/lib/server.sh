@@ -3,6 +3,8 @@
 # exit. Nothing here waits without a bound.
 #   start_server WORKDIR [extra serve args...]   sets $server (pid), $port, $url
 #   stop_server                                  returns 1 unless the server exited cleanly in time
+# With PURSE_LOG_ARCHIVE set, each server's log is kept there when it stops (CI greps them all for
+# secrets); PURSE_SERVER_LOG_LEVEL sets the servers' level (default warning).
 PURSE=${PURSE:-.build/debug/purse}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -13,10 +15,16 @@ start_server() {
   port=${PORT:-$(free_port)}
   url="http://127.0.0.1:$port"
   server_log="$work/serve.log"
-  "$PURSE" serve --port "$port" --data-dir "$work/data" --log-level warning "$@" > "$server_log" 2>&1 &
+  "$PURSE" serve --port "$port" --data-dir "$work/data" --log-level "${PURSE_SERVER_LOG_LEVEL:-warning}" "$@" > "$server_log" 2>&1 &
   server=$!
   for _ in $(seq 1 100); do curl -sf --max-time 5 "$url/health" >/dev/null && return 0; sleep 0.1; done
   curl -sf --max-time 5 "$url/health" >/dev/null || { echo "purse serve did not answer /health"; cat "$server_log"; return 1; }
+}
+
+archive_log() {
+  [ -n "${PURSE_LOG_ARCHIVE:-}" ] && [ -f "$1" ] || return 0
+  mkdir -p "$PURSE_LOG_ARCHIVE"
+  cp "$1" "$PURSE_LOG_ARCHIVE/$(date +%s%N)-$(basename "$1")"
 }
 
 stop_server() {
@@ -31,5 +39,6 @@ stop_server() {
   local status=0
   wait "$server" 2>/dev/null || status=$?
   server=
+  archive_log "$server_log"
   if [ "$status" != 0 ]; then echo "purse serve exited with status $status on SIGTERM; its log ends:"; tail -50 "$server_log"; return 1; fi
 }
