@@ -115,39 +115,18 @@ struct ChipsPushes: Sendable {
         let outcome = await client.send(notification)
         let lastTry = job.attempts + 1 >= job.maxAttempts
         try await database.transaction { db in
-            switch outcome {
-            case .sent(let apnsID):
-                try await db.raw("""
-                    UPDATE chips_pushes SET status = 'sent', apns_id = \(bind: apnsID), reason = NULL, attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
-            case .unregistered(let reason):
-                try await db.raw("""
-                    UPDATE chips_pushes SET status = 'unregistered', reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
+            try await outcome.record(in: "chips_pushes", id: payload.push_id, lastTry: lastTry, now: now, on: db)
+            if case .unregistered = outcome {
                 try await db.raw("""
                     UPDATE chips_devices SET active = FALSE, updated_at = \(bind: now) WHERE username = \(bind: push.username) AND device_token = \(bind: push.token)
-                    """).run()
-            case .retry(let reason):
-                try await db.raw("""
-                    UPDATE chips_pushes SET status = \(bind: lastTry ? "failed" : "queued"), reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
-            case .failed(let status, let reason):
-                try await db.raw("""
-                    UPDATE chips_pushes SET status = 'failed', reason = \(bind: "\(status) \(reason)"), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
                     """).run()
             }
         }
         if case .retry(let reason) = outcome {
             environment.logger.warning("APNs asked to retry a MyCHIPs push", metadata: ["push": "\(payload.push_id)", "reason": "\(reason)"])
-            throw RetryLater(description: "APNs: \(reason)")
+            throw APNsRetryLater(reason)
         }
     }
-
-    struct RetryLater: Error, CustomStringConvertible { var description: String }
 
     /// Registers (or retires) a device of the user for pushes: the `push` action of
     /// `mychips.users_v_me` with options `{device_token, enable}`.

@@ -147,14 +147,7 @@ struct ChitStore: Sendable {
                 try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior)
             }
             mine.modifiedAt = millis
-            partner.modifiedAt = millis
-            try await chit.insert(in: db)
-            try await theirs.insert(in: db)
-            try await mine.save(in: db)
-            try await partner.save(in: db)
-            let notice = try await Self.notice(theirs, tally: partner, in: db)
-            try await notifier.publish(notice, in: db)
-            try await pushes?.enqueue(notice, in: db)
+            let notice = try await Self.write(chit, theirs, mine, partner, inserting: true, millis: millis, notifier: notifier, pushes: pushes, in: db)
             return (chit, mine, [notice])
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
@@ -207,18 +200,33 @@ struct ChitStore: Sendable {
             chit.modifiedAt = millis
             theirs.modifiedAt = millis
             mine.modifiedAt = millis
-            partner.modifiedAt = millis
-            try await chit.save(in: db)
-            try await theirs.save(in: db)
-            try await mine.save(in: db)
-            try await partner.save(in: db)
-            let notice = try await Self.notice(theirs, tally: partner, in: db)
-            try await notifier.publish(notice, in: db)
-            try await pushes?.enqueue(notice, in: db)
+            let notice = try await Self.write(chit, theirs, mine, partner, inserting: false, millis: millis, notifier: notifier, pushes: pushes, in: db)
             return (chit, mine, [notice])
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
         return (chit, tally)
+    }
+
+    /// Writes both copies of a chit and of its tally, and the partner's notice (to the socket and
+    /// as pushes), in the caller's transaction.
+    static func write(_ chit: ChitRecord, _ theirs: ChitRecord, _ mine: TallyRecord, _ partner: TallyRecord, inserting: Bool, millis: Int64,
+                      notifier: ChipsNotifier, pushes: ChipsPushes?, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
+        var (mine, partner) = (mine, partner)
+        mine.modifiedAt = millis
+        partner.modifiedAt = millis
+        if inserting {
+            try await chit.insert(in: db)
+            try await theirs.insert(in: db)
+        } else {
+            try await chit.save(in: db)
+            try await theirs.save(in: db)
+        }
+        try await mine.save(in: db)
+        try await partner.save(in: db)
+        let notice = try await notice(theirs, tally: partner, in: db)
+        try await notifier.publish(notice, in: db)
+        try await pushes?.enqueue(notice, in: db)
+        return notice
     }
 
     // MARK: Checks and the chain

@@ -18,8 +18,6 @@ struct PushDelivery: Sendable {
     let environment: ServerEnvironment
     let client: APNsClient
 
-    struct RetryLater: Error, CustomStringConvertible { var description: String }
-
     func run(_ job: Job) async throws {
         let payload = try job.decode(Payload.self)
         let database = environment.database
@@ -35,36 +33,17 @@ struct PushDelivery: Sendable {
         let now = environment.now().epochMillis
         let lastTry = job.attempts + 1 >= job.maxAttempts
         try await database.transaction { db in
-            switch outcome {
-            case .sent(let apnsID):
-                try await db.raw("""
-                    UPDATE cutie_pushes SET status = 'sent', apns_id = \(bind: apnsID), reason = NULL, attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
-            case .unregistered(let reason):
-                try await db.raw("""
-                    UPDATE cutie_pushes SET status = 'unregistered', reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
+            try await outcome.record(in: "cutie_pushes", id: payload.push_id, lastTry: lastTry, now: now, on: db)
+            if case .unregistered = outcome {
                 try await db.raw("""
                     UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: now)
                     WHERE app_id = \(bind: push.appID) AND push_token = \(bind: push.token)
-                    """).run()
-            case .retry(let reason):
-                try await db.raw("""
-                    UPDATE cutie_pushes SET status = \(bind: lastTry ? "failed" : "queued"), reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
-                    """).run()
-            case .failed(let status, let reason):
-                try await db.raw("""
-                    UPDATE cutie_pushes SET status = 'failed', reason = \(bind: "\(status) \(reason)"), attempts = attempts + 1, updated_at = \(bind: now)
-                    WHERE id = \(bind: payload.push_id)
                     """).run()
             }
         }
         if case .retry(let reason) = outcome {
             environment.logger.warning("APNs asked to retry", metadata: ["push": "\(payload.push_id)", "reason": "\(reason)"])
-            throw RetryLater(description: "APNs: \(reason)")
+            throw APNsRetryLater(reason)
         }
     }
 
