@@ -221,6 +221,6 @@ enum ChipsMigrations {
             )
             """,
             "CREATE INDEX chips_presence_user ON chips_presence (username, seen_at)",
-        ] + APNsSandbox.Tables(prefix: "chips_apns_sandbox").statements),
+        ] + ChipsModule.apnsSandboxTables.statements),
     ]
 }

@@ -1,3 +1,4 @@
+import PurseAPNs
 import PurseDatabase
 
 /// Cuti-E's schema: apps, devices and their tokens, device groups (linked devices share one
@@ -178,27 +179,7 @@ enum CutiEMigrations {
                 created_at BIGINT NOT NULL
             )
             """,
-            """
-            CREATE TABLE cutie_apns_sandbox (
-                apns_id TEXT PRIMARY KEY,
-                device_token TEXT NOT NULL,
-                topic TEXT NOT NULL,
-                push_type TEXT NOT NULL,
-                priority BIGINT NOT NULL,
-                collapse_id TEXT,
-                expiration BIGINT,
-                payload TEXT NOT NULL,
-                received_at BIGINT NOT NULL
-            )
-            """,
-            "CREATE INDEX cutie_apns_sandbox_token ON cutie_apns_sandbox (device_token, received_at)",
-            """
-            CREATE TABLE cutie_apns_sandbox_unregistered (
-                device_token TEXT PRIMARY KEY,
-                unregistered_at BIGINT NOT NULL
-            )
-            """,
-        ]),
+        ] + CutiEModule.apnsSandboxTables.statements),
         Migration("cutie_0002_trust", [
             // App Attest: rpIdHash = SHA-256(team id "." bundle id); the AAGUID environment; and
             // whether signed requests must also carry an assertion.
