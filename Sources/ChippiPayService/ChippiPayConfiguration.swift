@@ -36,7 +36,8 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
 /// - `CHIPPI_SANDBOX_WEBHOOK_URL`: where the sandbox merchant's webhooks go (default: none).
 /// - `CHIPPI_SANDBOX_MERCHANT_KEYS`: the sandbox merchant's key pair as `pk_test_…:sk_test_…`
-///   (default: derived from the server's secrets, printed at start).
+///   (default: derived from the server's secrets; either way written to
+///   `DATA_DIR/secrets/chippi-sandbox-merchant.json` at start, never logged).
 public struct ChippiProviderConfiguration: Sendable {
     public var rpcURL: URL?
     public var vaultAddress: Felt = SandboxNode.vaultAddress

@@ -53,10 +53,9 @@ public struct ChippiPayModule: PurseModule {
                 "strk": "\(SandboxNode.strkAddress)", "vault": "\(SandboxNode.vaultAddress)",
             ])
             for account in sandboxNode.predeployedAccounts {
-                // Test keys derived from a public seed: printed so that developers can use them.
-                environment.logger.notice("sandbox Starknet account", metadata: [
-                    "address": "\(account.address)", "private_key": "\(account.privateKey)",
-                ])
+                // Their test keys (derived from a public seed) are served by GET /sandbox/starknet/accounts
+                // (`purse starknet accounts`); no key goes to the log.
+                environment.logger.notice("sandbox Starknet account", metadata: ["address": "\(account.address)"])
             }
             if let seconds = sandbox.blockSeconds {
                 services.append(PeriodicService("closing sandbox Starknet blocks", every: .seconds(seconds), logger: environment.logger) { try await sandboxNode.closeOpenBlock() })
@@ -75,8 +74,11 @@ public struct ChippiPayModule: PurseModule {
                     try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: url) WHERE id = 'mer_sandbox'").run()
                 }
             }
-            // Sandbox keys only (they move no real money): printed so the app and CLI can be configured.
-            environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "secret_key": "\(keys.secret)"])
+            // The sandbox merchant's keys go to a file for the app and CLI to be configured with:
+            // a secret key is never logged, not even a sandbox one.
+            let file = try ServerSecrets(dataDirectory: environment.configuration.dataDirectory)
+                .store(#"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)"}"# + "\n", named: "chippi-sandbox-merchant.json")
+            environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "keys_file": "\(file)"])
         }
         ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter,
                        keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000))),

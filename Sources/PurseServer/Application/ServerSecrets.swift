@@ -39,6 +39,22 @@ public struct ServerSecrets: Sendable {
 }
 
 extension ServerSecrets {
+    /// Writes `text` to `DATA_DIR/secrets/NAME` (mode 0600), replacing what was there, and returns
+    /// the file's path: for development credentials a person needs (a sandbox merchant's keys),
+    /// which are handed over by file, never by log.
+    public func store(_ text: String, named name: String) throws -> String {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let file = directory.appendingPathComponent(name)
+        let fd = open(file.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw ConfigurationError("cannot create \(file.path) (errno \(errno))") }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        fchmod(fd, 0o600)
+        close(fd)
+        guard written == bytes.count else { throw ConfigurationError("cannot write \(file.path)") }
+        return file.path
+    }
+
     /// A P-256 signing key made from the secret `name` (hashed again until it is a valid scalar,
     /// which the first try nearly always is): the same key on every start of this data directory.
     public func p256Key(named name: String) throws -> P256.Signing.PrivateKey {
