@@ -39,7 +39,7 @@ fi
 start_postgres
 export DATABASE_URL=$postgres_url PURSE_DATA_DIR=$work/data
 proxy_port=$(free_port)
-export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port
+export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port PURSE_PUBLIC_URL="http://127.0.0.1:$proxy_port"
 
 # The first replica runs the migrations and makes the secrets; the others share both.
 ports=()
@@ -67,15 +67,20 @@ http {
   fastcgi_temp_path $work/fastcgi;
   uwsgi_temp_path $work/uwsgi;
   scgi_temp_path $work/scgi;
-  map \$http_upgrade \$connection_upgrade { default upgrade; '' close; }
+  # Plain requests reuse kept-alive connections to the replicas; a websocket upgrade takes a fresh
+  # one (an upgrade is the first request of its connection).
+  map \$http_upgrade \$connection_upgrade { default upgrade; '' ''; }
+  map \$http_upgrade \$purse_pool { default purse_ws; '' purse; }
   upstream purse {
 $upstreams    keepalive 64;
   }
+  upstream purse_ws {
+$upstreams  }
   server {
     listen 127.0.0.1:$proxy_port;
     client_max_body_size 2m;
     location / {
-      proxy_pass http://purse;
+      proxy_pass http://\$purse_pool;
       proxy_http_version 1.1;
       proxy_set_header Host \$host:\$server_port;
       proxy_set_header Upgrade \$http_upgrade;
@@ -98,5 +103,6 @@ status=0
 "${args[@]}" || status=$?
 if [ "$status" != 0 ]; then
   for i in $(seq 1 "$replicas"); do echo "--- replica $i log (tail)"; tail -20 "$work/replica-$i.log"; done
+  echo "--- nginx error log (tail)"; tail -10 "$work/nginx-error.log"
 fi
 exit "$status"

@@ -142,10 +142,20 @@ public struct ChipsModule: PurseModule {
         }
         let tickets = ChipsTickets(database: environment.database, configuration: configuration, now: environment.now)
         let now = environment.now()
-        let ticket = try await environment.database.transaction { db in
-            _ = try await ChipsUserRecord.ensure(username: username, name: name, cuid: nil, now: now, in: db)
-            return try await tickets.issue(for: username, in: db)
+        // Two new users made at once on PostgreSQL can pick the same entity id; the one that loses
+        // the unique check runs again and picks the next.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let ticket = try await environment.database.transaction { db in
+                    _ = try await ChipsUserRecord.ensure(username: username, name: name, cuid: nil, now: now, in: db)
+                    return try await tickets.issue(for: username, in: db)
+                }
+                return (JavaScriptJSON.stringify(ticket.json), ticket.link)
+            } catch where attempt < 8 {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...40)))
+            }
         }
-        return (JavaScriptJSON.stringify(ticket.json), ticket.link)
     }
 }

@@ -54,6 +54,7 @@ struct ChipsUserRecord: Sendable, Equatable {
     static func ensure(username: String, name: String?, cuid: String?, now: Date, in db: any DatabaseSession) async throws -> ChipsUserRecord {
         if let existing = try await load(username, in: db) { return existing }
         let next = try await db.raw("SELECT COUNT(*) AS n FROM chips_users").first()?.decode(column: "n", as: Int.self) ?? 0
+        // (`makeTicket` runs this again when another new user took the id meanwhile.)
         let millis = now.epochMillis
         try await db.raw("""
             INSERT INTO chips_users (username, user_ent, peer_cuid, ent_name, created_at, modified_at)
