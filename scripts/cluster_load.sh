@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Load through nginx with 1, 2 and 3 replicas on one PostgreSQL, side by side: Nexus top-ups (the
 # lean load generator, `purse bench nexus --server`), MyCHIPs signed chits (`purse bench chips
-# --chits --server`), and PostgreSQL's own `pgbench -N` on the same server in the same run. After
-# each run the invariants are checked in the database: the ledger's entries sum to zero per
-# currency, every account's balance equals its entries, and both copies of every tally mirror
-# each other.
+# --chits --server`), Cuti-E signed message posts (`purse bench cutie --server`), and
+# PostgreSQL's own `pgbench -N` on the same server in the same run. After each run the invariants
+# are checked in the database: the ledger's entries sum to zero per currency, both copies of every
+# tally mirror each other, every tally's balance is its good chits, and no message is stored twice.
 #   scripts/cluster_load.sh [SECONDS]   (default 5 per phase; PURSE selects the binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ for n in 1 2 3; do
     PURSE=${PURSE:-.build/debug/purse}
     "$PURSE" bench nexus --server "$CLUSTER_URL" --connections 16 --duration "$seconds" > "$out/nexus-$n.txt" 2>&1
     "$PURSE" bench chips --chits --server "$CLUSTER_URL" --connections 8 --duration "$seconds" > "$out/chips-$n.txt" 2>&1
+    "$PURSE" bench cutie --server "$CLUSTER_URL" --connections 8 --duration "$seconds" --qr-seconds 1 > "$out/cutie-$n.txt" 2>&1
     pgbin=$(dirname "$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)")
     "$pgbin/pgbench" -q -i -s 4 "$DATABASE_URL" > /dev/null 2>&1
     "$pgbin/pgbench" -N -c 16 -j 2 -T "$seconds" "$DATABASE_URL" 2>/dev/null | grep -E "^tps" | head -1 > "$out/pgbench-$n.txt"
@@ -27,12 +28,14 @@ for n in 1 2 3; do
              (SELECT COUNT(*) FROM chips_tallies a JOIN chips_tallies b ON a.tally_uuid = b.tally_uuid AND a.tally_ent <> b.tally_ent
                WHERE a.status = '"'"'open'"'"' AND (a.net_c <> -b.net_c OR a.chain_last IS DISTINCT FROM b.chain_last)),
              (SELECT COUNT(*) FROM chips_tallies t WHERE t.net_c <> COALESCE((SELECT SUM(CASE WHEN c.issuer = t.tally_type THEN -c.units ELSE c.units END)
-               FROM chips_chits c WHERE c.chit_ent = t.tally_ent AND c.chit_seq = t.tally_seq AND c.status = '"'"'good'"'"' AND c.chit_type = '"'"'tran'"'"'), 0))
+               FROM chips_chits c WHERE c.chit_ent = t.tally_ent AND c.chit_seq = t.tally_seq AND c.status = '"'"'good'"'"' AND c.chit_type = '"'"'tran'"'"'), 0)),
+             (SELECT COUNT(*) FROM (SELECT conversation_id, client_id FROM cutie_messages WHERE client_id IS NOT NULL
+               GROUP BY conversation_id, client_id HAVING COUNT(*) > 1) d)
     " > "$out/invariants-$n.txt"
   ' "$seconds" "$out" "$n" > "$out/cluster-$n.log" 2>&1 || { echo "cluster of $n failed:"; tail -30 "$out/cluster-$n.log"; exit 1; }
-  IFS='|' read -r ledger mirrors balances < "$out/invariants-$n.txt"
-  [ "$ledger" = 0 ] && [ "$mirrors" = 0 ] && [ "$balances" = 0 ] || {
-    echo "invariants broken with $n replicas: currencies not summing to zero $ledger, tallies not mirrored $mirrors, balances not their chits $balances"; exit 1; }
+  IFS='|' read -r ledger mirrors balances duplicates < "$out/invariants-$n.txt"
+  [ "$ledger" = 0 ] && [ "$mirrors" = 0 ] && [ "$balances" = 0 ] && [ "$duplicates" = 0 ] || {
+    echo "invariants broken with $n replicas: currencies not summing to zero $ledger, tallies not mirrored $mirrors, balances not their chits $balances, messages stored twice $duplicates"; exit 1; }
 done
 
 rate() { grep -E "$2" "$1" | head -1 | sed -E 's/.* ([0-9]+) \/s .*/\1/'; }
@@ -40,5 +43,6 @@ printf '%-44s %12s %12s %12s\n' "through nginx (debug build unless PURSE says)" 
 printf '%-44s %12s %12s %12s\n' "Nexus top-up alone (/s)" "$(rate "$out/nexus-1.txt" '^top-up')" "$(rate "$out/nexus-2.txt" '^top-up')" "$(rate "$out/nexus-3.txt" '^top-up')"
 printf '%-44s %12s %12s %12s\n' "Nexus full step-up flow (/s)" "$(rate "$out/nexus-1.txt" '^full')" "$(rate "$out/nexus-2.txt" '^full')" "$(rate "$out/nexus-3.txt" '^full')"
 printf '%-44s %12s %12s %12s\n' "MyCHIPs signed chit → partner notified (/s)" "$(rate "$out/chips-1.txt" '^signed chit')" "$(rate "$out/chips-2.txt" '^signed chit')" "$(rate "$out/chips-3.txt" '^signed chit')"
+printf '%-44s %12s %12s %12s\n' "Cuti-E message post, signed (/s)" "$(rate "$out/cutie-1.txt" '^POST')" "$(rate "$out/cutie-2.txt" '^POST')" "$(rate "$out/cutie-3.txt" '^POST')"
 printf '%-44s %12s %12s %12s\n' "pgbench -N on the same PostgreSQL (tps)" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-1.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-2.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-3.txt")"
-echo "invariants after each run: the ledger sums to zero per currency, both copies of every tally mirror each other, every tally's balance is its good chits"
+echo "invariants after each run: the ledger sums to zero per currency, both copies of every tally mirror each other, every tally's balance is its good chits, no message stored twice"
