@@ -12,51 +12,25 @@ client cores do. Two seconds in, one replica is killed outright. Afterwards:
 
 usage: cluster_faults.py   (environment from scripts/cluster.sh)
 """
-import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import cluster_http  # noqa: E402
+from cluster_http import check  # noqa: E402
 
 proxy = os.environ["CLUSTER_URL"]
 pids = [int(p) for p in os.environ["CLUSTER_PIDS"].split()]
-passed = 0
-
-
-def check(name, ok, detail=""):
-    global passed
-    if not ok:
-        print(f"FAIL {name} {detail}")
-        sys.exit(1)
-    passed += 1
-    print(f"PASS {name}")
 
 
 def call(method, path, body=None, token=None, key=None, timeout=30):
-    headers = {"Accept": "application/json"}
-    data = json.dumps(body).encode() if body is not None else None
-    if data:
-        headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if key:
-        headers["Idempotency-Key"] = key
-    request = urllib.request.Request(proxy + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as error:
-        try:
-            return error.code, json.loads(error.read())
-        except ValueError:
-            return error.code, None
-    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
-        return 0, str(error)
+    status, answer, _ = cluster_http.call(proxy, method, path, body, token, key, timeout)
+    return status, answer
 
 
 def main():
@@ -123,7 +97,7 @@ def main():
                           "SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger_entries"], capture_output=True, text=True, timeout=30)
     total = out.stdout.strip().split("|")[0] if out.returncode == 0 else out.stderr
     check("the ledger's entries sum to zero", total == "0", total)
-    print(f"cluster faults: {passed} passed, 0 failed")
+    print(f"cluster faults: {cluster_http.passed} passed, 0 failed")
 
 
 if __name__ == "__main__":

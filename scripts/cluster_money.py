@@ -14,51 +14,17 @@ replicas): a wallet user of Nexus Data whose requests land on every replica.
 usage: cluster_money.py   (environment from scripts/cluster.sh)
 """
 import concurrent.futures
-import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import cluster_http  # noqa: E402
+from cluster_http import call, check  # noqa: E402
 
 replicas = [f"http://127.0.0.1:{p}" for p in os.environ["CLUSTER_PORTS"].split()]
 proxy = os.environ["CLUSTER_URL"]
-passed = 0
-
-
-def check(name, ok, detail=""):
-    global passed
-    if not ok:
-        print(f"FAIL {name} {detail}")
-        sys.exit(1)
-    passed += 1
-    print(f"PASS {name}")
-
-
-def call(base, method, path, body=None, token=None, key=None):
-    headers = {"Accept": "application/json"}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    if key:
-        headers["Idempotency-Key"] = key
-    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, json.loads(response.read() or b"null"), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return error.code, parsed, dict(error.headers)
-
-
 def main():
     email = f"cluster-{uuid.uuid4().hex[:8]}@example.com"
     status, body, _ = call(replicas[0], "POST", "/auth/register", {"email": email, "password": "correct horse battery", "name": "Cluster"})
@@ -134,7 +100,7 @@ def main():
     check("the right PIN is refused while locked", status == 423, (status, body))
     status, body, _ = call(proxy, "GET", "/user/balance", token=token)
     check("no money moved while the PIN was being guessed", body.get("balance") == 500, body)
-    print(f"cluster money: {passed} passed, 0 failed")
+    print(f"cluster money: {cluster_http.passed} passed, 0 failed")
 
 
 if __name__ == "__main__":
