@@ -74,6 +74,18 @@ public struct TallyCore: Sendable, Equatable {
     /// `mychips.j2h(json_core)`, base64url: the chain's first link.
     public var digest: String { ChipsDigest.of(json) }
 
+    /// A credit term's `limit` (CHIPs, as a number or decimal text) in milliCHIPs; none is no
+    /// credit. The provider checks payments against it and the client shows it from the same rule.
+    public static func units(ofLimit value: JSONValue?) -> Int64 {
+        switch value {
+        case .int(let chips)?: return chips.multipliedReportingOverflow(by: 1000).overflow ? .max : max(0, chips * 1000)
+        case .uint(let chips)?: return chips > UInt64(Int64.max / 1000) ? .max : Int64(chips) * 1000
+        case .double(let chips)?: return chips.isFinite && chips > 0 ? Int64(min(chips * 1000, 9e18).rounded(.down)) : 0
+        case .string(let text)?: return (try? DecimalAmount.parse(text, decimals: 3)) ?? 0
+        default: return 0
+        }
+    }
+
     /// True when `signature` is the signature of `side`'s holder, by the key in that side's certificate.
     public func isSigned(by side: TallySide, signature: String?) -> Bool {
         guard let signature else { return false }

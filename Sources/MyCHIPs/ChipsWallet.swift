@@ -98,17 +98,9 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
     }
 
     /// The credit the partner grants the holder (`part_terms.limit`), milliCHIPs.
-    public var creditFromPartner: Int64 { Self.units(ofLimit: partTerms["limit"]) }
+    public var creditFromPartner: Int64 { TallyCore.units(ofLimit: partTerms["limit"]) }
     /// The credit the holder grants the partner.
-    public var creditToPartner: Int64 { Self.units(ofLimit: holdTerms["limit"]) }
-
-    static func units(ofLimit value: JSONValue?) -> Int64 {
-        switch value {
-        case .int(let chips)?: chips.multipliedReportingOverflow(by: 1000).overflow ? .max : max(0, chips * 1000)
-        case .double(let chips)?: chips.isFinite && chips > 0 ? Int64(min(chips * 1000, 9e18).rounded(.down)) : 0
-        default: 0
-        }
-    }
+    public var creditToPartner: Int64 { TallyCore.units(ofLimit: holdTerms["limit"]) }
 
     /// Both signatures on the record, checked with the keys in its certificates.
     public var signatures: (holder: Bool, partner: Bool) {

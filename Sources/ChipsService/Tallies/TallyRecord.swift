@@ -105,17 +105,7 @@ struct TallyRecord: Sendable, Equatable {
 
     /// The limit, in milliCHIPs, of what the holder may owe: the credit the partner grants
     /// (`part_terms.limit`, in CHIPs). None given is no credit.
-    var creditFromPartner: Int64 { Self.units(ofLimit: partTerms["limit"]) }
-
-    static func units(ofLimit value: JSONValue?) -> Int64 {
-        switch value {
-        case .int(let chips)?: return chips.multipliedReportingOverflow(by: 1000).overflow ? .max : max(0, chips * 1000)
-        case .uint(let chips)?: return chips > UInt64(Int64.max / 1000) ? .max : Int64(chips) * 1000
-        case .double(let chips)?: return chips.isFinite && chips > 0 ? Int64(min(chips * 1000, 9e18).rounded(.down)) : 0
-        case .string(let text)?: return (try? DecimalAmount.parse(text, decimals: 3)) ?? 0
-        default: return 0
-        }
-    }
+    var creditFromPartner: Int64 { TallyCore.units(ofLimit: partTerms["limit"]) }
 
     /// A row of `mychips.tallies_v_me`.
     func row(partnerName: String?) -> [String: JSONValue] {
