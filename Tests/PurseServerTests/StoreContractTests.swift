@@ -606,6 +606,26 @@ struct StoreContractTests {
         }
     }
 
+    /// A worker renews the lease of a job while it runs: a job that outlives its lease is not taken
+    /// by another claimer, and once it is done it stays done.
+    @Test(arguments: TestEngines.contract)
+    func runningJobsKeepTheirLease(engine: TestEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let queue = JobQueue(database: env.database, lease: 1.5)
+            let id = try await env.database.transaction { db in try await queue.enqueue(kind: "slow", payload: ["x": 1], runAt: Date(), in: db) }
+            let worker = JobWorker(queue: queue, handlers: [
+                JobHandler(kind: "slow") { _ in try await Task.sleep(for: .seconds(4)) },
+            ], logger: env.logger)
+            let running = Task { await worker.runOnce() }
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await queue.claim(limit: 10, now: Date()).isEmpty, "twice its lease later the job is still its worker's")
+            #expect(await running.value == 1)
+            let state = try #require(try await queue.state(of: id))
+            #expect(state.state == .done && state.attempts == 1)
+            #expect(try await queue.claim(limit: 10, now: Date().addingTimeInterval(60)).isEmpty)
+        }
+    }
+
     @Test(arguments: TestEngines.contract)
     func workerRunsHandlersAndRecordsFailures(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in

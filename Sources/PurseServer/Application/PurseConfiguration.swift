@@ -18,6 +18,7 @@ import PurseSQLite
 /// | | `PURSE_SESSION_TTL` | `2592000` seconds (30 days) |
 /// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
 /// | | `PURSE_SQLITE_TUNING` | `all` SQLite hooks; `none`, or a list (``SQLiteTuning``) |
+/// | | `PURSE_JOB_LEASE_SECONDS` | `30`: how long a crashed worker's job waits before another takes it |
 public struct PurseConfiguration: Sendable {
     public enum Mode: String, Sendable { case development, production }
 
@@ -37,6 +38,9 @@ public struct PurseConfiguration: Sendable {
     /// when ``PurseServerApp/jobWorker``'s ``JobWorker/runDue(batches:)`` is called: tests that
     /// move an injected clock run them at the moments they choose.
     public var runsJobsInBackground = true
+    /// How long a claimed job is a worker's (``JobQueue/lease``). The worker renews it while the job
+    /// runs, so this bounds only how long a job of a crashed process waits before another takes it.
+    public var jobLease: TimeInterval = 30
     /// The process environment, for modules' own settings (`NEXUS_RP_ID`, `STRIPE_SECRET_KEY` …).
     public var environment: [String: String] = [:]
 
@@ -78,6 +82,10 @@ public struct PurseConfiguration: Sendable {
             } catch {
                 throw ConfigurationError("PURSE_SQLITE_TUNING: \(error)")
             }
+        }
+        if let lease = env["PURSE_JOB_LEASE_SECONDS"], !lease.isEmpty {
+            guard let value = TimeInterval(lease), (1...3600).contains(value) else { throw ConfigurationError("PURSE_JOB_LEASE_SECONDS must be 1 to 3600") }
+            config.jobLease = value
         }
         return config
     }

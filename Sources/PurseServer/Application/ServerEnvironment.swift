@@ -29,7 +29,7 @@ public struct ServerEnvironment: Sendable {
         self.accounts = AccountStore(database: database)
         self.ledger = Ledger()
         self.idempotency = IdempotencyStore()
-        self.jobs = JobQueue(database: database)
+        self.jobs = JobQueue(database: database, lease: configuration.jobLease)
         self.tokens = tokens
         self.passwords = PasswordHasher(cost: configuration.bcryptCost)
         self.metrics = metrics

@@ -40,7 +40,8 @@ public struct JobBackoff: Sendable {
 /// Jobs are enqueued in the same transaction as the change that causes them, so a webhook is
 /// never sent for a change that rolled back. Workers claim due jobs with `FOR UPDATE SKIP LOCKED`
 /// on PostgreSQL (replicas never claim the same job) and under SQLite's write lock; a claim is a
-/// lease (`locked_until`), so a job of a crashed worker is claimed again once the lease ends.
+/// lease (`locked_until`) that the worker renews while the job runs, so a job of a crashed worker
+/// is claimed again once its lease ends, and a long job is never taken from a live one.
 public struct JobQueue: Sendable {
     public let database: Database
     public var backoff: JobBackoff
@@ -48,7 +49,7 @@ public struct JobQueue: Sendable {
     /// Signalled after a commit that queued work due now (see ``JobWakeup``).
     public let wakeup = JobWakeup()
 
-    public init(database: Database, backoff: JobBackoff = JobBackoff(), lease: TimeInterval = 300) {
+    public init(database: Database, backoff: JobBackoff = JobBackoff(), lease: TimeInterval = 30) {
         self.database = database
         self.backoff = backoff
         self.lease = lease
@@ -104,6 +105,16 @@ public struct JobQueue: Sendable {
                 ))
             }
             return jobs
+        }
+    }
+
+    /// Extends a running job's lease to `lease` from `now`: its worker is alive.
+    public func renew(_ job: Job, now: Date) async throws {
+        let until = now.epochMillis + Int64(lease * 1000)
+        try await database.transaction { db in
+            try await db.raw("""
+                UPDATE jobs SET locked_until = \(bind: until) WHERE id = \(bind: job.id) AND state = 'running'
+                """).run()
         }
     }
 

@@ -94,7 +94,22 @@ public struct JobWorker: Service {
     private func execute(_ job: Job) async {
         guard let handler = handlers[job.kind] else { return }
         do {
-            try await handler.run(job)
+            // The lease is renewed at a third of its length while the handler runs.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await handler.run(job) }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: .seconds(self.queue.lease / 3))
+                        do {
+                            try await self.queue.renew(job, now: self.now())
+                        } catch {
+                            self.logger.warning("job lease renewal failed", metadata: ["job": "\(job.id)", "error": "\(error)"])
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
             try await queue.complete(job, now: now())
         } catch {
             let state = try? await queue.fail(job, error: String(describing: error), now: now(), backoff: handler.backoff)
