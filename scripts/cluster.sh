@@ -20,13 +20,24 @@ if [ "${1:-}" = "-n" ]; then replicas=$2; shift 2; fi
 
 work=$(mktemp -d /tmp/purse-cluster.XXXXXX)
 pids=()
+# Replicas must stop within 30 s of SIGTERM (a request or job that never ends would hold one up):
+# one that has to be killed fails the run.
 cleanup() {
+  local status=$? stuck=0
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done; kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "replica pid $pid was still running 30 s after SIGTERM"
+      kill -KILL "$pid" 2>/dev/null || true
+      stuck=1
+    fi
+  done
   [ -f "$work/nginx.pid" ] && kill -TERM "$(cat "$work/nginx.pid")" 2>/dev/null || true
   for log in "$work"/replica-*.log; do archive_log "$log"; done
   stop_postgres
   rm -rf "$work"
+  if [ "$stuck" = 1 ] && [ "$status" = 0 ]; then exit 1; fi
 }
 trap cleanup EXIT
 

@@ -23,7 +23,7 @@ final class ProductCatalogue: Sendable {
     func products() async throws -> [NexusWire.Product] {
         let now = ContinuousClock.now
         if let cached = cached.withLock({ $0 }), now - cached.loadedAt < lifetime { return cached.products }
-        let products = try await database.read { db in try await store.products(in: db) }
+        let products = try await database.read { db in try await self.store.products(in: db) }
         cached.withLock { $0 = (now, products) }
         return products
     }

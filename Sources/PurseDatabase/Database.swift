@@ -19,7 +19,7 @@ public final class Database: Sendable {
     /// Runs `body` with a session for reading, outside any explicit transaction. On SQLite it is
     /// one of several read-only connections that run beside the writer, so a statement that
     /// writes fails there: use ``transaction(_:)``.
-    public func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         try await driver.read(body)
     }
 

@@ -6,7 +6,7 @@ import SQLKit
 public protocol DatabaseDriver: Sendable {
     var engine: DatabaseEngine { get }
     /// Runs `body` with a session outside any explicit transaction.
-    func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T
     /// Runs `body` in a write transaction, committed when it returns and rolled back when it throws.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T
     /// Housekeeping that must not run inside requests (SQLite: WAL checkpoints). Called

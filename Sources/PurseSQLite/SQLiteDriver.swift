@@ -156,7 +156,7 @@ public final class SQLiteDriver: DatabaseDriver {
         }
     }
 
-    public func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !SQLiteWriter.runningBody else { throw NestedSessionError() }
         guard let readers else {
             guard !closed.withLock({ $0 }) else { throw DatabaseClosedError() }

@@ -121,6 +121,26 @@ struct HTTPTests {
         }
     }
 
+    /// The database out of reach (a connection lost mid-request, PostgreSQL restarting) is a 503
+    /// with Retry-After that clients retry, not a 500; an unexpected error is still a 500.
+    @Test func aLostDatabaseIsA503ToRetry() async throws {
+        struct Bug: Error {}
+        let router = Router(context: PurseRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        router.get("/lost") { _, _ -> String in throw DatabaseConnectionLost() }
+        router.get("/bug") { _, _ -> String in throw Bug() }
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/lost", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] == "1")
+                #expect(String(buffer: response.body).contains("nothing was changed"))
+            }
+            try await client.execute(uri: "/bug", method: .get) { response in
+                #expect(response.status == .internalServerError)
+            }
+        }
+    }
+
     @Test func registerLoginAndMe() async throws {
         let server = try await TestServer.make()
         try await server.withRouter { client in

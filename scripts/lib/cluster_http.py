@@ -1,4 +1,4 @@
-"""What the cluster checks (scripts/cluster_money.py, scripts/cluster_faults.py) share: JSON requests
+"""What the cluster checks (scripts/cluster_money.py, scripts/faults.py) share: JSON requests
 to a replica or to nginx, and PASS/FAIL lines."""
 import json
 import sys

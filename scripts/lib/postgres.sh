@@ -1,7 +1,9 @@
 # Sourced by the scripts that need a throwaway PostgreSQL server. Nothing here waits without a bound.
 #   start_postgres [server settings...]   installs Debian's server when missing and starts a cluster
 #                                         in a temporary directory on a free 127.0.0.1 port; sets
-#                                         $PGBIN, $PGDATA, $PGPORT and $postgres_url
+#                                         $PGBIN, $PGDATA, $PGPORT and $postgres_url (PGBIN and
+#                                         PGDATA exported; the server's options are kept in
+#                                         $PGDATA/purse-start-options for a restart after a crash)
 #   stop_postgres                         stops it and removes its directory
 # Settings are postgres `-c` options (`shared_buffers=1GB`). Runs the server as the `postgres` user.
 start_postgres() {
@@ -18,6 +20,8 @@ start_postgres() {
   local options="-p $PGPORT -k $PGDATA -c listen_addresses=127.0.0.1 -c max_connections=300"
   local setting
   for setting in "$@"; do options="$options -c $setting"; done
+  printf '%s\n' "$options" > "$PGDATA/purse-start-options"
+  export PGBIN PGDATA
   if ! timeout 60 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA" -o "$options" -l "$PGDATA/log" -w -t 50 start >/dev/null; then
     cat "$PGDATA/log"; return 1
   fi

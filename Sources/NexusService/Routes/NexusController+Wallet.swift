@@ -214,9 +214,10 @@ extension NexusController {
             bought.withLock { $0 = response }
             return (.ok, response.json)
         }
-        // 4. The delivery, waited for as long as the supplier's first answer takes (bounded by
-        //    its timeout). A replay answers as the purchase was first recorded; the client
-        //    follows GET /user/transactions/{id}.
+        // 5. The delivery, waited for as long as the supplier's first answer takes (bounded by
+        //    its timeout). A verdict replaces the stored answer before it is sent, so a retry
+        //    with the key gets exactly this answer; the client follows a pending one with
+        //    GET /user/transactions/{id}.
         guard var response = bought.withLock({ $0 }) else { return answer }
         switch try await delivery.attempt(response.data.transactionId) {
         case .pending:
@@ -230,7 +231,15 @@ extension NexusController {
             response.data.status = "failed"
             response.data.balance = try await environment.database.read { db in try await balances(of: user, in: db).balance }
         }
-        return .jsonData(response.json)
+        let final = response.json
+        if request.headers[.idempotencyKey] != nil {
+            let key = try ServerEnvironment.idempotencyKey(of: request)
+            let environment = environment
+            try await environment.database.transaction { db in
+                try await environment.idempotency.amend(user: user, key: key, response: StoredResponse(status: 200, body: final), in: db)
+            }
+        }
+        return .jsonData(final)
     }
 
     /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the

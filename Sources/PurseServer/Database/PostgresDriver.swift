@@ -73,23 +73,25 @@ final class PostgresDriver: DatabaseDriver {
         for await _ in started {}
     }
 
-    func read<T: Sendable>(_ body: @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            try await body(PostgresSession(connection.sql(queryLogLevel: .trace)))
+            try await Self.untilClosed(connection) {
+                try await body(PostgresSession(connection.sql(queryLogLevel: .trace)))
+            }
         }
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
-        return try await client.withConnection { connection in
+        return try await client.withConnection { connection in try await Self.untilClosed(connection) {
             let db = PostgresSession(connection.sql(queryLogLevel: .trace))
             try await db.raw("BEGIN").run()
             do {
                 let result = try await body(db)
                 try await db.raw("COMMIT").run()
-                committed.add(1, ordering: .relaxed)
-                metrics.committed(transactions: 1)
+                self.committed.add(1, ordering: .relaxed)
+                self.metrics.committed(transactions: 1)
                 return result
             } catch {
                 do {
@@ -101,6 +103,32 @@ final class PostgresDriver: DatabaseDriver {
                 }
                 throw error
             }
+        } }
+    }
+
+    /// Runs `body` on `connection`, but ends with ``DatabaseConnectionLost`` as soon as the
+    /// connection closes. postgres-nio hands a statement to a connection's channel without a write
+    /// promise, so a statement sent just as the server went away (PostgreSQL killed or restarted)
+    /// is never answered and its caller would wait forever; this is what ends that wait. The
+    /// abandoned statement's task is left to its connection, which is gone.
+    static func untilClosed<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let settled = Mutex(false)
+        let work = Mutex<Task<Void, Never>?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let settle: @Sendable (Result<T, any Error>) -> Void = { result in
+                    guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
+                    continuation.resume(with: result)
+                }
+                connection.closeFuture.whenComplete { _ in settle(.failure(DatabaseConnectionLost())) }
+                work.withLock {
+                    $0 = Task {
+                        do { settle(.success(try await body())) } catch { settle(.failure(error)) }
+                    }
+                }
+            }
+        } onCancel: {
+            work.withLock { $0?.cancel() }
         }
     }
 

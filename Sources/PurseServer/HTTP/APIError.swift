@@ -68,4 +68,8 @@ extension APIError {
         APIError(.tooManyRequests, message, headers: [.retryAfter: String(seconds)])
     }
     public static let internalError = APIError(.internalServerError, "Internal server error")
+    /// The database is out of reach for a moment (``DatabaseOutage``): nothing was done; retry.
+    public static let databaseUnavailable = APIError(
+        .serviceUnavailable, "The service is unavailable for a moment; nothing was changed. Retry shortly.", headers: [.retryAfter: "1"]
+    )
 }

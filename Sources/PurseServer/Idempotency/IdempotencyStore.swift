@@ -116,6 +116,15 @@ public struct IdempotencyStore: Sendable {
         return stored
     }
 
+    /// Replaces a finished request's stored answer with the one it finally sent, after work done once
+    /// its effect committed (a top-up's first delivery attempt): a retry with the key then gets
+    /// exactly the answer the first request gave.
+    public func amend(user: UserID, key: String, response: StoredResponse, in db: any DatabaseSession) async throws {
+        try await db.run(Self.amendment, [
+            .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
+        ])
+    }
+
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
     static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
@@ -147,6 +156,9 @@ public struct IdempotencyStore: Sendable {
         ON CONFLICT DO NOTHING RETURNING key
         """)
     /// Stores the response under a claimed key.
+    static let amendment = DatabaseStatement(
+        "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2 AND status_code <> 102"
+    )
     static let complete = DatabaseStatement(
         "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
     )
