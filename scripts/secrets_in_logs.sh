@@ -10,7 +10,7 @@ shopt -s nullglob
 logs=("$dir"/*.log)
 [ "${#logs[@]}" -gt 0 ] || { echo "no server logs in $dir"; exit 1; }
 lines=$(cat "${logs[@]}" | wc -l)
-fixed='correct horse battery|correct-horse-battery|wallet password|river stone 42|sk_test_ci_secret|sk_test_cli_secret|sk_test_sandbox_ci|"pin" *: *"[0-9]{4}"|currentPin'
+fixed='correct horse battery|correct-horse-battery|wallet password|river stone 42|sk_test_ci_secret|sk_test_cli_secret|sk_test_bench_secret|sk_test_sandbox_ci|"pin" *: *"[0-9]{4}"|currentPin'
 shapes='(^|[^a-z_])private_key"?[=:]|secret_key=|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY|"d" *: *"[A-Za-z0-9_-]{40,}"|[?&]sign=[A-Za-z0-9_-]{40,}|[?&]token=[0-9a-f]{32}'
 if grep -nE "$fixed|$shapes" "${logs[@]}" > /tmp/purse-secret-hits 2>/dev/null; then
   echo "secrets in server logs:"; head -20 /tmp/purse-secret-hits | cut -c1-300; exit 1

@@ -39,6 +39,9 @@ extension PendingResponseHandler {
     }
 }
 
+/// A request was not sent because its connection had closed.
+struct BenchChannelClosed: Error {}
+
 /// One persistent keep-alive connection carrying one request at a time — the part both load
 /// generators share: connect with `TCP_NODELAY`, write a request on the channel's event loop, wait
 /// for the handler at the end of the pipeline to answer it.
@@ -66,15 +69,25 @@ struct BenchChannel<Handler: PendingResponseHandler>: Sendable {
     func send(_ write: @escaping @Sendable (any Channel) -> Void) async throws -> Handler.Response {
         let channel = self.channel, handler = self.handler
         return try await channel.eventLoop.flatSubmit { () -> EventLoopFuture<Handler.Response> in
-            let promise = channel.eventLoop.makePromise(of: Handler.Response.self)
             guard handler.value.pending == nil else {
                 return channel.eventLoop.makeFailedFuture(PurseError.invalidResponse("one request at a time per bench connection"))
             }
+            // A write to a closed channel is dropped without a word (and its inactivity was
+            // already told), so a request on one would wait forever. Nothing was sent: the
+            // caller may send it on a new connection.
+            guard channel.isActive else {
+                return channel.eventLoop.makeFailedFuture(BenchChannelClosed())
+            }
+            let promise = channel.eventLoop.makePromise(of: Handler.Response.self)
             handler.value.pending = promise
             write(channel)
             return promise.futureResult
         }.get()
     }
+
+    /// Whether the connection is still open (a server may close a kept-alive connection after a
+    /// number of requests, as nginx does after 1,000).
+    var isActive: Bool { channel.isActive }
 
     func close() async {
         try? await channel.close()

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import PurseKit
+import Synchronization
 
 /// One persistent HTTP/1.1 keep-alive connection used by one benchmark user, one request at a time.
 ///
@@ -10,44 +11,64 @@ import PurseKit
 /// like `wrk`: no connection pool, redirects, tracing or decompression — a request written, a
 /// response read. The client core above it (``APIClient``, `NexusClient`, the authenticator's
 /// signatures) is unchanged, so a flow still does the work a phone does.
+///
+/// When the server ends the kept-alive connection (nginx does after 1,000 requests), the next
+/// request opens a new one, as any HTTP client does.
 final class BenchConnection: HTTPTransport {
-    private let link: BenchChannel<ResponseCollector>
+    private let link: Mutex<BenchChannel<ResponseCollector>>
     private let host: String
+    private let port: Int
 
-    private init(link: BenchChannel<ResponseCollector>, host: String) {
-        self.link = link
+    private init(link: BenchChannel<ResponseCollector>, host: String, port: Int) {
+        self.link = Mutex(link)
         self.host = host
+        self.port = port
     }
 
     static func connect(host: String, port: Int) async throws -> BenchConnection {
-        let link = try await BenchChannel.connect(host: host, port: port) { pipeline in
+        BenchConnection(link: try await open(host: host, port: port), host: host, port: port)
+    }
+
+    private static func open(host: String, port: Int) async throws -> BenchChannel<ResponseCollector> {
+        try await BenchChannel.connect(host: host, port: port) { pipeline in
             try pipeline.addHTTPClientHandlers()
             let collector = ResponseCollector()
             try pipeline.addHandler(collector)
             return collector
         }
-        return BenchConnection(link: link, host: "\(host):\(port)")
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         var target = request.url.path
         if let query = request.url.query { target += "?" + query }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: target)
-        head.headers.add(name: "Host", value: host)
         for (name, value) in request.headers { head.headers.replaceOrAdd(name: name, value: value) }
         let body = request.body.map { ByteBuffer(bytes: $0) }
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
 
+        head.headers.replaceOrAdd(name: "Host", value: "\(host):\(port)")
         let requestHead = head
-        return try await link.send { channel in
+        let write: @Sendable (any Channel) -> Void = { channel in
             channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         }
+        let current = link.withLock { $0 }
+        if current.isActive {
+            do {
+                return try await current.send(write)
+            } catch is BenchChannelClosed {
+                // Closed between the check and the write (the server's last response had just
+                // arrived): nothing was sent, so it goes on a new connection.
+            }
+        }
+        let fresh = try await Self.open(host: host, port: port)
+        link.withLock { $0 = fresh }
+        return try await fresh.send(write)
     }
 
     func close() async {
-        await link.close()
+        await link.withLock { $0 }.close()
     }
 }
 
@@ -71,6 +92,11 @@ private final class ResponseCollector: PendingResponseHandler {
             body.writeBuffer(&chunk)
         case .end:
             succeedPending(TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView)))
+            // The server's last response on this connection: close it now (once answered), so
+            // that the next request opens a new one instead of racing the server's close.
+            if headers.contains(where: { $0.key.lowercased() == "connection" && $0.value.lowercased() == "close" }) {
+                context.close(promise: nil)
+            }
         }
     }
 }
