@@ -9,6 +9,8 @@ checked (and remembered) a token does not let it pass after another replica spen
     is verified and remembered there but not spent), then spent on a third: both others now
     refuse it (`token_used`), with no money moved;
   * one fresh token sent in six top-ups with six keys across the replicas at once: one top-up;
+  * 30 wrong sign-ins to the Cuti-E admin dashboard for one e-mail, spread over the replicas at
+    once: the limit of 10 holds for the whole service, the rest are told to wait (429);
   * a Cuti-E device-link code shown by a device on one replica and confirmed by two other devices
     on two other replicas at once (the client core, through the `purse` CLI): one device joins.
 
@@ -95,6 +97,13 @@ def main():
           sum(1 for s, _ in answers if s == 200) == 1 and sum(1 for s, _ in answers if s == 401) == 5, answers)
     status, body = call(proxy, "GET", "/user/balance", token=session)
     check("the balance moved for exactly the two top-ups", body.get("balance") == 4000, body)
+
+    email = f"desk-{uuid.uuid4().hex[:8]}@example.com"
+    with ThreadPoolExecutor(10) as pool:
+        tries = list(pool.map(lambda i: call(replicas[i % len(replicas)], "POST", "/v1/admin/login", {"email": email, "password": f"guess {i}"}), range(30)))
+    statuses = sorted(s for s, _ in tries)
+    check("30 wrong admin sign-ins across the replicas: exactly 10 judged, 20 told to wait",
+          statuses.count(401) == 10 and statuses.count(429) == 20, statuses)
 
     home = tempfile.mkdtemp(prefix="purse-cluster-home.")
     environment = dict(os.environ, PURSE_HOME=home)

@@ -21,7 +21,6 @@ public struct ChippiPayModule: PurseModule {
     let configuration: ChippiPayConfiguration
     /// What `mount` builds and the job handlers use.
     let mounted = MountedProvider()
-    let limiter: RateLimiter
 
     /// Fetches merchants' published keys (JWKS).
     let issuerTransport: any HTTPTransport
@@ -29,7 +28,6 @@ public struct ChippiPayModule: PurseModule {
     public init(configuration: ChippiPayConfiguration, issuerTransport: (any HTTPTransport)? = nil) {
         self.configuration = configuration
         self.issuerTransport = issuerTransport ?? AsyncHTTPClientTransport(maxResponseBytes: 256 << 10)
-        limiter = RateLimiter(perSecond: configuration.provider.rateLimit, burst: Int(configuration.provider.rateLimit * 2))
     }
 
     public var links: [ModuleLink] {
@@ -80,7 +78,8 @@ public struct ChippiPayModule: PurseModule {
                 .store(#"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)"}"# + "\n", named: "chippi-sandbox-merchant.json")
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "keys_file": "\(file)"])
         }
-        ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: limiter,
+        ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: SharedRateLimiter(name: "chippi.api", perSecond: configuration.provider.rateLimit,
+                                                    burst: Int(configuration.provider.rateLimit * 2), database: environment.database),
                        keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000))),
                        issuers: IssuerKeys(transport: issuerTransport)).mount(on: router)
         environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])

@@ -82,7 +82,7 @@ public struct CutiEModule: PurseModule {
         let auth = DeviceAuthenticator(environment: environment, configuration: configuration)
         SDKRoutes(environment: environment, configuration: configuration, auth: auth).mount(on: router)
         let accounts = AdminAccounts(environment: environment, sessionHours: configuration.adminSessionHours,
-                                     loginLimiter: RateLimiter(perSecond: 0.2, burst: 10),
+                                     loginLimiter: SharedRateLimiter(name: "cutie.admin.login", perSecond: 0.2, burst: 10, database: environment.database),
                                      decoyHash: try await environment.passwords.hash(RandomID.hex(bytes: 24)))
         let desk = AdminDesk(environment: environment, configuration: configuration)
         AdminAPI(accounts: accounts, desk: desk).mount(on: router)
@@ -106,7 +106,7 @@ public struct CutiEModule: PurseModule {
 
     /// Creates an admin account (`purse cutie admin create`).
     public static func createAdmin(email: String, name: String, role: String, password: String, environment: ServerEnvironment) async throws -> (id: String, email: String) {
-        let accounts = AdminAccounts(environment: environment, sessionHours: 1, loginLimiter: RateLimiter(perSecond: 1, burst: 1), decoyHash: "")
+        let accounts = AdminAccounts(environment: environment, sessionHours: 1, loginLimiter: SharedRateLimiter(name: "cutie.admin.login", perSecond: 1, burst: 1, database: environment.database), decoyHash: "")
         let admin = try await accounts.create(email: email, name: name, role: role, password: password)
         return (admin.id, admin.email)
     }

@@ -626,6 +626,31 @@ struct StoreContractTests {
         }
     }
 
+    /// A rate limit holds across replicas: on PostgreSQL two limiters on one database (two
+    /// replicas) draw exactly `burst` tokens between them under 100 concurrent requests, and the
+    /// bucket refills with time; on SQLite (one server) the one process's limiter does the same.
+    @Test(arguments: TestEngines.contract)
+    func rateLimitsHoldAcrossReplicas(engine: TestEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            let shared = !env.database.dialect.writesAreSerial
+            let replicas = (0..<(shared ? 2 : 1)).map { _ in SharedRateLimiter(name: "test.api", perSecond: 1, burst: 10, database: env.database) }
+            let now = Date()
+            let answers = try await withThrowingTaskGroup(of: Int?.self, returning: [Int?].self) { group in
+                for index in 0..<100 { group.addTask { try await replicas[index % replicas.count].take("pk_one", now: now) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.filter { $0 == nil }.count == 10)
+            #expect(answers.compactMap { $0 }.allSatisfy { $0 >= 1 })
+            #expect(try await replicas[0].take("pk_other", now: now) == nil, "each key has its own bucket")
+            let other = SharedRateLimiter(name: "test.login", perSecond: 1, burst: 1, database: env.database)
+            #expect(try await other.take("pk_one", now: now) == nil, "each limiter has its own buckets")
+            if shared {
+                #expect(try await replicas[1].take("pk_one", now: now.addingTimeInterval(1.001)) == nil, "a second later one token is back")
+                #expect(try await replicas[0].take("pk_one", now: now.addingTimeInterval(1.002)) == 1)
+            }
+        }
+    }
+
     @Test(arguments: TestEngines.contract)
     func workerRunsHandlersAndRecordsFailures(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in

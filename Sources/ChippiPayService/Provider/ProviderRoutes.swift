@@ -24,7 +24,7 @@ struct ProviderRoutes: Sendable {
     let environment: ServerEnvironment
     let configuration: ChippiProviderConfiguration
     let payments: VaultPayments
-    let limiter: RateLimiter
+    let limiter: SharedRateLimiter
     let keyCache: MerchantKeyCache
     let issuers: IssuerKeys
 
@@ -113,7 +113,7 @@ struct ProviderRoutes: Sendable {
             }
             keyCache.remember(merchant, for: key)
         }
-        if let wait = limiter.take(merchant.publicKey) { throw ProviderError.rateLimited(wait) }
+        if let wait = try await limiter.take(merchant.publicKey, now: environment.now()) { throw ProviderError.rateLimited(wait) }
         return merchant
     }
 

@@ -39,7 +39,7 @@ extension HTTPField.Name {
 struct AdminAccounts: Sendable {
     let environment: ServerEnvironment
     let sessionHours: Double
-    let loginLimiter: RateLimiter
+    let loginLimiter: SharedRateLimiter
     /// A bcrypt hash of a random password, checked against when the e-mail is unknown.
     let decoyHash: String
 
@@ -72,7 +72,7 @@ struct AdminAccounts: Sendable {
     /// Checks the password and opens a session: (session id for the cookie, session).
     func login(email: String, password: String) async throws -> (id: String, session: AdminSession) {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
-        if let wait = loginLimiter.take(email) { throw APIError.tooManyRequests("Too many sign-in attempts; try again in \(wait) s", retryAfter: wait) }
+        if let wait = try await loginLimiter.take(email, now: environment.now()) { throw APIError.tooManyRequests("Too many sign-in attempts; try again in \(wait) s", retryAfter: wait) }
         guard email.utf8.count <= 254, password.utf8.count <= 72 else { throw APIError(.unauthorized, "Wrong e-mail or password") }
         let row = try await environment.database.read { db in
             try await db.raw("SELECT id, email, name, role, password_hash, disabled_at FROM cutie_admins WHERE email = \(bind: email)").first()

@@ -150,5 +150,17 @@ public enum CoreMigrations {
             )
             """,
         ]),
+        // Rate limits that hold across replicas (``SharedRateLimiter``): one row per bucket.
+        Migration("0007_core_rate_buckets", [
+            """
+            CREATE TABLE rate_buckets (
+                key TEXT PRIMARY KEY,
+                micro_tokens BIGINT NOT NULL CHECK (micro_tokens >= 0),
+                updated_at BIGINT NOT NULL,
+                taken INTEGER NOT NULL CHECK (taken IN (0, 1))
+            )
+            """,
+            "CREATE INDEX rate_buckets_updated ON rate_buckets (updated_at)",
+        ]),
     ]
 }

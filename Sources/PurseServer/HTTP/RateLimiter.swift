@@ -3,8 +3,8 @@ import Synchronization
 /// A token bucket per key: `burst` requests at once, refilled at `perSecond`. Answers whether a
 /// request may go now, or how long until it may.
 ///
-/// Kept in the replica's memory: with several replicas each admits its own share, so a limit
-/// meant for the whole service is divided by the replica count in configuration.
+/// Kept in this process's memory: the buckets of a single server. A limit that must hold across
+/// replicas is a ``SharedRateLimiter``, which uses this one where the database has one server.
 public final class RateLimiter: Sendable {
     public let perSecond: Double
     public let burst: Double
