@@ -139,15 +139,16 @@ public final class CutiE: Sendable {
         var conversation_id: String
     }
 
-    /// Starts a conversation; returns its id.
-    public func createConversation(category: ConversationCategory, message: String, title: String? = nil) async throws(CutiEError) -> String {
+    /// Starts a conversation; returns its id. `idempotencyKey` names the attempt: sending the same
+    /// conversation again with it (after an answer was lost) starts it once.
+    public func createConversation(category: ConversationCategory, message: String, title: String? = nil,
+                                   idempotencyKey key: String = IdempotencyKey.make()) async throws(CutiEError) -> String {
         let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .invalidRequest("Write a message first") }
         let context = state.withLock { $0 }
         let body = CreateBody(category: category.rawValue, initial_message: message, title: title?.isEmpty == true ? nil : title,
                               user_id: context.userID, user_name: context.userName, app_version: context.appVersion,
                               os_version: context.osVersion, device_model: context.deviceModel)
-        let key = IdempotencyKey.make()
         return try await call { try await $0.send("POST", "/v1/conversations", body: body, idempotencyKey: key, as: Created.self).conversation_id }
     }
 

@@ -19,6 +19,9 @@ public final class CutiEFeedbackViewModel {
     public var message = ""
     public private(set) var state: State = .editing
     @ObservationIgnored let cutie: CutiE
+    /// The key of the last attempt and what it sent: sending the same form again after a failure
+    /// (its answer may have been lost) reuses the key, so the conversation starts once.
+    @ObservationIgnored private var attempt: (key: String, content: [String])?
     public static let maxLength = 5000
 
     public init(cutie: CutiE = .shared) { self.cutie = cutie }
@@ -36,8 +39,12 @@ public final class CutiEFeedbackViewModel {
     public func send() async {
         guard canSend else { return }
         state = .sending
+        let content = [category.rawValue, title, message]
+        let key = attempt.flatMap { $0.content == content ? $0.key : nil } ?? IdempotencyKey.make()
+        attempt = (key, content)
         do {
-            let id = try await cutie.createConversation(category: category, message: message, title: title.isEmpty ? nil : title)
+            let id = try await cutie.createConversation(category: category, message: message, title: title.isEmpty ? nil : title, idempotencyKey: key)
+            attempt = nil
             state = .sent(conversationId: id)
             message = ""
             title = ""

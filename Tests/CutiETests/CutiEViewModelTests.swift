@@ -128,4 +128,47 @@ struct CutiEViewModelTests {
             await MainActor.run { #expect(devices.devices.map(\.deviceName).contains("iPad")) }
         }
     }
+    /// Behind a network that answers 429 and 503, drops requests, loses answers, duplicates and
+    /// delays (a seeded 40 % of requests), with no automatic retries: 20 conversations started from
+    /// the feedback form and 12 messages from the conversation screen, each sent again from the
+    /// screen until it is sent. The server holds exactly 20 conversations and each message once
+    /// (a retried message lands after the ones sent meanwhile).
+    @Test("feedback and messages behind a faulty network: each stored once")
+    func faultyNetworkStoresEachOnce() async throws {
+        try await CutiEHarness.withServer { h in
+            let cutie = CutiE()
+            let faulty = FaultInjectingTransport(RouterTransport(client: h.client), seed: 2028, percent: 40)
+            let clock = h.server.clock
+            cutie.configure(appId: "app_sandbox", apiURL: URL(string: "http://localhost")!, transport: faulty, store: InMemorySecureStore(),
+                            preferences: InMemoryPreferences(), retry: .none, now: { clock.now })
+            var conversations: [String] = []
+            for index in 0..<20 {
+                let form = await CutiEFeedbackViewModel(cutie: cutie)
+                await MainActor.run { form.message = "Report \(index)" }
+                for _ in 0..<30 {
+                    await form.send()
+                    if case .sent(let id) = await form.state { conversations.append(id); break }
+                }
+            }
+            #expect(conversations.count == 20)
+            let model = await CutiEConversationViewModel(conversationId: conversations[0], cutie: cutie)
+            for index in 0..<12 {
+                await MainActor.run { model.draft = "Message \(index)" }
+                await model.send()
+            }
+            for _ in 0..<30 {
+                let failed = await MainActor.run { model.rows.filter { if case .failed = $0.delivery { true } else { false } }.map(\.id) }
+                if failed.isEmpty { break }
+                for id in failed { await model.retry(id) }
+            }
+            #expect(await MainActor.run { model.rows.allSatisfy { $0.delivery == .sent } })
+            var listed: [Conversation]?
+            for _ in 0..<10 where listed == nil { listed = try? await cutie.getConversations() }
+            #expect(Set((listed ?? []).map(\.id)) == Set(conversations), "one conversation per form sent")
+            var stored: [String]?
+            for _ in 0..<10 where stored == nil { stored = try? await cutie.getConversation(id: conversations[0]).messages?.map(\.message) }
+            #expect(stored?.first == "Report 0" && stored?.sorted() == (["Report 0"] + (0..<12).map { "Message \($0)" }).sorted())
+            #expect(faulty.totalFaults > 10, "faults injected: \(faulty.faults)")
+        }
+    }
 }

@@ -119,4 +119,54 @@ struct NexusClientCoreTests {
             #expect(await model.message == "Insufficient balance")
         }
     }
+    /// The checkout behind a network that answers 429 and 503, drops requests, loses answers,
+    /// duplicates and delays (a seeded 40 % of requests): 12 orders, each with the biometric
+    /// step-up or the PIN, each retried with the screen's Retry until it ends. Every order ends
+    /// completed or refused; the wallet holds exactly one top-up per completed order (the ids the
+    /// receipts show) and its balance is the funding less exactly those.
+    @MainActor
+    @Test func checkoutBehindAFaultyNetworkNeverPaysTwice() async throws {
+        try await NexusHarness.withServer { @MainActor (h: NexusHarness) async throws in
+            let user = try await h.enrolledUser(funding: 50_000)
+            try await user.nexus.setPin("2580")
+            let session = ClientSession(baseURL: URL(string: "http://localhost:8080")!, store: InMemorySecureStore())
+            try await session.setToken(user.token)
+            let faulty = FaultInjectingTransport(user.transport, seed: 2027, percent: 40)
+            let api = APIClient(session: session, transport: faulty, retry: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1), maxDelay: .milliseconds(4)))
+            let nexus = NexusClient(api: api)
+            var receipts: [TopupReceipt] = []
+            var refused = 0
+            for index in 0..<12 {
+                let model = CheckoutViewModel(client: nexus, gate: SoftwareBiometricGate.scripted(Array(repeating: .success, count: 40)),
+                                              authenticator: user.authenticator)
+                if index.isMultiple(of: 2) {
+                    await model.buy(NexusHarness.order)
+                } else {
+                    await model.buyWithPin(NexusHarness.order)
+                    await model.submitPin("2580")
+                }
+                for _ in 0..<30 {
+                    switch model.step {
+                    case .failed: await model.retry()
+                    case .verificationFailed, .biometricFailed: await model.usePin()
+                    case .enteringPin: await model.submitPin("2580")
+                    default: break
+                    }
+                    if case .completed = model.step { break }
+                    if case .refused = model.step { break }
+                }
+                switch model.step {
+                case .completed(let receipt): receipts.append(receipt)
+                case .refused: refused += 1
+                default: Issue.record("order \(index) ended at \(model.step)")
+                }
+            }
+            let history = try await user.nexus.transactions(limit: 100).data.filter { $0.kind == "topup" }
+            #expect(receipts.count + refused == 12)
+            #expect(Set(receipts.map(\.transactionId)).count == receipts.count, "no receipt names another order's top-up")
+            #expect(Set(history.map(\.transactionId)) == Set(receipts.map(\.transactionId)), "one top-up per completed order, and no other")
+            #expect(try await h.balance(user) == 50_000 - 500 * receipts.count)
+            #expect(faulty.totalFaults > 10, "faults injected: \(faulty.faults)")
+        }
+    }
 }
