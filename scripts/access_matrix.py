@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Who may see what, against a running `purse serve` (run by scripts/with-server.sh):
+
+1. Signed out: every operation in the server's own OpenAPI document, sent with no credentials
+   (path parameters that name nothing, an empty JSON body). None may answer 5xx, and none may
+   answer 2xx unless it is public on purpose (PUBLIC below, each with its reason) — so a route
+   added later without its check fails here.
+2. Another tenant's resources: resources made by one user, device, app or merchant, asked for by
+   another (and signed out). Every one is refused, and one that belongs to someone else answers as
+   one that does not exist (404): the answer does not tell whether it exists.
+
+usage: access_matrix.py URL PURSE   (PURSE: the binary; PURSE_DATA_DIR: the server's data directory;
+       the server runs with CHIPPI_SANDBOX_MERCHANT_KEYS=pk_test_ci:sk_test_ci_secret and
+       STRIPE_SANDBOX_SECRET_KEY=sk_test_sandbox_ci)
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+import uuid
+
+base, purse = sys.argv[1].rstrip("/"), sys.argv[2]
+rows = []  # (section, case, status, verdict)
+
+# Operations that answer without credentials, and why that is right.
+PUBLIC = {
+    ("GET", "/"): "the service listing",
+    ("GET", "/health"): "load balancers' health check",
+    ("GET", "/metrics"): "Prometheus scrape (kept on the private network, docs/deploy.md)",
+    ("GET", "/openapi.yaml"): "the API's own description",
+    ("POST", "/auth/register"): "signing up",
+    ("POST", "/auth/login"): "signing in",
+    ("GET", "/products"): "the airtime catalogue",
+    ("GET", "/nexus/checkout"): "a page whose calls carry the user's token",
+    ("GET", "/nexus/enroll"): "a page whose calls carry the user's token",
+    ("GET", "/api/events"): "upcoming events are public",
+    ("GET", "/stripe/connect/success"): "Stripe's return page",
+    ("GET", "/stripe/connect/reauth"): "Stripe's refresh page",
+    ("POST", "/starknet/rpc"): "a Starknet node's JSON-RPC is public",
+    ("GET", "/clientinfo"): "MyCHIPs' connection details for the wallet",
+    ("GET", "/cutie/admin/login"): "the dashboard's sign-in form",
+    ("GET", "/cutie/admin"): "redirects to the sign-in form",
+}
+# The sandboxes stand in for third parties (VTpass, Stripe, APNs, App Attest, StoreKit, a Starknet
+# faucet) in development only; each checks what its real counterpart checks.
+SANDBOX = re.compile(r"^/sandbox/")
+
+
+def call(method, path, body=None, headers=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=30) as response:
+            raw = response.read()
+            status = response.status
+    except urllib.error.HTTPError as error:
+        raw, status = error.read(), error.code
+    try:
+        return status, json.loads(raw or b"null")
+    except ValueError:
+        return status, raw.decode(errors="replace")
+
+
+def record(section, case, ok, status):
+    rows.append((section, case, status, ok))
+    print(("PASS " if ok else "FAIL ") + f"[{section}] {case}: {status}")
+
+
+def signed_out_sweep():
+    import yaml  # PyYAML comes with schemathesis, installed before this runs
+    document = yaml.safe_load(call("GET", "/openapi.yaml")[1])
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            method = method.upper()
+            if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+                continue
+            concrete = re.sub(r"\{[^}]+\}", "x_nothing_here", path)
+            status, _ = call(method, concrete, {} if method in ("POST", "PUT", "PATCH") else None)
+            public = (method, path) in PUBLIC or SANDBOX.match(path)
+            if status >= 500:
+                record("signed out", f"{method} {path}", False, status)
+            elif 200 <= status < 300 and not public:
+                record("signed out", f"{method} {path} answered without credentials", False, status)
+            else:
+                record("signed out", f"{method} {path}" + (" (public)" if public and status < 300 else ""), True, status)
+
+
+def expect(section, case, status, allowed):
+    record(section, case, status in allowed, status)
+
+
+def register(label):
+    status, body = call("POST", "/auth/register", {"email": f"{label}-{uuid.uuid4().hex[:8]}@example.com", "password": "correct horse battery"})
+    assert status == 201, body
+    return body["token"], {"Authorization": f"Bearer {body['token']}"}, body["user"]["id"]
+
+
+def nexus_and_maly():
+    _, alice, _ = register("alice")
+    _, bob, _ = register("bob")
+    status, _ = call("POST", "/sandbox/nexus/fund", {"amount": 5000}, dict(alice, **{"Idempotency-Key": str(uuid.uuid4())}))
+    assert status == 201
+    call("PUT", "/user/pin", {"pin": "2580"}, alice)
+    status, body = call("POST", "/user/topup", {"amount": 100, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "pin": "2580"},
+                        dict(alice, **{"Idempotency-Key": str(uuid.uuid4())}))
+    assert status == 200, body
+    tx = body["data"]["transactionId"]
+    expect("Nexus", "the owner reads her top-up", call("GET", f"/user/transactions/{tx}", headers=alice)[0], {200})
+    expect("Nexus", "another user asks for her top-up → 404", call("GET", f"/user/transactions/{tx}", headers=bob)[0], {404})
+    expect("Nexus", "signed out → 401", call("GET", f"/user/transactions/{tx}")[0], {401})
+    expect("Nexus", "a top-up that does not exist answers the same → 404", call("GET", "/user/transactions/tx_00000000000000000000000000", headers=bob)[0], {404})
+    status, page = call("GET", "/user/transactions?limit=100", headers=bob)
+    record("Nexus", "her top-up is not in another user's history", status == 200 and all(t.get("transactionId") != tx for t in page["data"]), status)
+    status, balance = call("GET", "/user/balance", headers=bob)
+    record("Nexus", "another user's balance is his own (0)", status == 200 and balance.get("balance") == 0, status)
+
+    status, body = call("POST", "/api/stripe/connect/create-account", {}, alice)
+    assert status in (200, 201), body
+    account = body["account"]["id"]
+    status, body = call("GET", "/api/stripe/connect/account-status", headers=bob)
+    record("Maly", "another host's status does not show her account", status == 200 and body.get("hasAccount") is False, status)
+    status, _ = call("POST", "/api/stripe/connect/create-account-link", {}, dict(bob, Origin=base))
+    expect("Maly", "another host cannot make an onboarding link for her account", status, {400})
+    expect("Maly", "her Stripe account at the sandbox without the platform key → 401",
+           call("GET", f"/sandbox/stripe/v1/accounts/{account}")[0], {401})
+
+
+def chippi():
+    ci = {"x-api-key": "pk_test_ci", "Authorization": "Bearer sk_test_ci_secret"}
+    made = subprocess.run([purse, "chippi", "keys", "create", "--merchant", "mer_other", "--name", "Other"],
+                          capture_output=True, text=True, timeout=60, env=os.environ)
+    keys = re.findall(r"(pk_(?:test|live)_\S+)|(sk_(?:test|live)_\S+)", made.stdout)
+    public = next(k[0] for k in keys if k[0])
+    secret = next(k[1] for k in keys if k[1])
+    other = {"x-api-key": public, "Authorization": f"Bearer {secret}"}
+    token, _, user = register("wallet")
+    status, body = call("POST", "/v1/chipi-wallets/prepare-creation", {"auth_token": token, "external_user_id": user}, ci)
+    assert status in (200, 201), body
+    wallet = body["wallet_id"]
+    expect("ChippiPay", "the merchant reads its wallet", call("GET", f"/v1/chipi-wallets/{wallet}", headers=ci)[0], {200})
+    expect("ChippiPay", "another merchant asks for it → 404", call("GET", f"/v1/chipi-wallets/{wallet}", headers=other)[0], {404})
+    expect("ChippiPay", "a wallet that does not exist answers the same → 404", call("GET", "/v1/chipi-wallets/wal_0000000000000000", headers=other)[0], {404})
+    expect("ChippiPay", "a wrong secret → 401", call("GET", f"/v1/chipi-wallets/{wallet}", headers=dict(ci, Authorization="Bearer sk_test_wrong"))[0], {401})
+    expect("ChippiPay", "signed out → 401", call("GET", f"/v1/chipi-wallets/{wallet}")[0], {401})
+    expect("ChippiPay", "another merchant cannot finish its creation → 404",
+           call("POST", "/v1/chipi-wallets", {"wallet_id": wallet, "public_key": "0x1", "encrypted_private_key": "v1.x", "auth_token": token}, other)[0],
+           {404})
+    status, page = call("GET", "/v1/sku-transactions?limit=100", headers=other)
+    record("ChippiPay", "another merchant's purchase list is its own (empty)", status == 200 and page.get("data") == [], status)
+    expect("ChippiPay", "another merchant's webhook deliveries are its own", call("GET", "/v1/webhook-deliveries", headers=other)[0], {200})
+
+
+def cutie():
+    home = tempfile.mkdtemp(prefix="purse-access-home.")
+    environment = dict(os.environ, PURSE_HOME=home)
+
+    def run(*args):
+        return subprocess.run([purse, *args], capture_output=True, text=True, timeout=60, env=environment)
+
+    made = run("cutie", "app", "create", "--name", "Other app", "--bundle-id", "com.example.other", "--id", "app_other")
+    assert made.returncode == 0, made.stderr
+    started = run("cutie", "feedback", "--server", base, "--json", "Private report", "--profile", "alice")
+    assert started.returncode == 0, started.stderr
+    conversation = json.loads(started.stdout)["conversation_id"]
+    opened = run("cutie", "open", "--server", base, "--profile", "alice", conversation)
+    record("Cuti-E", "the device opens its conversation", opened.returncode == 0 and "Private report" in opened.stdout, opened.returncode)
+    for profile, app, who in (("bob", "app_sandbox", "another device of the same app"), ("carol", "app_other", "a device of another app")):
+        opened = run("cutie", "open", "--server", base, "--profile", profile, "--app-id", app, conversation)
+        record("Cuti-E", f"{who} opens it → not found", opened.returncode != 0 and "not found" in opened.stderr.lower(), opened.stderr.strip()[:80])
+        replied = run("cutie", "reply", "--server", base, "--profile", profile, "--app-id", app, conversation, "let me in")
+        record("Cuti-E", f"{who} writes in it → not found", replied.returncode != 0 and "not found" in replied.stderr.lower(), replied.stderr.strip()[:80])
+        inbox = run("cutie", "inbox", "--server", base, "--profile", profile, "--app-id", app, "--json")
+        record("Cuti-E", f"{who}'s inbox does not list it", inbox.returncode == 0 and conversation not in inbox.stdout, inbox.returncode)
+    missing = run("cutie", "open", "--server", base, "--profile", "bob", "conv_00000000000000000000000000")
+    record("Cuti-E", "a conversation that does not exist answers the same → not found",
+           missing.returncode != 0 and "not found" in missing.stderr.lower(), missing.stderr.strip()[:80])
+    expect("Cuti-E", "signed out → 401", call("GET", f"/v1/conversations/{conversation}", headers={"X-App-ID": "app_sandbox"})[0], {401})
+    expect("Cuti-E", "the admin API signed out → 401", call("GET", f"/v1/admin/conversations/{conversation}")[0], {401})
+    subprocess.run(["rm", "-rf", home], check=False)
+
+
+def chips():
+    home = tempfile.mkdtemp(prefix="purse-access-chips.")
+    port = base.rsplit(":", 1)[1]
+    environment = dict(os.environ, PURSE_HOME=home, CHIPS_HOST="127.0.0.1", CHIPS_PORT=port)
+
+    def run(*args):
+        return subprocess.run([purse, "chips", *args], capture_output=True, text=True, timeout=60, env=environment)
+
+    for user, profile in (("alice", "default"), ("carol", "carol")):
+        ticket = os.path.join(home, f"{user}.json")
+        with open(ticket, "w") as out:
+            made = subprocess.run([purse, "chips", "ticket", "--user", f"{user}{uuid.uuid4().hex[:6]}", "--name", user.title(), "--json"],
+                                  stdout=out, stderr=subprocess.PIPE, text=True, timeout=60, env=environment)
+        assert made.returncode == 0, made.stderr
+        connected = run("connect", "--profile", profile, "@" + ticket)
+        assert connected.returncode == 0, connected.stderr
+    drafted = run("tally", "new", "--lend", "50", "--comment", "Private terms")
+    record("MyCHIPs", "a user drafts a tally", drafted.returncode == 0 and "draft" in drafted.stdout, drafted.returncode)
+    listed = run("tally", "list", "--profile", "carol", "--json")
+    record("MyCHIPs", "another user's tallies_v_me does not show it", listed.returncode == 0 and json.loads(listed.stdout or "[]") == [], listed.stdout[:80])
+    offered = run("tally", "offer", "--profile", "carol", "1")
+    record("MyCHIPs", "another user cannot offer it (her tally 1 is not his)", offered.returncode != 0, offered.stderr.strip()[:80])
+    mine = run("tally", "list", "--json")
+    record("MyCHIPs", "its owner still sees it as a draft", mine.returncode == 0 and '"draft"' in mine.stdout, mine.returncode)
+    subprocess.run(["rm", "-rf", home], check=False)
+
+
+def main():
+    signed_out_sweep()
+    nexus_and_maly()
+    chippi()
+    cutie()
+    chips()
+    failed = [r for r in rows if not r[3]]
+    swept = sum(1 for r in rows if r[0] == "signed out")
+    print(f"access matrix: {swept} operations signed out, {len(rows) - swept} cross-tenant cases; "
+          f"{len(rows) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
