@@ -5,8 +5,9 @@
 # (`purse bench chips --chits --server`), Cuti-E signed message posts (`purse bench cutie
 # --server`), and PostgreSQL's own `pgbench -N` on the same server in the same run. After each run
 # the invariants are checked in the database: the ledger's entries sum to zero per currency, no
-# purchase is left pending and each was fulfilled by exactly one job, both copies of every tally
-# mirror each other, every tally's balance is its good chits, and no message is stored twice.
+# purchase is left pending, no job (fulfilment, delivery, push, webhook) was queued twice or died,
+# both copies of every tally mirror each other, every tally's balance is its good chits, and no
+# message is stored twice.
 #   scripts/cluster_load.sh [SECONDS]   (default 5 per phase; PURSE selects the binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,8 @@ for n in 1 2 3; do
       SELECT (SELECT COUNT(*) FROM (SELECT currency FROM ledger_entries GROUP BY currency HAVING SUM(amount) <> 0) s),
              (SELECT COUNT(*) FROM chippi_sku_transactions WHERE status = '"'"'pending'"'"')
                + (SELECT COUNT(*) FROM jobs WHERE kind = '"'"'chippi.fulfil'"'"' AND state <> '"'"'done'"'"')
-               + (SELECT COUNT(*) FROM (SELECT payload FROM jobs WHERE kind = '"'"'chippi.fulfil'"'"' GROUP BY payload HAVING COUNT(*) > 1) j),
+               + (SELECT COUNT(*) FROM (SELECT kind, payload FROM jobs GROUP BY kind, payload HAVING COUNT(*) > 1) j)
+               + (SELECT COUNT(*) FROM jobs WHERE state = '"'"'dead'"'"'),
              (SELECT COUNT(*) FROM chips_tallies a JOIN chips_tallies b ON a.tally_uuid = b.tally_uuid AND a.tally_ent <> b.tally_ent
                WHERE a.status = '"'"'open'"'"' AND (a.net_c <> -b.net_c OR a.chain_last IS DISTINCT FROM b.chain_last)),
              (SELECT COUNT(*) FROM chips_tallies t WHERE t.net_c <> COALESCE((SELECT SUM(CASE WHEN c.issuer = t.tally_type THEN -c.units ELSE c.units END)
@@ -43,7 +45,7 @@ for n in 1 2 3; do
   ' "$seconds" "$out" "$n" > "$out/cluster-$n.log" 2>&1 || { echo "cluster of $n failed:"; tail -30 "$out/cluster-$n.log"; exit 1; }
   IFS='|' read -r ledger purchases mirrors balances duplicates < "$out/invariants-$n.txt"
   [ "$ledger" = 0 ] && [ "$purchases" = 0 ] && [ "$mirrors" = 0 ] && [ "$balances" = 0 ] && [ "$duplicates" = 0 ] || {
-    echo "invariants broken with $n replicas: currencies not summing to zero $ledger, purchases pending or not fulfilled exactly once $purchases, tallies not mirrored $mirrors, balances not their chits $balances, messages stored twice $duplicates"; exit 1; }
+    echo "invariants broken with $n replicas: currencies not summing to zero $ledger, purchases pending, jobs queued twice or dead $purchases, tallies not mirrored $mirrors, balances not their chits $balances, messages stored twice $duplicates"; exit 1; }
   grep -q "purchase (quote.*, 0 errors)" "$out/chippi-$n.txt" || { echo "ChippiPay purchases failed with $n replicas:"; cat "$out/chippi-$n.txt"; exit 1; }
 done
 
@@ -55,4 +57,4 @@ printf '%-44s %12s %12s %12s\n' "ChippiPay purchase, chain paid → delivered (/
 printf '%-44s %12s %12s %12s\n' "MyCHIPs signed chit → partner notified (/s)" "$(rate "$out/chips-1.txt" '^signed chit')" "$(rate "$out/chips-2.txt" '^signed chit')" "$(rate "$out/chips-3.txt" '^signed chit')"
 printf '%-44s %12s %12s %12s\n' "Cuti-E message post, signed (/s)" "$(rate "$out/cutie-1.txt" '^POST')" "$(rate "$out/cutie-2.txt" '^POST')" "$(rate "$out/cutie-3.txt" '^POST')"
 printf '%-44s %12s %12s %12s\n' "pgbench -N on the same PostgreSQL (tps)" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-1.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-2.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-3.txt")"
-echo "invariants after each run: the ledger sums to zero per currency, no purchase pending and each fulfilled by one job, both copies of every tally mirror each other, every tally's balance is its good chits, no message stored twice"
+echo "invariants after each run: the ledger sums to zero per currency, no purchase pending, no job queued twice or dead, both copies of every tally mirror each other, every tally's balance is its good chits, no message stored twice"

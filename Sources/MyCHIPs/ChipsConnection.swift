@@ -186,7 +186,7 @@ public actor ChipsConnection {
         components.port = account.httpPort ?? account.port
         components.path = path
         components.percentEncodedQuery = [("user", account.user), ("sign", try key.sign(Self.loginMessage(info))), ("date", date)]
-            .map { "\($0.0)=\(ChipsLink.component($0.1))" }.joined(separator: "&")
+            .map { "\($0.0)=\(URIComponent.encode($0.1))" }.joined(separator: "&")
         guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
         do {
             return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))

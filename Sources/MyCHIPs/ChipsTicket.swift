@@ -90,8 +90,8 @@ public struct TallyInvite: Sendable, Equatable {
 
     /// `https://mychips.org/invite?token=…&chad=…` (`chad` the JSON of `{cuid, agent, host, port}`).
     public var link: String {
-        var link = "https://mychips.org/invite?token=\(ChipsLink.component(token))&chad=\(ChipsLink.component(JavaScriptJSON.stringify(chad.json)))"
-        if let expires { link += "&expires=\(ChipsLink.component(JavaScriptDate.string(expires)))" }
+        var link = "https://mychips.org/invite?token=\(URIComponent.encode(token))&chad=\(URIComponent.encode(JavaScriptJSON.stringify(chad.json)))"
+        if let expires { link += "&expires=\(URIComponent.encode(JavaScriptDate.string(expires)))" }
         return link
     }
 }
@@ -113,10 +113,10 @@ public struct PaymentRequest: Sendable, Equatable {
 
     /// `https://mychips.org/pay?chad=cuid:agent&units=…&ref=…&memo=…`
     public var link: String {
-        var link = "https://mychips.org/pay?chad=\(ChipsLink.component(chad.text))"
+        var link = "https://mychips.org/pay?chad=\(URIComponent.encode(chad.text))"
         if let units { link += "&units=\(units)" }
-        if let reference { link += "&ref=\(ChipsLink.component(reference))" }
-        if let memo { link += "&memo=\(ChipsLink.component(memo))" }
+        if let reference { link += "&ref=\(URIComponent.encode(reference))" }
+        if let memo { link += "&memo=\(URIComponent.encode(memo))" }
         return link
     }
 }
@@ -243,11 +243,4 @@ public enum ChipsLink: Sendable, Equatable {
             throw .invalidLink("MyCHIPs links of kind \"\(kind)\" are not handled")
         }
     }
-
-    /// A query value percent-encoded as JavaScript's `encodeURIComponent` does.
-    static func component(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
-
-    private static let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()")
 }

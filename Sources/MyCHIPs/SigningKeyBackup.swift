@@ -48,7 +48,7 @@ public struct SigningKeyBackup: Sendable, Equatable {
 
     /// `https://mychips.org/signkey?s=HEX&i=HEX&d=BASE64` (the base64 percent-encoded).
     public var link: String {
-        "https://mychips.org/signkey?s=\(Hex.encode(salt))&i=\(Hex.encode(iv))&d=\(ChipsLink.component(sealed.base64EncodedString()))"
+        "https://mychips.org/signkey?s=\(Hex.encode(salt))&i=\(Hex.encode(iv))&d=\(URIComponent.encode(sealed.base64EncodedString()))"
     }
 
     public var json: String {

@@ -346,12 +346,8 @@ struct TallyStore: Sendable {
         let chad: JSONValue = .object(["cuid": .string(user.cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                                        "port": .int(Int64(configuration.publicPort))])
         let expiry = JavaScriptDate.string(epochMillis: expires)
-        let link = "https://mychips.org/invite?token=\(Self.component(token))&chad=\(Self.component(JavaScriptJSON.stringify(chad)))&expires=\(Self.component(expiry))"
+        let link = "https://mychips.org/invite?token=\(URIComponent.encode(token))&chad=\(URIComponent.encode(JavaScriptJSON.stringify(chad)))&expires=\(URIComponent.encode(expiry))"
         return .object(["token": .string(token), "expires": .string(expiry), "chad": chad, "tally_seq": .int(seq), "link": .string(link)])
-    }
-
-    static func component(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()")) ?? text
     }
 
     /// `mychips.ticket_process(ticket)`: the invited user's client presents the tally ticket
