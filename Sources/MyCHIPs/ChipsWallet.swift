@@ -310,7 +310,7 @@ extension ChipsSession {
     /// Hands a signed chit — this user's, or a partner's received as a QR code or link — to the
     /// provider. The same chit delivered twice is stored once.
     public func deliver(_ chit: SignedChit) async throws -> ChipsChit {
-        guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && $0.status == "open" }) else {
+        guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && ($0.status == "open" || $0.status == "C.open") }) else {
             throw ChipsError.invalidLink("the chit is for a tally you do not have open")
         }
         var fields: [String: JSONValue] = [

@@ -292,6 +292,10 @@ public final class PayViewModel {
     let session: ChipsSession
     let signer: ChipsSigner
     public var tally: ChipsTally
+    /// The signed chit of an attempt not known to have arrived, and the form it was signed for:
+    /// sending the same form again delivers the same chit, which the provider stores once — a
+    /// payment whose answer was lost is not paid twice.
+    @ObservationIgnored private var attempt: (chit: SignedChit, form: [String])?
 
     public init(session: ChipsSession, tally: ChipsTally, signer: @escaping ChipsSigner, invoice: PaymentRequest? = nil) {
         self.session = session
@@ -325,9 +329,18 @@ public final class PayViewModel {
         switch check {
         case .failure(let failure): error = failure.message
         case .success(let units):
+            let form = [String(tally.seq), String(units), memo, reference ?? ""]
             do {
-                sent = try await session.pay(tally.seq, units: units, memo: memo.isEmpty ? nil : memo, reference: reference.map(JSONValue.string),
-                                             signingKey: try await signer())
+                let chit: SignedChit
+                if let attempt, attempt.form == form {
+                    chit = attempt.chit
+                } else {
+                    chit = try await session.signChit(tally.seq, units: units, memo: memo.isEmpty ? nil : memo, reference: reference.map(JSONValue.string),
+                                                      signingKey: try await signer())
+                }
+                attempt = (chit, form)
+                sent = try await session.deliver(chit)
+                attempt = nil
                 error = nil
             } catch {
                 self.error = "\(error)"

@@ -104,11 +104,12 @@ final class ChipsProvider: Sendable {
     }
 
     /// A client as an app install: its own key store and preferences.
-    func client(store: InMemorySecureStore = InMemorySecureStore(), timeout: Duration = .seconds(5), sleeper: Sleeper = .live) -> ChipsSession {
+    func client(store: InMemorySecureStore = InMemorySecureStore(), timeout: Duration = .seconds(5), sleeper: Sleeper = .live,
+                transport: any WebSocketTransport = NIOWebSocketTransport()) -> ChipsSession {
         var options = ChipsConnection.Options()
         options.requestTimeout = timeout
         options.reconnect = RetryPolicy(baseDelay: .milliseconds(50), maxDelay: .milliseconds(400))
-        let connection = ChipsConnection(keychain: ChipsKeychain(store: store), transport: NIOWebSocketTransport(), http: AsyncHTTPClientTransport(),
+        let connection = ChipsConnection(keychain: ChipsKeychain(store: store), transport: transport, http: AsyncHTTPClientTransport(),
                                          options: options, sleeper: sleeper, now: clock.closure)
         return ChipsSession(connection: connection, preferences: InMemoryPreferences())
     }

@@ -3,7 +3,9 @@ import Foundation
 import MyCHIPs
 import PurseFormats
 import PurseKit
+import PurseKitAHC
 import PurseTestSupport
+import Synchronization
 import Testing
 
 @MainActor
@@ -94,5 +96,93 @@ struct ChipsWalletViewModelTests {
             #expect(chits.requests.count == 1 && chits.chain?.links == 2)
             await pair.done()
         }
+    }
+    /// The answer to a payment is lost with its connection (the provider stored the chit): the
+    /// page says it failed, the connection comes back, and sending the same form again delivers the
+    /// same signed chit, which the provider stores once — one payment, not two.
+    @Test("a payment whose answer was lost is paid once when sent again")
+    func lostPaymentAnswer() async throws {
+        try await ChipsProvider.with { provider in
+            let losing = AnswerLosingTransport()
+            let alice = provider.client()
+            try await alice.connection.connect(ticket: try await provider.ticket(for: "alice", name: "Anders"))
+            let bob = provider.client(transport: losing)
+            try await bob.connection.connect(ticket: try await provider.ticket(for: "bob", name: "Baker"))
+            let pair = WalletPair(alice: alice, bob: bob, aliceKey: SigningKey(), bobKey: SigningKey())
+            try await alice.publish(signingKey: pair.aliceKey)
+            try await bob.publish(signingKey: pair.bobKey)
+            let (_, bobTally) = try await pair.openTally(limit: 100)
+            let bobKey = pair.bobKey
+            let pay = PayViewModel(session: bob, tally: bobTally, signer: { bobKey })
+            pay.amount = "12.5"
+            pay.memo = "Hedges"
+            losing.loseNextAnswer(to: "chits_v_me")
+            await pay.send()
+            #expect(pay.sent == nil && pay.error != nil, "the page shows the lost answer as a failure")
+            #expect(try await eventually(10) { await bob.connection.state == .connected })
+            await pay.send()
+            #expect(pay.sent?.state == "L.good" && pay.error == nil)
+            let chits = try await bob.chits(tally: bobTally.seq).filter { $0.core.type == .tran }
+            #expect(chits.count == 1, "one payment: \(chits.map(\.uuid))")
+            #expect(try await bob.tally(bobTally.seq).net == -12_500)
+            await pair.done()
+        }
+    }
+}
+
+/// A websocket transport that, when told, swallows the provider's answer to the next request on a
+/// view and closes the connection — as when a connection drops after the provider has done the work.
+final class AnswerLosingTransport: WebSocketTransport {
+    let inner = NIOWebSocketTransport()
+    let armed = Mutex<String?>(nil)
+
+    func loseNextAnswer(to view: String) { armed.withLock { $0 = view } }
+
+    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+        LosingConnection(inner: try await inner.connect(to: url, headers: headers), transport: self)
+    }
+
+    final class LosingConnection: WebSocketConnection {
+        let inner: any WebSocketConnection
+        let transport: AnswerLosingTransport
+        /// The id of the request whose answer is to be lost.
+        final class Doomed: Sendable { let id = Mutex<Int64?>(nil) }
+        let lose = Doomed()
+        let messages: AsyncThrowingStream<String, any Error>
+
+        init(inner: any WebSocketConnection, transport: AnswerLosingTransport) {
+            self.inner = inner
+            self.transport = transport
+            let (stream, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
+            messages = stream
+            let lose = lose
+            Task {
+                do {
+                    for try await text in inner.messages {
+                        let id = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["id"] as? Int64
+                        if let id, lose.id.withLock({ $0 }) == id {
+                            lose.id.withLock { $0 = nil }
+                            await inner.close()
+                            continue
+                        }
+                        continuation.yield(text)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+        }
+
+        func send(_ text: String) async throws {
+            if let view = transport.armed.withLock({ $0 }), text.contains(view),
+               let id = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["id"] as? Int64 {
+                transport.armed.withLock { $0 = nil }
+                lose.id.withLock { $0 = id }
+            }
+            try await inner.send(text)
+        }
+
+        func close() async { await inner.close() }
     }
 }
