@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import PurseKit
+import Synchronization
 
 
 /// The last handler of a bench connection's pipeline: it answers the one request in flight.
@@ -91,5 +92,47 @@ struct BenchChannel<Handler: PendingResponseHandler>: Sendable {
 
     func close() async {
         try? await channel.close()
+    }
+}
+
+/// A ``BenchChannel`` that opens a new connection when the server has ended the last one (nginx
+/// ends a kept-alive connection after 1,000 requests), as any HTTP client does.
+final class ReconnectingBenchChannel<Handler: PendingResponseHandler>: Sendable {
+    private let current: Mutex<BenchChannel<Handler>>
+    private let host: String
+    private let port: Int
+    private let pipeline: @Sendable (ChannelPipeline.SynchronousOperations) throws -> Handler
+
+    private init(_ channel: BenchChannel<Handler>, host: String, port: Int,
+                 pipeline: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Handler) {
+        current = Mutex(channel)
+        self.host = host
+        self.port = port
+        self.pipeline = pipeline
+    }
+
+    static func connect(
+        host: String, port: Int, pipeline: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Handler
+    ) async throws -> ReconnectingBenchChannel {
+        ReconnectingBenchChannel(try await BenchChannel.connect(host: host, port: port, pipeline: pipeline), host: host, port: port, pipeline: pipeline)
+    }
+
+    func send(_ write: @escaping @Sendable (any Channel) -> Void) async throws -> Handler.Response {
+        let channel = current.withLock { $0 }
+        if channel.isActive {
+            do {
+                return try await channel.send(write)
+            } catch is BenchChannelClosed {
+                // Closed between the check and the write (the server's last answer had just come):
+                // nothing was sent, so it goes on a new connection.
+            }
+        }
+        let fresh = try await BenchChannel.connect(host: host, port: port, pipeline: pipeline)
+        current.withLock { $0 = fresh }
+        return try await fresh.send(write)
+    }
+
+    func close() async {
+        await current.withLock { $0 }.close()
     }
 }

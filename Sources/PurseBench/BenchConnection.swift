@@ -3,7 +3,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import PurseKit
-import Synchronization
 
 /// One persistent HTTP/1.1 keep-alive connection used by one benchmark user, one request at a time.
 ///
@@ -11,31 +10,25 @@ import Synchronization
 /// like `wrk`: no connection pool, redirects, tracing or decompression — a request written, a
 /// response read. The client core above it (``APIClient``, `NexusClient`, the authenticator's
 /// signatures) is unchanged, so a flow still does the work a phone does.
-///
-/// When the server ends the kept-alive connection (nginx does after 1,000 requests), the next
-/// request opens a new one, as any HTTP client does.
 final class BenchConnection: HTTPTransport {
-    private let link: Mutex<BenchChannel<ResponseCollector>>
+    private let link: ReconnectingBenchChannel<ResponseCollector>
     private let host: String
     private let port: Int
 
-    private init(link: BenchChannel<ResponseCollector>, host: String, port: Int) {
-        self.link = Mutex(link)
+    private init(link: ReconnectingBenchChannel<ResponseCollector>, host: String, port: Int) {
+        self.link = link
         self.host = host
         self.port = port
     }
 
     static func connect(host: String, port: Int) async throws -> BenchConnection {
-        BenchConnection(link: try await open(host: host, port: port), host: host, port: port)
-    }
-
-    private static func open(host: String, port: Int) async throws -> BenchChannel<ResponseCollector> {
-        try await BenchChannel.connect(host: host, port: port) { pipeline in
+        let link = try await ReconnectingBenchChannel.connect(host: host, port: port) { pipeline in
             try pipeline.addHTTPClientHandlers()
             let collector = ResponseCollector()
             try pipeline.addHandler(collector)
             return collector
         }
+        return BenchConnection(link: link, host: host, port: port)
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
@@ -48,27 +41,15 @@ final class BenchConnection: HTTPTransport {
 
         head.headers.replaceOrAdd(name: "Host", value: "\(host):\(port)")
         let requestHead = head
-        let write: @Sendable (any Channel) -> Void = { channel in
+        return try await link.send { channel in
             channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         }
-        let current = link.withLock { $0 }
-        if current.isActive {
-            do {
-                return try await current.send(write)
-            } catch is BenchChannelClosed {
-                // Closed between the check and the write (the server's last response had just
-                // arrived): nothing was sent, so it goes on a new connection.
-            }
-        }
-        let fresh = try await Self.open(host: host, port: port)
-        link.withLock { $0 = fresh }
-        return try await fresh.send(write)
     }
 
     func close() async {
-        await link.withLock { $0 }.close()
+        await link.close()
     }
 }
 

@@ -51,12 +51,12 @@ enum ByteSearch {
 }
 
 /// One keep-alive connection, one request at a time: prepared request bytes out, status and
-/// body back.
+/// body back. A new connection replaces one the server has ended.
 struct RawHTTPConnection: Sendable {
-    private let link: BenchChannel<RawResponseParser>
+    private let link: ReconnectingBenchChannel<RawResponseParser>
 
     static func connect(host: String, port: Int) async throws -> RawHTTPConnection {
-        RawHTTPConnection(link: try await BenchChannel.connect(host: host, port: port) { pipeline in
+        RawHTTPConnection(link: try await ReconnectingBenchChannel.connect(host: host, port: port) { pipeline in
             let parser = RawResponseParser()
             try pipeline.addHandler(parser)
             return parser
@@ -81,21 +81,28 @@ final class RawResponseParser: PendingResponseHandler {
     private var buffer = ByteBuffer()
     private static let headEnd = Array("\r\n\r\n".utf8)
     private static let contentLength = Array("content-length:".utf8)
+    private static let connectionClose = Array("connection: close".utf8)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var chunk = unwrapInboundIn(data)
         buffer.writeBuffer(&chunk)
         do {
-            while let response = try Self.parse(&buffer) { succeedPending(response) }
+            while let (response, last) = try Self.parse(&buffer) {
+                succeedPending(response)
+                // The server's last response on this connection: close it, so that the next
+                // request goes on a new one instead of racing the server's close.
+                if last { context.close(promise: nil) }
+            }
         } catch {
             failPending(error)
             context.close(promise: nil)
         }
     }
 
-    /// Takes one complete response off the front of `buffer`, or nil when more bytes are needed.
-    static func parse(_ buffer: inout ByteBuffer) throws -> RawHTTPResponse? {
-        let framing = try buffer.withUnsafeReadableBytes { bytes -> (status: Int, headLength: Int, length: Int)? in
+    /// Takes one complete response off the front of `buffer`, and whether the server closes the
+    /// connection after it (`Connection: close`); nil when more bytes are needed.
+    static func parse(_ buffer: inout ByteBuffer) throws -> (RawHTTPResponse, closes: Bool)? {
+        let framing = try buffer.withUnsafeReadableBytes { bytes -> (status: Int, headLength: Int, length: Int, closes: Bool)? in
             guard let end = ByteSearch.firstIndex(of: headEnd, in: bytes) else { return nil }
             let head = UnsafeRawBufferPointer(rebasing: bytes[..<end.lowerBound])
             // "HTTP/1.1 200 OK"
@@ -106,18 +113,22 @@ final class RawResponseParser: PendingResponseHandler {
                 status = status * 10 + Int(byte - UInt8(ascii: "0"))
             }
             // Every response this server sends has a length; chunked bodies are not expected here.
-            guard let length = contentLength(in: head) else { throw PurseError.invalidResponse("response without Content-Length") }
-            return (status, end.upperBound, length)
+            let (length, closes) = headers(in: head)
+            guard let length else { throw PurseError.invalidResponse("response without Content-Length") }
+            return (status, end.upperBound, length, closes)
         }
         guard let framing, buffer.readableBytes >= framing.headLength + framing.length else { return nil }
         buffer.moveReaderIndex(forwardBy: framing.headLength)
         let body = buffer.readSlice(length: framing.length)!
         if buffer.readableBytes == 0 { buffer.clear() }
-        return RawHTTPResponse(status: framing.status, body: body)
+        return (RawHTTPResponse(status: framing.status, body: body), framing.closes)
     }
 
-    /// The value of the `Content-Length` header (its name in any case) in a response head.
-    static func contentLength(in head: UnsafeRawBufferPointer) -> Int? {
+    /// The value of the `Content-Length` header, and whether a `Connection: close` header is there
+    /// (names and the value in any case), in a response head.
+    static func headers(in head: UnsafeRawBufferPointer) -> (contentLength: Int?, closes: Bool) {
+        var length: Int?
+        var closes = false
         var lineStart = 0
         while lineStart < head.count {
             var lineEnd = lineStart
@@ -126,14 +137,17 @@ final class RawResponseParser: PendingResponseHandler {
                (0..<contentLength.count).allSatisfy({ head[lineStart + $0] | 0x20 == contentLength[$0] }) {
                 var value = 0, digits = 0
                 for byte in head[(lineStart + contentLength.count)..<lineEnd] where byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\r") {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), digits < 12 else { return nil }
+                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), digits < 12 else { return (nil, closes) }
                     value = value * 10 + Int(byte - UInt8(ascii: "0"))
                     digits += 1
                 }
-                return digits > 0 ? value : nil
+                length = digits > 0 ? value : nil
+            } else if lineEnd - lineStart >= connectionClose.count,
+                      (0..<connectionClose.count).allSatisfy({ head[lineStart + $0] | 0x20 == connectionClose[$0] }) {
+                closes = true
             }
             lineStart = lineEnd + 1
         }
-        return nil
+        return (length, closes)
     }
 }

@@ -12,8 +12,8 @@ import Testing
 /// `purse bench nexus` would measure something else.
 @Suite("Bench: lean load generator")
 struct LeanLoadGeneratorTests {
-    static func response(_ status: Int, _ body: String, lengthHeader: String = "content-length") -> String {
-        "HTTP/1.1 \(status) OK\r\ncontent-type: application/json\r\n\(lengthHeader): \(body.utf8.count)\r\n\r\n\(body)"
+    static func response(_ status: Int, _ body: String, lengthHeader: String = "content-length", extra: String = "") -> String {
+        "HTTP/1.1 \(status) OK\r\ncontent-type: application/json\r\n\(extra)\(lengthHeader): \(body.utf8.count)\r\n\r\n\(body)"
     }
 
     @Test func itsAssertionsVerifyWithTheRelyingParty() throws {
@@ -56,16 +56,19 @@ struct LeanLoadGeneratorTests {
 
     @Test func responsesAreFramedByTheirLengthWhateverTheReadsLookLike() throws {
         let first = Self.response(200, #"{"challenge":"abc_-1","rpId":"localhost"}"#)
-        let second = Self.response(401, #"{"error":"no"}"#, lengthHeader: "Content-Length")
+        let second = Self.response(401, #"{"error":"no"}"#, lengthHeader: "Content-Length", extra: "Connection: close\r\n")
         let wire = Array((first + second).utf8)
-        // Every split of the two pipelined responses into two reads gives the same two responses.
+        // Every split of the two pipelined responses into two reads gives the same two responses,
+        // the second marked as the connection's last.
         for split in 0...wire.count {
             var buffer = ByteBuffer(bytes: wire[..<split])
             var parsed: [RawHTTPResponse] = []
-            while let response = try RawResponseParser.parse(&buffer) { parsed.append(response) }
+            var closes: [Bool] = []
+            while let (response, last) = try RawResponseParser.parse(&buffer) { parsed.append(response); closes.append(last) }
             buffer.writeBytes(wire[split...])
-            while let response = try RawResponseParser.parse(&buffer) { parsed.append(response) }
+            while let (response, last) = try RawResponseParser.parse(&buffer) { parsed.append(response); closes.append(last) }
             #expect(parsed.map(\.status) == [200, 401], "split at \(split)")
+            #expect(closes == [false, true])
             #expect(parsed.first?.stringValue(of: "challenge") == "abc_-1")
             #expect(parsed.last.map { String(buffer: $0.body) } == #"{"error":"no"}"#)
             #expect(buffer.readableBytes == 0)
