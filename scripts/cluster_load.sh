@@ -6,8 +6,8 @@
 # --server`), and PostgreSQL's own `pgbench -N` on the same server in the same run. After each run
 # the invariants are checked in the database: the ledger's entries sum to zero per currency, no
 # purchase is left pending, no job (fulfilment, delivery, push, webhook) was queued twice or died,
-# both copies of every tally mirror each other, every tally's balance is its good chits, and no
-# message is stored twice.
+# both copies of every tally mirror each other, every tally's balance is its good chits, every
+# chit chain verifies from its rows (scripts/chips_chains.py), and no message is stored twice.
 #   scripts/cluster_load.sh [SECONDS]   (default 5 per phase; PURSE selects the binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +42,7 @@ for n in 1 2 3; do
              (SELECT COUNT(*) FROM (SELECT conversation_id, client_id FROM cutie_messages WHERE client_id IS NOT NULL
                GROUP BY conversation_id, client_id HAVING COUNT(*) > 1) d)
     " > "$out/invariants-$n.txt"
+    python3 scripts/chips_chains.py "$DATABASE_URL" > "$out/chains-$n.txt"
   ' "$seconds" "$out" "$n" > "$out/cluster-$n.log" 2>&1 || { echo "cluster of $n failed:"; tail -30 "$out/cluster-$n.log"; exit 1; }
   IFS='|' read -r ledger purchases mirrors balances duplicates < "$out/invariants-$n.txt"
   [ "$ledger" = 0 ] && [ "$purchases" = 0 ] && [ "$mirrors" = 0 ] && [ "$balances" = 0 ] && [ "$duplicates" = 0 ] || {
@@ -57,4 +58,5 @@ printf '%-44s %12s %12s %12s\n' "ChippiPay purchase, chain paid → delivered (/
 printf '%-44s %12s %12s %12s\n' "MyCHIPs signed chit → partner notified (/s)" "$(rate "$out/chips-1.txt" '^signed chit')" "$(rate "$out/chips-2.txt" '^signed chit')" "$(rate "$out/chips-3.txt" '^signed chit')"
 printf '%-44s %12s %12s %12s\n' "Cuti-E message post, signed (/s)" "$(rate "$out/cutie-1.txt" '^POST')" "$(rate "$out/cutie-2.txt" '^POST')" "$(rate "$out/cutie-3.txt" '^POST')"
 printf '%-44s %12s %12s %12s\n' "pgbench -N on the same PostgreSQL (tps)" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-1.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-2.txt")" "$(sed -E 's/tps = ([0-9]+).*/\1/' "$out/pgbench-3.txt")"
-echo "invariants after each run: the ledger sums to zero per currency, no purchase pending, no job queued twice or dead, both copies of every tally mirror each other, every tally's balance is its good chits, no message stored twice"
+echo "invariants after each run: the ledger sums to zero per currency, no purchase pending, no job queued twice or dead, both copies of every tally mirror each other, every tally's balance is its good chits, every chit chain verifies, no message stored twice"
+for n in 1 2 3; do echo "  $n replica(s): $(cat "$out/chains-$n.txt")"; done

@@ -219,7 +219,34 @@ struct AppAttestFlowTests {
             #expect(try await attest(good, keyID: keyID, challenge: "nope").1.contains("no open challenge"))
         }
     }
+    /// One attestation for one challenge sent 30 times at once (on PostgreSQL, concurrent
+    /// transactions as replicas on one database run them): exactly one attests the key; every
+    /// other copy is refused, and the challenge is spent.
+    @Test("30 racing copies of one attestation: the challenge attests once", arguments: TestEngines.all)
+    func racingAttestations(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine) { h in
+            let device = try await h.register()
+            let (status, body, _) = try await h.signed(.post, "/v1/device/attest/challenge", device: device)
+            #expect(status == .ok)
+            let challenge = try #require(body["challenge"]?.stringValue)
+            let service = SoftwareAppAttestService(sandboxURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
+                                                   store: InMemorySecureStore(), cutieAppID: "app_sandbox")
+            let keyID = try await service.generateKey()
+            let attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + Data(base64Encoded: keyID)!)))
+            let request = #"{"key_id":"\#(keyID)","attestation":"\#(attestation.base64EncodedString())","challenge":"\#(challenge)"}"#
+            let statuses = try await withThrowingTaskGroup(of: Int.self, returning: [Int].self) { group in
+                for _ in 0..<30 {
+                    group.addTask { Int(try await h.signed(.post, "/v1/device/attest", body: request, device: device).0.code) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 400 || $0 == 409 }, "\(statuses)")
+            #expect(try await attestedKey(h, device: device.id)?.counter == 0)
+        }
+    }
 }
+
 
 /// Vectors for independent verifiers (pyattest in `.ci/run`): an attestation and an assertion the
 /// SDK's software attester made against the sandbox's development CA, with that CA's root.

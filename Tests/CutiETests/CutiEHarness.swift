@@ -18,13 +18,14 @@ struct CutiEHarness: Sendable {
     let client: any TestClientProtocol
     let configuration: CutiEConfiguration
 
-    static func withServer(adjust: @Sendable (inout CutiEConfiguration) -> Void = { _ in }, _ body: @Sendable (CutiEHarness) async throws -> Void) async throws {
+    static func withServer(engine: DatabaseEngine = .sqlite, adjust: @Sendable (inout CutiEConfiguration) -> Void = { _ in },
+                           _ body: @Sendable (CutiEHarness) async throws -> Void) async throws {
         var purse = PurseConfiguration()
         purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-cutie-\(UUID().uuidString)").path
         var configuration = try CutiEConfiguration.from(purse)
         adjust(&configuration)
         let cutie = configuration
-        let server = try await TestServer.make(modules: [CutiEModule(configuration: cutie)]) { $0.runsJobsInBackground = false }
+        let server = try await TestServer.make(engine: engine, modules: [CutiEModule(configuration: cutie)]) { $0.runsJobsInBackground = false }
         defer { try? FileManager.default.removeItem(atPath: purse.dataDirectory) }
         try await server.withRouter { client in
             try await body(CutiEHarness(server: server, client: client, configuration: cutie))
