@@ -17,6 +17,7 @@ final class PostgresDriver: DatabaseDriver {
     private let committed = Atomic<Int>(0)
     private let metrics: DatabaseMetrics
     private let closed = Atomic<Bool>(false)
+    private let closings = ConnectionClosings()
 
     /// One commit per transaction.
     var statistics: DatabaseStatistics {
@@ -76,7 +77,7 @@ final class PostgresDriver: DatabaseDriver {
     func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            try await Self.untilClosed(connection) {
+            try await self.closings.untilClosed(connection) {
                 try await body(PostgresSession(connection.sql(queryLogLevel: .trace)))
             }
         }
@@ -84,7 +85,7 @@ final class PostgresDriver: DatabaseDriver {
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
-        return try await client.withConnection { connection in try await Self.untilClosed(connection) {
+        return try await client.withConnection { connection in try await self.closings.untilClosed(connection) {
             let db = PostgresSession(connection.sql(queryLogLevel: .trace))
             try await db.raw("BEGIN").run()
             do {
@@ -104,32 +105,6 @@ final class PostgresDriver: DatabaseDriver {
                 throw error
             }
         } }
-    }
-
-    /// Runs `body` on `connection`, but ends with ``DatabaseConnectionLost`` as soon as the
-    /// connection closes. postgres-nio hands a statement to a connection's channel without a write
-    /// promise, so a statement sent just as the server went away (PostgreSQL killed or restarted)
-    /// is never answered and its caller would wait forever; this is what ends that wait. The
-    /// abandoned statement's task is left to its connection, which is gone.
-    static func untilClosed<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let settled = Mutex(false)
-        let work = Mutex<Task<Void, Never>?>(nil)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                let settle: @Sendable (Result<T, any Error>) -> Void = { result in
-                    guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
-                    continuation.resume(with: result)
-                }
-                connection.closeFuture.whenComplete { _ in settle(.failure(DatabaseConnectionLost())) }
-                work.withLock {
-                    $0 = Task {
-                        do { settle(.success(try await body())) } catch { settle(.failure(error)) }
-                    }
-                }
-            }
-        } onCancel: {
-            work.withLock { $0?.cancel() }
-        }
     }
 
     var deliversNotifications: Bool { true }
@@ -155,6 +130,55 @@ final class PostgresDriver: DatabaseDriver {
         closed.store(true, ordering: .relaxed)
         runTask.cancel()
         _ = await runTask.value
+    }
+}
+
+/// Ends a session's wait when its connection closes. postgres-nio hands a statement to a
+/// connection's channel without a write promise, so a statement sent just as the server went away
+/// (PostgreSQL killed or restarted) is never answered and its caller would wait forever; a
+/// session run through ``untilClosed(_:_:)`` ends with ``DatabaseConnectionLost`` instead, and its
+/// abandoned statement is left to the connection, which is gone.
+///
+/// Each connection gets one close callback, however many sessions it carries; a session registers
+/// while it runs and leaves when it ends.
+final class ConnectionClosings: Sendable {
+    private struct Watch {
+        var waiters: [UInt64: @Sendable () -> Void] = [:]
+    }
+    private let watches = Mutex<[PostgresConnection.ID: Watch]>([:])
+    private let next = Atomic<UInt64>(0)
+
+    func untilClosed<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let settled = Mutex(false)
+        let work = Mutex<Task<Void, Never>?>(nil)
+        let token = next.add(1, ordering: .relaxed).newValue
+        defer { watches.withLock { $0[connection.id]?.waiters[token] = nil } }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let settle: @Sendable (Result<T, any Error>) -> Void = { result in
+                    guard settled.withLock({ done in defer { done = true }; return !done }) else { return }
+                    continuation.resume(with: result)
+                }
+                let firstSession = watches.withLock { watches in
+                    let first = watches[connection.id] == nil
+                    watches[connection.id, default: Watch()].waiters[token] = { settle(.failure(DatabaseConnectionLost())) }
+                    return first
+                }
+                if firstSession {
+                    connection.closeFuture.whenComplete { _ in
+                        let waiters = self.watches.withLock { $0.removeValue(forKey: connection.id)?.waiters.values.map { $0 } ?? [] }
+                        for fail in waiters { fail() }
+                    }
+                }
+                work.withLock {
+                    $0 = Task {
+                        do { settle(.success(try await body())) } catch { settle(.failure(error)) }
+                    }
+                }
+            }
+        } onCancel: {
+            work.withLock { $0?.cancel() }
+        }
     }
 }
 
