@@ -13,6 +13,7 @@ usage: access_matrix.py URL PURSE   (PURSE: the binary; PURSE_DATA_DIR: the serv
        the server runs with CHIPPI_SANDBOX_MERCHANT_KEYS=pk_test_ci:sk_test_ci_secret and
        STRIPE_SANDBOX_SECRET_KEY=sk_test_sandbox_ci)
 """
+import asyncio
 import json
 import os
 import re
@@ -198,10 +199,11 @@ def chips():
     def run(*args):
         return subprocess.run([purse, "chips", *args], capture_output=True, text=True, timeout=60, env=environment)
 
+    names = {user: f"{user}{uuid.uuid4().hex[:6]}" for user in ("alice", "carol")}
     for user, profile in (("alice", "default"), ("carol", "carol")):
         ticket = os.path.join(home, f"{user}.json")
         with open(ticket, "w") as out:
-            made = subprocess.run([purse, "chips", "ticket", "--user", f"{user}{uuid.uuid4().hex[:6]}", "--name", user.title(), "--json"],
+            made = subprocess.run([purse, "chips", "ticket", "--user", names[user], "--name", user.title(), "--json"],
                                   stdout=out, stderr=subprocess.PIPE, text=True, timeout=60, env=environment)
         assert made.returncode == 0, made.stderr
         connected = run("connect", "--profile", profile, "@" + ticket)
@@ -212,9 +214,56 @@ def chips():
     record("MyCHIPs", "another user's tallies_v_me does not show it", listed.returncode == 0 and json.loads(listed.stdout or "[]") == [], listed.stdout[:80])
     offered = run("tally", "offer", "--profile", "carol", "1")
     record("MyCHIPs", "another user cannot offer it (her tally 1 is not his)", offered.returncode != 0, offered.stderr.strip()[:80])
+    invited = run("tally", "invite", "1")
+    record("MyCHIPs", "its owner makes an invitation (a row of her tokens_v_me)", invited.returncode == 0, invited.returncode)
     mine = run("tally", "list", "--json")
     record("MyCHIPs", "its owner still sees it as a draft", mine.returncode == 0 and '"draft"' in mine.stdout, mine.returncode)
+    asyncio.run(chips_views(names, environment))
     subprocess.run(["rm", "-rf", home], check=False)
+
+
+async def chips_views(names, environment):
+    """The Wyseman views as another user asks them, over the websocket: every `_me` view answers with
+    his own rows only, whatever `where` he sends naming hers, and an update aimed at her tally
+    touches nothing."""
+    import websockets
+    from cryptography.hazmat.primitives.asymmetric import ec
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "oracles"))
+    from chips_wyseman import USER_AGENT, b64u, public_jwk, refused_with, request, ws_url
+
+    async def login(user):
+        ticket = json.loads(subprocess.check_output([purse, "chips", "ticket", "--user", user, "--json"], env=environment, timeout=60))["ticket"]
+        pub = b64u(json.dumps(public_jwk(ec.generate_private_key(ec.SECP521R1()))).encode())
+        return await websockets.connect(ws_url(base, user=user, token=ticket["token"], pub=pub), user_agent_header=USER_AGENT)
+
+    record("MyCHIPs", "the websocket signed out → 401", await refused_with(ws_url(base)) == 401, 401)
+    async with await login(names["alice"]) as alice:
+        me = (await request(alice, {"id": 1, "view": "mychips.users_v_me", "action": "select"}))["data"][0]
+        hers = (await request(alice, {"id": 2, "view": "mychips.tallies_v_me", "action": "select"}))["data"]
+        tokens = (await request(alice, {"id": 3, "view": "mychips.tokens_v_me", "action": "select"}))["data"]
+    record("MyCHIPs", "her views hold her tally and its invitation", len(hers) == 1 and len(tokens) >= 1, len(hers))
+    ent, seq = hers[0]["tally_ent"], hers[0]["tally_seq"]
+    async with await login(names["carol"]) as carol:
+        asks = [
+            ("users_v_me", {"id": me["id"]}), ("users_v_me", ["username = " + names["alice"]]),
+            ("tallies_v_me", None), ("tallies_v_me", {"tally_ent": ent}), ("tallies_v_me", {"tally_ent": ent, "tally_seq": seq}),
+            ("chits_v_me", {"chit_ent": ent}), ("tokens_v_me", None), ("tokens_v_me", {"tally_ent": ent}),
+        ]
+        for index, (view, where) in enumerate(asks, start=10):
+            frame = {"id": index, "view": "mychips." + view, "action": "select"}
+            if where is not None:
+                frame["where"] = where
+            answer = await request(carol, frame)
+            data = answer.get("data") or []
+            leaked = [row for row in data if row.get("id") == me["id"] or row.get("tally_ent") == ent or row.get("chit_ent") == ent
+                      or row.get("username") == names["alice"]]
+            record("MyCHIPs", f"another user selects {view} where {json.dumps(where)}: none of hers", not leaked, len(data))
+        answer = await request(carol, {"id": 30, "view": "mychips.tallies_v_me", "action": "update",
+                                       "where": {"tally_ent": ent, "tally_seq": seq}, "fields": {"comment": "mine now"}})
+        record("MyCHIPs", "another user's update aimed at her tally is refused", "error" in answer, answer.get("error", {}).get("code"))
+    async with await login(names["alice"]) as alice:
+        again = (await request(alice, {"id": 1, "view": "mychips.tallies_v_me", "action": "select"}))["data"]
+    record("MyCHIPs", "her tally is unchanged", again[0].get("comment") == hers[0].get("comment"), again[0].get("comment"))
 
 
 def main():
