@@ -20,9 +20,10 @@ import re
 import subprocess
 import sys
 import tempfile
-import urllib.error
-import urllib.request
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
+import cluster_http  # noqa: E402
 
 base, purse = sys.argv[1].rstrip("/"), sys.argv[2]
 rows = []  # (section, case, status, verdict)
@@ -52,25 +53,8 @@ SANDBOX = re.compile(r"^/sandbox/")
 
 
 def call(method, path, body=None, headers=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method, headers=dict(headers or {}))
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):
-            return None
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=30) as response:
-            raw = response.read()
-            status = response.status
-    except urllib.error.HTTPError as error:
-        raw, status = error.read(), error.code
-    try:
-        return status, json.loads(raw or b"null")
-    except ValueError:
-        return status, raw.decode(errors="replace")
+    status, answer, _ = cluster_http.call(base, method, path, body, timeout=30, headers=headers, follow_redirects=False)
+    return status, answer
 
 
 def record(section, case, ok, status):
@@ -89,7 +73,7 @@ def signed_out_sweep():
             concrete = re.sub(r"\{[^}]+\}", "x_nothing_here", path)
             status, _ = call(method, concrete, {} if method in ("POST", "PUT", "PATCH") else None)
             public = (method, path) in PUBLIC or SANDBOX.match(path)
-            if status >= 500:
+            if status == 0 or status >= 500:
                 record("signed out", f"{method} {path}", False, status)
             elif 200 <= status < 300 and not public:
                 record("signed out", f"{method} {path} answered without credentials", False, status)

@@ -13,12 +13,10 @@ import PurseKit
 final class BenchConnection: HTTPTransport {
     private let link: ReconnectingBenchChannel<ResponseCollector>
     private let host: String
-    private let port: Int
 
-    private init(link: ReconnectingBenchChannel<ResponseCollector>, host: String, port: Int) {
+    private init(link: ReconnectingBenchChannel<ResponseCollector>, host: String) {
         self.link = link
         self.host = host
-        self.port = port
     }
 
     static func connect(host: String, port: Int) async throws -> BenchConnection {
@@ -28,18 +26,18 @@ final class BenchConnection: HTTPTransport {
             try pipeline.addHandler(collector)
             return collector
         }
-        return BenchConnection(link: link, host: host, port: port)
+        return BenchConnection(link: link, host: "\(host):\(port)")
     }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         var target = request.url.path
         if let query = request.url.query { target += "?" + query }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: target)
+        head.headers.add(name: "Host", value: host)
         for (name, value) in request.headers { head.headers.replaceOrAdd(name: name, value: value) }
         let body = request.body.map { ByteBuffer(bytes: $0) }
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
 
-        head.headers.replaceOrAdd(name: "Host", value: "\(host):\(port)")
         let requestHead = head
         return try await link.send { channel in
             channel.write(HTTPClientRequestPart.head(requestHead), promise: nil)

@@ -1,5 +1,5 @@
-"""What the cluster checks (scripts/cluster_money.py, scripts/faults.py) share: JSON requests
-to a replica or to nginx, and PASS/FAIL lines."""
+"""What the scripts' checks (cluster_money.py, cluster_tokens.py, faults.py, access_matrix.py)
+share: JSON requests to a server, a replica or nginx, and PASS/FAIL lines."""
 import json
 import sys
 import urllib.error
@@ -17,26 +17,36 @@ def check(name, ok, detail=""):
     print(f"PASS {name}")
 
 
-def call(base, method, path, body=None, token=None, key=None, timeout=60):
-    """(status, parsed JSON body or text, headers); status 0 when the connection failed."""
-    headers = {"Accept": "application/json"}
+def _parsed(raw):
+    """A body as JSON, or as text when it is not JSON (a YAML document, a page)."""
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw.decode(errors="replace")
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def call(base, method, path, body=None, token=None, key=None, timeout=60, headers=None, follow_redirects=True):
+    """(status, parsed JSON body or text, headers); status 0 when the connection failed. `headers`
+    are sent as given; without `follow_redirects` a 3xx is the answer."""
+    sent = {"Accept": "application/json", **(headers or {})}
     data = json.dumps(body).encode() if body is not None else None
     if data:
-        headers["Content-Type"] = "application/json"
+        sent["Content-Type"] = "application/json"
     if token:
-        headers["Authorization"] = f"Bearer {token}"
+        sent["Authorization"] = f"Bearer {token}"
     if key:
-        headers["Idempotency-Key"] = key
-    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
+        sent["Idempotency-Key"] = key
+    request = urllib.request.Request(base + path, data=data, method=method, headers=sent)
+    opener = urllib.request.build_opener() if follow_redirects else urllib.request.build_opener(_NoRedirects)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, json.loads(response.read() or b"null"), dict(response.headers)
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, _parsed(response.read()), dict(response.headers)
     except urllib.error.HTTPError as error:
-        raw = error.read()
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return error.code, parsed, dict(error.headers)
+        return error.code, _parsed(error.read()), dict(error.headers)
     except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as error:
         return 0, str(error), {}
