@@ -305,6 +305,25 @@ public struct ChippiPayAPI: Sendable {
         return try await send("GET", "/v1/chipi-wallets/\(id)")
     }
 
+    struct PayerBody: Encodable, Sendable {
+        var address: String
+        var signature: [String]
+    }
+
+    struct LinkedPayer: Decodable, Sendable {
+        var wallet_id: String
+        var address: String
+    }
+
+    /// Links `address` to the wallet as an account its purchases may be paid from
+    /// (`POST /v1/chipi-wallets/{id}/payers`), with the account's signature over ``PayerLink``.
+    /// Linking an account twice is not an error.
+    public func linkPayer(walletId: String, address: Felt, signature: [Felt]) async throws {
+        guard walletId.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(walletId)") }
+        let _: LinkedPayer = try await send("POST", "/v1/chipi-wallets/\(walletId)/payers",
+                                            body: PayerBody(address: address.description, signature: signature.map(\.description)))
+    }
+
     struct Success: Decodable, Sendable { var success: Bool }
 
     public func saveWallet(walletId: String, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {

@@ -52,6 +52,8 @@ public final class ChippiPayManager {
 
     public static let walletItem = "chippipay.wallet_id"
     public static let pendingPurchaseItem = "chippipay.pending_purchase"
+    /// The Starknet account last linked to the wallet as a payer (``linkPayingAccount(starknet:)``).
+    public static let linkedPayerItem = "chippipay.linked_payer"
 
     public init(api: ChippiPayAPI, store: any SecureStore, sleeper: Sleeper = .live, keyRounds: Int = WalletKeyBackup.defaultRounds) {
         self.api = api
@@ -100,6 +102,29 @@ public final class ChippiPayManager {
             guard wallet.publicKey.flatMap({ Felt($0) }) == key.publicKey else { throw WalletKeyBackup.Failure.malformed }
             return key
         }
+    }
+
+    /// Links the connected Starknet wallet to the ChippiPay wallet, so that the provider takes its
+    /// vault withdrawals as this wallet's payments (it refuses a payment from any account not
+    /// linked: nobody else can claim a payment seen on chain). Once per account; ``buyService``
+    /// does it before its first withdrawal.
+    public func linkPayingAccount(starknet: StarknetManager) async throws {
+        guard let id = currentWalletId else { throw Self.noWallet }
+        try await run {
+            let wallet = try await self.api.getWallet(id)
+            guard let address = wallet.address.flatMap({ Felt($0) }) else {
+                throw ChippiPayError(kind: .refused, message: "The ChippiPay wallet has no account yet")
+            }
+            let (payer, signature) = try await starknet.signPayerLink(wallet: address)
+            try await self.api.linkPayer(walletId: id, address: payer, signature: signature)
+            try await self.store.setString(id + " " + payer.description, for: Self.linkedPayerItem)
+        }
+    }
+
+    /// Whether the connected Starknet wallet is linked to this ChippiPay wallet already.
+    func isPayerLinked(_ starknet: StarknetManager) async -> Bool {
+        guard let id = currentWalletId, let payer = starknet.walletAddress else { return false }
+        return (try? await store.string(for: Self.linkedPayerItem)) == id + " " + payer.description
     }
 
     // MARK: Catalogue
@@ -189,6 +214,9 @@ public final class ChippiPayManager {
         do { try await starknet.checkBalance() } catch { return fail(error) }
         guard let vault = starknet.vaultBalance, vault >= fri else {
             return fail("Not enough STRK in the vault: \(quote.strkAmount) STRK needed, \(starknet.vaultBalanceText ?? "0") available", nil)
+        }
+        if await !isPayerLinked(starknet) {
+            do { try await linkPayingAccount(starknet: starknet) } catch { return fail(error) }
         }
         var pending = PendingPurchase(skuId: sku.id, reference: reference, amount: price, fri: fri.description, paymentAddress: payTo.description)
         do { try await save(pending) } catch { return fail(error) }

@@ -87,6 +87,15 @@ public final class StarknetManager {
         var chainId: String
     }
 
+    /// The connected account's signature over ``PayerLink`` for the ChippiPay wallet account
+    /// `wallet`: its consent that its vault withdrawals pay that wallet's purchases.
+    /// - Returns: The connected account's address and the signature.
+    public func signPayerLink(wallet: Felt) async throws -> (payer: Felt, signature: [Felt]) {
+        guard let account else { throw StarknetWalletError.notConnected }
+        let chainId = try await node { try await account.chainIdentifier() }
+        return (account.address, try account.sign(hash: PayerLink.messageHash(chainId: chainId, wallet: wallet, payer: account.address)))
+    }
+
     // MARK: Connecting
 
     /// Connects the wallet at `address` with its private key: the node must hold an account there

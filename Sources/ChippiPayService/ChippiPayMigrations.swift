@@ -177,5 +177,17 @@ enum ChippiPayMigrations {
         Migration("chippi_0006_merchant_jwks", [
             "ALTER TABLE chippi_merchants ADD COLUMN auth_jwks_url TEXT",
         ]),
+        // Accounts a wallet pays from besides its own (the user's connected Starknet wallet),
+        // each with the account's signature over `PayerLink`.
+        Migration("chippi_0007_wallet_payers", [
+            """
+            CREATE TABLE chippi_wallet_payers (
+                wallet_id TEXT NOT NULL REFERENCES chippi_wallets(id),
+                address TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (wallet_id, address)
+            )
+            """,
+        ]),
     ]
 }

@@ -23,9 +23,11 @@ public struct BalanceSheet: Sendable, Equatable {
 
     public var assets: [Entry] { entries.filter { $0.net > 0 }.sorted { $0.net > $1.net } }
     public var liabilities: [Entry] { entries.filter { $0.net < 0 }.sorted { $0.net < $1.net } }
-    public var totalAssets: Int64 { assets.reduce(0) { $0 &+ $1.net } }
-    public var totalLiabilities: Int64 { liabilities.reduce(0) { $0 &+ $1.net } }
-    public var net: Int64 { totalAssets &+ totalLiabilities }
+    // Shown, never compared against a limit: a total past Int64's range (a hostile provider's
+    // figures) shows as the range's end instead of wrapping or trapping.
+    public var totalAssets: Int64 { CheckedAmount.saturatingSum(assets.map(\.net)) }
+    public var totalLiabilities: Int64 { CheckedAmount.saturatingSum(liabilities.map(\.net)) }
+    public var net: Int64 { CheckedAmount.saturatingSum(entries.map(\.net)) }
 }
 
 /// The visual balance sheet: a bubble chart with the net total in the centre, assets in green to

@@ -309,7 +309,7 @@ public final class PayViewModel {
     }
 
     /// What the user can pay before passing the partner's credit limit.
-    public var available: Int64 { tally.creditFromPartner &+ tally.net }
+    public var available: Int64 { CheckedAmount.saturatingSum([tally.creditFromPartner, tally.net]) }
 
     /// The amount in milliCHIPs, or why it cannot be sent.
     public var check: Result<Int64, ChipsError> {

@@ -85,7 +85,10 @@ public actor DeviceAuthenticator {
             throw PurseError.domain("not_enrolled", message: "This device has no enrolled passkey for this account")
         }
         let key = try await loadKey(Self.keyTag, store)
-        let counter = (UInt32(try await store.string(for: Self.counterTag) ?? "0") ?? 0) &+ 1
+        // The signature counter only grows; at its end it stays there (a relying party reads a
+        // counter that stops growing as a possible clone, never one that went back to zero).
+        let stored = UInt32(try await store.string(for: Self.counterTag) ?? "0") ?? 0
+        let counter = stored == .max ? stored : stored + 1
         try await store.setString(String(counter), for: Self.counterTag)
         let clientData = try Self.clientDataJSON(type: "webauthn.get", challenge: options.challenge, origin: origin)
         var authData = Self.rpIDHash(options.rpId)

@@ -71,6 +71,47 @@ func closedLoop<Item: Sendable>(_ items: [Item], count: Int?, duration: Int, rec
 
 /// A fresh account on a sandbox node, on a keep-alive connection of its own: a new key, STRK
 /// from the faucet, DEPLOY_ACCOUNT v3 accepted.
+/// A ChippiPay wallet of a new user: its id, and its account on chain.
+struct BenchWallet: Sendable {
+    var id: String
+    var account: StarknetAccount
+}
+
+/// A new user of the server with a wallet the provider made and deployed, funded with `strk` STRK
+/// minted by the sandbox, and a keep-alive connection to use it over.
+func freshWallet(base: URL, headers: [String: String], strk: String) async throws -> (BenchWallet, BenchConnection) {
+    guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
+    let probe = benchProbe(base)
+    struct Session: Decodable {
+        struct User: Decodable { var id: String }
+        var token: String
+        var user: User
+    }
+    let session: Session = try await probe.send("POST", "/auth/register", body: ["email": "chippi-bench-\(UUID().uuidString.prefix(8))@example.com",
+                                                                                "password": "bench password", "name": "Bench"], authenticated: false)
+    struct Prepared: Decodable { var wallet_id: String }
+    let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
+                                                  headers: headers, authenticated: false)
+    let key = StarkKey.random()
+    let _: EmptyResponse = try await probe.send("POST", "/v1/chipi-wallets", body: [
+        "wallet_id": prepared.wallet_id, "public_key": key.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
+        "auth_token": session.token,
+    ], headers: headers, authenticated: false)
+    struct Shown: Decodable { var address: String?; var deploy_transaction_hash: String? }
+    let shown: Shown = try await probe.send("GET", "/v1/chipi-wallets/\(prepared.wallet_id)", headers: headers, authenticated: false)
+    guard let address = shown.address.flatMap({ Felt($0) }), let deployment = shown.deploy_transaction_hash.flatMap({ Felt($0) }) else {
+        throw BenchmarkError("the provider did not deploy the wallet")
+    }
+    let connection = try await BenchConnection.connect(host: host, port: port)
+    let provider = StarknetProvider(url: base.appendingPathComponent("starknet/rpc"), transport: connection)
+    guard try await provider.waitForTransaction(deployment, poller: Poller(interval: .milliseconds(20), maxAttempts: 200)).succeeded else {
+        throw BenchmarkError("the wallet's account did not deploy")
+    }
+    let _: EmptyResponse = try await probe.send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": strk],
+                                                idempotencyKey: UUID().uuidString, authenticated: false)
+    return (BenchWallet(id: prepared.wallet_id, account: StarknetAccount(address: address, key: key, provider: provider)), connection)
+}
+
 func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws -> (StarknetAccount, BenchConnection) {
     guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
     let connection = try await BenchConnection.connect(host: host, port: port)

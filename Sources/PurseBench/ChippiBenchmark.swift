@@ -32,36 +32,24 @@ public struct ChippiBenchmark: PurseBenchmark {
         let parts = keys.split(separator: ":").map(String.init)
         let headers = ["x-api-key": parts[0], "Authorization": "Bearer \(parts[1])"]
 
-        // Setup, untimed: per connection a keep-alive connection, a fresh funded account with STRK
-        // in the vault; one user with a gasless wallet for all purchases.
+        // Setup, untimed: per connection a keep-alive connection and a user whose wallet has STRK
+        // in the vault.
         let probe = benchProbe(base)
-        struct Listing: Decodable { var strk_address: String; var vault_address: String; var account_class_hash: String }
+        struct Listing: Decodable { var strk_address: String; var vault_address: String }
         let listing: Listing = try await probe.send("GET", "/sandbox/starknet/accounts", authenticated: false)
-        guard let classHash = Felt(listing.account_class_hash), let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
+        guard let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
             throw BenchmarkError("the sandbox listing does not parse")
         }
-        struct Session: Decodable {
-            struct User: Decodable { var id: String }
-            var token: String
-            var user: User
-        }
-        let session: Session = try await probe.send("POST", "/auth/register", body: ["email": "chippi-bench-\(UUID().uuidString.prefix(8))@example.com",
-                                                                                    "password": "bench password", "name": "Bench"], authenticated: false)
-        struct Prepared: Decodable { var wallet_id: String }
-        let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
-                                                      headers: headers, authenticated: false)
-        let walletKey = StarkKey.random()
-        let _: EmptyResponse = try await probe.send("POST", "/v1/chipi-wallets", body: [
-            "wallet_id": prepared.wallet_id, "public_key": walletKey.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
-            "auth_token": session.token,
-        ], headers: headers, authenticated: false)
-        let users = try await withThrowingTaskGroup(of: (StarknetAccount, BenchConnection).self) { group in
+        // Every purchase is paid from its own wallet's account (the provider checks the payer):
+        // per connection a user, a wallet the provider deploys, STRK minted to it and put in the vault.
+        let users = try await withThrowingTaskGroup(of: (BenchWallet, BenchConnection).self) { group in
             for _ in 0..<connections {
                 group.addTask {
-                    let (account, connection) = try await freshSandboxAccount(base: base, classHash: classHash, strk: "100000")
-                    let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: account.provider))
-                    _ = try await account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")), poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
-                    return (account, connection)
+                    let (wallet, connection) = try await freshWallet(base: base, headers: headers, strk: "100000")
+                    let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: wallet.account.provider))
+                    _ = try await wallet.account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")),
+                                                                poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
+                    return (wallet, connection)
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -82,8 +70,8 @@ public struct ChippiBenchmark: PurseBenchmark {
         struct Quote: Decodable { var payment_address: String; var strk_amount_fri: String }
         let recorder = LatencyRecorder()
         cpu = ProcessCPU.now()
-        let walletId = prepared.wallet_id
-        let elapsed = await closedLoop(users, count: count, duration: duration, recorder: recorder) { account, connection in
+        let elapsed = await closedLoop(users, count: count, duration: duration, recorder: recorder) { wallet, connection in
+            let account = wallet.account
             let quoted = try await connection.send(TransportRequest(method: "GET", url: quoteURL, headers: headers))
             let quote = try JSONDecoder().decode(Quote.self, from: quoted.body)
             guard let payTo = Felt(quote.payment_address), let amount = UInt256(quote.strk_amount_fri) else { return false }
@@ -91,7 +79,7 @@ public struct ChippiBenchmark: PurseBenchmark {
             let hash = try await account.execute([vaultContract.withdraw(to: payTo, amount)])
             guard try await account.provider.transactionReceipt(hash).succeeded else { return false }
             let body = try JSONSerialization.data(withJSONObject: [
-                "sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": walletId, "vault_transaction_hash": hash.description,
+                "sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": wallet.id, "vault_transaction_hash": hash.description,
             ])
             let created = try await connection.send(TransportRequest(
                 method: "POST", url: base.appendingPathComponent("v1/sku-transactions"),

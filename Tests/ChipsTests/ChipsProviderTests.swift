@@ -55,6 +55,43 @@ struct ChipsProviderTests {
         }
     }
 
+    /// Numbers past bigint in a where form (1e19 and 1e400 are whole doubles; Int64(1e19) traps)
+    /// and in a text column's refusal message, answered as PostgreSQL would; the socket goes on.
+    @Test("numbers past bigint and deep nesting in where forms: error frames, no crash", arguments: TestEngines.all)
+    func hostileNumbers(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let socket = try await Self.rawSocket(provider, user: "hank")
+            var replies = socket.messages.makeAsyncIterator()
+            let deep = String(repeating: #"{"items":["#, count: 400) + #""code = eng""# + String(repeating: "]}", count: 400)
+            let frames: [(String, String?)] = [
+                (#"{"id":1,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e19}}"#, "!wylib.data.22003"),
+                (#"{"id":2,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e400}}"#, "!wylib.data.22003"),
+                (#"{"id":3,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":-1e400}}"#, "!wylib.data.22003"),
+                (#"{"id":4,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":2.5}}"#, "!wylib.data.22P02"),
+                (#"{"id":5,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":9223372036854775808}}"#, nil),
+                (#"{"id":6,"view":"mychips.tallies_v_me","action":"select","where":{"comment":1e20}}"#, nil),
+                (#"{"id":7,"view":"mychips.tallies_v_me","action":"select","where":[["tally_seq","=",-9223372036854775809]]}"#, nil),
+                (#"{"id":8,"view":"base.language_v","action":"select","where":"# + deep + "}", nil),
+                (#"{"id":9,"view":"mychips.chits_v_me","action":"insert","fields":{"chit_uuid":"7b1f1c1e-3f61-4d5e-9e1a-2b2c3d4e5f60","units":1e400,"request":"good"}}"#, nil),
+                (#"{"id":10,"view":"mychips.chits_v_me","action":"insert","fields":{"chit_uuid":"7b1f1c1e-3f61-4d5e-9e1a-2b2c3d4e5f61","units":5,"request":"good","chit_date":"2025-11-24T16:00:00.1234567890123456789012345Z"}}"#, nil),
+            ]
+            for (frame, code) in frames {
+                try await socket.send(frame)
+                let reply = try await Self.next(&replies)
+                let error = reply["error"]?["code"]?.stringValue
+                if let code {
+                    #expect(error == code, "\(frame.prefix(100)) → \(JavaScriptJSON.stringify(reply).prefix(200))")
+                } else {
+                    #expect(reply["data"] != nil || error != nil, "\(frame.prefix(100)) → \(JavaScriptJSON.stringify(reply).prefix(200))")
+                }
+            }
+            try await socket.send(#"{"id":"last","view":"base.language_v","action":"select","fields":["code"]}"#)
+            let reply = try await Self.next(&replies)
+            #expect(reply["id"] == "last" && reply["data"]?.arrayValue?.count == 2)
+            await socket.close()
+        }
+    }
+
     @Test("where in all its forms, order, limit, fields, and a table function with params", arguments: TestEngines.all)
     func whereForms(engine: DatabaseEngine) async throws {
         try await ChipsProvider.with(engine: engine) { provider in

@@ -247,6 +247,40 @@ struct ChipsWalletTests {
         }
     }
 
+    /// A chit of Int64.max milliCHIPs after a small payment used to wrap the payer's balance past
+    /// the limit check (a claim of 9.2 quadrillion CHIPs), and after a payment of 1 made the balance
+    /// exactly Int64.min, whose negation trapped the server. Both are refused as PostgreSQL refuses
+    /// bigint overflow, balances stay as they were, and the provider keeps serving.
+    @Test("chits and requests at Int64's end: refused as bigint out of range, nothing minted, the provider alive", arguments: TestEngines.all)
+    func unitsAtTheEnds(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (alice, bob) = (pair.alice, pair.bob)
+            let (aliceTally, bobTally) = try await pair.openTally(limit: 10)
+            _ = try await bob.pay(bobTally.seq, units: 2, signingKey: pair.bobKey)
+            await expectRefusal("!wylib.data.22003", "-2 - Int64.max leaves bigint") { _ = try await bob.pay(bobTally.seq, units: .max, signingKey: pair.bobKey) }
+            await expectRefusal("!mychips.chits:LMT", "a large payment within bigint meets the limit") { _ = try await bob.pay(bobTally.seq, units: .max - 2, signingKey: pair.bobKey) }
+            // Alice pays back 1: Bob's balance is -1, and -1 - Int64.max is exactly Int64.min.
+            _ = try await alice.pay(aliceTally.seq, units: 1, signingKey: pair.aliceKey)
+            await expectRefusal("!wylib.data.22003", "Int64.min has no negation") { _ = try await bob.pay(bobTally.seq, units: .max, signingKey: pair.bobKey) }
+            // Requests: pending amounts are checked sums too, and so is the balance with them (net_p).
+            await expectRefusal("!wylib.data.22003", "1 + Int64.max pending") { _ = try await alice.request(aliceTally.seq, units: .max) }
+            let pending = try await alice.request(aliceTally.seq, units: .max - 1)
+            await expectRefusal("!wylib.data.22003", "a second request past Int64.max") { _ = try await alice.request(aliceTally.seq, units: 2) }
+            await expectRefusal("!wylib.data.22003", "Bob's payment would take his balance with the request past Int64.min") {
+                _ = try await bob.pay(bobTally.seq, units: 1_000, signingKey: pair.bobKey)
+            }
+            _ = try await alice.refuseRequest(pending)
+            #expect(try await bob.tally(bobTally.seq).net == -1)
+            #expect(try await alice.tally(aliceTally.seq).net == 1)
+            #expect(try await bob.verifyChain(bobTally.seq).links == 2)
+            // Still serving: an ordinary payment goes through.
+            _ = try await bob.pay(bobTally.seq, units: 1_000, signingKey: pair.bobKey)
+            #expect(try await bob.tally(bobTally.seq).net == -1_001)
+            await pair.done()
+        }
+    }
+
     @Test("notices reach a disconnected app as APNs pushes (through the provider's APNs sandbox); a connected app gets them on the socket only")
     func pushes() async throws {
         try await ChipsProvider.with { provider in

@@ -49,8 +49,16 @@ struct ProviderTests {
             try await server.environment.tokens.issue(for: UserID(user), purpose: TokenService.sessionPurpose, lifetime: 3600).token
         }
 
-        /// A prepared and saved wallet for `user`.
-        func wallet(_ user: String) async throws -> String {
+        /// A wallet the provider made and deployed: its id, and its account on chain.
+        struct Wallet: Sendable, CustomStringConvertible {
+            var id: String
+            var address: Felt
+            var key: StarkKey
+            var description: String { id }
+        }
+
+        /// A prepared and saved wallet for `user`, its account funded with `strk` STRK by the sandbox.
+        func wallet(_ user: String, strk: String = "20") async throws -> Wallet {
             let session = try await token(user)
             let (status, prepared, _) = try await call(.post, "/v1/chipi-wallets/prepare-creation",
                                                        body: #"{"auth_token":"\#(session)","external_user_id":"\#(user)","metadata":{"source":"ios_app"}}"#)
@@ -70,12 +78,23 @@ struct ProviderTests {
             let (again, _, _) = try await call(.post, "/v1/chipi-wallets",
                                                body: #"{"wallet_id":"\#(id)","public_key":"\#(key.publicKey)","encrypted_private_key":"enc_0123456789abcdef","auth_token":"\#(session)"}"#)
             #expect(again == .ok)
-            return id
+            let (minted, _, _) = try await call(.post, "/sandbox/starknet/mint", body: #"{"address":"\#(address)","amount":"\#(strk)"}"#,
+                                                idempotencyKey: UUID().uuidString, keys: nil)
+            #expect(minted == .created)
+            return Wallet(id: id, address: address, key: key)
         }
 
-        /// Account `index` puts `deposit` STRK in the vault and withdraws `pay` of it to `recipient`.
-        func payFromVault(_ index: Int, deposit: String, pay: String, to recipient: Felt) async throws -> Felt {
-            let account = StarknetAccount(address: accounts[index].address, key: accounts[index].key, provider: provider)
+        /// A wallet only prepared: no key saved, no account deployed.
+        func preparedWallet(_ user: String) async throws -> String {
+            let (status, prepared, _) = try await call(.post, "/v1/chipi-wallets/prepare-creation",
+                                                       body: #"{"auth_token":"\#(try await token(user))","external_user_id":"\#(user)","metadata":{}}"#)
+            #expect(status == .ok)
+            return try #require(prepared["wallet_id"]?.stringValue)
+        }
+
+        /// `wallet`'s account puts `deposit` STRK in the vault and withdraws `pay` of it to `recipient`.
+        func payFromVault(_ wallet: Wallet, deposit: String, pay: String, to recipient: Felt) async throws -> Felt {
+            let account = StarknetAccount(address: wallet.address, key: wallet.key, provider: provider)
             let vaultContract = VaultContract(address: vault, token: strk)
             let poller = Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100)
             if deposit != "0" {
@@ -95,6 +114,10 @@ struct ProviderTests {
             }
             Issue.record("purchase \(id) still pending after 10 s")
             return .null
+        }
+
+        func purchaseBody(wallet: Wallet, hash: Felt, sku: String = "telcel_50", reference: String = "5512345678", amount: String = "50.0") -> String {
+            purchaseBody(wallet: wallet.id, hash: hash, sku: sku, reference: reference, amount: amount)
         }
 
         func purchaseBody(wallet: String, hash: Felt, sku: String = "telcel_50", reference: String = "5512345678", amount: String = "50.0") -> String {
@@ -250,8 +273,8 @@ struct ProviderTests {
             let wallet = try await h.wallet("user_123")
             let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
             let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
-            let hash = try await h.payFromVault(0, deposit: "10", pay: "2.5", to: payTo)
-            #expect(try await h.vaultBalance(of: h.accounts[0].address) == SandboxNodeTests.strk("7.5"))
+            let hash = try await h.payFromVault(wallet, deposit: "10", pay: "2.5", to: payTo)
+            #expect(try await h.vaultBalance(of: wallet.address) == SandboxNodeTests.strk("7.5"))
 
             let body = h.purchaseBody(wallet: wallet, hash: hash)
             let (status, created, _) = try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "buy-1")
@@ -278,8 +301,8 @@ struct ProviderTests {
             let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
             let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
             // Too little, to someone else, a reverted one, an unknown hash.
-            let short = try await h.payFromVault(1, deposit: "10", pay: "2", to: payTo)
-            let elsewhere = try await h.payFromVault(1, deposit: "0", pay: "2.5", to: h.accounts[2].address)
+            let short = try await h.payFromVault(wallet, deposit: "10", pay: "2", to: payTo)
+            let elsewhere = try await h.payFromVault(wallet, deposit: "0", pay: "2.5", to: h.accounts[2].address)
             let unknown = Felt(0xdead)
             let cases: [(Felt, String)] = [
                 (short, "The vault transaction paid 2 STRK; the purchase needs 2.5 STRK"),
@@ -291,13 +314,14 @@ struct ProviderTests {
                 #expect(status == .unprocessableContent && body["error"] == .string(message), "\(body)")
             }
             // Bad fields name themselves; nothing is recorded.
-            let good = try await h.payFromVault(1, deposit: "0", pay: "2.5", to: payTo)
+            let good = try await h.payFromVault(wallet, deposit: "0", pay: "2.5", to: payTo)
             let bad: [(String, HTTPResponse.Status)] = [
                 (h.purchaseBody(wallet: wallet, hash: good, reference: "55123"), .badRequest),
                 (h.purchaseBody(wallet: wallet, hash: good, amount: "40.0"), .badRequest),
                 (h.purchaseBody(wallet: wallet, hash: good, amount: "50.001"), .badRequest),
                 (h.purchaseBody(wallet: wallet, hash: good, sku: "nope"), .notFound),
                 (h.purchaseBody(wallet: "wallet_nope", hash: good), .notFound),
+                (h.purchaseBody(wallet: try await h.preparedWallet("user_456_prepared"), hash: good), .conflict),
             ]
             for (body, expected) in bad {
                 #expect(try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: UUID().uuidString).0 == expected, "\(body)")
@@ -309,13 +333,94 @@ struct ProviderTests {
         }
     }
 
+    /// A payment seen on chain cannot be claimed by anyone but the wallet that made it: not by
+    /// another user of the same merchant, nor by a rival merchant. The customer's own purchase
+    /// then goes through.
+    @Test func aPaymentBelongsToThePurchasesOwnWallet() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let customer = try await h.wallet("customer")
+            let other = try await h.wallet("other_user")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let hash = try await h.payFromVault(customer, deposit: "5", pay: "2.5", to: payTo)
+            let (claimed, refusal, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: other, hash: hash), idempotencyKey: "claim")
+            #expect(claimed == .unprocessableContent, "\(refusal)")
+            #expect(refusal["error"]?.stringValue?.contains("not by wallet \(other.id)") == true, "\(refusal)")
+            // A rival merchant with a wallet of its own.
+            let rival = try await ChippiPayModule.createMerchantKeys(merchant: "rival", name: "Rival", webhookURL: nil, live: false, environment: h.server.environment)
+            let (rivalPrepared, prepared, _) = try await h.call(.post, "/v1/chipi-wallets/prepare-creation",
+                                                                 body: #"{"auth_token":"\#(try await h.token("rival_user"))","external_user_id":"rival_user","metadata":{}}"#,
+                                                                 keys: rival)
+            #expect(rivalPrepared == .ok)
+            let rivalWallet = try #require(prepared["wallet_id"]?.stringValue)
+            let (rivalClaim, _, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: rivalWallet, hash: hash), idempotencyKey: "rival",
+                                                      keys: rival)
+            #expect(rivalClaim == .conflict || rivalClaim == .unprocessableContent)
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(page["data"]?.arrayValue?.isEmpty == true)
+            let (bought, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: customer, hash: hash), idempotencyKey: "mine")
+            #expect(bought == .created && created["wallet_id"] == .string(customer.id))
+        }
+    }
+
+    /// The user's own Starknet wallet (not the ChippiPay wallet's account) pays once it is linked
+    /// to the ChippiPay wallet with its signature over `PayerLink`; a forged link is refused, and
+    /// the link serves that wallet only.
+    @Test func aLinkedAccountPaysForItsWallet() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("linker")
+            let other = try await h.wallet("linker_other")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let (address, key) = h.accounts[0]
+            let own = Harness.Wallet(id: wallet.id, address: address, key: key)
+            let hash = try await h.payFromVault(own, deposit: "5", pay: "2.5", to: payTo)
+            #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: "unlinked").0 == .unprocessableContent)
+            let chainId = try await h.provider.chainId()
+            func link(_ walletID: String, signature: [Felt]) async throws -> HTTPResponse.Status {
+                try await h.call(.post, "/v1/chipi-wallets/\(walletID)/payers",
+                                 body: #"{"address":"\#(address)","signature":[\#(signature.map { "\"\($0)\"" }.joined(separator: ","))]}"#).0
+            }
+            let forged = try StarkKey.random().sign(PayerLink.messageHash(chainId: chainId, wallet: wallet.address, payer: address)).felts
+            #expect(try await link(wallet.id, signature: forged) == .unprocessableContent)
+            let forOther = try key.sign(PayerLink.messageHash(chainId: chainId, wallet: other.address, payer: address)).felts
+            #expect(try await link(wallet.id, signature: forOther) == .unprocessableContent, "a link signed for another wallet")
+            let signature = try key.sign(PayerLink.messageHash(chainId: chainId, wallet: wallet.address, payer: address)).felts
+            #expect(try await link(wallet.id, signature: signature) == .created)
+            #expect(try await link(wallet.id, signature: signature) == .ok)
+            #expect(try await link("wallet_nope", signature: signature) == .notFound)
+            #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: other, hash: hash), idempotencyKey: "other").0 == .unprocessableContent)
+            let (bought, _, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: "linked")
+            #expect(bought == .created)
+        }
+    }
+
+    /// 7.5 STRK paid for a 2.5 STRK quote: the purchase completes and the 5 STRK over the quote go
+    /// back to the payer on chain, once, recorded on the purchase.
+    @Test func anOverpaymentIsRefunded() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("generous")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let hash = try await h.payFromVault(wallet, deposit: "10", pay: "7.5", to: payTo)
+            let before = try await h.strk.balance(of: wallet.address)
+            let (status, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: "over")
+            #expect(status == .created && created["strk_amount"] == "2.5")
+            let done = try await h.settled(try #require(created["transaction_id"]?.stringValue))
+            #expect(done["status"] == "completed")
+            let refund = try #require(Felt(done["refund_transaction_hash"]?.stringValue ?? ""))
+            #expect(try await h.provider.transactionReceipt(refund).succeeded)
+            #expect(try await h.strk.balance(of: wallet.address) == before.adding(SandboxNodeTests.strk("5")))
+        }
+    }
+
     @Test func aRefusedPurchaseIsRefundedOnceOnChain() async throws {
         try await Self.withProvider { (h: Harness) async throws in
             let wallet = try await h.wallet("user_789")
             let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
             let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
-            let payer = h.accounts[2].address
-            let hash = try await h.payFromVault(2, deposit: "5", pay: "2.5", to: payTo)
+            let payer = wallet.address
+            let hash = try await h.payFromVault(wallet, deposit: "5", pay: "2.5", to: payTo)
             let before = try await h.strk.balance(of: payer)
             // The sandbox supplier refuses references ending in 0000.
             let (_, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash, reference: "5512340000"),
@@ -395,7 +500,7 @@ struct ProviderTests {
         try await Self.withProvider { (h: Harness) async throws in
             let wallet = try await h.wallet("user_race")
             let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
-            let hash = try await h.payFromVault(0, deposit: "5", pay: "2.5", to: try #require(Felt(quote["payment_address"]?.stringValue ?? "")))
+            let hash = try await h.payFromVault(wallet, deposit: "5", pay: "2.5", to: try #require(Felt(quote["payment_address"]?.stringValue ?? "")))
             let body = h.purchaseBody(wallet: wallet, hash: hash)
             let ids = try await withThrowingTaskGroup(of: String?.self) { group in
                 for _ in 0..<100 {

@@ -4,8 +4,9 @@
     python3 scripts/oracles/chippi_live.py URL PK:SK
 
 The server runs with CHIPPI_SANDBOX_MERCHANT_KEYS=PK:SK. As a user: registers, saves a gasless
-wallet (a starknet-py key pair; the provider deploys its account), then pays two purchases
-from the vault with starknet-py's own Account:
+wallet (a starknet-py key pair; the provider deploys its account), checks that another
+account's payment cannot buy for it, then pays two purchases from the wallet's vault with
+starknet-py's own Account:
 - a plain INVOKE of vault.withdraw(payment address, quoted STRK), then POST /v1/sku-transactions;
 - gasless: starknet-py builds and signs its own SNIP-9 v2 outside execution (its typed data, its
   signer) with the caller, nonce and window /v1/paymaster/build chose; the provider relays it,
@@ -76,8 +77,7 @@ async def main(base, pair):
     chain_id = await client.get_chain_id()
     vault = int(chain["vault_address"], 16)
     holder = chain["accounts"][1]
-    address = int(holder["address"], 16)
-    account = Account(address=address, client=client, key_pair=KeyPair.from_private_key(int(holder["private_key"], 16)), chain=chain_id)
+    stranger = Account(address=int(holder["address"], 16), client=client, key_pair=KeyPair.from_private_key(int(holder["private_key"], 16)), chain=chain_id)
 
     # A user of this server, and a gasless wallet whose key starknet-py made.
     _, registered = request(base, "POST", "/auth/register", {"email": f"py-{uuid.uuid4().hex[:8]}@example.com", "password": "correct horse battery", "name": "Py"})
@@ -93,6 +93,12 @@ async def main(base, pair):
     _, shown = request(base, "GET", f"/v1/chipi-wallets/{wallet}", headers=keys)
     deployed = await client.get_class_hash_at(int(shown["address"], 16))
     check(deployed == int(prepared["account_class_hash"], 16), "the provider deployed the wallet's account at its counterfactual address")
+    # The wallet's own account pays (the provider checks that a purchase's payer is its wallet),
+    # funded by the sandbox.
+    address = int(shown["address"], 16)
+    account = Account(address=address, client=client, key_pair=wallet_key, chain=chain_id)
+    status, _ = request(base, "POST", "/sandbox/starknet/mint", {"address": hex(address), "amount": "50"}, {"Idempotency-Key": str(uuid.uuid4())})
+    check(status == 201, f"the sandbox funds the wallet ({status})")
 
     status, quote = request(base, "GET", "/v1/quote?sku_id=telcel_50", headers=keys)
     check(status == 200 and quote["strk_amount"] == "2.5", f"a quote of 2.5 STRK ({quote})")
@@ -105,6 +111,15 @@ async def main(base, pair):
     await client.wait_for_tx(sent.transaction_hash)
     before = await vault_balance(client, vault, address)
     withdraw = Call(to_addr=vault, selector=get_selector_from_name("withdraw"), calldata=[payment, amount, 0])
+
+    # 0. Someone else's payment to the provider cannot buy for this wallet.
+    sent = await stranger.execute_v3(calls=[Call(to_addr=int(chain["strk_address"], 16), selector=get_selector_from_name("transfer"),
+                                                 calldata=[payment, amount, 0])], auto_estimate=True)
+    await client.wait_for_tx(sent.transaction_hash)
+    body = {"sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": wallet,
+            "vault_transaction_hash": hex(sent.transaction_hash), "metadata": {"client": "starknet-py"}}
+    status, refused = request(base, "POST", "/v1/sku-transactions", body, {**keys, "Idempotency-Key": str(uuid.uuid4())})
+    check(status == 422 and "not by wallet" in refused.get("error", ""), f"a payment by another account is not the wallet's ({status} {refused})")
 
     # 1. A plain INVOKE pays.
     sent = await account.execute_v3(calls=[withdraw], auto_estimate=True)

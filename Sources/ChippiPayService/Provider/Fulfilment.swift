@@ -33,24 +33,29 @@ struct Fulfilment: Sendable {
               purchase.status == .pending else { return }
         let now = environment.now().epochMillis
         if let refusal = Self.supplierRefusal(reference: purchase.reference) {
-            let refund = try await refundOnce(purchase)
+            let refund = try await refundOnce(purchase, amount: purchase.paid)
             try await settle(purchase, status: .failed, reason: refusal + "; \(STRKAmount.format(purchase.paid)) STRK refunded", refund: refund, now: now)
+        } else if let excess = purchase.paid.subtracting(purchase.strk), excess > .zero {
+            // Paid more than the quote: the excess goes back to the payer, as a failed
+            // purchase's whole payment does, and the purchase records that refund.
+            let refund = try await refundOnce(purchase, amount: excess)
+            try await settle(purchase, status: .completed, reason: nil, refund: refund, now: now)
         } else {
             try await settle(purchase, status: .completed, reason: nil, refund: nil, now: now)
         }
     }
 
-    /// The refund for `purchase`: the one already on chain when the provider's account has sent
-    /// it (found by its transfer event to the payer carrying the purchase's amount after the
-    /// purchase), else a new one.
-    func refundOnce(_ purchase: Purchase) async throws -> Felt {
+    /// The refund of `amount` for `purchase`: the one already on chain when the provider's
+    /// account has sent it (found by its transfer event to the payer carrying that amount after
+    /// the purchase), else a new one.
+    func refundOnce(_ purchase: Purchase, amount: UInt256) async throws -> Felt {
         let paidIn = try await payments.provider.transactionReceipt(purchase.vaultHash).blockNumber
         var token: String?
         for _ in 0..<20 {
             let page = try await payments.provider.events(address: payments.tokenAddress,
                                                           keys: [[VaultPayments.transferKey], [payments.paymentAddress], [purchase.payer]],
                                                           from: paidIn.map { .number($0) }, chunkSize: 1000, continuationToken: token)
-            for event in page.events where event.data == purchase.paid.felts {
+            for event in page.events where event.data == amount.felts {
                 let claimed = try await environment.database.read { db in
                     try await db.raw("SELECT id FROM chippi_sku_transactions WHERE refund_transaction_hash = \(bind: event.transactionHash.description)").first() != nil
                 }
@@ -59,7 +64,7 @@ struct Fulfilment: Sendable {
             guard let next = page.continuationToken else { break }
             token = next
         }
-        return try await payments.refund(purchase.paid, to: purchase.payer)
+        return try await payments.refund(amount, to: purchase.payer)
     }
 
     /// Moves a pending purchase to its final state and queues the webhook, in one transaction.

@@ -194,12 +194,25 @@ struct ProviderRoutes: Sendable {
         }) {
             return ServerEnvironment.response(stored)
         }
-        let walletExists = try await environment.database.read { db in
-            try await db.raw("SELECT id FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first() != nil
+        let (wallet, payers) = try await environment.database.read { db in
+            (try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first(),
+             try await db.raw("SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: input.wallet_id)").all()
+                .compactMap { Felt(try $0.decode(column: "address", as: String.self)) })
         }
-        guard walletExists else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
+        guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
+        // A purchase is paid by its own wallet: its account, or an account linked to it with that
+        // account's signature. A payment seen on chain cannot be claimed by another merchant or
+        // another of this merchant's users, and a wallet only prepared pays for nothing.
+        guard try wallet.decode(column: "status", as: String.self) == "active",
+              let walletAddress = try wallet.decode(column: "address", as: String?.self).flatMap({ Felt($0) }) else {
+            throw APIError.conflict("Wallet \(input.wallet_id.prefix(64)) is not active yet: finish creating it before paying from it")
+        }
         let required = configuration.rate.fri(forCentavos: centavos)
         let payment = try await payments.verify(vaultHash, required: required)
+        guard payment.payer == walletAddress || payers.contains(payment.payer) else {
+            throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.prefix(64)) "
+                + "(its account \(walletAddress), or one linked with POST /v1/chipi-wallets/{id}/payers)")
+        }
 
         let now = environment.now()
         defer { if configuration.fulfilmentSeconds == 0 { environment.jobs.wakeup.signal() } }

@@ -53,6 +53,11 @@ struct WalletRoutes: Sendable {
         var created_at: Int64
     }
 
+    struct PayerRequest: Decodable {
+        var address: String
+        var signature: [String]
+    }
+
     func mount(on group: RouterGroup<PurseRequestContext>) {
         group.post("chipi-wallets/prepare-creation") { request, context in
             var request = request
@@ -123,6 +128,52 @@ struct WalletRoutes: Sendable {
             }
             try await deploy(wallet: input.wallet_id, publicKey: publicKey, address: address)
             return try Response.json(["success": true])
+        }
+        // A Starknet account the wallet's purchases may be paid from, proven by the account's
+        // signature over `PayerLink` (checked by the account itself on chain).
+        group.post("chipi-wallets/{id}/payers") { request, context in
+            var request = request
+            let merchant = try await routes.merchant(request)
+            let id = try context.parameters.require("id")
+            let input = try JSONBody.decode(PayerRequest.self, from: try await request.collectJSONBody(context: context))
+            let payer = try PaymasterRoutes.address(input.address, "address")
+            guard (1...8).contains(input.signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
+            let signature = try input.signature.map { text -> Felt in
+                guard let felt = Felt(text) else { throw ProviderError.invalid("signature must be 0x-hex felts") }
+                return felt
+            }
+            guard let row = try await environment.database.read({ db in
+                try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)").first()
+            }) else { throw APIError.notFound("Wallet \(id.prefix(64)) not found") }
+            guard try row.decode(column: "status", as: String.self) == "active",
+                  let wallet = try row.decode(column: "address", as: String?.self).flatMap({ Felt($0) }) else {
+                throw APIError.conflict("Wallet \(id.prefix(64)) is not active yet: save it before linking accounts to it")
+            }
+            let payments = routes.payments
+            let chainId: Felt
+            do { chainId = try await payments.provider.chainId() } catch { throw APIError(.badGateway, "The Starknet node cannot be reached") }
+            let hash = PayerLink.messageHash(chainId: chainId, wallet: wallet, payer: payer)
+            let valid: [Felt]
+            do {
+                valid = try await payments.provider.call(Call(to: payer, entrypoint: "is_valid_signature", calldata: [hash, Felt(UInt64(signature.count))] + signature))
+            } catch let error as StarknetRPCError where error.kind == .contractNotFound {
+                throw APIError.notFound("No account is deployed at \(payer)")
+            } catch let error as StarknetRPCError {
+                throw ProviderError.unverified("The account cannot check the signature: \(error.message)")
+            } catch {
+                throw APIError(.badGateway, "The Starknet node cannot be reached")
+            }
+            guard valid.first == Felt(shortString: "VALID") || valid.first == .one else {
+                throw ProviderError.unverified("The signature is not the account's over the payer link")
+            }
+            let now = environment.now().epochMillis
+            let linked = try await environment.database.transaction { db in
+                try await db.raw("""
+                    INSERT INTO chippi_wallet_payers (wallet_id, address, created_at) VALUES (\(bind: id), \(bind: payer.description), \(bind: now))
+                    ON CONFLICT DO NOTHING RETURNING address
+                    """).first() != nil
+            }
+            return try Response.json(["wallet_id": id, "address": payer.description], status: linked ? .created : .ok)
         }
         group.get("chipi-wallets/{id}") { request, context in
             let merchant = try await routes.merchant(request)

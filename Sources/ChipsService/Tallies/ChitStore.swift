@@ -45,6 +45,21 @@ struct ChitStore: Sendable {
         WysemanError.constraint(message, code: "!mychips.chits:" + code, sqlState: "P0001")
     }
 
+    /// What PostgreSQL answers when bigint arithmetic leaves its range, as the real provider's
+    /// tally sums do.
+    static let outOfRange = WysemanError.database("bigint out of range", sqlState: "22003")
+
+    /// `operation`'s result, or `outOfRange` when it overflowed.
+    static func checked(_ operation: () throws(CheckedAmount.Overflow) -> Int64) throws(WysemanError) -> Int64 {
+        do { return try operation() } catch { throw outOfRange }
+    }
+
+    /// Takes a pending request's amount out of both copies' pending balances.
+    static func withdraw(_ pending: Int64, mine: inout TallyRecord, partner: inout TallyRecord) throws(WysemanError) {
+        mine.netPC = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.subtract(mine.netPC, pending) }
+        partner.netPC = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(partner.netPC, pending) }
+    }
+
     // MARK: Insert
 
     func insert(_ fields: [String: JSONValue]) async throws -> (ChitRecord, TallyRecord) {
@@ -137,8 +152,8 @@ struct ChitStore: Sendable {
                 guard issuer != mine.type, type == .tran else { throw Self.refuse("ISS", "a request is for the partner to pay: its issuer is the partner's end") }
                 guard signature == nil else { throw Self.refuse("ISS", "a request is signed by the partner who pays it, not by you") }
                 try Self.checkOpen(mine)
-                mine.netPC &+= chit.net(holder: mine.type)
-                partner.netPC &+= chit.net(holder: partner.type)
+                mine.netPC = try Self.checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(mine.netPC, chit.net(holder: mine.type)) }
+                partner.netPC = try Self.checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(partner.netPC, chit.net(holder: partner.type)) }
             } else {
                 // A good chit is the issuer's pledge: the holder sends their own, or hands over one
                 // the partner signed (a chit passed as a QR code or link); the signature decides.
@@ -185,15 +200,13 @@ struct ChitStore: Sendable {
                 guard case .string(let signature)? = fields["signature"] else { throw Self.refuse("MIS", "a chit made good needs its issuer's signature") }
                 chit.signature = signature
                 theirs.signature = signature
-                mine.netPC &-= pending
-                partner.netPC &+= pending
+                try Self.withdraw(pending, mine: &mine, partner: &partner)
                 try Self.makeGood(&chit, &theirs, core: chit.core(tally: mine.uuid), mine: &mine, partner: &partner,
                                   proposedIndex: fields["chain_idx"]?.int64Value, proposedPrior: fields["chain_prev"]?.stringValue)
             case "void":
                 chit.status = "void"
                 theirs.status = "void"
-                mine.netPC &-= pending
-                partner.netPC &+= pending
+                try Self.withdraw(pending, mine: &mine, partner: &partner)
             default:
                 throw WysemanError.constraint("a request is answered with request good (and a signature) or void", code: "mychips.chits.BRQ")
             }
@@ -212,6 +225,8 @@ struct ChitStore: Sendable {
     static func write(_ chit: ChitRecord, _ theirs: ChitRecord, _ mine: TallyRecord, _ partner: TallyRecord, inserting: Bool, millis: Int64,
                       notifier: ChipsNotifier, pushes: ChipsPushes?, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
         var (mine, partner) = (mine, partner)
+        // The balance with pending requests (`net_p`) fits as well, on both copies.
+        for tally in [mine, partner] { _ = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(tally.netC, tally.netPC) } }
         mine.modifiedAt = millis
         partner.modifiedAt = millis
         if inserting {
@@ -284,15 +299,19 @@ struct ChitStore: Sendable {
         guard core.isSigned(by: issuerCert["public"], signature: signature) else {
             throw refuse("SIG", "the chit's signature does not verify with the issuer's signing key on this tally")
         }
+        // Units and balances are checked sums: a chit of Int64.max units, or one that takes a
+        // balance past either end, is refused as PostgreSQL refuses bigint overflow, never wrapped.
         let net = chit.net(holder: mine.type)
-        let after = mine.netC &+ net
+        let after = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(mine.netC, net) }
+        let theirsAfter = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.negate(after) }
         if chit.type == .tran {
             // The payer is the issuer: the limit is the credit the other end grants it.
-            let (payerAfter, limit) = chit.issuer == mine.type ? (after, mine.creditFromPartner) : (-after, partner.creditFromPartner)
+            let (payerAfter, limit) = chit.issuer == mine.type ? (after, mine.creditFromPartner) : (theirsAfter, partner.creditFromPartner)
+            // Both `after` and its negation fit, so neither is Int64.min and `-payerAfter` cannot trap.
             if payerAfter < 0, -payerAfter > limit {
                 throw refuse("LMT", "the payment would leave the payer owing \(DecimalAmount.format(-payerAfter, decimals: 3)) CHIPs, beyond the \(DecimalAmount.format(limit, decimals: 3)) the partner's credit allows")
             }
-            if mine.closing, abs(after) > abs(mine.netC) || (after != 0 && (after < 0) != (mine.netC < 0)) {
+            if mine.closing, after.magnitude > mine.netC.magnitude || (after != 0 && (after < 0) != (mine.netC < 0)) {
                 throw refuse("CLS", "the tally is closing: only chits that bring its balance toward zero are taken")
             }
         }
@@ -312,7 +331,7 @@ struct ChitStore: Sendable {
         }
         for copy in 0..<2 {
             var tally = copy == 0 ? mine : partner
-            tally.netC &+= copy == 0 ? net : -net
+            tally.netC = copy == 0 ? after : theirsAfter
             if chit.type == .tran { tally.chitsC += 1 }
             tally.chainConf = index
             tally.chainLast = hash

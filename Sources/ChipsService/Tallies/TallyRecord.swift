@@ -126,7 +126,7 @@ struct TallyRecord: Sendable, Equatable {
             "request": text(request), "status": .string(status), "state": .string(state), "action": .bool(needsAction),
             "hold_cid": .string(holdCid), "hold_agent": .string(holdAgent), "part_cid": text(partCid), "part_agent": text(partAgent),
             "part_ent": text(partEnt), "part_name": text(partnerName),
-            "hold_sets": holdSets, "part_sets": partSets, "net": .int(netC), "net_p": .int(netC &+ netPC), "chits": .int(chitsC),
+            "hold_sets": holdSets, "part_sets": partSets, "net": .int(netC), "net_p": .int(CheckedAmount.saturatingSum([netC, netPC])), "chits": .int(chitsC),
             "chain_conf": .int(chainConf), "chain_dgst": text(chainLast),
             "json_core": core.json, "json": json, "crt_date": date(createdAt), "mod_date": date(modifiedAt),
         ]

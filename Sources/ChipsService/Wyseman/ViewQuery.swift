@@ -14,7 +14,13 @@ enum ColumnType: String, Sendable {
         case (.int, .string(let text)):
             guard let number = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw .database("invalid input syntax for type integer: \"\(text)\"", sqlState: "22P02") }
             return .int(number)
-        case (.int, .double(let number)) where number == number.rounded(): return .int(Int64(number))
+        case (.int, .double(let number)):
+            // 1e19 and 1e400 (infinity) are whole but not bigints: PostgreSQL's own refusal.
+            guard number == number.rounded() else {
+                throw .database("invalid input syntax for type bigint: \"\(JavaScriptJSON.stringify(value))\"", sqlState: "22P02")
+            }
+            guard let whole = CheckedAmount.exactInteger(number) else { throw .database("bigint out of range", sqlState: "22003") }
+            return .int(whole)
         case (.float, .double), (.float, .int), (.float, .uint): return value
         case (.float, .string(let text)):
             guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {

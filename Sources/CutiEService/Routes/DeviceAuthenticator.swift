@@ -158,7 +158,7 @@ struct DeviceAuthenticator: Sendable {
               let timestamp = request.headers[.requestTimestamp], let signature = request.headers[.requestSignature] else {
             throw Self.unauthorized
         }
-        guard let millis = Int64(timestamp), abs(Double(environment.now().epochMillis - millis)) <= configuration.signatureWindow * 1000 else {
+        guard let millis = Int64(timestamp), CheckedAmount.within(Int64(configuration.signatureWindow * 1000), environment.now().epochMillis, millis) else {
             throw APIError(.unauthorized, "Stale request: X-Timestamp must be within \(Int(configuration.signatureWindow)) seconds of the server's clock")
         }
         return (appID, token, timestamp, signature)

@@ -58,9 +58,12 @@ extension JavaScriptDate {
         var millis: Int64 = 0
         let rest = bytes.count - 1
         if rest > 19 {
-            guard bytes[19] == UInt8(ascii: "."), rest > 20, let fraction = number(20..<rest) else { return nil }
+            // Any number of fraction digits, of which the first three are the milliseconds: the
+            // rest are read as digits only, so a long fraction can never overflow.
             let digits = rest - 20
-            millis = digits >= 3 ? fraction / Int64(pow(10, Double(digits - 3))) : fraction * Int64(pow(10, Double(3 - digits)))
+            guard bytes[19] == UInt8(ascii: "."), digits > 0, bytes[min(23, rest)..<rest].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let fraction = number(20..<min(23, rest)) else { return nil }
+            millis = digits >= 3 ? fraction : fraction * (digits == 1 ? 100 : 10)
         }
         // A civil date to days since 1970-01-01.
         let y = month <= 2 ? year - 1 : year

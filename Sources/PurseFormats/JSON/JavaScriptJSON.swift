@@ -81,7 +81,8 @@ public enum JavaScriptJSON {
 
     /// Whole numbers as integers (`1`, not `1.0`), as JavaScript has one number type.
     private static func formatDouble(_ number: Double) -> String {
-        if number == number.rounded(), abs(number) < 1e21 { return String(Int64(number)) }
+        // Int128 holds every whole double below 1e21 (JavaScript's switch to exponent form).
+        if number == number.rounded(), abs(number) < 1e21 { return String(Int128(number)) }
         return String(number)
     }
 

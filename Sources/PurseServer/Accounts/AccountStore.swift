@@ -28,6 +28,15 @@ public struct User: Sendable, Codable, Equatable {
 public enum LoginIdentifier: Sendable, Equatable {
     case email(String)
     case phone(String)
+
+    /// The sign-in limiter's key: the identifier as typed after normalising, bounded in length
+    /// (no account's identifier is longer).
+    var limiterKey: String {
+        switch self {
+        case .email(let email): "email:" + email.prefix(256)
+        case .phone(let phone): "phone:" + phone.prefix(64)
+        }
+    }
 }
 
 public enum AccountStoreError: Error, Equatable {

@@ -39,6 +39,7 @@ public struct AccountsModule: PurseModule {
     public func mount(on router: Router<PurseRequestContext>, environment env: ServerEnvironment) async throws -> [any Service] {
         // Fixed at start so a login for an unknown user costs as much as one for a known user.
         let decoyHash = try await env.passwords.hash(RandomID.hex(bytes: 16))
+        let signIns = SignInLimiter(name: "accounts.login", database: env.database)
         let auth = router.group("auth")
 
         auth.post("register") { request, context -> Response in
@@ -74,6 +75,7 @@ public struct AccountsModule: PurseModule {
             } else {
                 throw APIError.badRequest("Either 'email' or 'phone' is required")
             }
+            try await signIns.admit(account: identifier.limiterKey, address: env.clientAddress(of: request, context: context), now: env.now())
             let found = try await env.accounts.credentials(for: identifier)
             let matches = try await env.passwords.verify(body.password, hash: found?.passwordHash ?? decoyHash)
             guard let found, matches else { throw APIError(.unauthorized, "Invalid credentials") }
@@ -137,7 +139,8 @@ public struct AccountsModule: PurseModule {
                 OpenAPIOperation(.post, "/auth/login", summary: "Sign in", tag: "accounts",
                                  request: Schema.ref("LoginRequest"),
                                  responses: [(200, "Signed in", Schema.ref("AuthResponse")),
-                                             (400, "Invalid input", Schema.error), (401, "Invalid credentials", Schema.error)]),
+                                             (400, "Invalid input", Schema.error), (401, "Invalid credentials", Schema.error),
+                                             (429, "Too many sign-in attempts for this account or from this address; Retry-After says when to try again", Schema.error)]),
                 OpenAPIOperation(.get, "/auth/me", summary: "The signed-in user", tag: "accounts", requiresAuth: true,
                                  responses: [(200, "The user", Schema.object([("user", Schema.ref("User"))], required: ["user"])),
                                              (401, "Authentication required", Schema.error)]),

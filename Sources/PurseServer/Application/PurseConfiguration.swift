@@ -19,6 +19,14 @@ import PurseSQLite
 /// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
 /// | | `PURSE_SQLITE_TUNING` | `all` SQLite hooks; `none`, or a list (``SQLiteTuning``) |
 /// | | `PURSE_JOB_LEASE_SECONDS` | `30`: how long a crashed worker's job waits before another takes it |
+/// | | `PURSE_TRUSTED_PROXIES` | none: addresses of proxies whose `X-Forwarded-For` names the client |
+/// | | `PURSE_HTTP_HEADER_TIMEOUT` | `10` s for a new connection's first request head |
+/// | | `PURSE_HTTP_IDLE_TIMEOUT` | `75` s a kept-alive connection waits for its next request |
+/// | | `PURSE_HTTP_BODY_TIMEOUT` | `30` s without a byte of a request body |
+/// | | `PURSE_HTTP_MAX_REQUEST_LINE` | `8192` bytes (414 beyond) |
+/// | | `PURSE_HTTP_MAX_HEADER_BYTES` | `32768` bytes of request head (431 beyond) |
+/// | | `PURSE_HTTP_MAX_CONNECTIONS` | `10000` open at once (503 beyond) |
+/// | | `PURSE_HTTP_MAX_CONNECTIONS_PER_PEER` | `512` from one address (trusted proxies exempt) |
 public struct PurseConfiguration: Sendable {
     public enum Mode: String, Sendable { case development, production }
 
@@ -41,6 +49,11 @@ public struct PurseConfiguration: Sendable {
     /// How long a claimed job is a worker's (``JobQueue/lease``). The worker renews it while the job
     /// runs, so this bounds only how long a job of a crashed process waits before another takes it.
     public var jobLease: TimeInterval = 30
+    /// Peers whose `X-Forwarded-For` is believed: the proxy in front of the replicas. A request
+    /// from any other peer is that peer's, whatever it claims to forward.
+    public var trustedProxies: Set<String> = []
+    /// Timeouts, head sizes and connection caps of the HTTP server.
+    public var httpLimits = HTTPServerLimits()
     /// The process environment, for modules' own settings (`NEXUS_RP_ID`, `STRIPE_SECRET_KEY` …).
     public var environment: [String: String] = [:]
 
@@ -86,6 +99,26 @@ public struct PurseConfiguration: Sendable {
         if let lease = env["PURSE_JOB_LEASE_SECONDS"], !lease.isEmpty {
             guard let value = TimeInterval(lease), (1...3600).contains(value) else { throw ConfigurationError("PURSE_JOB_LEASE_SECONDS must be 1 to 3600") }
             config.jobLease = value
+        }
+        func seconds(_ name: String, _ range: ClosedRange<Int>) throws -> Duration? {
+            guard let text = env[name], !text.isEmpty else { return nil }
+            guard let value = Int(text), range.contains(value) else { throw ConfigurationError("\(name) must be \(range.lowerBound) to \(range.upperBound) seconds") }
+            return .seconds(value)
+        }
+        func count(_ name: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let text = env[name], !text.isEmpty else { return nil }
+            guard let value = Int(text), range.contains(value) else { throw ConfigurationError("\(name) must be \(range.lowerBound) to \(range.upperBound)") }
+            return value
+        }
+        if let value = try seconds("PURSE_HTTP_HEADER_TIMEOUT", 1...600) { config.httpLimits.headerTimeout = value }
+        if let value = try seconds("PURSE_HTTP_IDLE_TIMEOUT", 1...3600) { config.httpLimits.idleTimeout = value }
+        if let value = try seconds("PURSE_HTTP_BODY_TIMEOUT", 1...3600) { config.httpLimits.bodyTimeout = value }
+        if let value = try count("PURSE_HTTP_MAX_REQUEST_LINE", 256...(1 << 20)) { config.httpLimits.maxRequestLine = value }
+        if let value = try count("PURSE_HTTP_MAX_HEADER_BYTES", 1024...(1 << 20)) { config.httpLimits.maxHeaderBytes = value }
+        if let value = try count("PURSE_HTTP_MAX_CONNECTIONS", 1...1_000_000) { config.httpLimits.maxConnections = value }
+        if let value = try count("PURSE_HTTP_MAX_CONNECTIONS_PER_PEER", 1...1_000_000) { config.httpLimits.maxConnectionsPerPeer = value }
+        if let proxies = env["PURSE_TRUSTED_PROXIES"], !proxies.isEmpty {
+            config.trustedProxies = Set(proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
         return config
     }

@@ -97,7 +97,8 @@ public func buildApplication(
 
     let application = Application(
         router: router,
-        server: .http1(webSockets: environment.webSockets),
+        server: .http1(webSockets: environment.webSockets, limits: configuration.httpLimits,
+                       connections: ConnectionCounter(limits: configuration.httpLimits, exempt: configuration.trustedProxies)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "purse"),
         services: services,
         logger: logger

@@ -145,7 +145,9 @@ struct FlatJSONObject {
         if negative { index += 1 }
         var value: Int64 = 0
         while index < range.upperBound {
-            let digit = Int64(bytes[index] &- UInt8(ascii: "0"))
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int64(byte - UInt8(ascii: "0"))
             let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
             let (next, overflow2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
             guard !overflow1, !overflow2 else { return nil }

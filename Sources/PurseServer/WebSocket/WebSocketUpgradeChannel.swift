@@ -44,16 +44,39 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
     /// closed with 1009, so it bounds what one frame can make the server buffer.
     let maxFrameSize: Int
     let idleTimeout: Duration?
+    /// Timeouts and size limits of each connection (``HTTPConnectionGuard``).
+    let limits: HTTPServerLimits
+    /// The caps on open connections, shared by every connection of the server.
+    let connections: ConnectionCounter
 
-    init(responder: @escaping HTTPChannelHandler.Responder, endpoints: WebSocketEndpoints, maxFrameSize: Int = 1 << 20, idleTimeout: Duration? = nil) {
+    init(responder: @escaping HTTPChannelHandler.Responder, endpoints: WebSocketEndpoints, maxFrameSize: Int = 1 << 20, idleTimeout: Duration? = nil,
+         limits: HTTPServerLimits = HTTPServerLimits(), connections: ConnectionCounter? = nil) {
         self.responder = Self.redirectingLateUpgrades(responder)
         self.endpoints = endpoints
         self.maxFrameSize = maxFrameSize
         self.idleTimeout = idleTimeout
+        self.limits = limits
+        self.connections = connections ?? ConnectionCounter(limits: limits)
     }
 
+    /// The answer to a connection beyond a cap: written on the raw socket, then closed.
+    static let overCapacity = "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: 45\r\n\r\n{\"error\":\"Too many connections; retry shortly\"}"
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        let peer = channel.remoteAddress?.ipAddress
+        guard connections.open(peer: peer) else {
+            logger.debug("refusing a connection beyond the caps", metadata: ["connections": "\(connections.open)"])
+            channel.writeAndFlush(ByteBuffer(string: Self.overCapacity)).whenComplete { _ in channel.close(promise: nil) }
+            // `handle` finds no request on it and returns.
+            return channel.eventLoop.makeSucceededFuture(Value(upgradeResult: channel.eventLoop.makeFailedFuture(ChannelError.inputClosed), channel: channel))
+        }
+        let connections = connections
+        channel.closeFuture.whenComplete { _ in connections.close(peer: peer) }
+        let limits = limits
+        return channel.eventLoop.makeCompletedFuture {
+            let limiter = RequestHeadLimiter(limits: limits)
+            let guardHandler = HTTPConnectionGuard(limits: limits, limiter: limiter, logger: logger)
+            try channel.pipeline.syncOperations.addHandler(limiter)
             let pending = NIOLoopBoundBox(Pending.none, eventLoop: channel.eventLoop)
             let endpoints = endpoints
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
@@ -79,6 +102,9 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
                 upgradePipelineHandler: { channel, _ in
                     channel.eventLoop.makeCompletedFuture {
                         guard case .session(let session) = pending.value else { throw ChannelError.inappropriateOperationForState }
+                        // A websocket keeps its own pings and frame limits; the HTTP clocks end here.
+                        channel.pipeline.syncOperations.removeHandler(guardHandler, promise: nil)
+                        channel.pipeline.syncOperations.removeHandler(limiter, promise: nil)
                         let asyncChannel = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(
                             wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true)
                         )
@@ -110,6 +136,8 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             configuration.enableErrorHandling = false
             configuration.enableResponseHeaderValidation = false
             let result = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            let decoder = try channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try channel.pipeline.syncOperations.addHandler(guardHandler, position: .after(decoder))
             return Value(upgradeResult: result, channel: channel)
         }
     }
@@ -177,7 +205,7 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 with websocket upgrades for the endpoints in `endpoints`.
-    static func http1(webSockets endpoints: WebSocketEndpoints) -> HTTPServerBuilder {
-        .init { responder in WebSocketUpgradeChannel(responder: responder, endpoints: endpoints) }
+    static func http1(webSockets endpoints: WebSocketEndpoints, limits: HTTPServerLimits, connections: ConnectionCounter) -> HTTPServerBuilder {
+        .init { responder in WebSocketUpgradeChannel(responder: responder, endpoints: endpoints, limits: limits, connections: connections) }
     }
 }

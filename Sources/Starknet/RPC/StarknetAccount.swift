@@ -31,6 +31,15 @@ public actor StarknetAccount {
         try key.sign(try typedData.messageHash(account: address)).felts
     }
 
+    /// The account's signature over a message hash a protocol defines (``PayerLink``), as
+    /// `is_valid_signature` checks it.
+    public nonisolated func sign(hash: Felt) throws -> [Felt] {
+        try key.sign(hash).felts
+    }
+
+    /// The chain the account's provider is on.
+    public func chainIdentifier() async throws -> Felt { try await chain() }
+
     func chain() async throws -> Felt {
         if let chainId { return chainId }
         let fetched = try await provider.chainId()

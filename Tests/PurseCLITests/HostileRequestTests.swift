@@ -1,0 +1,127 @@
+import Foundation
+import HTTPTypes
+import PurseCLI
+import PurseServer
+import PurseTestSupport
+import Testing
+
+/// `purse serve` as a hostile client meets it: every service mounted, requests written byte by
+/// byte on a raw socket. Each case once ended the whole process; now each gets a 4xx (or the
+/// connection closed) and the server goes on answering `/health`.
+@Suite("Hostile requests against every service at once")
+struct HostileRequestTests {
+    /// Every module `purse serve` mounts, on a free loopback port.
+    static func withServer(limits: HTTPServerLimits = HTTPServerLimits(), _ body: @Sendable (_ port: Int, _ client: LiveHTTPClient) async throws -> Void) async throws {
+        let port = try LoopbackPort.free()
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-hostile-\(UUID().uuidString)").path
+        var configuration = PurseConfiguration()
+        configuration.port = port
+        configuration.dataDirectory = dataDirectory
+        let modules = try PurseModules.all(configuration: configuration)
+        let server = try await TestServer.make(modules: modules) {
+            $0.runsJobsInBackground = false
+            $0.port = port
+            $0.dataDirectory = dataDirectory
+            $0.httpLimits = limits
+        }
+        try await server.withRunningServer { client in try await body(port, client) }
+    }
+
+    static func expectAlive(_ client: LiveHTTPClient, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let health = try? await client.execute(uri: "/health", method: .get)
+        #expect(health?.status == .ok, "the server stopped answering", sourceLocation: sourceLocation)
+    }
+
+    /// `X-Timestamp: -9223372036854775808` once overflowed the signature window's subtraction in
+    /// Cuti-E's device check, before any lookup: one unauthenticated request ended every service.
+    @Test("a signed Cuti-E request with X-Timestamp at Int64's ends: 401, the server alive")
+    func cutieTimestampAtTheEnds() async throws {
+        try await Self.withServer { port, client in
+            for stamp in ["-9223372036854775808", "9223372036854775807", "-1", "99999999999999999999"] {
+                let exchange = try await RawConnection.exchange(port: port, """
+                    GET /v1/conversations HTTP/1.1\r
+                    Host: 127.0.0.1\r
+                    X-App-ID: nope\r
+                    X-Device-Token: x\r
+                    X-Timestamp: \(stamp)\r
+                    X-Signature: 00\r
+                    Connection: close\r
+                    \r
+
+                    """)
+                #expect(exchange.status == 401, "X-Timestamp \(stamp): \(exchange.received.prefix(200))")
+                await Self.expectAlive(client)
+            }
+        }
+    }
+
+    /// Framing a parser must not guess at: each is 400 (or 414/431/505) with the connection closed,
+    /// never a request passed on, and never a connection left open to smuggle the next one.
+    @Test("malformed framing: a 4xx or 505 and the connection closed, the server alive")
+    func malformedFraming() async throws {
+        try await Self.withServer { port, client in
+            let cases: [(String, String, Set<Int>)] = [
+                ("Content-Length with Transfer-Encoding",
+                 "POST /auth/login HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", [400]),
+                ("a bare CR in a header", "GET /health HTTP/1.1\r\nHost: a\rX-Evil: 1\r\n\r\n", [400]),
+                ("a method that is not a token", "G@T /health HTTP/1.1\r\nHost: a\r\n\r\n", [400]),
+                ("HTTP/9.9", "GET /health HTTP/9.9\r\nHost: a\r\n\r\n", [400, 505]),
+                ("two Content-Lengths that differ", "POST /auth/login HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde", [400]),
+                ("a chunk size that is not hex", "POST /auth/login HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", [400]),
+                ("a request line of 90 KB", "GET /health?" + String(repeating: "a", count: 90_000) + " HTTP/1.1\r\nHost: a\r\n\r\n", [414]),
+                ("a head of 90 KB", "GET /health HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X-Pad: \(String(repeating: "b", count: 1000))\r\n", count: 90) + "\r\n", [431]),
+                ("binary garbage", String(decoding: (0..<200).map { UInt8(($0 * 37) % 256) }, as: UTF8.self), [400]),
+            ]
+            for (name, request, expected) in cases {
+                let exchange = try await RawConnection.exchange(port: port, request, timeout: .seconds(5))
+                #expect(exchange.status.map(expected.contains) == true, "\(name): \(exchange.received.prefix(120))")
+                #expect(exchange.closedByServer, "\(name): the connection stayed open")
+            }
+            await Self.expectAlive(client)
+        }
+    }
+
+    /// A client that opens a connection and sends nothing, half a head, or a body that stops: each is
+    /// closed when its clock runs out (here 1 s), not held for ever.
+    @Test("idle, half-sent heads and stalled bodies are closed on time")
+    func slowSenders() async throws {
+        var limits = HTTPServerLimits()
+        limits.headerTimeout = .seconds(1)
+        limits.idleTimeout = .seconds(1)
+        limits.bodyTimeout = .seconds(1)
+        try await Self.withServer(limits: limits) { port, client in
+            let silent = try await RawConnection.exchange(port: port, [], timeout: .seconds(5))
+            #expect(silent.closedByServer && silent.received.isEmpty, "\(silent.received.prefix(120))")
+            let half = try await RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ", timeout: .seconds(5))
+            #expect(half.closedByServer && half.status == 408, "\(half.received.prefix(120))")
+            // A slow sender: a header line every 400 ms never completes the head within its 1 s.
+            let drip = try await RawConnection.exchange(port: port, ["GET /health HTTP/1.1\r\n", "X-A: 1\r\n", "X-B: 1\r\n", "X-C: 1\r\n", "X-D: 1\r\n"].map { Array($0.utf8) },
+                                                        pause: .milliseconds(400), timeout: .seconds(5))
+            #expect(drip.closedByServer && drip.status == 408, "\(drip.received.prefix(120))")
+            let stalled = try await RawConnection.exchange(port: port, "POST /auth/login HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"em",
+                                                           timeout: .seconds(5))
+            #expect(stalled.closedByServer && stalled.status == 408, "\(stalled.received.prefix(120))")
+            // After a complete answer the kept-alive connection waits 1 s for the next request.
+            let kept = try await RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: a\r\n\r\n", timeout: .seconds(5))
+            #expect(kept.closedByServer && kept.status == 200, "\(kept.received.prefix(120))")
+            await Self.expectAlive(client)
+        }
+    }
+
+    /// Connections beyond the per-peer cap are answered 503 and closed; the ones within it work.
+    @Test("connections beyond the cap: 503 and closed; within it, served")
+    func connectionCaps() async throws {
+        var limits = HTTPServerLimits()
+        limits.maxConnectionsPerPeer = 4
+        limits.idleTimeout = .seconds(30)
+        try await Self.withServer(limits: limits) { port, client in
+            // LiveHTTPClient keeps one connection from /health; hold three more open, half-sent.
+            let held = (0..<8).map { _ in Task { try await RawConnection.exchange(port: port, "GET /health HTTP/1.1\r\nHost: a\r\n", timeout: .seconds(3)) } }
+            var refused = 0
+            for task in held where try await task.value.status == 503 { refused += 1 }
+            #expect(refused >= 4, "\(refused) of 8 refused")
+            try await Task.sleep(for: .milliseconds(200))
+            await Self.expectAlive(client)
+        }
+    }
+}
