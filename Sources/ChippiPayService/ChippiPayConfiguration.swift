@@ -34,6 +34,8 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
 /// - `CHIPPI_KEY_CACHE_SECONDS`: how long a checked key pair is remembered (default 5; a revocation takes effect within it).
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
+/// - `CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT`: gasless withdrawals sponsored per account a day (default 50).
+/// - `CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT`: gasless withdrawals sponsored per merchant a day (default 10000).
 /// - `CHIPPI_SANDBOX_WEBHOOK_URL`: where the sandbox merchant's webhooks go (default: none).
 /// - `CHIPPI_SANDBOX_MERCHANT_KEYS`: the sandbox merchant's key pair as `pk_test_…:sk_test_…`
 ///   (default: derived from the server's secrets; either way written to
@@ -54,6 +56,10 @@ public struct ChippiProviderConfiguration: Sendable {
     /// How long a checked key pair is remembered (`CHIPPI_KEY_CACHE_SECONDS`, default 5): a
     /// revocation takes effect within it.
     public var keyCacheSeconds = 5.0
+    /// The paymaster's fee budget: relays sponsored per account, and per merchant, in any 24 hours.
+    /// Each relay's fee is bounded (one vault withdrawal), so these bound the relayer's spending.
+    public var relaysPerAccountDay = 50
+    public var relaysPerMerchantDay = 10_000
     /// The sandbox merchant's (public, secret) key pair; nil in production.
     public var sandboxKeys: (public: String, secret: String)?
     /// Where the sandbox merchant's webhooks go (`CHIPPI_SANDBOX_WEBHOOK_URL`).
@@ -119,6 +125,14 @@ public struct ChippiPayConfiguration: Sendable {
         if let text = value("CHIPPI_RATE_LIMIT") {
             guard let limit = Double(text), limit > 0, limit <= 100_000 else { throw ConfigurationError("CHIPPI_RATE_LIMIT must be 1 to 100000 requests a second") }
             provider.rateLimit = limit
+        }
+        if let text = value("CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT") {
+            guard let count = Int(text), (1...1_000_000).contains(count) else { throw ConfigurationError("CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT must be 1 to 1000000") }
+            provider.relaysPerAccountDay = count
+        }
+        if let text = value("CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT") {
+            guard let count = Int(text), (1...100_000_000).contains(count) else { throw ConfigurationError("CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT must be 1 to 100000000") }
+            provider.relaysPerMerchantDay = count
         }
         guard !configuration.isProduction else {
             guard provider.rpcURL != nil, provider.paymentAddress != nil, provider.paymentPrivateKey != nil else {

@@ -189,5 +189,11 @@ enum ChippiPayMigrations {
             )
             """,
         ]),
+        // Whose budget a relay counts against.
+        Migration("chippi_0008_relay_budget", [
+            "ALTER TABLE chippi_relays ADD COLUMN merchant_id TEXT",
+            "CREATE INDEX chippi_relays_by_merchant ON chippi_relays (merchant_id, created_at)",
+            "CREATE INDEX chippi_relays_by_account ON chippi_relays (account, created_at)",
+        ]),
     ]
 }

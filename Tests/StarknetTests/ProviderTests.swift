@@ -125,7 +125,9 @@ struct ProviderTests {
         }
     }
 
-    static func withProvider(rateLimit: Double = 1_000, issuerTransport: (any HTTPTransport)? = nil, _ body: @Sendable (Harness) async throws -> Void) async throws {
+    static func withProvider(rateLimit: Double = 1_000, issuerTransport: (any HTTPTransport)? = nil,
+                             configure: (inout ChippiProviderConfiguration) -> Void = { _ in },
+                             _ body: @Sendable (Harness) async throws -> Void) async throws {
         var sandbox = StarknetSandboxConfiguration()
         sandbox.accountCount = 3
         var provider = ChippiProviderConfiguration()
@@ -133,6 +135,7 @@ struct ProviderTests {
         provider.fulfilmentSeconds = 0
         provider.rateLimit = rateLimit
         provider.keyCacheSeconds = 0
+        configure(&provider)
         let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider),
                                                                          issuerTransport: issuerTransport)])
         try await server.withRouter { client in
@@ -455,9 +458,12 @@ struct ProviderTests {
             func callJSON(_ recipient: Felt) -> String {
                 #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(recipient)","0x22b1c8c1227a0000","0x0"]}]"#
             }
-            // Only vault withdrawals to the payment address are sponsored.
+            // Only vault withdrawals to the payment address are sponsored, of at least the cheapest quote.
             let (forbidden, _, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(callJSON(address))}"#)
             #expect(forbidden == .forbidden)
+            let dust = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x1","0x0"]}]"#
+            let (dusty, refusal, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(dust)}"#)
+            #expect(dusty == .forbidden && refusal["error"]?.stringValue?.contains("at least 2.5 STRK") == true, "\(refusal)")
             let (status, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(callJSON(payTo))}"#)
             #expect(status == .ok && built["outside_execution"]?["caller"] == .string(payTo.description))
             let execution = try #require(built["outside_execution"])
@@ -493,6 +499,35 @@ struct ProviderTests {
                                                          calls: [Call(to: h.vault, entrypoint: "withdraw", calldata: [payTo, Felt("0x22b1c8c1227a0000")!, .zero])])
                                   .calldata(signature: signature))
             await #expect(throws: StarknetRPCError.self) { try await relayer.execute([direct]) }
+        }
+    }
+
+    /// The relayer's fee budget: past an account's sponsored relays for the day, a new signed
+    /// withdrawal is refused (429) before anything is sent; a retry of one relayed is still answered.
+    @Test func thePaymastersBudgetPerAccount() async throws {
+        try await Self.withProvider(configure: { $0.relaysPerAccountDay = 1 }) { (h: Harness) async throws in
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let (address, key) = h.accounts[0]
+            let account = StarknetAccount(address: address, key: key, provider: h.provider)
+            _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("10")),
+                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+            let calls = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]"#
+            func relay() async throws -> (HTTPResponse.Status, String) {
+                let (_, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(calls)}"#)
+                let execution = String(decoding: try JSONEncoder().encode(try #require(built["outside_execution"])), as: UTF8.self)
+                let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
+                let signature = try account.signMessage(typed).map { "\"\($0)\"" }.joined(separator: ",")
+                let body = #"{"account":"\#(address)","outside_execution":\#(execution),"signature":[\#(signature)]}"#
+                let (status, _, _) = try await h.call(.post, "/v1/paymaster/execute", body: body)
+                return (status, body)
+            }
+            let (first, body) = try await relay()
+            #expect(first == .accepted)
+            #expect(try await h.call(.post, "/v1/paymaster/execute", body: body).0 == .ok, "the same execution again is answered")
+            let (second, _) = try await relay()
+            #expect(second == .tooManyRequests)
+            #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("7.5"))
         }
     }
 

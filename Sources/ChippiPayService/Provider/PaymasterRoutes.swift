@@ -58,7 +58,7 @@ struct PaymasterRoutes: Sendable {
         }
         group.post("paymaster/execute") { request, context in
             var request = request
-            _ = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request)
             let input = try JSONBody.decode(ExecuteRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
             var execution = input.outside_execution
@@ -68,25 +68,31 @@ struct PaymasterRoutes: Sendable {
             }
             let signature = input.signature
             guard (1...8).contains(signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
-            let (hash, replayed) = try await relay(execution, account: account, signature: signature)
+            let (hash, replayed) = try await relay(execution, account: account, signature: signature, merchant: merchant.id)
             return try Response.json(["transaction_hash": hash.description], status: replayed ? .ok : .accepted)
         }
     }
 
-    /// The calls, when every one is a vault withdrawal to the payment address.
+    /// The calls, when every one is a vault withdrawal to the payment address of at least the
+    /// cheapest service's price at the current rate: what the provider is paid by, never a
+    /// transfer of dust whose fee the relayer would pay for nothing.
     func sponsored(_ calls: [Call]) throws -> [Call] {
         guard (1...4).contains(calls.count) else { throw ProviderError.invalid("calls must hold 1 to 4 calls") }
+        let minimum = routes.configuration.rate.fri(forCentavos: SKUCatalogue.all.map(\.minimum).min() ?? 1)
         for call in calls {
             guard call.to == payments.vaultAddress, call.selector == Selector.from(name: "withdraw"), call.calldata.count == 3,
                   call.calldata[0] == payments.paymentAddress else {
                 throw APIError(.forbidden, "The paymaster sponsors vault withdrawals to the payment address \(payments.paymentAddress) only")
+            }
+            guard let amount = UInt256(low: call.calldata[1], high: call.calldata[2]), amount >= minimum else {
+                throw APIError(.forbidden, "The paymaster sponsors withdrawals of at least \(STRKAmount.format(minimum)) STRK (the cheapest service's quote)")
             }
         }
         return calls
     }
 
     /// Checks the signature with the account, then submits `execute_from_outside_v2` from the relayer.
-    func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt]) async throws -> (Felt, Bool) {
+    func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt], merchant: String) async throws -> (Felt, Bool) {
         let chainId = try await chain()
         let hash = execution.messageHash(chainId: chainId, account: account)
         let valid: [Felt]
@@ -104,7 +110,9 @@ struct PaymasterRoutes: Sendable {
         let call = Call(to: account, entrypoint: "execute_from_outside_v2", calldata: execution.calldata(signature: signature))
         do {
             let environment = routes.environment
-            return try await payments.relayOnce(account: account, nonce: execution.nonce, calls: [call], database: environment.database, now: { environment.now() })
+            let budget = VaultPayments.RelayBudget(merchant: merchant, perAccount: routes.configuration.relaysPerAccountDay, perMerchant: routes.configuration.relaysPerMerchantDay)
+            return try await payments.relayOnce(account: account, nonce: execution.nonce, calls: [call], budget: budget, database: environment.database,
+                                                now: { environment.now() })
         } catch let error as StarknetRPCError {
             if case .contractError(let reason) = error.kind { throw ProviderError.unverified("The outside execution would fail: \(reason)") }
             throw APIError(.badGateway, "The Starknet node refused the relayed transaction: \(error.message)")

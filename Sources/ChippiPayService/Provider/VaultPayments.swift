@@ -79,19 +79,38 @@ struct VaultPayments: Sendable {
     /// Relays an account's outside execution once: the transaction sent the first time for
     /// (account, nonce) is the answer to every later request for it, so a client whose answer was
     /// lost asks again and learns the hash instead of losing track of its payment.
-    func relayOnce(account: Felt, nonce: Felt, calls: [Call], database: Database, now: @escaping @Sendable () -> Date) async throws -> (hash: Felt, replayed: Bool) {
+    ///
+    /// A new relay counts against `budget`: past the account's or the merchant's relays in the
+    /// last 24 hours it is refused (429) before anything is sent. Relays run one at a time in this
+    /// process, so a burst cannot pass the budget here; replicas may each take the last place.
+    func relayOnce(account: Felt, nonce: Felt, calls: [Call], budget: RelayBudget, database: Database,
+                   now: @escaping @Sendable () -> Date) async throws -> (hash: Felt, replayed: Bool) {
         let provider = self.account
         return try await sender.run {
-            if let row = try await database.read({ db in
-                try await db.raw("SELECT transaction_hash FROM chippi_relays WHERE account = \(bind: account.description) AND nonce = \(bind: nonce.description)").first()
-            }), let hash = Felt(try row.decode(column: "transaction_hash", as: String.self)) {
+            let since = now().addingTimeInterval(-86_400).epochMillis
+            let (row, spent) = try await database.read { db in
+                (try await db.raw("SELECT transaction_hash FROM chippi_relays WHERE account = \(bind: account.description) AND nonce = \(bind: nonce.description)").first(),
+                 try await db.raw("""
+                    SELECT (SELECT COUNT(*) FROM chippi_relays WHERE account = \(bind: account.description) AND created_at > \(bind: since)) AS by_account,
+                           (SELECT COUNT(*) FROM chippi_relays WHERE merchant_id = \(bind: budget.merchant) AND created_at > \(bind: since)) AS by_merchant
+                    """).first())
+            }
+            if let row, let hash = Felt(try row.decode(column: "transaction_hash", as: String.self)) {
                 return (hash, true)
+            }
+            if let spent {
+                if try spent.decode(column: "by_account", as: Int.self) >= budget.perAccount {
+                    throw APIError.tooManyRequests("The paymaster's daily budget for account \(account) is spent; pay the fee yourself or try again later", retryAfter: 3600)
+                }
+                if try spent.decode(column: "by_merchant", as: Int.self) >= budget.perMerchant {
+                    throw APIError.tooManyRequests("The paymaster's daily budget for this merchant is spent; try again later", retryAfter: 3600)
+                }
             }
             let hash = try await provider.execute(calls)
             try await database.transaction { db in
                 try await db.raw("""
-                    INSERT INTO chippi_relays (account, nonce, transaction_hash, created_at)
-                    VALUES (\(bind: account.description), \(bind: nonce.description), \(bind: hash.description), \(bind: now().epochMillis))
+                    INSERT INTO chippi_relays (account, nonce, transaction_hash, created_at, merchant_id)
+                    VALUES (\(bind: account.description), \(bind: nonce.description), \(bind: hash.description), \(bind: now().epochMillis), \(bind: budget.merchant))
                     """).run()
             }
             return (hash, false)
@@ -103,6 +122,13 @@ struct VaultPayments: Sendable {
     func relay(_ calls: [Call]) async throws -> Felt {
         let account = account
         return try await sender.run { try await account.execute(calls) }
+    }
+
+    /// How many relays an account and a merchant may have sponsored in any 24 hours.
+    struct RelayBudget: Sendable {
+        var merchant: String
+        var perAccount: Int
+        var perMerchant: Int
     }
 
     struct RefundError: Error, CustomStringConvertible {
