@@ -524,6 +524,29 @@ struct NexusReliabilityTests {
         }
     }
 
+    /// 100 copies of one PIN top-up with one Idempotency-Key, sent at once: the PIN check lets a
+    /// few through at a time, and the copies waiting for it get the first one's answer instead of
+    /// `pin_busy`. One purchase, and the PIN is not locked.
+    @Test(arguments: TestEngines.all)
+    func aHundredPinRetriesWithOneKeyGetTheStoredAnswer(engine: DatabaseEngine) async throws {
+        try await NexusHarness.withServer(engine: engine) { h in
+            let user = try await h.enrolledUser()
+            try await user.nexus.setPin("2580")
+            let answers = try await withThrowingTaskGroup(of: (Int, String).self, returning: [(Int, String)].self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        let response = try await topup(h, user, auth: #""pin": "2580""#, key: "pin-key")
+                        return (Int(response.status.code), response.text)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.0 == 200 }, "\(answers.filter { $0.0 != 200 }.prefix(3))")
+            #expect(try await h.ledgerTransactionCount(kind: "nexus.topup") == 1)
+            #expect(try await h.balance(user) == 4_500)
+        }
+    }
+
     @Test(arguments: TestEngines.all)
     func twoHundredTopupsOnABalanceForFifty(engine: DatabaseEngine) async throws {
         try await NexusHarness.withServer(engine: engine) { h in

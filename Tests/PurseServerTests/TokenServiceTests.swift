@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import PurseDatabase
+import PurseFormats
 @testable import PurseServer
 import PurseTestSupport
 import Testing
@@ -112,6 +113,25 @@ struct TokenServiceTests {
         _ = try await tokens.verify(token, purpose: TokenService.sessionPurpose)
         for variant in [token + "=", token + "==", " " + token, token + "\n", token + ".", token.replacingOccurrences(of: "-", with: "+") + "+", ""] {
             await #expect(throws: TokenError.invalid, "\(variant.debugDescription)") { try await tokens.verify(variant, purpose: TokenService.sessionPurpose) }
+        }
+    }
+
+    /// RFC 7515 §4.1.11: a header naming critical extensions we do not understand is refused,
+    /// however well it is signed; the same claims and signature form without `crit` pass.
+    @Test func criticalHeaderExtensionsAreRefused() async throws {
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let clock = TestClock()
+        let tokens = await TokenService(secret: secret, now: clock.closure)
+        let now = Int(clock.now.timeIntervalSince1970)
+        func signed(header: String) -> String {
+            let claims = #"{"sub":"usr_1","exp":\#(now + 60),"iat":\#(now),"jti":"j1","purpose":"\#(TokenService.sessionPurpose)"}"#
+            let input = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(Data(claims.utf8))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: secret))
+            return input + "." + Base64URL.encode(Data(mac))
+        }
+        _ = try await tokens.verify(signed(header: #"{"alg":"HS256","typ":"JWT"}"#), purpose: TokenService.sessionPurpose)
+        for header in [#"{"alg":"HS256","typ":"JWT","crit":["exp"]}"#, #"{"alg":"HS256","crit":["x-bank"],"x-bank":1}"#, #"{"alg":"HS256","crit":[]}"#] {
+            await #expect(throws: TokenError.invalid, "\(header)") { try await tokens.verify(signed(header: header), purpose: TokenService.sessionPurpose) }
         }
     }
 }

@@ -227,6 +227,7 @@ struct WalletRoutes: Sendable {
     func authenticate(_ token: String, merchant: Merchant, user externalUserId: String) async throws {
         let subject: String
         do {
+            guard JWTHeader.isAcceptable(token) else { throw TokenError.invalid }
             if let secret = merchant.authHS256Secret {
                 let keys = JWTKeyCollection()
                 await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)

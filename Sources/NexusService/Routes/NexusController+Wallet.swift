@@ -129,20 +129,7 @@ extension NexusController {
 
         // 2. A retry of a finished top-up is answered from its record: it spends no PIN attempt
         //    and no step-up token.
-        if request.headers[.idempotencyKey] != nil {
-            let key = try ServerEnvironment.idempotencyKey(of: request)
-            let (scope, hash) = ServerEnvironment.idempotencyScope(request, body: buffer)
-            let environment = environment
-            do {
-                if let stored = try await environment.database.read({ db in
-                    try await environment.idempotency.finished(user: user, key: key, scope: scope, requestHash: hash, in: db)
-                }) {
-                    return ServerEnvironment.response(stored)
-                }
-            } catch IdempotencyError.keyReused {
-                throw ServerEnvironment.keyReused
-            }
-        }
+        if let stored = try await finishedAnswer(request, buffer: buffer, user: user) { return stored }
 
         // 3. The authorisation: a fresh step-up token, or the PIN.
         let method: String
@@ -156,7 +143,17 @@ extension NexusController {
             tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
             method = "biometric"
         case (nil, let pin?):
-            try await checkPin(pin, user: user)
+            do {
+                try await checkPin(pin, user: user)
+            } catch let busy as APIError where busy.status == .tooManyRequests && request.headers[.idempotencyKey] != nil {
+                // Retries of one top-up sent together: the one checking the PIN answers them all
+                // (pin_busy is the PIN check's only 429).
+                for _ in 0..<50 {
+                    try await Task.sleep(for: .milliseconds(100))
+                    if let stored = try await finishedAnswer(request, buffer: buffer, user: user) { return stored }
+                }
+                throw busy
+            }
             method = "pin"
         }
 
@@ -240,6 +237,22 @@ extension NexusController {
             }
         }
         return .jsonData(final)
+    }
+
+    /// The answer of the finished top-up this request retries (same user, Idempotency-Key and
+    /// body), or nil; a key reused with another body is a 422.
+    func finishedAnswer(_ request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response? {
+        guard request.headers[.idempotencyKey] != nil else { return nil }
+        let key = try ServerEnvironment.idempotencyKey(of: request)
+        let (scope, hash) = ServerEnvironment.idempotencyScope(request, body: buffer)
+        let environment = environment
+        do {
+            return try await environment.database.read({ db in
+                try await environment.idempotency.finished(user: user, key: key, scope: scope, requestHash: hash, in: db)
+            }).map(ServerEnvironment.response)
+        } catch IdempotencyError.keyReused {
+            throw ServerEnvironment.keyReused
+        }
     }
 
     /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the

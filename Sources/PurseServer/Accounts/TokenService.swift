@@ -111,7 +111,7 @@ public struct TokenService: Sendable {
         } else {
             // Compact serialisation only: three base64url parts, unpadded (RFC 7515 §7.1), so one
             // token has one spelling (jwt-kit would also take a padded signature).
-            guard Self.isCompact(token) else { throw TokenError.invalid }
+            guard Self.isCompact(token), JWTHeader.isAcceptable(token) else { throw TokenError.invalid }
             do {
                 claims = try await keys.verify(token, as: PurseTokenClaims.self)
             } catch {
