@@ -584,6 +584,8 @@ let package = Package(
                 "PurseKit",
                 "PurseServer",
                 "PurseTestSupport",
+                "PurseDatabase",
+                .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

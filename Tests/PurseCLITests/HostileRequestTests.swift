@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import PurseCLI
+import PurseDatabase
 import PurseServer
 import PurseTestSupport
+import SQLKit
 import Testing
 
 /// `purse serve` as a hostile client meets it: every service mounted, requests written byte by
@@ -11,20 +13,28 @@ import Testing
 @Suite("Hostile requests against every service at once")
 struct HostileRequestTests {
     /// Every module `purse serve` mounts, on a free loopback port.
-    static func withServer(limits: HTTPServerLimits = HTTPServerLimits(), _ body: @Sendable (_ port: Int, _ client: LiveHTTPClient) async throws -> Void) async throws {
+    static func withServer(limits: HTTPServerLimits = HTTPServerLimits(), environment: [String: String] = [:],
+                           _ body: @Sendable (_ port: Int, _ client: LiveHTTPClient) async throws -> Void) async throws {
+        try await withServer(limits: limits, environment: environment) { port, client, _ in try await body(port, client) }
+    }
+
+    static func withServer(limits: HTTPServerLimits = HTTPServerLimits(), environment: [String: String] = [:],
+                           _ body: @Sendable (_ port: Int, _ client: LiveHTTPClient, _ server: TestServer) async throws -> Void) async throws {
         let port = try LoopbackPort.free()
         let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-hostile-\(UUID().uuidString)").path
         var configuration = PurseConfiguration()
         configuration.port = port
         configuration.dataDirectory = dataDirectory
+        configuration.environment = environment
         let modules = try PurseModules.all(configuration: configuration)
         let server = try await TestServer.make(modules: modules) {
             $0.runsJobsInBackground = false
             $0.port = port
             $0.dataDirectory = dataDirectory
             $0.httpLimits = limits
+            $0.environment = environment
         }
-        try await server.withRunningServer { client in try await body(port, client) }
+        try await server.withRunningServer { client in try await body(port, client, server) }
     }
 
     static func expectAlive(_ client: LiveHTTPClient, sourceLocation: SourceLocation = #_sourceLocation) async {
@@ -121,6 +131,38 @@ struct HostileRequestTests {
             for task in held where try await task.value.status == 503 { refused += 1 }
             #expect(refused >= 4, "\(refused) of 8 refused")
             try await Task.sleep(for: .milliseconds(200))
+            await Self.expectAlive(client)
+        }
+    }
+
+    /// A user deleted from the database while a session of theirs is still signed: every write
+    /// is refused as for no session (never a 500 from a row that points at nobody), reads within
+    /// seconds, and the session is no ChippiPay `auth_token` either.
+    @Test("a deleted user's session moves nothing and breaks nothing")
+    func deletedUsers() async throws {
+        let keys = "pk_test_hostile:sk_test_hostile_secret"
+        try await Self.withServer(environment: ["CHIPPI_SANDBOX_MERCHANT_KEYS": keys]) { _, client, server in
+            let (token, userID) = try await client.register()
+            #expect(try await client.json(.get, "/user/balance", token: token).status == .ok)
+            try await server.environment.database.transaction { db in
+                try await db.raw("DELETE FROM users WHERE id = \(bind: userID)").run()
+            }
+            let writes: [(HTTPRequest.Method, String, String?)] = [
+                (.post, "/sandbox/nexus/fund", #"{"amount": 5000}"#),
+                (.put, "/user/pin", #"{"pin": "2580"}"#),
+                (.post, "/biometric/register/options", nil),
+                (.post, "/user/topup", #"{"amount": 500, "productCode": "AIRTIME_MTN", "recipientPhone": "08012345678", "pin": "2580"}"#),
+            ]
+            for (method, path, body) in writes {
+                let answer = try await client.json(method, path, body, token: token, headers: [.idempotencyKey: UUID().uuidString])
+                #expect(answer.status == .unauthorized, "\(method) \(path): \(answer.status) \(answer.text.prefix(120))")
+            }
+            try await Task.sleep(for: .seconds(5.5))
+            #expect(try await client.json(.get, "/user/balance", token: token).status == .unauthorized)
+            let parts = keys.split(separator: ":").map(String.init)
+            let prepared = try await client.json(.post, "/v1/chipi-wallets/prepare-creation", #"{"auth_token":"\#(token)","external_user_id":"\#(userID)"}"#,
+                                                 headers: [HTTPField.Name("x-api-key")!: parts[0], .authorization: "Bearer \(parts[1])"])
+            #expect(prepared.status == .unauthorized, "\(prepared.text.prefix(160))")
             await Self.expectAlive(client)
         }
     }

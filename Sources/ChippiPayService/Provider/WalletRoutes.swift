@@ -235,7 +235,10 @@ struct WalletRoutes: Sendable {
             } else if let url = merchant.authJWKSURL.flatMap(URL.init(string:)) {
                 subject = try await routes.issuers.verify(token, jwks: url).sub.value
             } else {
-                subject = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose).sub.value
+                let claims = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose)
+                // A session outlives nothing: the user must still exist here.
+                guard try await environment.accounts.find(id: claims.userID) != nil else { throw TokenError.invalid }
+                subject = claims.sub.value
             }
         } catch {
             throw APIError(.unauthorized, "auth_token is not a valid token of this app's users")

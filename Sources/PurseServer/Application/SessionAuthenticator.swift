@@ -24,7 +24,8 @@ public struct SessionAuthenticator: RouterMiddleware {
            let claims = try? await tokens.verify(token, purpose: TokenService.sessionPurpose) {
             let exists: Bool
             do {
-                exists = try await users.exists(claims.userID)
+                let reads = request.method == .get || request.method == .head || request.method == .options
+                exists = try await users.exists(claims.userID, fresh: !reads)
             } catch {
                 // The database did not answer: the route's own work meets the same failure and
                 // answers it in its own words.
