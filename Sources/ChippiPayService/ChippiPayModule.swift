@@ -67,7 +67,7 @@ public struct ChippiPayModule: PurseModule {
         if let keys = configuration.provider.sandboxKeys {
             try await environment.database.transaction { db in
                 try await MerchantKeys.create(merchant: "mer_sandbox", name: "Sandbox merchant", webhookURL: configuration.provider.sandboxWebhookURL,
-                                              keys: keys, now: environment.now(), in: db)
+                                              keys: keys, now: environment.now(), sealer: environment.sealer, in: db)
                 if let url = configuration.provider.sandboxWebhookURL {
                     try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: url) WHERE id = 'mer_sandbox'").run()
                 }

@@ -44,9 +44,16 @@ struct ProviderTests {
             return (response.status, json, response.headers)
         }
 
-        /// A session of this server for `user` (the app user's auth_token).
+        /// A session of this server for `user` (the app user's auth_token), who is made a user of
+        /// this server first (a session is an auth_token only while its user exists).
         func token(_ user: String) async throws -> String {
-            try await server.environment.tokens.issue(for: UserID(user), purpose: TokenService.sessionPurpose, lifetime: 3600).token
+            try await server.environment.database.transaction { db in
+                try await db.raw("""
+                    INSERT INTO users (id, email, password_hash, created_at) VALUES (\(bind: user), \(bind: user + "@example.com"), 'x', 0)
+                    ON CONFLICT (id) DO NOTHING
+                    """).run()
+            }
+            return try await server.environment.tokens.issue(for: UserID(user), purpose: TokenService.sessionPurpose, lifetime: 3600).token
         }
 
         /// A wallet the provider made and deployed: its id, and its account on chain.
@@ -207,6 +214,16 @@ struct ProviderTests {
             // This server's sessions are not that merchant's users.
             let ours = try await h.token("user_123")
             #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"auth_token":"\#(ours)","external_user_id":"user_123"}"#, keys: keys).0 == .unauthorized)
+            // The issuer secret and the webhook secret are sealed at rest: a copy of the database holds neither.
+            let row = try #require(try await h.server.environment.database.read { db in
+                try await db.raw("SELECT webhook_secret, auth_hs256_secret FROM chippi_merchants WHERE id = 'mer_supabase'").first()
+            })
+            let (webhook, issuerSecret) = (try row.decode(column: "webhook_secret", as: String.self), try row.decode(column: "auth_hs256_secret", as: String.self))
+            #expect(webhook.hasPrefix("sealed.v1.") && !webhook.contains("whsec_"))
+            #expect(issuerSecret.hasPrefix("sealed.v1.") && !issuerSecret.contains(secret))
+            #expect(try h.server.environment.sealer.open(issuerSecret, column: "chippi_merchants.auth_hs256_secret") == secret)
+            #expect(throws: SecretSealer.SealError.self) { try h.server.environment.sealer.open(issuerSecret, column: "chippi_merchants.webhook_secret") }
+            #expect(throws: SecretSealer.SealError.self) { try SecretSealer(key: Array(repeating: 1, count: 32)).open(issuerSecret, column: "chippi_merchants.auth_hs256_secret") }
         }
     }
 

@@ -120,7 +120,7 @@ enum Webhooks {
                 """).first()
         }), try row.decode(column: "status", as: String.self) != "delivered" else { return }
         let payload = Data(try row.decode(column: "payload", as: String.self).utf8)
-        let secret = try row.decode(column: "webhook_secret", as: String.self)
+        let secret = try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
         var statusCode: Int?
         var failure: String?
         if let url = URL(string: try row.decode(column: "url", as: String.self)) {

@@ -32,11 +32,12 @@ enum MerchantKeys {
 
     /// Creates a merchant with its first key pair, or (when `id` exists) only a new pair for it.
     static func create(merchant id: String, name: String, webhookURL: String?, keys: (public: String, secret: String),
-                       now: Date, in db: any DatabaseSession) async throws {
+                       now: Date, sealer: SecretSealer, in db: any DatabaseSession) async throws {
         let millis = now.epochMillis
+        let webhookSecret = try sealer.seal("whsec_" + Base64URL.encode(RandomID.bytes(24)), column: Self.webhookSecretColumn)
         try await db.raw("""
             INSERT INTO chippi_merchants (id, name, webhook_url, webhook_secret, created_at)
-            VALUES (\(bind: id), \(bind: name), \(bind: webhookURL), \(bind: "whsec_" + Base64URL.encode(RandomID.bytes(24))), \(bind: millis))
+            VALUES (\(bind: id), \(bind: name), \(bind: webhookURL), \(bind: webhookSecret), \(bind: millis))
             ON CONFLICT (id) DO NOTHING
             """).run()
         try await db.raw("""
@@ -58,7 +59,11 @@ enum MerchantKeys {
     /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
     /// or revoked pair (one message for all: which half was wrong is not the caller's business).
     /// - Parameter secretHash: `hash(secret)` of the pair's secret half.
-    static func authenticate(publicKey: String, secretHash: String, in db: any DatabaseSession) async throws -> Merchant {
+    /// The columns whose secrets are sealed (``SecretSealer``): the name is the sealing's context.
+    static let webhookSecretColumn = "chippi_merchants.webhook_secret"
+    static let issuerSecretColumn = "chippi_merchants.auth_hs256_secret"
+
+    static func authenticate(publicKey: String, secretHash: String, sealer: SecretSealer, in db: any DatabaseSession) async throws -> Merchant {
         guard let row = try await db.raw("""
             SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
@@ -71,8 +76,8 @@ enum MerchantKeys {
         }
         return Merchant(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
                         publicKey: publicKey, webhookURL: try row.decode(column: "webhook_url", as: String?.self),
-                        webhookSecret: try row.decode(column: "webhook_secret", as: String.self),
-                        authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self),
+                        webhookSecret: try sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: Self.webhookSecretColumn),
+                        authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self).map { try sealer.open($0, column: Self.issuerSecretColumn) },
                         authJWKSURL: try row.decode(column: "auth_jwks_url", as: String?.self))
     }
 }
@@ -109,12 +114,14 @@ extension ChippiPayModule {
         }
         let keys = MerchantKeys.newPair(live: live)
         try await environment.database.transaction { db in
-            try await MerchantKeys.create(merchant: merchant, name: name, webhookURL: webhookURL, keys: keys, now: environment.now(), in: db)
+            try await MerchantKeys.create(merchant: merchant, name: name, webhookURL: webhookURL, keys: keys, now: environment.now(),
+                                          sealer: environment.sealer, in: db)
             if let webhookURL {
                 try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: webhookURL) WHERE id = \(bind: merchant)").run()
             }
             if let authHS256Secret {
-                try await db.raw("UPDATE chippi_merchants SET auth_hs256_secret = \(bind: authHS256Secret) WHERE id = \(bind: merchant)").run()
+                let sealed = try environment.sealer.seal(authHS256Secret, column: MerchantKeys.issuerSecretColumn)
+                try await db.raw("UPDATE chippi_merchants SET auth_hs256_secret = \(bind: sealed) WHERE id = \(bind: merchant)").run()
             }
             if let authJWKSURL {
                 try await db.raw("UPDATE chippi_merchants SET auth_jwks_url = \(bind: authJWKSURL) WHERE id = \(bind: merchant)").run()

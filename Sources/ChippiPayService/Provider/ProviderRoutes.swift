@@ -109,7 +109,7 @@ struct ProviderRoutes: Sendable {
             merchant = known
         } else {
             merchant = try await environment.database.read { db in
-                try await MerchantKeys.authenticate(publicKey: publicKey, secretHash: secretHash, in: db)
+                try await MerchantKeys.authenticate(publicKey: publicKey, secretHash: secretHash, sealer: environment.sealer, in: db)
             }
             keyCache.remember(merchant, for: key)
         }

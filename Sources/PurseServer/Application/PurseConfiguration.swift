@@ -19,6 +19,7 @@ import PurseSQLite
 /// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
 /// | | `PURSE_SQLITE_TUNING` | `all` SQLite hooks; `none`, or a list (``SQLiteTuning``) |
 /// | | `PURSE_JOB_LEASE_SECONDS` | `30`: how long a crashed worker's job waits before another takes it |
+/// | | `PURSE_SEAL_KEY` | `DATA_DIR/secrets/seal.key`: the key secrets kept in the database are sealed with |
 /// | | `PURSE_TRUSTED_PROXIES` | none: addresses of proxies whose `X-Forwarded-For` names the client |
 /// | | `PURSE_HTTP_HEADER_TIMEOUT` | `10` s for a new connection's first request head |
 /// | | `PURSE_HTTP_IDLE_TIMEOUT` | `75` s a kept-alive connection waits for its next request |
@@ -37,6 +38,8 @@ public struct PurseConfiguration: Sendable {
     public var databaseURL: String?
     public var mode: Mode = .development
     public var jwtSecret: String?
+    /// The key of ``SecretSealer`` (`PURSE_SEAL_KEY`); nil: `DATA_DIR/secrets/seal.key`.
+    public var sealKey: String?
     public var sessionLifetime: TimeInterval = 30 * 24 * 3600
     public var bcryptCost: UInt8 = 10
     public var publicURL: String?
@@ -80,6 +83,7 @@ public struct PurseConfiguration: Sendable {
             config.mode = value
         }
         if let secret = env["PURSE_JWT_SECRET"], !secret.isEmpty { config.jwtSecret = secret }
+        if let key = env["PURSE_SEAL_KEY"], !key.isEmpty { config.sealKey = key }
         if let ttl = env["PURSE_SESSION_TTL"], !ttl.isEmpty {
             guard let value = TimeInterval(ttl), value > 0 else { throw ConfigurationError("PURSE_SESSION_TTL must be a positive number of seconds") }
             config.sessionLifetime = value

@@ -19,11 +19,14 @@ public struct ServerEnvironment: Sendable {
     public let webSockets: WebSocketEndpoints
     /// The clock every module reads. Tests replace it.
     public let now: @Sendable () -> Date
+    /// Seals secrets kept in the database (``SecretSealer``).
+    public let sealer: SecretSealer
 
     public init(
         configuration: PurseConfiguration, database: Database, tokens: TokenService, metrics: RequestMetrics,
-        logger: Logger, now: @escaping @Sendable () -> Date
+        logger: Logger, sealer: SecretSealer, now: @escaping @Sendable () -> Date
     ) {
+        self.sealer = sealer
         self.configuration = configuration
         self.database = database
         self.accounts = AccountStore(database: database)

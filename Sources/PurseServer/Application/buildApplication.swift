@@ -49,6 +49,9 @@ public func buildApplication(
         secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "jwt.key")
     }
 
+    let sealer = try SecretSealer(configuration: configuration)
+    try DataDirectory.secure(configuration)
+
     let metrics = RequestMetrics()
     let database = try await Database.open(
         url: configuration.effectiveDatabaseURL,
@@ -64,7 +67,7 @@ public func buildApplication(
 
     let environment = ServerEnvironment(
         configuration: configuration, database: database, tokens: await TokenService(secret: secret, now: now),
-        metrics: metrics, logger: logger, now: now
+        metrics: metrics, logger: logger, sealer: sealer, now: now
     )
     let document = OpenAPIDocument(
         title: "Purse", version: PurseVersion.current,
