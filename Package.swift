@@ -643,6 +643,8 @@ let package = Package(
                 "PurseTestSupport",
                 "NexusPay",
                 "NexusService",
+                "ChippiPayService",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -362,15 +362,10 @@ extension ChippiCommand {
             @Argument(help: "The publishable key, pk_….") var apiKey: String
 
             func run() async throws {
-                var configuration = try PurseConfiguration.fromEnvironment()
-                configuration.logLevel = .error
-                let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
                 let revoked: Bool
                 do {
-                    revoked = try await ChippiPayModule.revokeMerchantKey(apiKey, environment: app.environment)
-                    await app.environment.database.shutdown()
+                    revoked = try await OperatorEnvironment.with { try await ChippiPayModule.revokeMerchantKey(apiKey, environment: $0) }
                 } catch {
-                    await app.environment.database.shutdown()
                     throw CLIError("Could not revoke the key: \(error)")
                 }
                 guard revoked else { throw CLIError("No active key \(apiKey)") }
@@ -391,17 +386,14 @@ extension ChippiCommand {
             var authJWKSURL: String?
 
             func run() async throws {
-                var configuration = try PurseConfiguration.fromEnvironment()
-                configuration.logLevel = .error
-                let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
+                let secret = authHS256SecretStdin ? readLine(strippingNewline: true) : nil
                 do {
-                    let secret = authHS256SecretStdin ? readLine(strippingNewline: true) : nil
-                    let keys = try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret, authJWKSURL: authJWKSURL,
-                                                                           live: configuration.isProduction, environment: app.environment)
-                    await app.environment.database.shutdown()
+                    let keys = try await OperatorEnvironment.with { environment in
+                        try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret,
+                                                                     authJWKSURL: authJWKSURL, live: environment.configuration.isProduction, environment: environment)
+                    }
                     print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)")
                 } catch {
-                    await app.environment.database.shutdown()
                     throw CLIError("Could not create the keys: \(error)")
                 }
             }

@@ -351,15 +351,9 @@ struct CutieCommand: AsyncParsableCommand {
 
     /// Opens the server's database as `purse serve` does, runs `work`, and closes it.
     static func withServer<T: Sendable>(_ work: (ServerEnvironment) async throws -> T) async throws -> T {
-        var configuration = try PurseConfiguration.fromEnvironment()
-        configuration.logLevel = .error
-        let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
         do {
-            let result = try await work(app.environment)
-            await app.environment.database.shutdown()
-            return result
+            return try await OperatorEnvironment.with(work)
         } catch {
-            await app.environment.database.shutdown()
             throw CLIError("\(error)")
         }
     }

@@ -271,16 +271,13 @@ struct NexusCommand: AsyncParsableCommand {
         @Flag(help: "Add the supplier's plans the catalogue lacks.") var addNew = false
 
         func run() async throws {
-            var configuration = try PurseConfiguration.fromEnvironment()
-            configuration.logLevel = .error
-            let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
-            let module = NexusModule(configuration: try NexusConfiguration.from(configuration))
             do {
-                let changes = try await NexusProductSync(module: module, database: app.environment.database).run(addNew: addNew)
+                let changes = try await OperatorEnvironment.with { environment in
+                    let module = NexusModule(configuration: try NexusConfiguration.from(environment.configuration))
+                    return try await NexusProductSync(module: module, database: environment.database).run(addNew: addNew)
+                }
                 print(changes.isEmpty ? "The catalogue matches the supplier." : changes.joined(separator: "\n"))
-                await app.environment.database.shutdown()
             } catch {
-                await app.environment.database.shutdown()
                 throw CLIError("Could not sync the products: \(error)")
             }
         }

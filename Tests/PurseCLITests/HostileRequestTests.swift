@@ -1,5 +1,7 @@
 import Foundation
 import HTTPTypes
+import Logging
+import ChippiPayService
 import PurseCLI
 import PurseDatabase
 import PurseServer
@@ -165,5 +167,39 @@ struct HostileRequestTests {
             #expect(prepared.status == .unauthorized, "\(prepared.text.prefix(160))")
             await Self.expectAlive(client)
         }
+    }
+}
+
+/// Operator commands open the server's database without mounting anything: `purse chippi keys
+/// create` run without the server's CHIPPI_SANDBOX_MERCHANT_KEYS once added a second sandbox pair
+/// and rewrote the server's keys file.
+@Suite("Operator commands change only what they are asked to")
+struct OperatorCommandTests {
+    @Test func keysCreateLeavesTheSandboxMerchantAlone() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-operator-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var served = PurseConfiguration()
+        served.dataDirectory = directory
+        served.bcryptCost = 4
+        served.logLevel = .critical
+        served.environment = ["CHIPPI_SANDBOX_MERCHANT_KEYS": "pk_test_served:sk_test_served_secret"]
+        let server = try await buildApplication(configuration: served, modules: PurseModules.all(configuration: served))
+        await server.environment.database.shutdown()
+        let file = directory + "/secrets/chippi-sandbox-merchant.json"
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+
+        // The operator's shell lacks the server's variable.
+        var shell = served
+        shell.environment = [:]
+        let environment = try await openEnvironment(configuration: shell, modules: PurseModules.all(configuration: shell))
+        let keys = try await ChippiPayModule.createMerchantKeys(merchant: "mer_new", name: "New", webhookURL: nil, live: false, environment: environment)
+        let rows = try await environment.database.read { db in
+            try await db.raw("SELECT public_key, merchant_id FROM chippi_api_keys ORDER BY public_key").all()
+                .map { (try $0.decode(column: "public_key", as: String.self), try $0.decode(column: "merchant_id", as: String.self)) }
+        }
+        await environment.database.shutdown()
+        #expect(rows.map(\.0) == [keys.public, "pk_test_served"].sorted())
+        #expect(rows.filter { $0.1 == "mer_sandbox" }.count == 1)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
     }
 }

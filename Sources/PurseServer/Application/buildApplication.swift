@@ -30,45 +30,9 @@ public func buildApplication(
     modules: [any PurseModule],
     now: @escaping @Sendable () -> Date = Date.init
 ) async throws -> PurseServerApp {
-    var logger = Logger(label: "purse")
-    logger.logLevel = configuration.logLevel
-
     let allModules: [any PurseModule] = [AccountsModule()] + modules
-    var ids = Set<String>()
-    for module in allModules where !ids.insert(module.id).inserted {
-        throw ConfigurationError("module id \(module.id) is used twice")
-    }
-
-    let secret: [UInt8]
-    if let configured = configuration.jwtSecret {
-        guard configured.utf8.count >= 32 else { throw ConfigurationError("PURSE_JWT_SECRET must be at least 32 bytes") }
-        secret = Array(configured.utf8)
-    } else if configuration.isProduction {
-        throw ConfigurationError("PURSE_JWT_SECRET is required when PURSE_ENV=production")
-    } else {
-        secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "jwt.key")
-    }
-
-    let sealer = try SecretSealer(configuration: configuration)
-    try DataDirectory.secure(configuration)
-
-    let metrics = RequestMetrics()
-    let database = try await Database.open(
-        url: configuration.effectiveDatabaseURL,
-        options: DatabaseOptions(sqliteTuning: configuration.sqliteTuning, metrics: metrics.factory),
-        logger: logger
-    )
-    do {
-        try await Migrator(database: database, logger: logger).run(CoreMigrations.all + allModules.flatMap(\.migrations))
-    } catch {
-        await database.shutdown()
-        throw error
-    }
-
-    let environment = ServerEnvironment(
-        configuration: configuration, database: database, tokens: await TokenService(secret: secret, now: now),
-        metrics: metrics, logger: logger, sealer: sealer, now: now
-    )
+    let environment = try await openEnvironment(configuration: configuration, modules: modules, now: now)
+    let (logger, metrics, database) = (environment.logger, environment.metrics, environment.database)
     let document = OpenAPIDocument(
         title: "Purse", version: PurseVersion.current,
         fragments: [CoreRoutes.openAPI] + allModules.map(\.openAPI)
@@ -135,4 +99,54 @@ struct DatabaseMaintenance: Service {
     func nextPass() async throws -> Duration {
         try await database.maintain() == .busy ? busyInterval : idleInterval
     }
+}
+
+/// Opens the database as `purse serve` does — the data directory secured, the secrets read, every
+/// module's migrations run — and returns the environment, without mounting a route or starting a
+/// service: for operator commands (`purse chippi keys create`, `purse cutie admin create` …),
+/// which must not change what a running server set up (its sandbox merchant, its files).
+public func openEnvironment(
+    configuration: PurseConfiguration,
+    modules: [any PurseModule],
+    now: @escaping @Sendable () -> Date = Date.init
+) async throws -> ServerEnvironment {
+    var logger = Logger(label: "purse")
+    logger.logLevel = configuration.logLevel
+
+    let allModules: [any PurseModule] = [AccountsModule()] + modules
+    var ids = Set<String>()
+    for module in allModules where !ids.insert(module.id).inserted {
+        throw ConfigurationError("module id \(module.id) is used twice")
+    }
+
+    let secret: [UInt8]
+    if let configured = configuration.jwtSecret {
+        guard configured.utf8.count >= 32 else { throw ConfigurationError("PURSE_JWT_SECRET must be at least 32 bytes") }
+        secret = Array(configured.utf8)
+    } else if configuration.isProduction {
+        throw ConfigurationError("PURSE_JWT_SECRET is required when PURSE_ENV=production")
+    } else {
+        secret = try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "jwt.key")
+    }
+
+    let sealer = try SecretSealer(configuration: configuration)
+    try DataDirectory.secure(configuration)
+
+    let metrics = RequestMetrics()
+    let database = try await Database.open(
+        url: configuration.effectiveDatabaseURL,
+        options: DatabaseOptions(sqliteTuning: configuration.sqliteTuning, metrics: metrics.factory),
+        logger: logger
+    )
+    do {
+        try await Migrator(database: database, logger: logger).run(CoreMigrations.all + allModules.flatMap(\.migrations))
+    } catch {
+        await database.shutdown()
+        throw error
+    }
+
+    return ServerEnvironment(
+        configuration: configuration, database: database, tokens: await TokenService(secret: secret, now: now),
+        metrics: metrics, logger: logger, sealer: sealer, now: now
+    )
 }
