@@ -71,6 +71,9 @@ struct CutiEHarness: Sendable {
     /// A request signed as the SDK signs it (or with the parts given).
     func signed(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, device: (id: String, token: String, secret: String), app: String = "app_sandbox",
                 timestamp: Date? = nil, secret: String? = nil) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
+        // A millisecond passes between two requests a device makes, as on a phone: two requests
+        // signed alike would be one request sent twice (a replay).
+        if timestamp == nil { server.clock.advance(by: 0.001) }
         let millis = String(Int64((timestamp ?? server.clock.now).timeIntervalSince1970 * 1000))
         let signature = DeviceSignature.sign(secret: secret ?? device.secret, timestamp: millis, method: method.rawValue, target: uri, body: Data((body ?? "").utf8))
         return try await raw(method, uri, body: body, headers: ["X-App-ID": app, "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature])

@@ -94,6 +94,38 @@ struct CutiEServiceTests {
         }
     }
 
+    /// A captured signed POST without an Idempotency-Key, sent again within the signature
+    /// window, is answered from the first one's record: five copies make one conversation. With a
+    /// key, a retry is answered from the key's record (the SDK's way).
+    @Test("a signed request replayed, with or without an Idempotency-Key, is answered from its record and changes nothing more")
+    func replays() async throws {
+        try await CutiEHarness.withServer { h in
+            let device = try await h.register()
+            let body = #"{"category":"bug","initial_message":"captured"}"#
+            let millis = String(Int64(h.server.clock.now.timeIntervalSince1970 * 1000))
+            let signature = DeviceSignature.sign(secret: device.secret, timestamp: millis, method: "POST", target: "/v1/conversations", body: Data(body.utf8))
+            let headers = ["X-App-ID": "app_sandbox", "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature]
+            var answers: [(HTTPResponse.Status, JSONValue, HTTPFields)] = []
+            for _ in 0..<5 { answers.append(try await h.raw(.post, "/v1/conversations", body: body, headers: headers)) }
+            #expect(answers.allSatisfy { $0.0 == answers[0].0 && $0.1 == answers[0].1 }, "\(answers.map(\.0))")
+            #expect(answers.dropFirst().allSatisfy { $0.2[.idempotentReplayed] == "true" })
+            let (_, list, _) = try await h.signed(.get, "/v1/conversations", device: device)
+            #expect(list["conversations"]?.arrayValue?.count == 1)
+            // The same with an Idempotency-Key: every copy gets the first answer, one conversation more.
+            let keyed = headers.merging(["Idempotency-Key": "retry-1", "X-Signature": DeviceSignature.sign(
+                secret: device.secret, timestamp: millis, method: "POST", target: "/v1/conversations", body: Data(#"{"category":"bug","initial_message":"keyed"}"#.utf8))]) { $1 }
+            var ids: Set<String> = []
+            for _ in 0..<3 {
+                let (status, created, _) = try await h.raw(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"keyed"}"#, headers: keyed)
+                #expect(status == .created || status == .ok)
+                if let id = created["conversation_id"]?.stringValue ?? created["id"]?.stringValue { ids.insert(id) }
+            }
+            #expect(ids.count == 1)
+            let (_, after, _) = try await h.signed(.get, "/v1/conversations", device: device)
+            #expect(after["conversations"]?.arrayValue?.count == 2)
+        }
+    }
+
     @Test("after a 401 the SDK registers again once, as a new device when the old id is taken")
     func reRegistration() async throws {
         try await CutiEHarness.withServer { h in

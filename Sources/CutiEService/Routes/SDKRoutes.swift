@@ -20,12 +20,21 @@ struct SDKRoutes: Sendable {
     static let notFound = APIError.notFound("Conversation not found")
 
     /// A signed route: the body collected (it is signed too), then the caller.
+    ///
+    /// A POST without an Idempotency-Key takes its signature as its key: the same signed bytes
+    /// sent again within the signature window — a transport's retry, or a captured request played
+    /// again — are answered from the first one's record and change nothing more.
     func signed(assertions: AssertionPolicy = .asApp, _ body: @escaping @Sendable (Request, ByteBuffer, DeviceCaller) async throws -> Response)
         -> @Sendable (Request, PurseRequestContext) async throws -> Response {
         { request, context in
             var request = request
             let buffer = try await request.collectJSONBody(context: context)
             let caller = try await auth.authenticate(request, body: buffer, assertions: assertions)
+            if request.method == .post, request.headers[.idempotencyKey] == nil, let signature = request.headers[.requestSignature] {
+                var head = request.head
+                head.headerFields[.idempotencyKey] = "signature." + signature.lowercased().prefix(128)
+                request = Request(head: head, body: .init(buffer: buffer))
+            }
             return try await body(request, buffer, caller)
         }
     }
