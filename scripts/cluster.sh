@@ -51,6 +51,9 @@ start_postgres
 export DATABASE_URL=$postgres_url PURSE_DATA_DIR=$work/data
 proxy_port=$(free_port)
 export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port PURSE_PUBLIC_URL="http://127.0.0.1:$proxy_port"
+# The replicas believe nginx's X-Forwarded-For (the client's address for sign-in limits) and
+# do not cap its connections as one peer's.
+export PURSE_TRUSTED_PROXIES=127.0.0.1
 
 # The first replica runs the migrations and makes the secrets; the others share both.
 ports=()
@@ -96,6 +99,7 @@ $upstreams  }
       proxy_set_header Host \$host:\$server_port;
       proxy_set_header Upgrade \$http_upgrade;
       proxy_set_header Connection \$connection_upgrade;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
       proxy_read_timeout 300s;
       proxy_next_upstream error timeout;
     }

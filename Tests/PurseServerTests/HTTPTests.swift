@@ -171,6 +171,36 @@ struct HTTPTests {
         }
     }
 
+    /// Guessing one account's password backs off after ten tries (429 with Retry-After, before the
+    /// password is checked); the real user gets in once the wait is over. Guessing across
+    /// accounts from one address backs off after thirty.
+    @Test func signInBacksOffPerAccountAndAddress() async throws {
+        let server = try await TestServer.make()
+        try await server.withLive { client in
+            _ = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "correct horse"}"#)
+            var statuses: [Int] = []
+            var retryAfter = 0
+            for _ in 0..<15 {
+                let answer = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "wrong password"}"#)
+                statuses.append(Int(answer.status.code))
+                if answer.status == .tooManyRequests { retryAfter = Int(answer.headers[.retryAfter] ?? "") ?? 0 }
+            }
+            #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.dropFirst(10).allSatisfy { $0 == 429 }, "\(statuses)")
+            #expect((1...3).contains(retryAfter))
+            let early = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "correct horse"}"#)
+            #expect(early.status == .tooManyRequests && early.object["error"] as? String == "Too many sign-in attempts for this account; try again in \(retryAfter) s"
+                    || early.status == .ok)
+            try await Task.sleep(for: .seconds(retryAfter))
+            #expect(try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "correct horse"}"#).status == .ok)
+            // Many accounts from one address: the address's bucket (30 at once) runs out as well.
+            var fromAddress: [Int] = []
+            for index in 0..<30 {
+                fromAddress.append(Int(try await client.json(.post, "/auth/login", #"{"email": "user\#(index)@example.com", "password": "wrong password"}"#).status.code))
+            }
+            #expect(fromAddress.contains(429) && fromAddress.filter { $0 == 401 }.count < 30, "\(fromAddress)")
+        }
+    }
+
     @Test func phoneAccountsWork() async throws {
         let server = try await TestServer.make()
         try await server.withRouter { client in
