@@ -19,6 +19,11 @@ struct ServeCommand: AsyncParsableCommand {
               PURSE_JWT_SECRET    session signing secret, at least 32 bytes (generated into the data dir in development)
               PURSE_SESSION_TTL   session lifetime in seconds (default 2592000, 30 days)
               PURSE_PUBLIC_URL    the URL users reach the server at (default http://HOST:PORT)
+              PURSE_SEAL_KEY      the key database-kept secrets are sealed with (default DATA_DIR/secrets/seal.key)
+              PURSE_TRUSTED_PROXIES   proxies whose X-Forwarded-For names the client (default none)
+              PURSE_HTTP_HEADER_TIMEOUT, _IDLE_TIMEOUT, _BODY_TIMEOUT   seconds (default 10, 75, 30)
+              PURSE_HTTP_MAX_REQUEST_LINE, _MAX_HEADER_BYTES   bytes (default 8192 → 414, 32768 → 431)
+              PURSE_HTTP_MAX_CONNECTIONS, _MAX_CONNECTIONS_PER_PEER   open at once (default 10000, 512 → 503)
               NEXUS_RP_ID, NEXUS_ALLOWED_ORIGINS   WebAuthn relying party of Nexus Data
               VTPASS_URL, VTPASS_API_KEY, VTPASS_SECRET_KEY, VTPASS_PUBLIC_KEY   the airtime supplier (unset: built-in sandbox)
               STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, CONNECT_ALLOWED_ORIGINS   Maly's Stripe Connect (unset: built-in sandbox)

@@ -180,16 +180,20 @@ struct HTTPTests {
             _ = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "correct horse"}"#)
             var statuses: [Int] = []
             var retryAfter = 0
+            let started = ContinuousClock.now
             for _ in 0..<15 {
                 let answer = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "wrong password"}"#)
                 statuses.append(Int(answer.status.code))
-                if answer.status == .tooManyRequests { retryAfter = Int(answer.headers[.retryAfter] ?? "") ?? 0 }
+                if answer.status == .tooManyRequests {
+                    retryAfter = Int(answer.headers[.retryAfter] ?? "") ?? 0
+                    #expect(answer.object["error"] as? String == "Too many sign-in attempts for this account; try again in \(retryAfter) s")
+                }
             }
-            #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.dropFirst(10).allSatisfy { $0 == 429 }, "\(statuses)")
+            // Ten at once, then one per 3 s refilled while the loop ran (a loaded machine is slow).
+            let seconds = Int((ContinuousClock.now - started).components.seconds)
+            #expect(statuses.prefix(10).allSatisfy { $0 == 401 } && statuses.allSatisfy { $0 == 401 || $0 == 429 }, "\(statuses)")
+            #expect(statuses.contains(429) && statuses.filter { $0 == 401 }.count <= 10 + seconds / 3 + 1, "\(statuses) in \(seconds) s")
             #expect((1...3).contains(retryAfter))
-            let early = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "correct horse"}"#)
-            #expect(early.status == .tooManyRequests && early.object["error"] as? String == "Too many sign-in attempts for this account; try again in \(retryAfter) s"
-                    || early.status == .ok)
             try await Task.sleep(for: .seconds(retryAfter))
             #expect(try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "correct horse"}"#).status == .ok)
             // Many accounts from one address: the address's bucket (30 at once) runs out as well.

@@ -611,13 +611,15 @@ struct StoreContractTests {
     @Test(arguments: TestEngines.contract)
     func runningJobsKeepTheirLease(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in
-            let queue = JobQueue(database: env.database, lease: 1.5)
+            // A lease of 3 s renewed every second: a renewal would have to stall 2 s for another
+            // claimer to win, which a machine running every suite at once can still afford.
+            let queue = JobQueue(database: env.database, lease: 3)
             let id = try await env.database.transaction { db in try await queue.enqueue(kind: "slow", payload: ["x": 1], runAt: Date(), in: db) }
             let worker = JobWorker(queue: queue, handlers: [
-                JobHandler(kind: "slow") { _ in try await Task.sleep(for: .seconds(4)) },
+                JobHandler(kind: "slow") { _ in try await Task.sleep(for: .seconds(8)) },
             ], logger: env.logger)
             let running = Task { await worker.runOnce() }
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: .seconds(6.5))
             #expect(try await queue.claim(limit: 10, now: Date()).isEmpty, "twice its lease later the job is still its worker's")
             #expect(await running.value == 1)
             let state = try #require(try await queue.state(of: id))

@@ -162,6 +162,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var timer: Scheduled<Void>?
     private var responding = false
     private var inRequest = false
+    /// The current request's response has been sent (before its body was all read, say).
+    private var answered = false
     private var refused = false
 
     init(limits: HTTPServerLimits, limiter: RequestHeadLimiter, logger: Logger) {
@@ -199,6 +201,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             inRequest = true
+            answered = false
             arm(context, after: limits.bodyTimeout, reason: "request body")
         case .body:
             arm(context, after: limits.bodyTimeout, reason: "request body")
@@ -207,6 +210,8 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             timer?.cancel()
             timer = nil
             limiter.expectNewRequest()
+            // Answered before its body was all read: the connection now waits for the next request.
+            if answered { arm(context, after: limits.idleTimeout, reason: "next request") }
         }
         context.fireChannelRead(data)
     }
@@ -217,6 +222,7 @@ final class HTTPConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             responding = true
         case .end:
             responding = false
+            answered = true
             // The next request's head has `idleTimeout` to arrive (unless this one is still
             // being sent, which its body clock watches).
             if !inRequest { arm(context, after: limits.idleTimeout, reason: "next request") }
