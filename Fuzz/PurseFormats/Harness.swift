@@ -4,20 +4,11 @@
 // hold: no trap, and what it accepts survives its own writer unchanged.
 import Foundation
 
-enum FuzzTarget: String {
+enum FuzzTarget: String, CaseIterable {
     case strictjson, cbor, jsdate, decimal, base64url, hex, uri, checked, authdata
 }
 
-let target: FuzzTarget = {
-    guard let name = ProcessInfo.processInfo.environment["PURSE_FUZZ_TARGET"], let target = FuzzTarget(rawValue: name) else {
-        fatalError("PURSE_FUZZ_TARGET must be one of strictjson, cbor, jsdate, decimal, base64url, hex, uri, checked, authdata")
-    }
-    return target
-}()
-
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError("property failed: \(message())") }
-}
+let target = chosenTarget(FuzzTarget.self)
 
 func fuzz(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
@@ -69,10 +60,4 @@ func fuzz(_ bytes: [UInt8]) {
     case .authdata:
         _ = try? AuthenticatorData(Data(bytes))
     }
-}
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    fuzz(Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
 }

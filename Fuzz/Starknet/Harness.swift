@@ -3,18 +3,9 @@
 // field, curve and Cairo sources (`swiftc -sanitize=fuzzer,address`), never by `swift build`.
 import Foundation
 
-enum FuzzTarget: String { case felt, u256, strk }
+enum FuzzTarget: String, CaseIterable { case felt, u256, strk }
 
-let target: FuzzTarget = {
-    guard let name = ProcessInfo.processInfo.environment["PURSE_FUZZ_TARGET"], let target = FuzzTarget(rawValue: name) else {
-        fatalError("PURSE_FUZZ_TARGET must be one of felt, u256, strk")
-    }
-    return target
-}()
-
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError("property failed: \(message())") }
-}
+let target = chosenTarget(FuzzTarget.self)
 
 func fuzz(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
@@ -37,10 +28,4 @@ func fuzz(_ bytes: [UInt8]) {
         guard let amount = try? STRKAmount.parse(text) else { return }
         require((try? STRKAmount.parse(STRKAmount.format(amount))) == amount, "STRK round trip of \(text.prefix(80))")
     }
-}
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    fuzz(Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
 }

@@ -21,9 +21,9 @@ build() { # NAME MODULE SOURCES...
   swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "$module" "$@" -o "$out/$name" 2>&1 | { grep -v "ld.gold: warning" || true; }
   [ -x "$out/$name" ] || { echo "fuzz: $name did not build"; exit 1; }
 }
-build purse-formats PurseFormats $formats Fuzz/PurseFormats/Harness.swift
+build purse-formats PurseFormats $formats Fuzz/FuzzMain.swift Fuzz/PurseFormats/Harness.swift
 # shellcheck disable=SC2086
-build starknet Starknet $starknet $formats Fuzz/Starknet/Harness.swift
+build starknet Starknet $starknet $formats Fuzz/FuzzMain.swift Fuzz/Starknet/Harness.swift
 
 status=0
 run() { # BINARY CORPUS-ROOT TARGET
