@@ -77,10 +77,13 @@ struct BenchWallet: Sendable {
     var account: StarknetAccount
 }
 
-/// A new user of the server with a wallet the provider made and deployed, funded with `strk` STRK
-/// minted by the sandbox, and a keep-alive connection to use it over.
-func freshWallet(base: URL, headers: [String: String], strk: String) async throws -> (BenchWallet, BenchConnection) {
-    guard let host = base.host, let port = base.port else { throw BenchmarkError("the server URL needs a host and a port") }
+/// A new user of the server with a ChippiPay wallet, funded with `strk` STRK minted by the
+/// sandbox, and a keep-alive connection to use it over. The wallet's account deploys itself (at
+/// the address the provider computes for its key) before the wallet is saved, so the provider has
+/// nothing to deploy: setting up many wallets at once never queues on the provider's relayer,
+/// whichever replica each save reaches.
+func freshWallet(base: URL, headers: [String: String], classHash: Felt, strk: String) async throws -> (BenchWallet, BenchConnection) {
+    let (account, connection) = try await freshSandboxAccount(base: base, classHash: classHash, strk: strk)
     let probe = benchProbe(base)
     struct Session: Decodable {
         struct User: Decodable { var id: String }
@@ -92,24 +95,16 @@ func freshWallet(base: URL, headers: [String: String], strk: String) async throw
     struct Prepared: Decodable { var wallet_id: String }
     let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
                                                   headers: headers, authenticated: false)
-    let key = StarkKey.random()
     let _: EmptyResponse = try await probe.send("POST", "/v1/chipi-wallets", body: [
-        "wallet_id": prepared.wallet_id, "public_key": key.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
+        "wallet_id": prepared.wallet_id, "public_key": account.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
         "auth_token": session.token,
     ], headers: headers, authenticated: false)
-    struct Shown: Decodable { var address: String?; var deploy_transaction_hash: String? }
+    struct Shown: Decodable { var address: String? }
     let shown: Shown = try await probe.send("GET", "/v1/chipi-wallets/\(prepared.wallet_id)", headers: headers, authenticated: false)
-    guard let address = shown.address.flatMap({ Felt($0) }), let deployment = shown.deploy_transaction_hash.flatMap({ Felt($0) }) else {
-        throw BenchmarkError("the provider did not deploy the wallet")
+    guard shown.address.flatMap({ Felt($0) }) == account.address else {
+        throw BenchmarkError("the provider put the wallet at \(shown.address ?? "no address"), not at its account \(account.address)")
     }
-    let connection = try await BenchConnection.connect(host: host, port: port)
-    let provider = StarknetProvider(url: base.appendingPathComponent("starknet/rpc"), transport: connection)
-    guard try await provider.waitForTransaction(deployment, poller: Poller(interval: .milliseconds(20), maxAttempts: 200)).succeeded else {
-        throw BenchmarkError("the wallet's account did not deploy")
-    }
-    let _: EmptyResponse = try await probe.send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": strk],
-                                                idempotencyKey: UUID().uuidString, authenticated: false)
-    return (BenchWallet(id: prepared.wallet_id, account: StarknetAccount(address: address, key: key, provider: provider)), connection)
+    return (BenchWallet(id: prepared.wallet_id, account: account), connection)
 }
 
 func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws -> (StarknetAccount, BenchConnection) {

@@ -35,17 +35,17 @@ public struct ChippiBenchmark: PurseBenchmark {
         // Setup, untimed: per connection a keep-alive connection and a user whose wallet has STRK
         // in the vault.
         let probe = benchProbe(base)
-        struct Listing: Decodable { var strk_address: String; var vault_address: String }
+        struct Listing: Decodable { var strk_address: String; var vault_address: String; var account_class_hash: String }
         let listing: Listing = try await probe.send("GET", "/sandbox/starknet/accounts", authenticated: false)
-        guard let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
+        guard let classHash = Felt(listing.account_class_hash), let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
             throw BenchmarkError("the sandbox listing does not parse")
         }
         // Every purchase is paid from its own wallet's account (the provider checks the payer):
-        // per connection a user, a wallet the provider deploys, STRK minted to it and put in the vault.
+        // per connection a user and a wallet whose account has STRK minted to it and put in the vault.
         let users = try await withThrowingTaskGroup(of: (BenchWallet, BenchConnection).self) { group in
             for _ in 0..<connections {
                 group.addTask {
-                    let (wallet, connection) = try await freshWallet(base: base, headers: headers, strk: "100000")
+                    let (wallet, connection) = try await freshWallet(base: base, headers: headers, classHash: classHash, strk: "100000")
                     let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: wallet.account.provider))
                     _ = try await wallet.account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")),
                                                                 poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
