@@ -95,18 +95,7 @@ struct PaymasterRoutes: Sendable {
     func relay(_ execution: OutsideExecution, account: Felt, signature: [Felt], merchant: String) async throws -> (Felt, Bool) {
         let chainId = try await chain()
         let hash = execution.messageHash(chainId: chainId, account: account)
-        let valid: [Felt]
-        do {
-            valid = try await payments.provider.call(Call(to: account, entrypoint: "is_valid_signature",
-                                                          calldata: [hash, Felt(UInt64(signature.count))] + signature))
-        } catch let error as StarknetRPCError where error.kind == .contractNotFound {
-            throw APIError.notFound("No account is deployed at \(account)")
-        } catch let error as StarknetRPCError {
-            throw ProviderError.unverified("The account cannot check the signature: \(error.message)")
-        }
-        guard valid.first == Felt(shortString: "VALID") || valid.first == .one else {
-            throw ProviderError.unverified("The signature is not the account's over this outside execution")
-        }
+        try await payments.checkSignature(of: account, over: hash, signature: signature, what: "this outside execution")
         let call = Call(to: account, entrypoint: "execute_from_outside_v2", calldata: execution.calldata(signature: signature))
         do {
             let environment = routes.environment

@@ -67,6 +67,25 @@ struct VaultPayments: Sendable {
         return Payment(amount: paid, payer: payer)
     }
 
+    /// Checks that `signature` is `account`'s over `hash`, by the account's own
+    /// `is_valid_signature` (whatever kind of account it is): 404 when no account is deployed
+    /// there, 422 when the account refuses it or cannot check it, 502 when the node is out of reach.
+    func checkSignature(of account: Felt, over hash: Felt, signature: [Felt], what: String) async throws {
+        let valid: [Felt]
+        do {
+            valid = try await provider.call(Call(to: account, entrypoint: "is_valid_signature", calldata: [hash, Felt(UInt64(signature.count))] + signature))
+        } catch let error as StarknetRPCError where error.kind == .contractNotFound {
+            throw APIError.notFound("No account is deployed at \(account)")
+        } catch let error as StarknetRPCError {
+            throw ProviderError.unverified("The account cannot check the signature: \(error.message)")
+        } catch {
+            throw APIError(.badGateway, "The Starknet node cannot be reached")
+        }
+        guard valid.first == Felt(shortString: "VALID") || valid.first == .one else {
+            throw ProviderError.unverified("The signature is not the account's over \(what)")
+        }
+    }
+
     /// Sends `amount` of STRK back to `payer`; returns the refund's transaction hash once accepted.
     func refund(_ amount: UInt256, to payer: Felt) async throws -> Felt {
         let transfer = ERC20(address: tokenAddress, provider: provider).transfer(to: payer, amount)

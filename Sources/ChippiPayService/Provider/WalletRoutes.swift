@@ -153,19 +153,7 @@ struct WalletRoutes: Sendable {
             let chainId: Felt
             do { chainId = try await payments.provider.chainId() } catch { throw APIError(.badGateway, "The Starknet node cannot be reached") }
             let hash = PayerLink.messageHash(chainId: chainId, wallet: wallet, payer: payer)
-            let valid: [Felt]
-            do {
-                valid = try await payments.provider.call(Call(to: payer, entrypoint: "is_valid_signature", calldata: [hash, Felt(UInt64(signature.count))] + signature))
-            } catch let error as StarknetRPCError where error.kind == .contractNotFound {
-                throw APIError.notFound("No account is deployed at \(payer)")
-            } catch let error as StarknetRPCError {
-                throw ProviderError.unverified("The account cannot check the signature: \(error.message)")
-            } catch {
-                throw APIError(.badGateway, "The Starknet node cannot be reached")
-            }
-            guard valid.first == Felt(shortString: "VALID") || valid.first == .one else {
-                throw ProviderError.unverified("The signature is not the account's over the payer link")
-            }
+            try await payments.checkSignature(of: payer, over: hash, signature: signature, what: "the payer link")
             let now = environment.now().epochMillis
             let linked = try await environment.database.transaction { db in
                 try await db.raw("""
