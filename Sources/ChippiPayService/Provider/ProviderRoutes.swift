@@ -194,10 +194,8 @@ struct ProviderRoutes: Sendable {
         }) {
             return ServerEnvironment.response(stored)
         }
-        let (wallet, payers) = try await environment.database.read { db in
-            (try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first(),
-             try await db.raw("SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: input.wallet_id)").all()
-                .compactMap { Felt(try $0.decode(column: "address", as: String.self)) })
+        let wallet = try await environment.database.read { db in
+            try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first()
         }
         guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
         // A purchase is paid by its own wallet: its account, or an account linked to it with that
@@ -209,7 +207,16 @@ struct ProviderRoutes: Sendable {
         }
         let required = configuration.rate.fri(forCentavos: centavos)
         let payment = try await payments.verify(vaultHash, required: required)
-        guard payment.payer == walletAddress || payers.contains(payment.payer) else {
+        // An account other than the wallet's own pays only once it is linked to the wallet.
+        var linked = payment.payer == walletAddress
+        if !linked {
+            linked = try await environment.database.read { db in
+                try await db.raw("""
+                    SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: input.wallet_id) AND address = \(bind: payment.payer.description)
+                    """).first() != nil
+            }
+        }
+        guard linked else {
             throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.prefix(64)) "
                 + "(its account \(walletAddress), or one linked with POST /v1/chipi-wallets/{id}/payers)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import PurseDatabase
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,7 +15,7 @@ enum DataDirectory {
         let directory = configuration.dataDirectory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try restrict(directory, to: 0o700)
-        guard let path = sqlitePath(configuration.effectiveDatabaseURL) else { return }
+        guard let path = Database.sqliteFilePath(configuration.effectiveDatabaseURL) else { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty { try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
         let fd = open(path, O_WRONLY | O_CREAT, 0o600)
@@ -27,12 +28,5 @@ enum DataDirectory {
 
     static func restrict(_ path: String, to mode: mode_t) throws {
         guard chmod(path, mode) == 0 else { throw ConfigurationError("cannot restrict \(path) to mode \(String(mode, radix: 8)) (errno \(errno))") }
-    }
-
-    /// The file of an SQLite URL, or nil for PostgreSQL and in-memory databases.
-    static func sqlitePath(_ url: String) -> String? {
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url == "sqlite::memory:" || url == ":memory:" { return nil }
-        if url.hasPrefix("sqlite://") { return String(url.dropFirst("sqlite://".count)) }
-        return url
     }
 }

@@ -25,18 +25,20 @@ extension Database {
     /// (``SQLiteTuning/installProcessHooks()``), and logs which hooks are in force.
     /// - Throws: ``DatabaseConfigurationError`` for an unusable URL; the engine's error when it
     ///   cannot open or connect.
+    /// Whether `url` names a PostgreSQL database.
+    static func isPostgres(_ url: String) -> Bool { url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") }
+
+    /// The file an SQLite `url` names; nil for PostgreSQL and for an in-memory database.
+    static func sqliteFilePath(_ url: String) -> String? {
+        if isPostgres(url) || url == "sqlite::memory:" || url == ":memory:" { return nil }
+        return url.hasPrefix("sqlite://") ? String(url.dropFirst("sqlite://".count)) : url
+    }
+
     public static func open(url: String, options: DatabaseOptions = DatabaseOptions(), logger: Logger) async throws -> Database {
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+        if isPostgres(url) {
             return Database(driver: try await PostgresDriver(url: url, metrics: options.metrics, logger: logger))
         }
-        let path: String?
-        if url == "sqlite::memory:" || url == ":memory:" {
-            path = nil
-        } else if url.hasPrefix("sqlite://") {
-            path = String(url.dropFirst("sqlite://".count))
-        } else {
-            path = url
-        }
+        let path = sqliteFilePath(url)
         let tuning = options.sqliteTuning.installProcessHooks()
         if tuning != options.sqliteTuning {
             logger.notice("SQLite was initialised before its process-wide hooks could be installed", metadata: [
