@@ -54,6 +54,8 @@ export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port PURSE_PUBLIC_URL="http://127.
 # The replicas believe nginx's X-Forwarded-For (the client's address for sign-in limits) and
 # do not cap its connections as one peer's.
 export PURSE_TRUSTED_PROXIES=127.0.0.1
+# The load generators are many Cuti-E devices on one address.
+export CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR=${CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR:-0}
 
 # The first replica runs the migrations and makes the secrets; the others share both.
 ports=()

@@ -33,6 +33,12 @@ public struct CutiESandboxConfiguration: Sendable {
 ///   development CA). In development the sandbox's own development root is trusted too, and
 ///   written to `cutie-app-attest-dev-root.pem` in the data directory.
 /// - `CUTIE_ATTEST_CHALLENGE_SECONDS`: how long an App Attest challenge lives (default 300).
+/// - `CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR`: new devices one client address may register per app
+///   and hour (default 30; 0 turns the limit off).
+/// - `CUTIE_CONVERSATIONS_PER_DEVICE_DAY`: new conversations one device may start a day
+///   (default 20; 0 turns the limit off).
+/// - `CUTIE_ADDRESS_QUOTA_PERCENT`: the share of a limited tier's monthly feedback one client
+///   address may use (default 20; 0 or 100 turns the limit off).
 /// - `CUTIE_STOREKIT_ROOT`: a PEM file of roots trusted beside Apple Root CA – G3 for StoreKit
 ///   transactions and App Store notifications. In development the sandbox's StoreKit signer's
 ///   root is trusted too (`cutie-storekit-dev-root.pem` in the data directory).
@@ -43,6 +49,12 @@ public struct CutiEConfiguration: Sendable {
     public var maxMessageLength = 5000
     public var signatureWindow: TimeInterval = 300
     public var adminSessionHours = 12.0
+    /// New devices one client address may register per app and hour (0: no limit).
+    public var newDevicesPerAddressHour = 30
+    /// New conversations one device may start a day (0: no limit).
+    public var conversationsPerDeviceDay = 20
+    /// The share (percent) of a limited tier's monthly feedback one client address may use.
+    public var addressQuotaPercent = 20
     /// The secret device secrets derive from (each device's is HMAC(secret, token id)).
     public var deviceSecretKey: SymmetricKey
     /// The roots App Attest attestations must chain to: Apple's, and development roots.
@@ -132,6 +144,15 @@ public struct CutiEConfiguration: Sendable {
         if let text = value("CUTIE_ADMIN_SESSION_HOURS") {
             guard let hours = Double(text), hours > 0, hours <= 24 * 30 else { throw ConfigurationError("CUTIE_ADMIN_SESSION_HOURS must be more than 0 and at most 720") }
             cutie.adminSessionHours = hours
+        }
+        for (name, range, keyPath) in [("CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR", 0...1_000_000, \CutiEConfiguration.newDevicesPerAddressHour),
+                                       ("CUTIE_CONVERSATIONS_PER_DEVICE_DAY", 0...1_000_000, \.conversationsPerDeviceDay),
+                                       ("CUTIE_ADDRESS_QUOTA_PERCENT", 0...100, \.addressQuotaPercent)] {
+            guard let text = value(name) else { continue }
+            guard let number = Int(text), range.contains(number) else {
+                throw ConfigurationError("\(name) must be \(range.lowerBound) to \(range.upperBound)")
+            }
+            cutie[keyPath: keyPath] = number
         }
         return cutie
     }

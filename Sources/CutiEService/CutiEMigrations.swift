@@ -267,5 +267,18 @@ enum CutiEMigrations {
             )
             """,
         ]),
+        Migration("cutie_0003_address_usage", [
+            // Feedback received per app, month and client address (hashed with the app id): one
+            // address's share of a limited tier's month is checked and raised in one update.
+            """
+            CREATE TABLE cutie_address_usage (
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                period TEXT NOT NULL,
+                address_key TEXT NOT NULL,
+                received BIGINT NOT NULL CHECK (received >= 0),
+                PRIMARY KEY (app_id, period, address_key)
+            )
+            """,
+        ]),
     ]
 }

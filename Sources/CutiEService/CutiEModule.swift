@@ -80,7 +80,8 @@ public struct CutiEModule: PurseModule {
         mounted.client.withLock { $0 = client }
 
         let auth = DeviceAuthenticator(environment: environment, configuration: configuration)
-        SDKRoutes(environment: environment, configuration: configuration, auth: auth).mount(on: router)
+        SDKRoutes(environment: environment, configuration: configuration, auth: auth,
+                  limits: DeviceLimits(configuration: configuration, database: environment.database)).mount(on: router)
         let accounts = AdminAccounts(environment: environment, sessionHours: configuration.adminSessionHours,
                                      loginLimiter: SharedRateLimiter(name: "cutie.admin.login", perSecond: 0.2, burst: 10, database: environment.database),
                                      decoyHash: try await environment.passwords.hash(RandomID.hex(bytes: 24)))

@@ -231,6 +231,8 @@ extension BenchCommand {
         configuration.databaseURL = nil
         configuration.logLevel = .warning
         configuration.bcryptCost = 4
+        // A load generator is many devices on one address: the per-address limits would count it as one abuser.
+        if configuration.environment["CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR"] == nil { configuration.environment["CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR"] = "0" }
         let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))
         let group = ServiceGroup(configuration: .init(services: [app.application], logger: app.application.logger))
         let task = Task { try await group.run() }

@@ -18,18 +18,26 @@ struct CutiEHarness: Sendable {
     let client: any TestClientProtocol
     let configuration: CutiEConfiguration
 
-    static func withServer(engine: DatabaseEngine = .sqlite, adjust: @Sendable (inout CutiEConfiguration) -> Void = { _ in },
+    /// - Parameters:
+    ///   - live: a server on a loopback socket (requests have a client address) instead of the router.
+    ///   - trustedProxies: peers whose `X-Forwarded-For` names the client (with `live`).
+    static func withServer(engine: DatabaseEngine = .sqlite, live: Bool = false, trustedProxies: Set<String> = [],
+                           adjust: @Sendable (inout CutiEConfiguration) -> Void = { _ in },
                            _ body: @Sendable (CutiEHarness) async throws -> Void) async throws {
         var purse = PurseConfiguration()
         purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-cutie-\(UUID().uuidString)").path
         var configuration = try CutiEConfiguration.from(purse)
         adjust(&configuration)
         let cutie = configuration
-        let server = try await TestServer.make(engine: engine, modules: [CutiEModule(configuration: cutie)]) { $0.runsJobsInBackground = false }
+        let server = try await TestServer.make(engine: engine, modules: [CutiEModule(configuration: cutie)]) {
+            $0.runsJobsInBackground = false
+            $0.trustedProxies = trustedProxies
+        }
         defer { try? FileManager.default.removeItem(atPath: purse.dataDirectory) }
-        try await server.withRouter { client in
+        let run: @Sendable (any TestClientProtocol) async throws -> Void = { client in
             try await body(CutiEHarness(server: server, client: client, configuration: cutie))
         }
+        if live { try await server.withLive(run) } else { try await server.withRouter(run) }
     }
 
     var environment: ServerEnvironment { server.environment }
@@ -60,8 +68,9 @@ struct CutiEHarness: Sendable {
     }
 
     /// Registers a device by hand: (device id, token, secret).
-    func register(app: String = "app_sandbox", deviceID: String = "device_" + UUID().uuidString.lowercased()) async throws -> (id: String, token: String, secret: String) {
-        let (status, body, _) = try await raw(.post, "/v1/device/register", headers: ["X-App-ID": app, "X-Device-ID": deviceID])
+    func register(app: String = "app_sandbox", deviceID: String = "device_" + UUID().uuidString.lowercased(),
+                  headers: [String: String] = [:]) async throws -> (id: String, token: String, secret: String) {
+        let (status, body, _) = try await raw(.post, "/v1/device/register", headers: headers.merging(["X-App-ID": app, "X-Device-ID": deviceID]) { $1 })
         guard status == .ok, let token = body["device_token"]?.stringValue, let secret = body["device_secret"]?.stringValue else {
             throw ConfigurationError("registration failed: \(status) \(body)")
         }
@@ -70,13 +79,14 @@ struct CutiEHarness: Sendable {
 
     /// A request signed as the SDK signs it (or with the parts given).
     func signed(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, device: (id: String, token: String, secret: String), app: String = "app_sandbox",
-                timestamp: Date? = nil, secret: String? = nil) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
+                timestamp: Date? = nil, secret: String? = nil, headers: [String: String] = [:]) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
         // A millisecond passes between two requests a device makes, as on a phone: two requests
         // signed alike would be one request sent twice (a replay).
         if timestamp == nil { server.clock.advance(by: 0.001) }
         let millis = String(Int64((timestamp ?? server.clock.now).timeIntervalSince1970 * 1000))
         let signature = DeviceSignature.sign(secret: secret ?? device.secret, timestamp: millis, method: method.rawValue, target: uri, body: Data((body ?? "").utf8))
-        return try await raw(method, uri, body: body, headers: ["X-App-ID": app, "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature])
+        return try await raw(method, uri, body: body, headers: headers.merging(
+            ["X-App-ID": app, "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature]) { $1 })
     }
 
     /// Signs in to the admin API: (cookie, CSRF token).

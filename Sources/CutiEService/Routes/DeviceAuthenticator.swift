@@ -19,6 +19,9 @@ struct DeviceCaller: Sendable {
     /// The counter of an App Attest assertion checked on this request, stored by
     /// ``DeviceAuthenticator/commitAssertion(_:)`` before the route acts.
     var assertedCounter: Int64?
+    /// The client's address (``ServerEnvironment/clientAddress(of:context:)``), for the limits
+    /// that count per network.
+    var clientAddress: String? = nil
 
     /// The idempotency owner of this device's requests.
     var idempotencyOwner: UserID { UserID("cutie/\(appID)/\(deviceID)") }
@@ -184,7 +187,7 @@ struct DeviceAuthenticator: Sendable {
     /// gets a new token only when the request is signed with its current one (a device id is not a
     /// secret, so knowing one must not give its inbox). Otherwise 409: the SDK starts over with a
     /// new device id.
-    func register(_ request: Request, body: ByteBuffer) async throws -> Response {
+    func register(_ request: Request, body: ByteBuffer, address: String?, limits: DeviceLimits) async throws -> Response {
         guard let deviceID = request.headers[.deviceID], Self.isDeviceID(deviceID) else {
             throw APIError.badRequest("X-Device-ID must be device_ followed by a UUID")
         }
@@ -198,6 +201,7 @@ struct DeviceAuthenticator: Sendable {
             proven = true
         } else {
             proven = false
+            try await limits.admitNewDevice(app: request.headers[.appID] ?? "", address: address, now: environment.now())
         }
         let now = environment.now().epochMillis
         let token = "cdt_" + Base64URL.encode(RandomID.bytes(32))

@@ -16,6 +16,7 @@ struct SDKRoutes: Sendable {
     let environment: ServerEnvironment
     let configuration: CutiEConfiguration
     let auth: DeviceAuthenticator
+    let limits: DeviceLimits
 
     static let notFound = APIError.notFound("Conversation not found")
 
@@ -29,7 +30,8 @@ struct SDKRoutes: Sendable {
         { request, context in
             var request = request
             let buffer = try await request.collectJSONBody(context: context)
-            let caller = try await auth.authenticate(request, body: buffer, assertions: assertions)
+            var caller = try await auth.authenticate(request, body: buffer, assertions: assertions)
+            caller.clientAddress = environment.clientAddress(of: request, context: context)
             if request.method == .post, request.headers[.idempotencyKey] == nil, let signature = request.headers[.requestSignature] {
                 var head = request.head
                 head.headerFields[.idempotencyKey] = "signature." + signature.lowercased().prefix(128)
@@ -44,7 +46,7 @@ struct SDKRoutes: Sendable {
         v1.post("device/register") { request, context in
             var request = request
             let body = try await request.collectJSONBody(context: context)
-            return try await auth.register(request, body: body)
+            return try await auth.register(request, body: body, address: environment.clientAddress(of: request, context: context), limits: limits)
         }
         v1.post("conversations", use: signed(createConversation))
         // The inbox is read most: the signature check and the listing share one read.
@@ -124,7 +126,8 @@ struct SDKRoutes: Sendable {
         if let appID = input.app_id, appID != caller.appID { throw APIError.badRequest("app_id must be the app of X-App-ID") }
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
-            try await SubscriptionRoutes.countFeedback(app: caller.appID, now: environment.now(), in: db)
+            try await limits.admitConversation(caller, now: environment.now(), in: db)
+            try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.clientAddress, limits: limits, now: environment.now(), in: db)
             let now = environment.now().epochMillis
             let id = RandomID.make("conv")
             try await db.raw("""

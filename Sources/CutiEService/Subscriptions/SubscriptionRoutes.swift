@@ -261,10 +261,31 @@ struct SubscriptionRoutes: Sendable {
     }
 
     /// Counts one new conversation against the app's monthly limit, or refuses it: one
-    /// conditional update, so the limit holds however many arrive at once.
-    static func countFeedback(app: String, now: Date, in db: any DatabaseSession) async throws {
+    /// conditional update, so the limit holds however many arrive at once. On a limited tier the
+    /// client address's share (``DeviceLimits/addressShare(of:)``) is counted the same way first,
+    /// in the same transaction.
+    static func countFeedback(app: String, address: String? = nil, limits: DeviceLimits? = nil, now: Date, in db: any DatabaseSession) async throws {
         let (tier, _) = try await tier(app: app, now: now, in: db)
         let period = period(of: now).key
+        if let limit = tier.monthlyLimit, let address, let share = limits?.addressShare(of: limit) {
+            let key = DeviceLimits.addressKey(address, app: app)
+            try await db.raw("""
+                INSERT INTO cutie_address_usage (app_id, period, address_key, received) VALUES (\(bind: app), \(bind: period), \(bind: key), 0)
+                ON CONFLICT (app_id, period, address_key) DO NOTHING
+                """).run()
+            let counted = try await db.raw("""
+                UPDATE cutie_address_usage SET received = received + 1
+                WHERE app_id = \(bind: app) AND period = \(bind: period) AND address_key = \(bind: key) AND received < \(bind: share)
+                RETURNING received
+                """).first()
+            guard counted != nil else {
+                throw APIError(.forbidden, "Feedback from this network has reached its share (\(share)) of this app's \(limit) conversations for \(period): "
+                    + "try again next month (existing conversations keep working)")
+            }
+            if Int.random(in: 0..<500) == 0 {
+                try await db.raw("DELETE FROM cutie_address_usage WHERE period < \(bind: period)").run()
+            }
+        }
         try await db.raw("INSERT INTO cutie_usage (app_id, period, received) VALUES (\(bind: app), \(bind: period), 0) ON CONFLICT (app_id, period) DO NOTHING").run()
         let counted: (any SQLRow)?
         if let limit = tier.monthlyLimit {

@@ -32,16 +32,28 @@ public struct SharedRateLimiter: Sendable {
     /// least 1, for `Retry-After`).
     public func take(_ key: String, now: Date = Date()) async throws -> Int? {
         if database.dialect.writesAreSerial { return local.take(key) }
+        return try await database.transaction { db in try await draw(key, now: now, in: db) }
+    }
+
+    /// As ``take(_:now:)``, inside the caller's transaction: on PostgreSQL the token is drawn only
+    /// if that transaction commits (a request refused later, or answered from its idempotency
+    /// record, costs nothing), and the bucket's row stays locked until then, so keep `key` narrow.
+    public func take(_ key: String, now: Date = Date(), in db: any DatabaseSession) async throws -> Int? {
+        if database.dialect.writesAreSerial { return local.take(key) }
+        return try await draw(key, now: now, in: db)
+    }
+
+    func draw(_ key: String, now: Date, in db: any DatabaseSession) async throws -> Int? {
         let capacity = Int64(burst) * Self.unit
         let perMillisecond = max(1, Int64((perSecond * 1000).rounded()))
         // No refill needs longer than this (and elapsed times are capped to it, so no overflow).
         let refillMillis = capacity / perMillisecond + 1
         let values: [SQLValue] = [.text(name + ":" + key), .integer(capacity), .integer(now.epochMillis), .integer(perMillisecond),
                                   .integer(refillMillis), .integer(Self.unit)]
-        let rows = try await database.transaction { db in try await db.query(Self.draw, values) }
+        let rows = try await db.query(Self.draw, values)
         guard let row = rows.first else { return 1 }
         if try row.decode(column: "taken", as: Int64.self) == 1 {
-            if Int.random(in: 0..<1000) == 0 { try? await prune(now: now) }
+            if Int.random(in: 0..<1000) == 0 { Task { try? await prune(now: now) } }
             return nil
         }
         let left = try row.decode(column: "micro_tokens", as: Int64.self)

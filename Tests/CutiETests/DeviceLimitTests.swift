@@ -1,0 +1,101 @@
+@testable import CutiEService
+import Foundation
+import HTTPTypes
+import PurseDatabase
+import PurseFormats
+import PurseTestSupport
+import Testing
+
+/// The app id is public: anyone can register devices with it and open conversations. These are
+/// the limits that keep a script from spending an app's feedback (``DeviceLimits``), over a
+/// live socket behind a trusted proxy, so each request has the client address nginx names.
+@Suite("Cuti-E: limits on fresh devices", .serialized)
+struct DeviceLimitTests {
+    static let attacker = ["X-Forwarded-For": "203.0.113.7"]
+    static let customer = ["X-Forwarded-For": "198.51.100.20"]
+
+    /// Once, 120 conversations from 20 fresh devices at one address left the free tier's
+    /// `remaining` at 0, and the app's real users got 403.
+    @Test("120 conversations from 20 fresh devices at one address spend a fifth of the free tier; a real user still gets in", arguments: TestEngines.all)
+    func freshDevicesCannotSpendTheQuota(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine, live: true, trustedProxies: ["127.0.0.1"]) { h in
+            var devices: [(id: String, token: String, secret: String)] = []
+            for _ in 0..<20 { devices.append(try await h.register(headers: Self.attacker)) }
+            var statuses: [Int: Int] = [:]
+            for device in devices {
+                for n in 0..<6 {
+                    let (status, _, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"spam \#(n)"}"#,
+                                                            device: device, headers: Self.attacker)
+                    statuses[Int(status.code), default: 0] += 1
+                }
+            }
+            #expect(statuses == [201: 10, 403: 110], "\(statuses)")
+            let (_, refused, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"more"}"#,
+                                                     device: devices[0], headers: Self.attacker)
+            #expect(refused["error"]?.stringValue?.contains("share (10)") == true, "\(refused)")
+
+            let customer = try await h.register(headers: Self.customer)
+            let (status, _, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"the real one"}"#,
+                                                    device: customer, headers: Self.customer)
+            #expect(status == .created)
+            let (_, usage, _) = try await h.signed(.get, "/v1/usage", device: customer, headers: Self.customer)
+            #expect(usage["feedback_received"]?.int64Value == 11 && usage["remaining"]?.int64Value == 39, "\(usage)")
+        }
+    }
+
+    @Test("the 31st new device from one address in an hour is 429 with Retry-After; another address and a known device go on")
+    func newDevicesPerAddress() async throws {
+        try await CutiEHarness.withServer(live: true, trustedProxies: ["127.0.0.1"]) { h in
+            var first: (id: String, token: String, secret: String)?
+            for _ in 0..<30 {
+                let device = try await h.register(headers: Self.attacker)
+                if first == nil { first = device }
+            }
+            let (status, body, headers) = try await h.raw(.post, "/v1/device/register",
+                                                         headers: Self.attacker.merging(["X-App-ID": "app_sandbox", "X-Device-ID": "device_" + UUID().uuidString.lowercased()]) { $1 })
+            #expect(status == .tooManyRequests && body["error"]?.stringValue?.contains("new devices") == true, "\(status) \(body)")
+            #expect(Int(headers[.retryAfter] ?? "") ?? 0 >= 1)
+            _ = try await h.register(headers: Self.customer)
+            // A known device renewing its token, signed with the current one, is not new.
+            let known = try #require(first)
+            let (renewed, _, _) = try await h.signed(.post, "/v1/device/register", device: known, headers: Self.attacker)
+            #expect(renewed == .ok)
+        }
+    }
+
+    @Test("a device's 21st new conversation in a day is 429; its retries cost nothing; its messages go on", arguments: TestEngines.all)
+    func conversationsPerDevice(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine, adjust: { $0.addressQuotaPercent = 0 }) { h in
+            let device = try await h.register()
+            var last = ""
+            for n in 0..<20 {
+                let body = #"{"category":"bug","initial_message":"report \#(n)"}"#
+                let (status, created, _) = try await h.signed(.post, "/v1/conversations", body: body, device: device,
+                                                              headers: ["Idempotency-Key": "report-\(n)"])
+                #expect(status == .created)
+                last = created["conversation_id"]?.stringValue ?? ""
+                // The same request again (a retry after a lost answer) is the first one's answer.
+                let (again, replayed, _) = try await h.signed(.post, "/v1/conversations", body: body, device: device,
+                                                              headers: ["Idempotency-Key": "report-\(n)"])
+                #expect(again == .created && replayed["conversation_id"]?.stringValue == last)
+            }
+            let (status, body, headers) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"one more"}"#, device: device)
+            #expect(status == .tooManyRequests && headers[.retryAfter] != nil, "\(status) \(body)")
+            #expect(try await h.signed(.post, "/v1/conversations/\(last)/messages", body: #"{"message":"still here"}"#, device: device).0 == .created)
+            let other = try await h.register()
+            #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"mine"}"#, device: other).0 == .created)
+
+            // A hundred at once from a fresh device: its 20, not one more.
+            let burst = try await h.register()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for n in 0..<100 {
+                    group.addTask {
+                        Int(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"burst \#(n)"}"#, device: burst).0.code)
+                    }
+                }
+                return try await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
+            }
+            #expect(statuses == [201: 20, 429: 80], "\(statuses)")
+        }
+    }
+}
