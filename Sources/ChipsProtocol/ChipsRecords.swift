@@ -141,12 +141,14 @@ public struct ChitCore: Sendable, Equatable {
     /// `mychips.j2h(json_core)`, base64url.
     public var digest: String { ChipsDigest.of(json) }
 
-    /// The hash of this chit as link `index` of its tally's chain, after the link `prior`.
+    /// The hash of this chit as link `index` of its tally's chain, after the link `prior`:
+    /// `j2h(core + {index, prior, sign})`, as MyCHIPs' `chit_json_h` takes it (checked against a
+    /// real provider's chains in `ChipsRecordsTests`).
     public func chainHash(index: Int64, prior: String, signature: String?) -> String {
         guard case .object(var members) = json else { return "" }
         members["index"] = .int(index)
         members["prior"] = .string(prior)
-        if let signature { members["signed"] = .string(signature) }
+        if let signature { members["sign"] = .string(signature) }
         return ChipsDigest.of(.object(members))
     }
 

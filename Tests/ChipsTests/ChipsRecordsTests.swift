@@ -55,6 +55,30 @@ struct ChipsRecordsTests {
         }
     }
 
+    /// A real provider's tally and chain (recorded from gotchoices/MyCHIPs, `Fixtures/real_chain.json`):
+    /// its digests, its chain hashes and its partners' chit signatures, reproduced and checked here.
+    @Test("a real MyCHIPs provider's chain: the same tally digest, chit digests and chain hashes; its signatures verify")
+    func realChain() throws {
+        let url = try #require(Bundle.module.url(forResource: "real_chain", withExtension: "json", subdirectory: "Fixtures"))
+        let recorded = try StrictJSON.parse(Array(Data(contentsOf: url)))
+        let tally = try #require(recorded["tally"])
+        let tallyCore = try #require(tally["json_core"])
+        let tallyDigest = try #require(tally["digest"]?.stringValue)
+        #expect(ChipsDigest.of(tallyCore) == tallyDigest)
+        var links: [ChainLink] = []
+        for chit in try #require(recorded["chits"]?.arrayValue) {
+            let core = try Self.chitCore(try #require(chit["json_core"]))
+            #expect(core.json == chit["json_core"], "the core as MyCHIPs writes it")
+            #expect(core.digest == chit["digest"]?.stringValue)
+            let signature = chit["signature"]?.stringValue
+            #expect(core.isSigned(by: tallyCore[core.by.rawValue]?["cert"]?["public"], signature: signature), "signed by its issuer's key on the tally")
+            links.append(ChainLink(core: core, signature: signature, index: try #require(chit["chain_idx"]?.int64Value),
+                                   prior: try #require(chit["chain_prev"]?.stringValue), hash: try #require(chit["chain_dgst"]?.stringValue)))
+        }
+        #expect(links.count == 2)
+        #expect(try ChipsChain.verify(links, tallyDigest: tallyDigest) == links.last?.hash)
+    }
+
     @Test("Python's json.dumps, byte for byte: sorted keys, no spaces, non-ASCII escaped")
     func pythonJSON() {
         let value: JSONValue = ["b": 1, "a": ["é", "\u{1F600}", "\n\t\u{7f}", .null, true, .double(1.5), .double(1e-5), .double(1e16)], "A": "x/y"]

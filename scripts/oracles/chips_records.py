@@ -6,7 +6,7 @@ cryptography) of what the real MyCHIPs backend does:
     sort_keys=True), base64url without padding;
   * a tally is signed over its json_core as json-stable-stringify writes it (keys sorted, nulls
     kept), a chit over its core with nulls dropped — ECDSA P-521 / SHA-384, raw r‖s, base64url;
-  * each good chit is a link of its tally's chain: hash = j2h(core + {index, prior, signed}),
+  * each good chit is a link of its tally's chain: hash = j2h(core + {index, prior, sign}),
     prior the previous link's hash, the first prior the tally's digest.
 
   chips_records.py verify VECTORS.json   checks records our Swift code made (digests, signatures, chain)
@@ -78,7 +78,7 @@ def chain_hash(core: dict, index: int, prior: str, signed) -> str:
     record = dict(core)
     record.update({"index": index, "prior": prior})
     if signed is not None:
-        record["signed"] = signed
+        record["sign"] = signed
     return j2h(record)
 
 
