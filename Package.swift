@@ -57,6 +57,20 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.0"),
     ],
     targets: [
+        // MARK: - Fuzzing
+
+        // libFuzzer harnesses over every parser of untrusted bytes (scripts/fuzz/libfuzzer.sh
+        // builds them with -sanitize=fuzzer,address; a plain build replays inputs).
+        .executableTarget(
+            name: "PurseFuzz",
+            dependencies: ["PurseFormats", "Starknet", "MyCHIPs", "PurseServer", "CutiEService", "CLibFuzzer",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "X509", package: "swift-certificates")],
+            swiftSettings: swiftSettings
+        ),
+        // The declaration of libFuzzer's driver, which PurseFuzz calls when built for fuzzing.
+        .target(name: "CLibFuzzer"),
+
         // MARK: - Shared formats (both sides)
 
         // Wire formats that clients and services share: base64url, hex, CBOR. Imports nothing of ours.

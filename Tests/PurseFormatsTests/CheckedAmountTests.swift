@@ -56,6 +56,15 @@ import Testing
         #expect(JavaScriptDate.epochMillis("2026-01-01T00:00:00.Z") == nil)
     }
 
+    /// A date read through `Date` is written back to the millisecond, centuries ago too (the
+    /// fuzzer found an invite's `expires` of year 226 losing its millisecond on the way out).
+    @Test func datesSurviveTheirOwnWriter() {
+        for text in ["0226-12-01T00:00:00.001Z", "1969-12-31T23:59:59.999Z", "2026-11-26T12:03:58.466Z", "9999-12-31T23:59:59.999Z"] {
+            #expect(JavaScriptDate.parse(text).map(JavaScriptDate.string) == text)
+        }
+        #expect(JavaScriptDate.parse("2026-11-26T12:00:00+02:00").map(JavaScriptDate.string) == "2026-11-26T10:00:00.000Z")
+    }
+
     /// Wrapping arithmetic (`&+`, `&-`, `&*` and their assignments) turns a huge amount into a
     /// small or negative one: it lives only in the hash and curve code, where wrapping is the
     /// algorithm. A new use anywhere else fails here, naming its line.

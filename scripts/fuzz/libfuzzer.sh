@@ -1,47 +1,46 @@
 #!/usr/bin/env bash
-# libFuzzer over the parsers of untrusted bytes: PurseFormats (JSON, CBOR, dates, amounts, base64url,
-# hex, URI components, checked arithmetic, WebAuthn authenticator data) and the Starknet readers
-# (felts, u256, STRK text). Each harness is compiled with its module's sources by swiftc with
-# -sanitize=fuzzer,address (not by swift build), seeded from Fuzz/*/corpus/TARGET and run for
-# SECONDS. A crash or a failed property fails the run, its input kept in .ci-artifacts/fuzz/.
+# libFuzzer over every parser of untrusted bytes (the PurseFuzz target, Sources/PurseFuzz):
+# PurseFormats (JSON, CBOR, dates, amounts, base64url, hex, URI components, checked arithmetic,
+# WebAuthn authenticator data), Starknet (felts, u256, STRK text, a node's JSON-RPC answers and the
+# transactions a node reads), the hot routes' FlatJSONDecoder against Foundation, MyCHIPs links,
+# and the App Attest and StoreKit verifiers. SwiftPM builds it in its own scratch directory with
+# -sanitize=fuzzer,address; each target then runs for SECONDS from Fuzz/corpus/TARGET. A crash or a
+# failed property fails the run, its input kept in .ci-artifacts/fuzz/.
 #   scripts/fuzz/libfuzzer.sh [SECONDS per target] [--update]   (--update merges new inputs into the committed corpora)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-20}
 update=${2:-}
-out=.build-fuzz
+scratch=.build-fuzz/spm
 artifacts=.ci-artifacts/fuzz
-mkdir -p "$out" "$artifacts"
+mkdir -p "$artifacts"
 
-formats=$(find Sources/PurseFormats -name '*.swift' | sort)
-starknet="Sources/Starknet/Felt.swift $(ls Sources/Starknet/Arithmetic/*.swift Sources/Starknet/Cairo/*.swift | tr '\n' ' ') Sources/Starknet/Hashing/Keccak.swift Sources/Starknet/Hashing/Pedersen.swift Sources/Starknet/Curve/StarkCurve.swift"
-build() { # NAME MODULE SOURCES...
-  local name=$1 module=$2
-  shift 2
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name "$module" "$@" -o "$out/$name" 2>&1 | { grep -v "ld.gold: warning" || true; }
-  [ -x "$out/$name" ] || { echo "fuzz: $name did not build"; exit 1; }
-}
-build purse-formats PurseFormats $formats Fuzz/FuzzMain.swift Fuzz/PurseFormats/Harness.swift
-# shellcheck disable=SC2086
-build starknet Starknet $starknet $formats Fuzz/FuzzMain.swift Fuzz/Starknet/Harness.swift
+# SwiftPM links executables with their own `main` (PurseFuzz's calls libFuzzer's driver), so the
+# instrumentation is -sanitize=fuzzer's without its main: address sanitizer, libFuzzer's coverage
+# counters and comparison traces, and compiler-rt's fuzzer_no_main runtime.
+runtime=$(ls "$(dirname "$(readlink -f "$(command -v swiftc)")")"/../lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-"$(uname -m)".a | head -1)
+[ -f "$runtime" ] || { echo "fuzz: no libclang_rt.fuzzer_no_main in the toolchain"; exit 1; }
+flags=(-Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,indirect-calls,trace-cmp,inline-8bit-counters,pc-table
+       -Xswiftc -DPURSE_LIBFUZZER -Xlinker "$runtime")
+swift build --scratch-path "$scratch" --product PurseFuzz "${flags[@]}" 2>&1 | { grep -E "error|Build complete" || true; }
+binary=$(swift build --scratch-path "$scratch" "${flags[@]}" --show-bin-path)/PurseFuzz
+[ -x "$binary" ] || { echo "fuzz: PurseFuzz did not build"; exit 1; }
 
 status=0
-run() { # BINARY CORPUS-ROOT TARGET
-  local binary=$1 root=$2 target=$3
-  local work
+# Leak reports are off: one-time initialisations (Apple's roots, BoringSSL's tables) hold memory
+# for the process's life, which LeakSanitizer counts as leaked.
+targets=${PURSE_FUZZ_TARGETS:-strictjson cbor jsdate decimal base64url hex uri checked authdata felt u256 strk starknetrpc flatjson chipslink appattest storekit}
+for target in $targets; do
   work=$(mktemp -d)
-  mkdir -p "$root/corpus/$target"
-  PURSE_FUZZ_TARGET=$target "$out/$binary" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -artifact_prefix="$artifacts/$target-" "$work" "$root/corpus/$target" > "$artifacts/$target.log" 2>&1 || {
+  mkdir -p "Fuzz/corpus/$target"
+  ASAN_OPTIONS=detect_leaks=0 PURSE_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -detect_leaks=0 \
+    -artifact_prefix="$artifacts/$target-" "$work" "Fuzz/corpus/$target" > "$artifacts/$target.log" 2>&1 || {
       echo "fuzz: $target FAILED (input in $artifacts/$target-*)"; tail -30 "$artifacts/$target.log"; status=1; }
-  local runs
   runs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+|#[0-9]+' "$artifacts/$target.log" | tail -1 | grep -Eo '[0-9]+' || echo 0)
-  echo "fuzz: $target: $runs inputs in ${seconds}s, corpus $(ls "$root/corpus/$target" | wc -l) committed + $(ls "$work" | wc -l) new"
+  echo "fuzz: $target: $runs inputs in ${seconds}s, corpus $(ls "Fuzz/corpus/$target" | wc -l) committed + $(ls "$work" | wc -l) new"
   if [ "$update" = "--update" ]; then
-    PURSE_FUZZ_TARGET=$target "$out/$binary" -merge=1 "$root/corpus/$target" "$work" > /dev/null 2>&1 || true
+    ASAN_OPTIONS=detect_leaks=0 PURSE_FUZZ_TARGET=$target "$binary" -merge=1 "Fuzz/corpus/$target" "$work" > /dev/null 2>&1 || true
   fi
   rm -rf "$work"
-}
-for target in strictjson cbor jsdate decimal base64url hex uri checked authdata; do run purse-formats Fuzz/PurseFormats "$target"; done
-for target in felt u256 strk; do run starknet Fuzz/Starknet "$target"; done
+done
 exit "$status"

@@ -4,13 +4,23 @@ import Foundation
 /// UTC, milliseconds, `Z`. Wyseman's login date, MyCHIPs tickets' expiry and certificates' dates
 /// are in this form; reading also takes it without the fraction.
 public enum JavaScriptDate {
+    /// `date` to the nearest millisecond, written exactly (``string(epochMillis:)``), so what
+    /// ``parse(_:)`` read is written back unchanged, centuries ago included.
     public static func string(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        guard let millis = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        }
+        return string(epochMillis: millis)
     }
 
+    /// An ISO 8601 date as Foundation reads one (a valid calendar date, any offset), at the
+    /// millisecond the text names when it is in UTC.
     public static func parse(_ text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().parse(text)
+        guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
+            return nil
+        }
+        if let millis = epochMillis(text) { return Date(timeIntervalSince1970: Double(millis) / 1000) }
+        return date
     }
 }
 

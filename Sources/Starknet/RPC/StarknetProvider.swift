@@ -224,8 +224,14 @@ public struct StarknetProvider: Sendable {
         let response = try await transport.send(TransportRequest(method: "POST", url: url, headers: ["Content-Type": "application/json", "Accept": "application/json"],
                                                                  body: body, timeout: timeout))
         guard (200..<300).contains(response.status) else { throw PurseError.from(status: response.status, headers: response.headers, body: response.body) }
+        return try Self.result(of: method, from: response.body)
+    }
+
+    /// Reads a node's JSON-RPC answer to `method`: its result as `Result`, or its error as
+    /// ``StarknetRPCError``. Whatever the node sends, this throws or returns; it never traps.
+    public static func result<Result: Decodable>(of method: String, from body: Data, as type: Result.Type = Result.self) throws -> Result {
         let document: JSONValue
-        do { document = try JSONDecoder().decode(JSONValue.self, from: response.body) } catch {
+        do { document = try JSONDecoder().decode(JSONValue.self, from: body) } catch {
             throw PurseError.invalidResponse("The node's answer is not JSON")
         }
         if let error = document["error"] {

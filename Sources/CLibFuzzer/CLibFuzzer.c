@@ -1,0 +1,2 @@
+// The declaration of libFuzzer's driver is all this module holds (include/CLibFuzzer.h).
+#include "CLibFuzzer.h"
