@@ -13,8 +13,10 @@ checked after every batch:
   nesting, long strings, unknown fields. A 5xx (other than 502/503 from a sandbox's own refusal)
   is a failure.
 - wyseman: frames over a logged-in MyCHIPs websocket — where forms, numbers at and past bigint,
-  deep nesting, huge arrays, unknown views and actions, chits with extreme units. Every frame
-  must be answered (data or an error frame) on a connection that stays open.
+  deep nesting, huge arrays, unknown views and actions, chits with extreme units; then signed
+  payments with units at and past bigint on a real open tally (made with the CLI, its payer's key
+  exported as a signkey link). Every frame must be answered (data or an error frame) on a
+  connection that stays open, and the tally must stay within its credit limit.
 
 A failing input is written to .ci-artifacts/fuzz/ and the script exits 1.
 """
@@ -295,6 +297,105 @@ def wyseman_frame(number):
     return "{" + head + ',"where":' + where + "}"
 
 
+def open_tally(base, purse):
+    """Two users with an open tally (20 CHIPs of credit each way), made with the CLI as people make
+    one; then the payer's signing key, exported as a signkey link and opened here. Returns the
+    payer's name and key."""
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives import hashes
+    home = subprocess.check_output(["mktemp", "-d"]).decode().strip()
+    parts = urllib.parse.urlsplit(base)
+    # Tickets name where the provider is (CHIPS_HOST/CHIPS_PORT): here, the server under attack.
+    env = {**os.environ, "PURSE_HOME": home, "CHIPS_HOST": parts.hostname, "CHIPS_PORT": str(parts.port)}
+    tag = uuid.uuid4().hex[:8]
+    lender, payer = f"fzl{tag}", f"fzp{tag}"
+
+    def cli(*args, stdin=None):
+        return subprocess.run([purse, "chips", *args], env=env, input=stdin, capture_output=True, text=True, check=True, timeout=60).stdout
+
+    for user, name, profile in [(lender, "Lender", "lender"), (payer, "Payer", "payer")]:
+        ticket = cli("ticket", "--user", user, "--name", name, "--json")
+        cli("connect", "--profile", profile, ticket)
+    cli("tally", "new", "--profile", "lender", "--lend", "20", "--borrow", "20")
+    invite = cli("tally", "invite", "--profile", "lender", "1").splitlines()[0]
+    cli("tally", "accept", "--profile", "payer", invite)
+    cli("tally", "offer", "--profile", "lender", "1")
+    cli("tally", "open", "--profile", "payer", "1")
+    link = next(line for line in cli("key", "export", "--profile", "payer", stdin="fuzz passphrase\n").splitlines() if "signkey?" in line)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(link.strip()).query)
+    salt, iv = bytes.fromhex(query["s"][0]), bytes.fromhex(query["i"][0])
+    secret = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=10_000).derive(b"fuzz passphrase")
+    jwk = json.loads(AESGCM(secret).decrypt(iv, base64.b64decode(query["d"][0]), None))
+    d = int.from_bytes(base64.urlsafe_b64decode(jwk["d"] + "=" * (-len(jwk["d"]) % 4)), "big")
+    return payer, ec.derive_private_key(d, ec.SECP521R1())
+
+
+def signed_chit_frame(number, tally, key):
+    """A payment on the open tally, signed by the payer's key as the wallet signs one (stable
+    JSON of the core, ECDSA P-521 over SHA-384, raw r‖s), with units at and past every bound."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+    units = rng.choice([1, 2, 19999, 20000, 20001, 2**62, 2**63 - 2, 2**63 - 1, 2**63, 2**64, -1, 0, -(2**63)])
+    chit = str(uuid.uuid4())
+    millis = int(time.time() * 1000) + rng.choice([0, 0, -86_400_000, 10**6])
+    date = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
+    core = {"by": tally["tally_type"], "date": date, "tally": tally["tally_uuid"], "type": "tran", "units": units, "uuid": chit}
+    text = json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    r, s_ = decode_dss_signature(key.sign(text.encode(), ec.ECDSA(hashes.SHA384())))
+    signature = base64.urlsafe_b64encode(r.to_bytes(66, "big") + s_.to_bytes(66, "big")).rstrip(b"=").decode()
+    fields = {"chit_seq": tally["tally_seq"], "chit_uuid": chit, "chit_type": "tran", "issuer": tally["tally_type"], "chit_date": date,
+              "request": "good", "signature": signature, "units": units}
+    return json.dumps({"id": number, "view": "mychips.chits_v_me", "action": "insert", "fields": fields})
+
+
+async def signed_chits(base, purse, seconds):
+    """Signed payments with extreme units on a real open tally: each answered, and afterwards the
+    payer's tally still within its 20-CHIP limit (nothing minted, nothing wrapped)."""
+    import websockets
+    from cryptography.hazmat.primitives.asymmetric import ec
+    payer, key = open_tally(base, purse)
+    ticket = json.loads(subprocess.check_output([purse, "chips", "ticket", "--user", payer, "--json"], env={**os.environ}))["ticket"]
+    login = ec.generate_private_key(ec.SECP521R1()).public_key().public_numbers()
+    jwk = {"kty": "EC", "crv": "P-521", "x": base64.urlsafe_b64encode(login.x.to_bytes(66, "big")).rstrip(b"=").decode(),
+           "y": base64.urlsafe_b64encode(login.y.to_bytes(66, "big")).rstrip(b"=").decode()}
+    parts = urllib.parse.urlsplit(base)
+    url = f"ws://{parts.hostname}:{parts.port}/?" + urllib.parse.urlencode(
+        {"user": payer, "token": ticket["token"], "pub": base64.urlsafe_b64encode(json.dumps(jwk).encode()).rstrip(b"=").decode()})
+    deadline = time.time() + seconds
+    sent = good = 0
+    async with websockets.connect(url, max_size=2**24, open_timeout=10) as ws:
+        async def ask(frame):
+            await ws.send(frame)
+            while True:
+                answer = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                if isinstance(answer, dict) and answer.get("id") == json.loads(frame).get("id"):
+                    return answer
+
+        tallies = (await ask(json.dumps({"id": 1, "view": "mychips.tallies_v_me", "action": "select",
+                                         "fields": ["tally_seq", "tally_uuid", "tally_type", "status", "net"]})))["data"]
+        tally = next(t for t in tallies if t["status"] == "open")
+        while time.time() < deadline:
+            sent += 1
+            frame = signed_chit_frame(sent + 1, tally, key)
+            try:
+                answer = await ask(frame)
+            except Exception as error:
+                fail("wyseman", f"no answer to a signed chit ({type(error).__name__}: {error})", frame.encode())
+            if "data" in answer:
+                good += 1
+            elif "error" not in answer:
+                fail("wyseman", f"an answer that is neither data nor error: {str(answer)[:200]}", frame.encode())
+        after = (await ask(json.dumps({"id": 10**9, "view": "mychips.tallies_v_me", "action": "select",
+                                       "fields": ["tally_uuid", "net"], "where": {"tally_uuid": tally["tally_uuid"]}})))["data"]
+    nets = [int(row["net"]) for row in after]
+    if not nets or any(abs(net) > 20_000 for net in nets):
+        fail("wyseman", f"the payer's tally left its limit: net {nets}", b"")
+    print(f"PASS wyseman: {sent} signed chits with extreme units ({good} within the limit stored), the tally's net {nets[0]} within ±20,000")
+
+
 async def wyseman_door(base, purse, seconds):
     import websockets
     ticket = json.loads(subprocess.check_output([purse, "chips", "ticket", "--user", "fuzzer", "--name", "Fuzzer", "--json"],
@@ -333,6 +434,7 @@ def main():
     http_door(base, seconds)
     bodies_door(base, purse, seconds)
     asyncio.run(wyseman_door(base, purse, seconds))
+    asyncio.run(signed_chits(base, purse, min(seconds, 20)))
 
 
 if __name__ == "__main__":
