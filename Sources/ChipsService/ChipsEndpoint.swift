@@ -136,7 +136,7 @@ struct ChipsEndpoint: WebSocketEndpoint {
                         guard frame.fin else { continue }
                         if let reason = skipping {
                             let code = isText ? "tooLarge" : "badFrame"
-                            try? await outbound.write(.text(WysemanResponse.error(.wylib(reason, code), id: .null)))
+                            try? await outbound.write(.text(WysemanResponse.error(.request(reason, code), id: .null)))
                         } else {
                             continuation.yield(String(buffer: buffer))
                         }

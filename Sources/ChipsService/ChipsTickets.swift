@@ -46,10 +46,14 @@ struct ChipsTickets: Sendable {
         }
     }
 
+    /// A new ticket for `username`. As on a real provider only the newest ticket holds: the
+    /// user's earlier unspent ones stop working, so a ticket that leaked is revoked by issuing
+    /// another.
     func issue(for username: String, in db: any DatabaseSession) async throws -> Ticket {
         let token = RandomID.hex(bytes: 16)
         let now = now()
         let expires = now.addingTimeInterval(configuration.ticketLifetime)
+        try await db.raw("DELETE FROM chips_tokens WHERE username = \(bind: username) AND used_at IS NULL").run()
         try await db.raw("""
             INSERT INTO chips_tokens (token, username, expires_at, created_at)
             VALUES (\(bind: Self.digest(token)), \(bind: username), \(bind: expires.epochMillis), \(bind: now.epochMillis))

@@ -9,7 +9,10 @@ public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
-    /// The provider's error code for ``Kind/server`` (`!wylib.data.badTuples`, `!mychips.chits:LIT` …).
+    /// The provider's error code for ``Kind/server``: the schema's own `!schema.table:CODE`
+    /// (`!mychips.chits:LIT`) wherever the provider put it — the code, or, for an exception the
+    /// schema raised (`P0001`), the head of the message — else the protocol's code
+    /// (`!wm.lang:badWhere`) or the bare SQLSTATE.
     public let code: String?
     public let detail: String?
 
@@ -33,7 +36,23 @@ public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
     public static func invalidResponse(_ reason: String) -> ChipsError { ChipsError(.invalidResponse, reason) }
     public static func keyStore(_ reason: String) -> ChipsError { ChipsError(.keyStore, reason) }
     /// An error the provider answered a request with.
-    public static func server(message: String, code: String?, detail: String?) -> ChipsError { ChipsError(.server, message, code: code, detail: detail) }
+    public static func server(message: String, code: String?, detail: String?) -> ChipsError {
+        ChipsError(.server, message, code: schemaCode(in: code ?? "") ?? schemaCode(in: message) ?? code, detail: detail)
+    }
+
+    /// The first `!schema.table:CODE` in `text` (`!mychips.chits:LMT`), if any.
+    static func schemaCode(in text: String) -> String? {
+        var rest = Substring(text)
+        while let bang = rest.firstIndex(of: "!") {
+            let candidate = rest[bang...].prefix { $0 == "!" || $0 == "." || $0 == ":" || $0 == "_" || $0.isLetter || $0.isNumber }
+            let parts = candidate.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
+            if parts.count == 2, parts[0].contains("."), !parts[1].isEmpty, parts[1].allSatisfy({ $0.isLetter || $0.isNumber }) {
+                return String(candidate)
+            }
+            rest = rest[rest.index(after: bang)...]
+        }
+        return nil
+    }
 
     public var description: String {
         var text = message

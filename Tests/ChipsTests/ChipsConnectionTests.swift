@@ -121,8 +121,12 @@ struct ChipsConnectionTests {
         try await provider.waitForRequests(1)
         let id = try #require(provider.latest.requests.first?["id"]?.int64Value)
         provider.latest.answer(#"{"action":"notify","channel":"mu_p1000","data":{"target":"tally"}}"#)
-        provider.latest.answer(#"{"id":\#(id),"error":{"message":"from database: tally not open","code":"!mychips.chits:LIT","pgCode":"P0001"}}"#)
-        await #expect(throws: ChipsError.server(message: "from database: tally not open", code: "!mychips.chits:LIT", detail: nil)) { _ = try await refused.value }
+        provider.latest.answer(#"{"id":\#(id),"error":{"message":"from database; !mychips.chits:LIT tally not open","code":"P0001","pgCode":"P0001"}}"#)
+        await #expect(throws: ChipsError.server(message: "from database; !mychips.chits:LIT tally not open", code: "P0001", detail: nil)) { _ = try await refused.value }
+        // A raised exception's code is the head of the message, as the real provider writes it.
+        #expect(ChipsError.server(message: "from database; !mychips.chits:LIT tally not open", code: "P0001", detail: nil).code == "!mychips.chits:LIT")
+        #expect(ChipsError.server(message: "unexpected rows: 0 != 1", code: "!wm.lang:badTuples", detail: nil).code == "!wm.lang:badTuples")
+        #expect(ChipsError.server(message: "from database; relation \"x\" does not exist", code: "42P01", detail: nil).code == "42P01")
         var iterator = pushes.makeAsyncIterator()
         let push = await iterator.next()
         #expect(push == ChipsNotification(channel: "mu_p1000", data: ["target": "tally"]))

@@ -55,6 +55,14 @@ struct ChipsLoginTests {
             expired.expires = nil
             await #expect(throws: ChipsError.self) { try await provider.client().connection.connect(ticket: expired) }
 
+            // An earlier ticket, once a newer one is issued: only the newest holds.
+            let older = try await provider.ticket(for: "dave")
+            let newer = try await provider.ticket(for: "dave")
+            await #expect(throws: ChipsError.loginRefused("the provider refused the login")) { try await provider.client().connection.connect(ticket: older) }
+            let dave = provider.client()
+            try await dave.connection.connect(ticket: newer)
+            await dave.connection.disconnect()
+
             // Another user's ticket, presented as bob's.
             var carol = try await provider.ticket(for: "carol")
             carol.user = "bob"

@@ -30,18 +30,18 @@ struct ChipsProviderTests {
             let socket = try await Self.rawSocket(provider, user: "frank")
             var replies = socket.messages.makeAsyncIterator()
             let cases: [(String, String)] = [
-                ("not json at all", "!wylib.data.badJSON"),
-                (#"[1,2,3]"#, "!wylib.data.badRequest"),
-                (#"{"view":"mychips.users_v_me","action":"select"}"#, "!wylib.data.badID"),
-                (#"{"id":1,"action":"select"}"#, "!wylib.data.badView"),
-                (#"{"id":2,"view":"mychips.secret_v","action":"select"}"#, "!wylib.data.42P01"),
-                (#"{"id":3,"view":"mychips.users_v_me","action":"explode"}"#, "!wylib.data.badAction"),
-                (#"{"id":4,"view":"mychips.users_v_me","action":"select","where":["username ; drop table"]}"#, "!wylib.data.badOperator"),
-                (#"{"id":5,"view":"mychips.users_v_me","action":"select","fields":["password"]}"#, "!wylib.data.42703"),
-                (#"{"id":6,"view":"mychips.users_v_me","action":"delete","where":{"id":"p1000"}}"#, "!wylib.data.42501"),
-                (#"{"id":7,"view":"mychips.users_v_me","action":"update","fields":{"ent_name":"X"}}"#, "!wylib.data.badWhere"),
-                (#"{"id":8,"view":"mychips.users_v_me","action":"tuple","where":{"username":"nobody"}}"#, "!wylib.data.badTuples"),
-                ("{\"id\":9,\"view\":\"x\",\"action\":\"select\",\"pad\":\"" + String(repeating: "a", count: 70_000) + "\"}", "!wylib.data.tooLarge"),
+                ("not json at all", "!wm.lang:badJSON"),
+                (#"[1,2,3]"#, "!wm.lang:badRequest"),
+                (#"{"view":"mychips.users_v_me","action":"select"}"#, "!wm.lang:badID"),
+                (#"{"id":1,"action":"select"}"#, "!wm.lang:badView"),
+                (#"{"id":2,"view":"mychips.secret_v","action":"select"}"#, "42P01"),
+                (#"{"id":3,"view":"mychips.users_v_me","action":"explode"}"#, "!wm.lang:badAction"),
+                (#"{"id":4,"view":"mychips.users_v_me","action":"select","where":["username ; drop table"]}"#, "!wm.lang:badOperator"),
+                (#"{"id":5,"view":"mychips.users_v_me","action":"select","fields":["password"]}"#, "42703"),
+                (#"{"id":6,"view":"mychips.users_v_me","action":"delete","where":{"id":"p1000"}}"#, "42501"),
+                (#"{"id":7,"view":"mychips.users_v_me","action":"update","fields":{"ent_name":"X"}}"#, "!wm.lang:badWhere"),
+                (#"{"id":8,"view":"mychips.users_v_me","action":"tuple","where":{"username":"nobody"}}"#, "!wm.lang:badTuples"),
+                ("{\"id\":9,\"view\":\"x\",\"action\":\"select\",\"pad\":\"" + String(repeating: "a", count: 70_000) + "\"}", "!wm.lang:tooLarge"),
             ]
             for (frame, code) in cases {
                 try await socket.send(frame)
@@ -64,10 +64,10 @@ struct ChipsProviderTests {
             var replies = socket.messages.makeAsyncIterator()
             let deep = String(repeating: #"{"items":["#, count: 400) + #""code = eng""# + String(repeating: "]}", count: 400)
             let frames: [(String, String?)] = [
-                (#"{"id":1,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e19}}"#, "!wylib.data.22003"),
-                (#"{"id":2,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e400}}"#, "!wylib.data.22003"),
-                (#"{"id":3,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":-1e400}}"#, "!wylib.data.22003"),
-                (#"{"id":4,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":2.5}}"#, "!wylib.data.22P02"),
+                (#"{"id":1,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e19}}"#, "22003"),
+                (#"{"id":2,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":1e400}}"#, "22003"),
+                (#"{"id":3,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":-1e400}}"#, "22003"),
+                (#"{"id":4,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":2.5}}"#, "22P02"),
                 (#"{"id":5,"view":"mychips.tallies_v_me","action":"select","where":{"tally_seq":9223372036854775808}}"#, nil),
                 (#"{"id":6,"view":"mychips.tallies_v_me","action":"select","where":{"comment":1e20}}"#, nil),
                 (#"{"id":7,"view":"mychips.tallies_v_me","action":"select","where":[["tally_seq","=",-9223372036854775809]]}"#, nil),
@@ -148,13 +148,13 @@ struct ChipsProviderTests {
             #expect(notice?.channel == "mu_\(updated.id)" && notice?.data["target"] == "users")
 
             let refusals: [([String: JSONValue], String)] = [
-                (["born_date": "1961-02-29"], "!wylib.data.22007"),
+                (["born_date": "1961-02-29"], "22007"),
                 (["country": "usa"], "!mychips.users_v_me:CTY"),
                 (["ent_name": .null], "!mychips.users_v_me:NAM"),
                 (["connect": [["media": "pigeon", "address": "roof"]]], "!mychips.users_v_me:CON"),
-                (["peer_cuid": "someone-else"], "!wylib.data.42501"),
-                (["language": "xyz"], "!wylib.data.23503"),
-                (["no_such": 1], "!wylib.data.42703"),
+                (["peer_cuid": "someone-else"], "42501"),
+                (["language": "xyz"], "23503"),
+                (["no_such": 1], "42703"),
             ]
             for (fields, code) in refusals {
                 do {

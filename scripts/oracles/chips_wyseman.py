@@ -99,10 +99,10 @@ async def live(base: str, purse: str) -> None:
         answer = await request(ws, {"id": 2, "view": "mychips.users_v_me", "action": "lang", "language": "spa"})
         check(answer["data"]["title"] == "Mi perfil", "lang in Spanish")
         answer = await request(ws, {"id": "x", "view": "mychips.nothing", "action": "select"})
-        check(answer["error"]["code"] == "!wylib.data.42P01", "an unknown view: the database's error")
+        check(answer["error"]["code"] == "42P01", "an unknown view: the database's error (the bare SQLSTATE)")
         await ws.send("not json")
         answer = json.loads(await asyncio.wait_for(ws.recv(), 10))
-        check(answer["error"]["code"] == "!wylib.data.badJSON" and answer["id"] is None, "a frame that is not JSON: an error frame")
+        check(answer["error"]["code"] == "!wm.lang:badJSON" and answer["id"] is None, "a frame that is not JSON: an error frame")
         answer = await request(ws, {"id": 3, "view": "base.language_v", "action": "select", "fields": ["code"], "order": ["code"]})
         check([row["code"] for row in answer["data"]] == ["eng", "spa"], "the connection survives and answers again")
 

@@ -112,7 +112,7 @@ struct TalliesView: ChipsView {
         // `keys` as `[{tally_seq}]` or `{tally_seq}` (the draft the invitation is for).
         let keys = request["keys"]
         guard let seq = (keys?.arrayValue?.first ?? keys)?["tally_seq"]?.int64Value ?? request["options"]?["tally_seq"]?.int64Value else {
-            throw WysemanError.wylib("the invite action needs keys {tally_seq}", "badKeys")
+            throw WysemanError.request("the invite action needs keys {tally_seq}", "badKeys")
         }
         return try await TallyStore(context: context).invite(seq: seq)
     }

@@ -62,7 +62,7 @@ struct UsersView: ChipsView {
     }
 
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
-        guard !fields.isEmpty else { throw WysemanError.wylib("empty update", "badUpdate") }
+        guard !fields.isEmpty else { throw WysemanError.request("empty update", "badUpdate") }
         let types = columnTypes
         var checked: [String: JSONValue] = [:]
         for (column, value) in fields {
@@ -130,7 +130,7 @@ struct UsersView: ChipsView {
             }
         case "language":
             guard case .string(let text) = value, text.utf8.count == 3 else {
-                throw .constraint("null value in column \"language\" of relation \"users\" violates not-null constraint", code: "!wylib.data.23502", sqlState: "23502")
+                throw .database("null value in column \"language\" of relation \"users\" violates not-null constraint", sqlState: "23502")
             }
         case "connect":
             guard case .array(let items) = value, items.count <= 20, items.allSatisfy({ item in
@@ -165,7 +165,7 @@ struct UsersView: ChipsView {
         if action == "push" {
             // `{device_token, enable}`: the app's APNs device token, registered or retired.
             guard case .string(let token)? = request["options"]?["device_token"], (64...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
-                throw WysemanError.wylib("the push action needs options {device_token}: the APNs token in hexadecimal", "badOptions")
+                throw WysemanError.request("the push action needs options {device_token}: the APNs token in hexadecimal", "badOptions")
             }
             let enable = request["options"]?["enable"] != .bool(false)
             let username = context.user.username

@@ -81,15 +81,15 @@ indirect enum WhereClause: Sendable {
                 switch item {
                 case .string(let text):
                     let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true).map(String.init)
-                    guard parts.count >= 2 else { throw .wylib("invalid clause: \(text)", "badLogic") }
+                    guard parts.count >= 2 else { throw .request("invalid clause: \(text)", "badLogic") }
                     (left, oper, right) = (parts[0], parts[1], parts.count > 2 ? .string(parts[2]) : .null)
                 case .array(let parts):
                     guard parts.count >= 2, case .string(let field) = parts[0], case .string(let op) = parts[1] else {
-                        throw .wylib("invalid null or undefined left hand side", "badLeftSide")
+                        throw .request("invalid null or undefined left hand side", "badLeft")
                     }
                     (left, oper, right) = (field, op, parts.count > 2 ? parts[2] : .null)
                 default:
-                    throw .wylib("mangled logic: \(JavaScriptJSON.stringify(item))", "badLogic")
+                    throw .request("mangled logic: \(JavaScriptJSON.stringify(item))", "badLogic")
                 }
                 clauses.append(try compare(left, oper, right, columns: columns))
             }
@@ -102,7 +102,7 @@ indirect enum WhereClause: Sendable {
                 return and ? .all(clauses) : .any(clauses)
             }
             if let left = members["left"] {
-                guard case .string(let field) = left else { throw .wylib("invalid null or undefined field", "badFieldName") }
+                guard case .string(let field) = left else { throw .request("invalid null or undefined field", "badFieldName") }
                 var oper = "="
                 if case .string(let op)? = members["oper"] { oper = op }
                 if oper == "nop" { return .nothing }
@@ -111,12 +111,12 @@ indirect enum WhereClause: Sendable {
             let clauses = try members.keys.sorted().map { (key) throws(WysemanError) -> WhereClause in try compare(key, "=", members[key]!, columns: columns) }
             return .all(clauses)
         default:
-            throw .wylib("mangled logic: \(JavaScriptJSON.stringify(logic))", "badLogic")
+            throw .request("mangled logic: \(JavaScriptJSON.stringify(logic))", "badLogic")
         }
     }
 
     private static func compare(_ column: String, _ oper: String, _ value: JSONValue, columns: [String: ColumnType]) throws(WysemanError) -> WhereClause {
-        guard operators.contains(oper) else { throw .wylib("invalid operator: \(oper)", "badOperator") }
+        guard operators.contains(oper) else { throw .request("invalid operator: \(oper)", "badOperator") }
         guard let type = columns[column] else { throw .undefinedColumn(column) }
         switch oper {
         case "isnull", "notnull", "true": return .compare(column: column, oper: oper, value: .null)
@@ -206,10 +206,10 @@ struct ViewQuery: Sendable {
         case .string(let one)?: fields = [one]
         case .array(let list)?:
             fields = try list.map { (item) throws(WysemanError) -> String in
-                guard case .string(let name) = item else { throw .wylib("invalid null or undefined field", "badFieldName") }
+                guard case .string(let name) = item else { throw .request("invalid null or undefined field", "badFieldName") }
                 return name
             }
-        default: throw .wylib("fields must be a list of column names", "badFieldName")
+        default: throw .request("fields must be a list of column names", "badFieldName")
         }
         for name in fields ?? [] where columns[name] == nil { throw .undefinedColumn(name) }
         filter = try WhereClause.parse(request["where"], columns: columns)
@@ -231,18 +231,18 @@ struct ViewQuery: Sendable {
                 }
                 order.append((columnOrder[Int(position) - 1], true))
             case .object(let spec):
-                guard case .string(let name)? = spec["field"] ?? spec["column"] ?? spec["columnId"] else { throw .wylib("an order needs a field", "badOrder") }
+                guard case .string(let name)? = spec["field"] ?? spec["column"] ?? spec["columnId"] else { throw .request("an order needs a field", "badOrder") }
                 guard columns[name] != nil else { throw .undefinedColumn(name) }
                 let ascending = spec["asc"] == .bool(true) || spec["sortAsc"] == .bool(true)
                 order.append((name, ascending))
             default:
-                throw .wylib("mangled order: \(JavaScriptJSON.stringify(item))", "badOrder")
+                throw .request("mangled order: \(JavaScriptJSON.stringify(item))", "badOrder")
             }
         }
         switch request["limit"] {
         case nil, .null?: limit = nil
         case .int(let count)? where count >= 0: limit = Int(count)
-        default: throw .wylib("limit must be a whole number", "badLimit")
+        default: throw .request("limit must be a whole number", "badLimit")
         }
     }
 

@@ -26,7 +26,7 @@ struct WysemanDispatcher: Sendable {
             return WysemanResponse.error(error, id: request.id, view: request.view, action: request.action)
         } catch {
             logger.error("MyCHIPs request failed", metadata: ["view": "\(request.view)", "action": "\(request.action)", "error.type": "\(type(of: error))"])
-            return WysemanResponse.error(.wylib("from database: the request could not be completed", "unknown"), id: request.id,
+            return WysemanResponse.error(.request("from database; the request could not be completed", "unknown"), id: request.id,
                                          view: request.view, action: request.action)
         }
     }
@@ -55,23 +55,23 @@ struct WysemanDispatcher: Sendable {
             guard rows.count == 1 else { throw WysemanError.unexpectedRows(rows.count, expected: 1) }
             return rows[0]
         case "update":
-            guard case .object(let fields)? = request["fields"] else { throw WysemanError.wylib("empty update", "badUpdate") }
+            guard case .object(let fields)? = request["fields"] else { throw WysemanError.request("empty update", "badUpdate") }
             let filter = try WhereClause.parse(request["where"], columns: types)
-            if case .nothing = filter { throw WysemanError.wylib("empty where clause", "badWhere") }
-            if case .all(let clauses) = filter, clauses.isEmpty { throw WysemanError.wylib("empty where clause", "badWhere") }
+            if case .nothing = filter { throw WysemanError.request("empty where clause", "badWhere") }
+            if case .all(let clauses) = filter, clauses.isEmpty { throw WysemanError.request("empty where clause", "badWhere") }
             return try await view.update(fields: fields, filter: filter, context: context)
         case "insert":
-            guard case .object(let fields)? = request["fields"], !fields.isEmpty else { throw WysemanError.wylib("empty insert", "badInsert") }
+            guard case .object(let fields)? = request["fields"], !fields.isEmpty else { throw WysemanError.request("empty insert", "badInsert") }
             return try await view.insert(fields: fields, context: context)
         case "delete":
             let filter = try WhereClause.parse(request["where"], columns: types)
-            if case .nothing = filter { throw WysemanError.wylib("unbounded delete", "badDelete") }
-            if case .all(let clauses) = filter, clauses.isEmpty { throw WysemanError.wylib("unbounded delete", "badDelete") }
+            if case .nothing = filter { throw WysemanError.request("unbounded delete", "badDelete") }
+            if case .all(let clauses) = filter, clauses.isEmpty { throw WysemanError.request("unbounded delete", "badDelete") }
             try await view.delete(filter: filter, context: context)
             return .null
         default:
             guard let result = try await view.perform(action: request.action, request: request, context: context) else {
-                throw WysemanError.wylib("unknown action: \(request.action)", "badAction")
+                throw WysemanError.request("unknown action: \(request.action)", "badAction")
             }
             return result
         }

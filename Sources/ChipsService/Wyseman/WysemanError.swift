@@ -1,10 +1,15 @@
 import PurseFormats
 
 /// An error as Wyseman sends it in a response's `error` member: `{message, code, detail,
-/// pgCode}`. Codes are `!wylib.data.<reason>` for the protocol's own refusals (`badAction`,
-/// `badWhere`, `badTuples` …), `!wylib.data.<SQLSTATE>` for what the database refused (with
-/// `pgCode` the SQLSTATE and the message prefixed `from database: `), or a view's own
-/// `!schema.table:CODE` where a constraint of the real schema names one.
+/// pgCode}`, in the real handler's forms:
+///
+/// - the protocol's own refusals: code `!wm.lang:<reason>` (`badAction`, `badWhere`,
+///   `badOperator`, `badTuples` …);
+/// - what the database refused: code the bare SQLSTATE (`42P01`, `22003`), `pgCode` the same, the
+///   message `from database; ` and PostgreSQL's text;
+/// - a check constraint of the real schema named like `!mychips.users:BDT`: that name as the code;
+/// - an exception the schema raises (`!mychips.chits:LMT …`): code `P0001`, the `!schema.table:CODE`
+///   leading PostgreSQL's text in the message, where clients find it.
 struct WysemanError: Error, Equatable, Sendable {
     var message: String
     var code: String
@@ -12,18 +17,22 @@ struct WysemanError: Error, Equatable, Sendable {
     var pgCode: String?
 
     /// A refusal of the protocol layer (`reason` like `badAction`).
-    static func wylib(_ message: String, _ reason: String) -> WysemanError {
-        WysemanError(message: message, code: "!wylib.data." + reason)
+    static func request(_ message: String, _ reason: String) -> WysemanError {
+        WysemanError(message: message, code: "!wm.lang:" + reason)
     }
 
     /// What PostgreSQL would have answered, by SQLSTATE.
     static func database(_ message: String, sqlState: String, detail: String? = nil) -> WysemanError {
-        WysemanError(message: "from database: " + message, code: "!wylib.data." + sqlState, detail: detail, pgCode: sqlState)
+        WysemanError(message: "from database; " + message, code: sqlState, detail: detail, pgCode: sqlState)
     }
 
-    /// A check of the real schema that carries its own code (`!mychips.users:BDT`).
+    /// A refusal of the real schema that carries its own code (`!mychips.users:BDT`): a check
+    /// constraint so named (`sqlState` 23514), or an exception the schema raises (`P0001`).
     static func constraint(_ message: String, code: String, sqlState: String = "23514", detail: String? = nil) -> WysemanError {
-        WysemanError(message: "from database: " + message, code: code, detail: detail, pgCode: sqlState)
+        if sqlState == "P0001" {
+            return WysemanError(message: "from database; " + code + " " + message, code: sqlState, detail: detail, pgCode: sqlState)
+        }
+        return WysemanError(message: "from database; " + message, code: code, detail: detail, pgCode: sqlState)
     }
 
     static func undefinedColumn(_ column: String) -> WysemanError {
@@ -39,7 +48,7 @@ struct WysemanError: Error, Equatable, Sendable {
     }
 
     static func unexpectedRows(_ count: Int, expected: Int) -> WysemanError {
-        wylib("unexpected rows: \(count) != \(expected)", "badTuples")
+        request("unexpected rows: \(count) != \(expected)", "badTuples")
     }
 
     var json: JSONValue {

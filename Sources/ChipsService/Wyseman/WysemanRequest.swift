@@ -25,22 +25,22 @@ struct WysemanRequest: Sendable {
         do {
             value = try StrictJSON.parse(text.utf8)
         } catch {
-            return .failure((JSONValue.null, WysemanError.wylib("bad JSON in request: \(error)", "badJSON")))
+            return .failure((JSONValue.null, WysemanError.request("bad JSON in request: \(error)", "badJSON")))
         }
         guard case .object(let frame) = value else {
-            return .failure((JSONValue.null, WysemanError.wylib("a request must be a JSON object", "badRequest")))
+            return .failure((JSONValue.null, WysemanError.request("a request must be a JSON object", "badRequest")))
         }
         let id = frame["id"] ?? .null
         switch id {
         case .int, .uint, .string: break
-        case .null: return .failure((JSONValue.null, WysemanError.wylib("a request needs an id", "badID")))
-        default: return .failure((JSONValue.null, WysemanError.wylib("a request's id must be a number or a string", "badID")))
+        case .null: return .failure((JSONValue.null, WysemanError.request("a request needs an id", "badID")))
+        default: return .failure((JSONValue.null, WysemanError.request("a request's id must be a number or a string", "badID")))
         }
         guard case .string(let view)? = frame["view"], !view.isEmpty else {
-            return .failure((id, WysemanError.wylib("a request needs a view", "badView")))
+            return .failure((id, WysemanError.request("a request needs a view", "badView")))
         }
         guard case .string(let action)? = frame["action"], !action.isEmpty else {
-            return .failure((id, WysemanError.wylib("a request needs an action", "badAction")))
+            return .failure((id, WysemanError.request("a request needs an action", "badAction")))
         }
         return .success(WysemanRequest(id: id, view: view, action: action, frame: frame))
     }
