@@ -36,6 +36,8 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
 /// - `CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT`: gasless withdrawals sponsored per account a day (default 50).
 /// - `CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT`: gasless withdrawals sponsored per merchant a day (default 10000).
+/// - `CHIPPI_PAYMASTER_FEE_PER_ACCOUNT`: the most fee (STRK) sponsored per account a day (default 5).
+/// - `CHIPPI_PAYMASTER_FEE_PER_MERCHANT`: the most fee (STRK) sponsored per merchant a day (default 1000).
 /// - `CHIPPI_SANDBOX_WEBHOOK_URL`: where the sandbox merchant's webhooks go (default: none).
 /// - `CHIPPI_SANDBOX_MERCHANT_KEYS`: the sandbox merchant's key pair as `pk_test_…:sk_test_…`
 ///   (default: derived from the server's secrets; either way written to
@@ -56,10 +58,13 @@ public struct ChippiProviderConfiguration: Sendable {
     /// How long a checked key pair is remembered (`CHIPPI_KEY_CACHE_SECONDS`, default 5): a
     /// revocation takes effect within it.
     public var keyCacheSeconds = 5.0
-    /// The paymaster's fee budget: relays sponsored per account, and per merchant, in any 24 hours.
-    /// Each relay's fee is bounded (one vault withdrawal), so these bound the relayer's spending.
+    /// The paymaster's budget per account and per merchant and UTC day: how many relays it
+    /// sponsors, and how much fee at most (each relay counted at its transaction's max fee, in
+    /// nano-STRK), whichever is spent first.
     public var relaysPerAccountDay = 50
     public var relaysPerMerchantDay = 10_000
+    public var feePerAccountDayNano: Int64 = 5_000_000_000
+    public var feePerMerchantDayNano: Int64 = 1_000_000_000_000
     /// The sandbox merchant's (public, secret) key pair; nil in production.
     public var sandboxKeys: (public: String, secret: String)?
     /// Where the sandbox merchant's webhooks go (`CHIPPI_SANDBOX_WEBHOOK_URL`).
@@ -129,6 +134,14 @@ public struct ChippiPayConfiguration: Sendable {
         if let text = value("CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT") {
             guard let count = Int(text), (1...1_000_000).contains(count) else { throw ConfigurationError("CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT must be 1 to 1000000") }
             provider.relaysPerAccountDay = count
+        }
+        for (name, keyPath) in [("CHIPPI_PAYMASTER_FEE_PER_ACCOUNT", \ChippiProviderConfiguration.feePerAccountDayNano),
+                                ("CHIPPI_PAYMASTER_FEE_PER_MERCHANT", \ChippiProviderConfiguration.feePerMerchantDayNano)] {
+            guard let text = value(name) else { continue }
+            guard let fri = try? STRKAmount.parse(text), let nano = VaultPayments.nanoSTRK(fri), nano > 0, nano <= 1_000_000_000_000_000 else {
+                throw ConfigurationError("\(name) must be an amount of STRK above 0 and at most 1,000,000,000")
+            }
+            provider[keyPath: keyPath] = nano
         }
         if let text = value("CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT") {
             guard let count = Int(text), (1...100_000_000).contains(count) else { throw ConfigurationError("CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT must be 1 to 100000000") }

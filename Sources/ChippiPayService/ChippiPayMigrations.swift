@@ -195,5 +195,19 @@ enum ChippiPayMigrations {
             "CREATE INDEX chippi_relays_by_merchant ON chippi_relays (merchant_id, created_at)",
             "CREATE INDEX chippi_relays_by_account ON chippi_relays (account, created_at)",
         ]),
+        Migration("chippi_0009_paymaster_spend", [
+            // What the paymaster has sponsored per account and per merchant and UTC day: relays,
+            // and their fees at most (the transactions' max fee, in nano-STRK). Each relay draws
+            // from both rows in one conditional update, so the budgets hold across replicas.
+            """
+            CREATE TABLE chippi_paymaster_spend (
+                scope TEXT NOT NULL,
+                day TEXT NOT NULL,
+                relays BIGINT NOT NULL DEFAULT 0 CHECK (relays >= 0),
+                fee_nano BIGINT NOT NULL DEFAULT 0 CHECK (fee_nano >= 0),
+                PRIMARY KEY (scope, day)
+            )
+            """,
+        ]),
     ]
 }

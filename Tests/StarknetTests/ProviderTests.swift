@@ -1,4 +1,4 @@
-import ChippiPayService
+@testable import ChippiPayService
 import Foundation
 import HTTPTypes
 import JWTKit
@@ -545,6 +545,54 @@ struct ProviderTests {
             let (second, _) = try await relay()
             #expect(second == .tooManyRequests)
             #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("7.5"))
+        }
+    }
+
+    /// The sponsored fee has its own budget: a relay whose max fee the account's day cannot
+    /// cover is refused before anything is sent.
+    @Test func thePaymastersFeeBudget() async throws {
+        try await Self.withProvider(configure: { $0.feePerAccountDayNano = 1 }) { (h: Harness) async throws in
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let (address, key) = h.accounts[0]
+            let account = StarknetAccount(address: address, key: key, provider: h.provider)
+            _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("10")),
+                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+            let calls = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]"#
+            let (_, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(calls)}"#)
+            let execution = String(decoding: try JSONEncoder().encode(try #require(built["outside_execution"])), as: UTF8.self)
+            let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
+            let signature = try account.signMessage(typed).map { "\"\($0)\"" }.joined(separator: ",")
+            let (status, body, _) = try await h.call(.post, "/v1/paymaster/execute",
+                                                     body: #"{"account":"\#(address)","outside_execution":\#(execution),"signature":[\#(signature)]}"#)
+            #expect(status == .tooManyRequests && body["error"]?.stringValue?.contains("fee budget") == true, "\(status) \(body)")
+            #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("10"), "nothing was sent")
+        }
+    }
+
+    /// A hundred draws at once on the paymaster's day: exactly the budget passes, in relays and in
+    /// fees, on each engine (the rows move by conditional updates, as replicas' draws would).
+    @Test(arguments: TestEngines.all)
+    func thePaymastersBudgetHoldsUnderAHundredDraws(engine: DatabaseEngine) async throws {
+        let server = try await TestServer.make(engine: engine, modules: [ChippiPayModule(configuration: ChippiPayConfiguration(
+            sandbox: StarknetSandboxConfiguration(), provider: ChippiProviderConfiguration()))])
+        defer { Task { await server.shutdown() } }
+        let database = server.environment.database
+        let byRelays = VaultPayments.RelayBudget(merchant: "m_relays", perAccount: 7, perMerchant: 1_000, feePerAccount: 1_000_000, feePerMerchant: 1_000_000)
+        let byFees = VaultPayments.RelayBudget(merchant: "m_fees", perAccount: 1_000, perMerchant: 1_000, feePerAccount: 1_000, feePerMerchant: 250)
+        for (budget, account, fee, expected) in [(byRelays, Felt(UInt64(0x111)), Int64(5), 7), (byFees, Felt(UInt64(0x222)), Int64(30), 8)] {
+            let passed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        do {
+                            try await database.transaction { db in try await budget.draw(account: account, fee: fee, day: "2026-11-26", in: db) }
+                            return true
+                        } catch let error as APIError where error.status == .tooManyRequests { return false }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(passed == expected, "\(budget.merchant): \(passed) draws passed")
         }
     }
 

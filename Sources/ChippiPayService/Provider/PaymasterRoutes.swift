@@ -99,7 +99,9 @@ struct PaymasterRoutes: Sendable {
         let call = Call(to: account, entrypoint: "execute_from_outside_v2", calldata: execution.calldata(signature: signature))
         do {
             let environment = routes.environment
-            let budget = VaultPayments.RelayBudget(merchant: merchant, perAccount: routes.configuration.relaysPerAccountDay, perMerchant: routes.configuration.relaysPerMerchantDay)
+            let configuration = routes.configuration
+            let budget = VaultPayments.RelayBudget(merchant: merchant, perAccount: configuration.relaysPerAccountDay, perMerchant: configuration.relaysPerMerchantDay,
+                                                   feePerAccount: configuration.feePerAccountDayNano, feePerMerchant: configuration.feePerMerchantDayNano)
             return try await payments.relayOnce(account: account, nonce: execution.nonce, calls: [call], budget: budget, database: environment.database,
                                                 now: { environment.now() })
         } catch let error as StarknetRPCError {

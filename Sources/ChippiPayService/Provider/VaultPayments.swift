@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import PurseDatabase
+import PurseFormats
 import SQLKit
 import PurseKit
 import PurseServer
@@ -99,33 +100,30 @@ struct VaultPayments: Sendable {
     /// (account, nonce) is the answer to every later request for it, so a client whose answer was
     /// lost asks again and learns the hash instead of losing track of its payment.
     ///
-    /// A new relay counts against `budget`: past the account's or the merchant's relays in the
-    /// last 24 hours it is refused (429) before anything is sent. Relays run one at a time in this
-    /// process, so a burst cannot pass the budget here; replicas may each take the last place.
+    /// A new relay draws on `budget` before anything is sent: one relay and the transaction's max
+    /// fee from the account's and the merchant's spending of the day (``RelayBudget/draw(fee:now:in:)``),
+    /// or 429. A transaction the node refuses gives its draw back.
     func relayOnce(account: Felt, nonce: Felt, calls: [Call], budget: RelayBudget, database: Database,
                    now: @escaping @Sendable () -> Date) async throws -> (hash: Felt, replayed: Bool) {
         let provider = self.account
         return try await sender.run {
-            let since = now().addingTimeInterval(-86_400).epochMillis
-            let (row, spent) = try await database.read { db in
-                (try await db.raw("SELECT transaction_hash FROM chippi_relays WHERE account = \(bind: account.description) AND nonce = \(bind: nonce.description)").first(),
-                 try await db.raw("""
-                    SELECT (SELECT COUNT(*) FROM chippi_relays WHERE account = \(bind: account.description) AND created_at > \(bind: since)) AS by_account,
-                           (SELECT COUNT(*) FROM chippi_relays WHERE merchant_id = \(bind: budget.merchant) AND created_at > \(bind: since)) AS by_merchant
-                    """).first())
+            let row = try await database.read { db in
+                try await db.raw("SELECT transaction_hash FROM chippi_relays WHERE account = \(bind: account.description) AND nonce = \(bind: nonce.description)").first()
             }
             if let row, let hash = Felt(try row.decode(column: "transaction_hash", as: String.self)) {
                 return (hash, true)
             }
-            if let spent {
-                if try spent.decode(column: "by_account", as: Int.self) >= budget.perAccount {
-                    throw APIError.tooManyRequests("The paymaster's daily budget for account \(account) is spent; pay the fee yourself or try again later", retryAfter: 3600)
-                }
-                if try spent.decode(column: "by_merchant", as: Int.self) >= budget.perMerchant {
-                    throw APIError.tooManyRequests("The paymaster's daily budget for this merchant is spent; try again later", retryAfter: 3600)
-                }
+            let transaction = try await provider.prepare(calls)
+            let fee = Self.nanoSTRK(transaction.common.resourceBounds.maxFee) ?? .max
+            let day = String(JavaScriptDate.string(epochMillis: now().epochMillis).prefix(10))
+            try await database.transaction { db in try await budget.draw(account: account, fee: fee, day: day, in: db) }
+            let hash: Felt
+            do {
+                hash = try await provider.send(transaction)
+            } catch {
+                try? await database.transaction { db in try await budget.giveBack(account: account, fee: fee, day: day, in: db) }
+                throw error
             }
-            let hash = try await provider.execute(calls)
             try await database.transaction { db in
                 try await db.raw("""
                     INSERT INTO chippi_relays (account, nonce, transaction_hash, created_at, merchant_id)
@@ -136,6 +134,15 @@ struct VaultPayments: Sendable {
         }
     }
 
+    /// Fri in whole nano-STRK, rounded up; nil past Int64.
+    static func nanoSTRK(_ fri: UInt256) -> Int64? {
+        let digits = fri.description
+        guard digits.count <= 27 else { return nil }
+        let whole = digits.count > 9 ? Int64(digits.dropLast(9)) ?? 0 : 0
+        let rest = digits.count > 9 ? String(digits.suffix(9)) : digits
+        return whole + (rest.contains { $0 != "0" } ? 1 : 0)
+    }
+
     /// Sends `calls` from the provider's account, one transaction at a time (each takes the
     /// next nonce, so concurrent sends must not interleave); returns the hash once the node has it.
     func relay(_ calls: [Call]) async throws -> Felt {
@@ -144,10 +151,45 @@ struct VaultPayments: Sendable {
     }
 
     /// How many relays an account and a merchant may have sponsored in any 24 hours.
+    /// What the paymaster may sponsor per account and per merchant and UTC day: relays, and fees
+    /// (nano-STRK, each relay counted at its transaction's max fee).
     struct RelayBudget: Sendable {
         var merchant: String
         var perAccount: Int
         var perMerchant: Int
+        var feePerAccount: Int64
+        var feePerMerchant: Int64
+
+        /// Takes one relay and `fee` from both of the day's rows, or neither: each row moves only
+        /// by a conditional update that keeps it within its limits, so concurrent draws on any
+        /// replicas never pass them. Throws 429 when either is spent.
+        func draw(account: Felt, fee: Int64, day: String, in db: any DatabaseSession) async throws {
+            for (scope, relays, fees, whose) in [("account:" + account.description, perAccount, feePerAccount, "account \(account)"),
+                                                 ("merchant:" + merchant, perMerchant, feePerMerchant, "this merchant")] {
+                guard fee <= fees else {
+                    throw APIError.tooManyRequests("The paymaster's daily fee budget for \(whose) cannot cover this transaction; pay the fee yourself", retryAfter: 3600)
+                }
+                try await db.raw("INSERT INTO chippi_paymaster_spend (scope, day) VALUES (\(bind: scope), \(bind: day)) ON CONFLICT (scope, day) DO NOTHING").run()
+                let drawn = try await db.raw("""
+                    UPDATE chippi_paymaster_spend SET relays = relays + 1, fee_nano = fee_nano + \(bind: fee)
+                    WHERE scope = \(bind: scope) AND day = \(bind: day) AND relays < \(bind: relays) AND fee_nano <= \(bind: fees - fee)
+                    RETURNING relays
+                    """).first()
+                guard drawn != nil else {
+                    throw APIError.tooManyRequests("The paymaster's daily budget for \(whose) is spent; pay the fee yourself or try again tomorrow", retryAfter: 3600)
+                }
+            }
+        }
+
+        /// Returns a draw whose transaction was never sent.
+        func giveBack(account: Felt, fee: Int64, day: String, in db: any DatabaseSession) async throws {
+            for scope in ["account:" + account.description, "merchant:" + merchant] {
+                try await db.raw("""
+                    UPDATE chippi_paymaster_spend SET relays = relays - 1, fee_nano = fee_nano - \(bind: fee)
+                    WHERE scope = \(bind: scope) AND day = \(bind: day) AND relays >= 1 AND fee_nano >= \(bind: fee)
+                    """).run()
+            }
+        }
     }
 
     struct RefundError: Error, CustomStringConvertible {

@@ -74,7 +74,12 @@ public actor StarknetAccount {
 
     /// Signs and sends `calls` as one transaction; returns its hash.
     public func execute(_ calls: [Call], resourceBounds: ResourceBounds? = nil, tip: UInt64 = 0) async throws -> Felt {
-        let transaction = try await prepare(calls, resourceBounds: resourceBounds, tip: tip)
+        try await send(try await prepare(calls, resourceBounds: resourceBounds, tip: tip))
+    }
+
+    /// Sends a transaction ``prepare(_:resourceBounds:tip:)`` made (with the account's next nonce);
+    /// returns its hash. Between the two a caller can weigh its fee (`resourceBounds.maxFee`).
+    public func send(_ transaction: InvokeTransactionV3) async throws -> Felt {
         do {
             let hash = try await provider.addInvokeTransaction(transaction)
             nextNonce = transaction.common.nonce + .one
