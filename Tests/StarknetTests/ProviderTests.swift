@@ -519,30 +519,36 @@ struct ProviderTests {
         }
     }
 
-    /// The relayer's fee budget: past an account's sponsored relays for the day, a new signed
+    /// A sandbox account with 10 STRK in the vault, and a way to ask the paymaster to relay its
+    /// signed withdrawal of 2.5 STRK to the payment address: (status, body, the request sent).
+    static func withdrawalRelayer(_ h: Harness) async throws -> (address: Felt, relay: @Sendable () async throws -> (HTTPResponse.Status, JSONValue, String)) {
+        let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+        let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+        let (address, key) = h.accounts[0]
+        let account = StarknetAccount(address: address, key: key, provider: h.provider)
+        _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("10")),
+                                             poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+        let calls = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]"#
+        return (address, {
+            let (_, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(calls)}"#)
+            let execution = String(decoding: try JSONEncoder().encode(try #require(built["outside_execution"])), as: UTF8.self)
+            let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
+            let signature = try account.signMessage(typed).map { "\"\($0)\"" }.joined(separator: ",")
+            let body = #"{"account":"\#(address)","outside_execution":\#(execution),"signature":[\#(signature)]}"#
+            let (status, answer, _) = try await h.call(.post, "/v1/paymaster/execute", body: body)
+            return (status, answer, body)
+        })
+    }
+
+    /// The relayer's budget: past an account's sponsored relays for the day, a new signed
     /// withdrawal is refused (429) before anything is sent; a retry of one relayed is still answered.
     @Test func thePaymastersBudgetPerAccount() async throws {
         try await Self.withProvider(configure: { $0.relaysPerAccountDay = 1 }) { (h: Harness) async throws in
-            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
-            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
-            let (address, key) = h.accounts[0]
-            let account = StarknetAccount(address: address, key: key, provider: h.provider)
-            _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("10")),
-                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
-            let calls = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]"#
-            func relay() async throws -> (HTTPResponse.Status, String) {
-                let (_, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(calls)}"#)
-                let execution = String(decoding: try JSONEncoder().encode(try #require(built["outside_execution"])), as: UTF8.self)
-                let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
-                let signature = try account.signMessage(typed).map { "\"\($0)\"" }.joined(separator: ",")
-                let body = #"{"account":"\#(address)","outside_execution":\#(execution),"signature":[\#(signature)]}"#
-                let (status, _, _) = try await h.call(.post, "/v1/paymaster/execute", body: body)
-                return (status, body)
-            }
-            let (first, body) = try await relay()
+            let (address, relay) = try await Self.withdrawalRelayer(h)
+            let (first, _, body) = try await relay()
             #expect(first == .accepted)
             #expect(try await h.call(.post, "/v1/paymaster/execute", body: body).0 == .ok, "the same execution again is answered")
-            let (second, _) = try await relay()
+            let (second, _, _) = try await relay()
             #expect(second == .tooManyRequests)
             #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("7.5"))
         }
@@ -552,19 +558,8 @@ struct ProviderTests {
     /// cover is refused before anything is sent.
     @Test func thePaymastersFeeBudget() async throws {
         try await Self.withProvider(configure: { $0.feePerAccountDayNano = 1 }) { (h: Harness) async throws in
-            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
-            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
-            let (address, key) = h.accounts[0]
-            let account = StarknetAccount(address: address, key: key, provider: h.provider)
-            _ = try await account.executeAndWait(VaultContract(address: h.vault, token: h.strk).depositCalls(SandboxNodeTests.strk("10")),
-                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
-            let calls = #"[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]"#
-            let (_, built, _) = try await h.call(.post, "/v1/paymaster/build", body: #"{"account":"\#(address)","calls":\#(calls)}"#)
-            let execution = String(decoding: try JSONEncoder().encode(try #require(built["outside_execution"])), as: UTF8.self)
-            let typed = try JSONDecoder().decode(TypedData.self, from: try JSONEncoder().encode(try #require(built["typed_data"])))
-            let signature = try account.signMessage(typed).map { "\"\($0)\"" }.joined(separator: ",")
-            let (status, body, _) = try await h.call(.post, "/v1/paymaster/execute",
-                                                     body: #"{"account":"\#(address)","outside_execution":\#(execution),"signature":[\#(signature)]}"#)
+            let (address, relay) = try await Self.withdrawalRelayer(h)
+            let (status, body, _) = try await relay()
             #expect(status == .tooManyRequests && body["error"]?.stringValue?.contains("fee budget") == true, "\(status) \(body)")
             #expect(try await h.vaultBalance(of: address) == SandboxNodeTests.strk("10"), "nothing was sent")
         }
