@@ -51,6 +51,11 @@ struct ChipsProviderTests {
             try await socket.send(#"{"id":"last","view":"base.language_v","action":"select","fields":["code"]}"#)
             let reply = try await Self.next(&replies)
             #expect(reply["id"] == "last" && reply["data"]?.arrayValue?.count == 2)
+            // `fields: ["*"]`, as the real app asks: every column.
+            try await socket.send(#"{"id":"all","view":"base.language_v","action":"select","fields":["*"]}"#)
+            let all = try await Self.next(&replies)
+            let row = all["data"]?.arrayValue?.first
+            #expect(all["id"] == "all" && row?["code"] != nil && (row?.objectValue?.count ?? 0) > 1, "\(JavaScriptJSON.stringify(all).prefix(200))")
             await socket.close()
         }
     }
@@ -88,6 +93,11 @@ struct ChipsProviderTests {
             try await socket.send(#"{"id":"last","view":"base.language_v","action":"select","fields":["code"]}"#)
             let reply = try await Self.next(&replies)
             #expect(reply["id"] == "last" && reply["data"]?.arrayValue?.count == 2)
+            // `fields: ["*"]`, as the real app asks: every column.
+            try await socket.send(#"{"id":"all","view":"base.language_v","action":"select","fields":["*"]}"#)
+            let all = try await Self.next(&replies)
+            let row = all["data"]?.arrayValue?.first
+            #expect(all["id"] == "all" && row?["code"] != nil && (row?.objectValue?.count ?? 0) > 1, "\(JavaScriptJSON.stringify(all).prefix(200))")
             await socket.close()
         }
     }

@@ -211,6 +211,8 @@ struct ViewQuery: Sendable {
             }
         default: throw .request("fields must be a list of column names", "badFieldName")
         }
+        // `["*"]` is every column, as Wyseman reads it (the real app sends it).
+        if fields == ["*"] { fields = nil }
         for name in fields ?? [] where columns[name] == nil { throw .undefinedColumn(name) }
         filter = try WhereClause.parse(request["where"], columns: columns)
         order = []
