@@ -104,7 +104,7 @@ final class ChipsProvider: Sendable {
     }
 
     /// A client as an app install: its own key store and preferences.
-    func client(store: InMemorySecureStore = InMemorySecureStore(), timeout: Duration = .seconds(5), sleeper: Sleeper = .live,
+    func client(store: InMemorySecureStore = InMemorySecureStore(), timeout: Duration = .seconds(15), sleeper: Sleeper = .live,
                 transport: any WebSocketTransport = NIOWebSocketTransport()) -> ChipsSession {
         var options = ChipsConnection.Options()
         options.requestTimeout = timeout
