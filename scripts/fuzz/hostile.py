@@ -36,6 +36,8 @@ import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from cluster_http import call  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "oracles"))
+import chips_wyseman  # noqa: E402  (MyCHIPs signatures, JWKs and signkey links, as the oracle makes them)
 
 ARTIFACTS = ".ci-artifacts/fuzz"
 SEED = int(os.environ.get("PURSE_FUZZ_SEED", "20261126"))
@@ -301,10 +303,6 @@ def open_tally(base, purse):
     """Two users with an open tally (20 CHIPs of credit each way), made with the CLI as people make
     one; then the payer's signing key, exported as a signkey link and opened here. Returns the
     payer's name and key."""
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    from cryptography.hazmat.primitives import hashes
     home = subprocess.check_output(["mktemp", "-d"]).decode().strip()
     parts = urllib.parse.urlsplit(base)
     # Tickets name where the provider is (CHIPS_HOST/CHIPS_PORT): here, the server under attack.
@@ -324,28 +322,19 @@ def open_tally(base, purse):
     cli("tally", "offer", "--profile", "lender", "1")
     cli("tally", "open", "--profile", "payer", "1")
     link = next(line for line in cli("key", "export", "--profile", "payer", stdin="fuzz passphrase\n").splitlines() if "signkey?" in line)
-    query = urllib.parse.parse_qs(urllib.parse.urlsplit(link.strip()).query)
-    salt, iv = bytes.fromhex(query["s"][0]), bytes.fromhex(query["i"][0])
-    secret = PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=10_000).derive(b"fuzz passphrase")
-    jwk = json.loads(AESGCM(secret).decrypt(iv, base64.b64decode(query["d"][0]), None))
-    d = int.from_bytes(base64.urlsafe_b64decode(jwk["d"] + "=" * (-len(jwk["d"]) % 4)), "big")
-    return payer, ec.derive_private_key(d, ec.SECP521R1())
+    key, _ = chips_wyseman.signkey_private_key(link.strip(), "fuzz passphrase")
+    return payer, key
 
 
 def signed_chit_frame(number, tally, key):
     """A payment on the open tally, signed by the payer's key as the wallet signs one (stable
     JSON of the core, ECDSA P-521 over SHA-384, raw r‖s), with units at and past every bound."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
     units = rng.choice([1, 2, 19999, 20000, 20001, 2**62, 2**63 - 2, 2**63 - 1, 2**63, 2**64, -1, 0, -(2**63)])
     chit = str(uuid.uuid4())
     millis = int(time.time() * 1000) + rng.choice([0, 0, -86_400_000, 10**6])
     date = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
     core = {"by": tally["tally_type"], "date": date, "tally": tally["tally_uuid"], "type": "tran", "units": units, "uuid": chit}
-    text = json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    r, s_ = decode_dss_signature(key.sign(text.encode(), ec.ECDSA(hashes.SHA384())))
-    signature = base64.urlsafe_b64encode(r.to_bytes(66, "big") + s_.to_bytes(66, "big")).rstrip(b"=").decode()
+    signature = chips_wyseman.raw_signature(key, json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
     fields = {"chit_seq": tally["tally_seq"], "chit_uuid": chit, "chit_type": "tran", "issuer": tally["tally_type"], "chit_date": date,
               "request": "good", "signature": signature, "units": units}
     return json.dumps({"id": number, "view": "mychips.chits_v_me", "action": "insert", "fields": fields})
@@ -358,12 +347,8 @@ async def signed_chits(base, purse, seconds):
     from cryptography.hazmat.primitives.asymmetric import ec
     payer, key = open_tally(base, purse)
     ticket = json.loads(subprocess.check_output([purse, "chips", "ticket", "--user", payer, "--json"], env={**os.environ}))["ticket"]
-    login = ec.generate_private_key(ec.SECP521R1()).public_key().public_numbers()
-    jwk = {"kty": "EC", "crv": "P-521", "x": base64.urlsafe_b64encode(login.x.to_bytes(66, "big")).rstrip(b"=").decode(),
-           "y": base64.urlsafe_b64encode(login.y.to_bytes(66, "big")).rstrip(b"=").decode()}
-    parts = urllib.parse.urlsplit(base)
-    url = f"ws://{parts.hostname}:{parts.port}/?" + urllib.parse.urlencode(
-        {"user": payer, "token": ticket["token"], "pub": base64.urlsafe_b64encode(json.dumps(jwk).encode()).rstrip(b"=").decode()})
+    login = chips_wyseman.public_jwk(ec.generate_private_key(ec.SECP521R1()))
+    url = chips_wyseman.ws_url(base, user=payer, token=ticket["token"], pub=chips_wyseman.b64u(json.dumps(login).encode()))
     deadline = time.time() + seconds
     sent = good = 0
     async with websockets.connect(url, max_size=2**24, open_timeout=10) as ws:

@@ -150,14 +150,19 @@ def signkey_key(passphrase: str, salt: bytes):
     return PBKDF2HMAC(algorithm=hashes.SHA256(), length=32, salt=salt, iterations=10_000).derive(passphrase.encode())
 
 
-def signkey_open(link: str, passphrase: str) -> None:
+def signkey_private_key(link: str, passphrase: str):
+    """The P-521 private key a signkey link seals, and its JWK."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)
     salt, iv = bytes.fromhex(query["s"][0]), bytes.fromhex(query["i"][0])
     assert len(salt) == 8 and len(iv) == 12, "8-byte salt, 12-byte IV"
     jwk = json.loads(AESGCM(signkey_key(passphrase, salt)).decrypt(iv, base64.b64decode(query["d"][0]), None))
-    d = int.from_bytes(unb64u(jwk["d"]), "big")
-    derived = ec.derive_private_key(d, ec.SECP521R1()).public_key().public_numbers()
+    return ec.derive_private_key(int.from_bytes(unb64u(jwk["d"]), "big"), ec.SECP521R1()), jwk
+
+
+def signkey_open(link: str, passphrase: str) -> None:
+    key, jwk = signkey_private_key(link, passphrase)
+    derived = key.public_key().public_numbers()
     assert derived.x == int.from_bytes(unb64u(jwk["x"]), "big"), "the JWK's x is its d's"
     print(f"opened: {jwk['kty']} {jwk['crv']} key, public point consistent")
 
