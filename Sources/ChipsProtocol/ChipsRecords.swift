@@ -19,19 +19,22 @@ public enum ChitType: String, Sendable, Codable, CaseIterable {
 /// The part of a tally both partners sign: MyCHIPs' `mychips.tally_json`, the `json_core` of
 /// `mychips.tallies_v`:
 ///
-///     {version, uuid, date, comment, agree, stock: {cert, terms}, foil: {cert, terms}}
+///     {version, revision, uuid, date, memo, agree, stock: {cert, terms}, foil: {cert, terms}}
 ///
-/// Each partner signs its stable JSON (keys sorted, no spaces, nulls kept — `json-stable-stringify`
-/// of the record) with the signing key whose public half is in their certificate. The tally's
-/// digest, the first link of its chit chain, is SHA-256 of the record as `mychips.j2h` serializes
-/// it (Python's sorted, compact `json.dumps`).
+/// `memo` is the tally's comment, `revision` counts the times an offer was revised, and `agree`
+/// names the tally contract as `{source: rid}`. Each partner signs its stable JSON (keys sorted,
+/// no spaces, nulls kept — `json-stable-stringify` of the record) with the signing key whose
+/// public half is in their certificate. The tally's digest, the first link of its chit chain, is
+/// SHA-256 of the record as `mychips.j2h` serializes it (Python's sorted, compact `json.dumps`).
 public struct TallyCore: Sendable, Equatable {
     public var version: Int
+    /// How many times the tally was revised (countered) in negotiation; 1 for the first offer.
+    public var revision: Int
     public var uuid: String
     /// Unix milliseconds; written as `toISOString()`.
     public var date: Int64
-    public var comment: String?
-    /// The tally contract: `{host, name, version, language, rid}`.
+    public var memo: String?
+    /// The tally contract: `{source: rid}`.
     public var agree: JSONValue
     public var stock: Half
     public var foil: Half
@@ -47,22 +50,43 @@ public struct TallyCore: Sendable, Equatable {
         }
     }
 
-    public init(version: Int = 1, uuid: String, date: Int64, comment: String?, agree: JSONValue, stock: Half, foil: Half) {
+    public init(version: Int = 1, revision: Int = 1, uuid: String, date: Int64, memo: String?, agree: JSONValue, stock: Half, foil: Half) {
         self.version = version
+        self.revision = revision
         self.uuid = uuid
         self.date = date
-        self.comment = comment
+        self.memo = memo
         self.agree = agree
         self.stock = stock
         self.foil = foil
+    }
+
+    /// The record read back from its JSON; nil when a member is missing or has the wrong type,
+    /// or when the JSON has members the record does not have (which the signatures would not
+    /// cover as the partner meant them).
+    public init?(json: JSONValue) {
+        guard case .object(let members) = json, let version = members["version"]?.int64Value, let revision = members["revision"]?.int64Value,
+              case .string(let uuid)? = members["uuid"], case .string(let dateText)? = members["date"],
+              let date = JavaScriptDate.epochMillis(dateText), let stock = members["stock"], let foil = members["foil"],
+              let versionInt = Int(exactly: version), let revisionInt = Int(exactly: revision) else { return nil }
+        let memo: String?
+        switch members["memo"] {
+        case .string(let text)?: memo = text
+        case .null?, nil: memo = nil
+        default: return nil
+        }
+        self.init(version: versionInt, revision: revisionInt, uuid: uuid, date: date, memo: memo, agree: members["agree"] ?? .null,
+                  stock: Half(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .null),
+                  foil: Half(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .null))
+        guard self.json == json else { return nil }
     }
 
     public func half(_ side: TallySide) -> Half { side == .stock ? stock : foil }
 
     public var json: JSONValue {
         .object([
-            "version": .int(Int64(version)), "uuid": .string(uuid), "date": .string(JavaScriptDate.string(epochMillis: date)),
-            "comment": comment.map(JSONValue.string) ?? .null, "agree": agree,
+            "version": .int(Int64(version)), "revision": .int(Int64(revision)), "uuid": .string(uuid),
+            "date": .string(JavaScriptDate.string(epochMillis: date)), "memo": memo.map(JSONValue.string) ?? .null, "agree": agree,
             "stock": .object(["cert": stock.cert, "terms": stock.terms]),
             "foil": .object(["cert": foil.cert, "terms": foil.terms]),
         ])
@@ -99,7 +123,7 @@ public struct TallyCore: Sendable, Equatable {
 ///
 /// The issuer signs its stable JSON; the chit's digest is `j2h` of it. Each chit the tally holds
 /// is a link of a hash chain that starts at the tally's digest: a link's hash is `j2h` of the core
-/// with `{index, prior, signed}` added (`mychips.chit_json_h`), `prior` being the link before it.
+/// with `{index, prior, sign}` added (`mychips.chit_json_h`), `prior` being the link before it.
 public struct ChitCore: Sendable, Equatable {
     public var tally: String
     public var by: TallySide
@@ -204,6 +228,33 @@ public enum ChipsChain {
 public enum ChipsDigest {
     public static func of(_ json: JSONValue) -> String {
         Base64URL.encode(Data(SHA256.hash(data: Data(PythonJSON.dumps(json).utf8))))
+    }
+
+    /// A digest as a `bytea` column reaches a Wyseman client: node-postgres' Buffer,
+    /// `{"type": "Buffer", "data": [bytes…]}`. Null for none.
+    public static func buffer(_ base64url: String?) -> JSONValue {
+        guard let base64url, let bytes = Base64URL.decode(base64url) else { return .null }
+        return .object(["type": "Buffer", "data": .array(bytes.map { .int(Int64($0)) })])
+    }
+
+    /// A digest column read back as base64url: a Buffer object, or base64url text. Nil for
+    /// null, and for anything else (a byte out of range, another type).
+    public static func text(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let text)?:
+            return Base64URL.decode(text) == nil ? nil : text
+        case .object(let members)? where members["type"] == .string("Buffer"):
+            guard case .array(let items)? = members["data"], items.count <= 1024 else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(items.count)
+            for item in items {
+                guard let number = item.int64Value, let byte = UInt8(exactly: number) else { return nil }
+                bytes.append(byte)
+            }
+            return Base64URL.encode(Data(bytes))
+        default:
+            return nil
+        }
     }
 }
 

@@ -222,5 +222,11 @@ enum ChipsMigrations {
             """,
             "CREATE INDEX chips_presence_user ON chips_presence (username, seen_at)",
         ] + ChipsModule.apnsSandboxTables.statements),
+        // Tallies as MyCHIPs records them: the negotiation's revision count (part of the signed
+        // record), and the digest of the last chit linked into the chain (`ack_hash`).
+        Migration("chips_0004_records", [
+            "ALTER TABLE chips_tallies ADD COLUMN revision BIGINT NOT NULL DEFAULT 1 CHECK (revision > 0)",
+            "ALTER TABLE chips_tallies ADD COLUMN ack_hash TEXT",
+        ]),
     ]
 }

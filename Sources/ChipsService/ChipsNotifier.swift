@@ -17,6 +17,9 @@ final class ChipsNotifier: Sendable {
         var username: String
         var channel: String
         var data: JSONValue
+        /// Also pushed to the user's devices (the partner's notice); a user's notice of their
+        /// own change goes only to their connections.
+        var push = true
     }
 
     static let databaseChannel = "purse_chips"

@@ -69,8 +69,12 @@ struct ChipsUserRecord: Sendable, Equatable {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         let pub = connPub.flatMap { try? StrictJSON.parse($0.utf8) } ?? .null
         let stdName = [entName, firName].compactMap { $0 }.joined(separator: ", ")
+        let casual = [firName, entName].compactMap { $0 }.joined(separator: " ")
         return [
-            "id": .string(userEnt), "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),
+            "id": .string(userEnt), "user_ent": .string(userEnt), "ent_num": Int64(userEnt.dropFirst()).map(JSONValue.int) ?? .null,
+            "cas_name": .string(entType == "o" ? entName : casual), "frm_name": .string(stdName), "giv_name": text(firName),
+            "mid_name": .null, "pref_name": .null, "ent_inact": .bool(false), "user_stat": "act",
+            "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),
             "peer_host": .string(configuration.publicHost), "peer_port": .int(Int64(configuration.publicPort)),
             "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
             "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": connect, "place": place,
@@ -99,7 +103,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                              "port": .int(Int64(configuration.publicPort))]),
             "type": .string(entType), "name": name, "public": signingKey, "connect": connect, "place": place,
-            "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))),
+            "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "file": .null,
         ])
     }
 }

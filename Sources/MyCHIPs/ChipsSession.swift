@@ -28,10 +28,13 @@ public actor ChipsSession {
     // MARK: Generic calls
 
     /// `select` on a view: rows matching `where` (any of Wyseman's forms), ordered and limited.
+    /// `fields` defaults to `["*"]`, every column: Wyseman builds the statement from the list, so
+    /// a select always names it. A table function called with `params` and no fields answers
+    /// `[{function: value}]`, as in SQL.
     public func select(_ view: String, fields: [String]? = nil, where filter: JSONValue? = nil, order: JSONValue? = nil, limit: Int? = nil,
                        table: String? = nil, params: [JSONValue]? = nil) async throws -> [JSONValue] {
         var members: [String: JSONValue] = [:]
-        if let fields { members["fields"] = .array(fields.map(JSONValue.string)) }
+        if let fields { members["fields"] = .array(fields.map(JSONValue.string)) } else if params == nil { members["fields"] = ["*"] }
         if let filter { members["where"] = filter }
         if let order { members["order"] = order }
         if let limit { members["limit"] = .int(Int64(limit)) }
@@ -45,8 +48,7 @@ public actor ChipsSession {
 
     /// `tuple`: exactly one row.
     public func tuple(_ view: String, fields: [String]? = nil, where filter: JSONValue) async throws -> JSONValue {
-        var members: [String: JSONValue] = ["where": filter]
-        if let fields { members["fields"] = .array(fields.map(JSONValue.string)) }
+        let members: [String: JSONValue] = ["where": filter, "fields": .array((fields ?? ["*"]).map(JSONValue.string))]
         return try await connection.request(view: view, action: "tuple", members)
     }
 
@@ -55,9 +57,10 @@ public actor ChipsSession {
         try await connection.request(view: view, action: "update", ["fields": .object(fields), "where": filter])
     }
 
-    /// A view's named action with `keys` and `options`.
+    /// A view's named action with `keys` and `options`, in Wyseman's form:
+    /// `{action: "action", name, view, data: {keys, options}}`.
     public func action(_ view: String, _ name: String, keys: [JSONValue] = [], options: [String: JSONValue] = [:]) async throws -> JSONValue {
-        try await connection.request(view: view, action: name, ["keys": .array(keys), "options": .object(options)])
+        try await connection.request(view: view, action: "action", ["name": .string(name), "data": .object(["keys": .array(keys), "options": .object(options)])])
     }
 
     // MARK: The user
@@ -73,7 +76,7 @@ public actor ChipsSession {
     /// checks them and answers with the changed record.
     public func updateProfile(_ fields: [String: JSONValue]) async throws -> ChipsUser {
         let current = try await me()
-        return try ChipsUser(row: try await update(Self.usersView, fields: fields, where: .object(["id": .string(current.id)])))
+        return try ChipsUser(row: try await update(Self.usersView, fields: fields, where: .object(["user_ent": .string(current.id)])))
     }
 
     /// A new connection ticket for this user (the `ticket` action), for moving to a new device:
@@ -81,8 +84,9 @@ public actor ChipsSession {
     /// later logins are refused. To use two devices at once, export the key from one and import
     /// it in the other (``ChipsKeychain/importKey(jwk:account:)``).
     public func ticketForNewDevice() async throws -> ChipsTicket {
-        let answer = try await action(Self.usersView, "ticket")
-        return try ChipsTicket.fromJSON(answer)
+        let id = try await me().id
+        let answer = try await action(Self.usersView, "ticket", keys: [.object(["id": .string(id)])], options: ["format": ["json"]])
+        return try ChipsTicket.fromJSON(answer.arrayValue?.first ?? .null)
     }
 
     // MARK: Languages

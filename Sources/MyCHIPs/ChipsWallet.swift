@@ -51,9 +51,9 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
         state = row["state"]?.stringValue ?? ""
         needsAction = row["action"] == .bool(true)
         comment = row["comment"]?.stringValue
-        partnerName = row["part_name"]?.stringValue
-        if case .string(let cid)? = row["part_cid"], case .string(let agent)? = row["part_agent"] {
-            partner = ChipsAddress(cuid: cid, agent: agent)
+        partnerName = row["part_name"]?.stringValue ?? Self.name(of: row["part_cert"])
+        if case .string(let cuid)? = row["part_cuid"], case .string(let agent)? = row["part_agent"] {
+            partner = ChipsAddress(cuid: cuid, agent: agent)
         }
         holdCert = row["hold_cert"] ?? .null
         partCert = row["part_cert"].flatMap { $0.isNull ? nil : $0 }
@@ -61,18 +61,32 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
         partTerms = row["part_terms"] ?? .object([:])
         holdSig = row["hold_sig"]?.stringValue
         partSig = row["part_sig"]?.stringValue
-        digest = row["digest"]?.stringValue
-        net = row["net"]?.int64Value ?? 0
-        netPending = row["net_p"]?.int64Value ?? 0
+        digest = ChipsDigest.text(row["digest"])
+        net = Self.sum(row["net"])
+        netPending = Self.sum(row["net_p"])
         chits = row["chits"]?.int64Value ?? 0
         target = row["target"]?.int64Value ?? 0
         bound = row["bound"]?.int64Value ?? 0
         reward = Self.double(row["reward"])
         clutch = Self.double(row["clutch"])
-        chainDigest = row["chain_dgst"]?.stringValue
+        chainDigest = ChipsDigest.text(row["chain_dgst"])
         chainIndex = row["chain_conf"]?.int64Value ?? 0
         contract = row["contract"] ?? .null
         self.core = try Self.core(from: core)
+    }
+
+    /// A balance: a number, or decimal text (PostgreSQL's numeric as a Wyseman client reads it).
+    static func sum(_ value: JSONValue?) -> Int64 {
+        if case .string(let text)? = value { return Int64(text) ?? 0 }
+        return value?.int64Value ?? 0
+    }
+
+    /// A certificate's name as lists show it: `Surname, First`, or an organization's name.
+    static func name(of cert: JSONValue?) -> String? {
+        guard let name = cert?["name"] else { return nil }
+        if case .string(let text) = name { return text }
+        let parts = [name["surname"]?.stringValue, name["first"]?.stringValue].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 
     static func double(_ value: JSONValue?) -> Double {
@@ -85,15 +99,9 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
 
     /// The signed record rebuilt from its JSON, so that what the client signs is what it read.
     static func core(from json: JSONValue) throws -> TallyCore {
-        guard let version = json["version"]?.int64Value, case .string(let uuid)? = json["uuid"],
-              case .string(let dateText)? = json["date"], let date = JavaScriptDate.epochMillis(dateText),
-              let stock = json["stock"], let foil = json["foil"] else {
-            throw ChipsError.invalidResponse("a tally's core is incomplete")
+        guard let core = TallyCore(json: json) else {
+            throw ChipsError.invalidResponse("a tally's core is incomplete, or has members this client does not sign")
         }
-        let core = TallyCore(version: Int(version), uuid: uuid, date: date, comment: json["comment"]?.stringValue, agree: json["agree"] ?? .null,
-                             stock: .init(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .object([:])),
-                             foil: .init(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .object([:])))
-        guard core.json == json else { throw ChipsError.invalidResponse("a tally's core has members this client does not sign") }
         return core
     }
 
@@ -149,15 +157,16 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
         net = row["net"]?.int64Value ?? 0
         signature = row["signature"]?.stringValue
         chainIndex = row["chain_idx"]?.int64Value
-        chainPrior = row["chain_prev"]?.stringValue
-        chainHash = row["chain_dgst"]?.stringValue
+        chainPrior = ChipsDigest.text(row["chain_prev"])
+        chainHash = ChipsDigest.text(row["chain_dgst"])
         let reference = row["reference"].flatMap { $0.isNull ? nil : $0 }
         core = ChitCore(tally: tally, by: by, type: type, uuid: uuid, date: date, units: row["units"]?.int64Value, reference: reference,
                         memo: row["memo"]?.stringValue)
         if let given = row["json_core"], given != core.json { throw ChipsError.invalidResponse("a chit's core does not match its columns") }
     }
 
-    var link: ChainLink? {
+    /// The chit as a link of its tally's chain; nil until it is linked.
+    public var link: ChainLink? {
         guard let chainIndex, let chainPrior, let chainHash else { return nil }
         return ChainLink(core: core, signature: signature, index: chainIndex, prior: chainPrior, hash: chainHash)
     }
@@ -217,23 +226,25 @@ extension ChipsSession {
         return try ChipsTally(row: try await insert(Self.talliesView, fields: fields))
     }
 
-    /// A tally ticket for a draft: shown as a QR code or sent as a link to the partner.
+    /// A tally ticket for a draft: shown as a QR code or sent as a link to the partner. The
+    /// `invite` action in its JSON format: `{invite: {token, expires, chad}, url, …}`.
     public func invite(_ seq: Int64) async throws -> TallyInvite {
-        let answer = try await action(Self.talliesView, "invite", keys: [.object(["tally_seq": .int(seq)])])
-        guard case .string(let token)? = answer["token"], let chad = ChipsAddress(chad: answer["chad"]) else {
+        let answer = try await action(Self.talliesView, "invite", keys: [.object(["tally_seq": .int(seq)])],
+                                      options: ["reuse": false, "format": ["json"]])
+        let ticket = answer.arrayValue?.first?["invite"] ?? .null
+        guard case .string(let token)? = ticket["token"], let chad = ChipsAddress(chad: ticket["chad"]) else {
             throw ChipsError.invalidResponse("the provider's invitation lacks its token or address")
         }
-        return TallyInvite(token: token, chad: chad, expires: answer["expires"]?.stringValue.flatMap(JavaScriptDate.parse))
+        return TallyInvite(token: token, chad: chad, expires: ticket["expires"]?.stringValue.flatMap(JavaScriptDate.parse))
     }
 
-    /// Presents a partner's tally ticket: the inviter's draft gets this user's certificate, and
-    /// the inviter's offer follows as a notification. Returns the tally's uuid.
-    @discardableResult
-    public func accept(_ invite: TallyInvite) async throws -> String {
-        let ticket: JSONValue = .object(["token": .string(invite.token), "chad": invite.chad.json])
-        let rows = try await select(Self.usersView, table: "mychips.ticket_process", params: [ticket])
-        guard case .string(let uuid)? = rows.first?["tally_uuid"] else { throw ChipsError.invalidResponse("the provider did not name the tally") }
-        return uuid
+    /// Presents a partner's tally ticket (`mychips.ticket_process`): the inviter's draft gets
+    /// this user's certificate, and the inviter's offer follows as a notice.
+    public func accept(_ invite: TallyInvite) async throws {
+        var ticket: [String: JSONValue] = ["token": .string(invite.token), "chad": invite.chad.json]
+        if let expires = invite.expires { ticket["expires"] = .string(JavaScriptDate.string(expires)) }
+        let rows = try await select("mychips.ticket_process", params: [.object(ticket)])
+        guard rows.first?["ticket_process"] == .bool(true) else { throw ChipsError.invalidResponse("the provider did not take the ticket") }
     }
 
     /// Offers a tally to the partner (or counters the partner's offer): applies `changes`
@@ -324,10 +335,12 @@ extension ChipsSession {
         return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
     }
 
-    /// Asks the partner to pay `units` milliCHIPs (an invoice on a shared tally).
+    /// Asks the partner to pay `units` milliCHIPs (an invoice on a shared tally): a chit the
+    /// partner issues (`issuer` their end), pending until they sign it.
     public func request(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil) async throws -> ChipsChit {
-        var fields: [String: JSONValue] = ["chit_seq": .int(seq), "chit_uuid": .string(UUID().uuidString.lowercased()), "units": .int(units),
-                                           "request": "pend"]
+        let tally = try await tally(seq)
+        var fields: [String: JSONValue] = ["chit_seq": .int(seq), "tally_uuid": .string(tally.uuid), "chit_uuid": .string(UUID().uuidString.lowercased()),
+                                           "units": .int(units), "request": "pend", "issuer": .string(tally.type.other.rawValue)]
         if let memo { fields["memo"] = .string(memo) }
         if let reference { fields["reference"] = reference }
         return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
@@ -380,7 +393,8 @@ extension ChipsSession {
         do { checksum = try ChipsChain.verify(links, tallyDigest: digest) } catch {
             throw ChipsError.invalidResponse("the chain of tally \(seq) is broken: \(error)")
         }
-        guard checksum == tally.chainDigest else { throw ChipsError.invalidResponse("the chain of tally \(seq) does not end where the tally says") }
+        // This provider also names the chain's end on the tally; a real provider leaves it to the chits.
+        if let end = tally.chainDigest, checksum != end { throw ChipsError.invalidResponse("the chain of tally \(seq) does not end where the tally says") }
         return ChainReport(links: links.count, checksum: checksum, unsignedChits: unsigned)
     }
 

@@ -152,7 +152,7 @@ public final class TallyEditViewModel {
             bound = ChipsUnits.format(tally.bound)
             reward = String(tally.reward)
             clutch = String(tally.clutch)
-            if case .string(let rid)? = tally.contract["rid"] {
+            if case .string(let rid)? = tally.contract["source"] {
                 contract = try await session.select(ChipsSession.contractsView, where: .object(["rid": .string(rid)])).first
             }
             error = nil
@@ -488,10 +488,9 @@ public final class WalletSettingsViewModel {
     /// A new draft with these defaults: the user grants `defaultCredit`, under the chosen contract.
     public func newTally(type: TallySide = .stock) async throws -> ChipsTally {
         var tally = try await session.createTally(type: type, holdTerms: ["limit": .int(defaultCredit), "call": 30], partTerms: ["limit": 0, "call": 30])
-        if let rid = defaultContract, let contract = contracts.first(where: { $0["rid"]?.stringValue == rid }) {
-            let reference: JSONValue = .object(["host": contract["host"] ?? .null, "name": contract["name"] ?? .null, "version": contract["version"] ?? .null,
-                                                "language": contract["language"] ?? .null, "rid": .string(rid)])
-            tally = try ChipsTally(row: try await session.update(ChipsSession.talliesView, fields: ["contract": reference],
+        if let rid = defaultContract, contracts.contains(where: { $0["rid"]?.stringValue == rid }) {
+            // A tally names its contract as MyCHIPs does: `{source: rid}`.
+            tally = try ChipsTally(row: try await session.update(ChipsSession.talliesView, fields: ["contract": ["source": .string(rid)]],
                                                                  where: .object(["tally_seq": .int(tally.seq)])))
         }
         return tally

@@ -120,8 +120,8 @@ extension ChipsCommand {
             func run() async throws {
                 let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
                 guard case .invite(let invite) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a tally invitation") }
-                let uuid = try await ChipsCommand.withWallet(options) { session, _ in try await session.accept(invite) }
-                print(options.json ? JavaScriptJSON.stringify(.object(["tally_uuid": .string(uuid)])) : "joined tally \(uuid); its offer comes from \(invite.chad.text)")
+                try await ChipsCommand.withWallet(options) { session, _ in try await session.accept(invite) }
+                print(options.json ? JavaScriptJSON.stringify(.object(["ticket_process": true])) : "joined the tally of \(invite.chad.text); their offer follows")
             }
         }
 

@@ -10,11 +10,7 @@ import Testing
 @Suite("MyCHIPs records: digests, signatures and the chain")
 struct ChipsRecordsTests {
     static func tallyCore(_ json: JSONValue) throws -> TallyCore {
-        let stock = try #require(json["stock"]), foil = try #require(json["foil"])
-        return TallyCore(version: Int(try #require(json["version"]?.int64Value)), uuid: try #require(json["uuid"]?.stringValue),
-                         date: try #require(json["date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)), comment: json["comment"]?.stringValue,
-                         agree: json["agree"] ?? .null, stock: .init(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .null),
-                         foil: .init(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .null))
+        try #require(TallyCore(json: json), "a tally core as MyCHIPs writes it")
     }
 
     static func chitCore(_ json: JSONValue) throws -> ChitCore {
@@ -103,8 +99,8 @@ struct ChipsRecordsTests {
             ["chad": ["cuid": .string(name.lowercased()), "agent": "purse-agent"], "type": "p", "name": ["surname": .string(name), "first": .null],
              "public": try StrictJSON.parse(Array(key.publicJWK.utf8)), "date": "2026-11-25T00:00:00.000Z"]
         }
-        let core = TallyCore(uuid: UUID().uuidString.lowercased(), date: 1_764_000_000_123, comment: "Jardín",
-                             agree: ["host": "mychips.org", "name": "Tally_Contract", "version": 1, "language": "eng", "rid": "r"],
+        let core = TallyCore(uuid: UUID().uuidString.lowercased(), date: 1_764_000_000_123, memo: "Jardín",
+                             agree: ["source": "byZENT6Lqdub9ew8tQnvyTGgVduELz-j6zfjHM-tgs8"],
                              stock: .init(cert: try cert("Núñez", stockKey), terms: ["limit": 100, "call": 30]),
                              foil: .init(cert: try cert("Lee", foilKey), terms: ["limit": 20]))
         let tally: JSONValue = ["core": core.json, "digest": .string(core.digest), "signing_text": .string(core.signingText),

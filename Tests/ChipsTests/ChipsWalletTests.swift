@@ -172,7 +172,7 @@ struct ChipsWalletTests {
             await expectRefusal("!mychips.tallies:SIG", "an acceptance signed over a changed record") {
                 let tally = try await bob.tally(bobSeq)
                 var other = tally.core
-                other.comment = "something else"
+                other.memo = "something else"
                 _ = try await bob.update(ChipsSession.talliesView, fields: ["request": "open", "hold_sig": .string(try pair.bobKey.sign(other.signingText))],
                                          where: ["tally_seq": .int(bobSeq)])
             }

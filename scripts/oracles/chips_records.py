@@ -111,8 +111,8 @@ def make(path: str) -> None:
         return {"chad": {"cuid": cuid, "agent": "oracle-agent", "host": "127.0.0.1", "port": 43210}, "type": "p",
                 "name": {"surname": name, "first": None}, "public": jwk_of(key), "connect": [], "place": [], "identity": {},
                 "date": "2026-01-02T03:04:05.678Z"}
-    core = {"version": 1, "uuid": str(uuid.uuid4()), "date": "2026-11-25T10:11:12.345Z", "comment": None,
-            "agree": {"host": "mychips.org", "name": "Tally_Contract", "version": 1, "language": "eng", "rid": "oracle"},
+    core = {"version": 1, "revision": 1, "uuid": str(uuid.uuid4()), "date": "2026-11-25T10:11:12.345Z", "memo": None,
+            "agree": {"source": "byZENT6Lqdub9ew8tQnvyTGgVduELz-j6zfjHM-tgs8"},
             "stock": {"cert": cert("Stöck", stock, "stock"), "terms": {"limit": 100, "call": 30}},
             "foil": {"cert": cert("Foil", foil, "foil"), "terms": {"limit": 50}}}
     text = stable(core, drop_nulls=False)

@@ -61,22 +61,44 @@ struct ChitRecord: Sendable, Equatable {
         (issuer != holder ? "A." : "L.") + status + (request.map { "." + $0 } ?? "")
     }
 
-    /// A row of `mychips.chits_v_me`.
+    /// The record with its signature and, once linked, its digest: MyCHIPs' `json` column and
+    /// the `object` of chit notices.
+    func signedJSON(tally uuid: String) -> JSONValue {
+        guard case .object(var members) = core(tally: uuid).json else { return .null }
+        if let signature { members["sign"] = .string(signature) }
+        if chainIdx != nil { members["hash"] = .string(digest) }
+        return .object(members)
+    }
+
+    /// A row of `mychips.chits_v_me` with the real view's columns and JSON types: digests are
+    /// Buffers, `net` what the chit adds to the holder's balance, `net_g` and `net_p` the same
+    /// when it is good (or good or pending), `net_c`/`net_pc` the tally's balances.
     func row(tally: TallyRecord) -> [String: JSONValue] {
         func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
         let state = state(holder: tally.type)
         let net = net(holder: tally.type)
+        let json = signedJSON(tally: tally.uuid)
+        var chain: [String: JSONValue] = ["conf": .int(tally.chainConf)]
+        if let chainIdx, let chainHash {
+            chain["index"] = .int(chainIdx)
+            chain["hash"] = .string(chainHash)
+        }
+        var jsonChain = json.objectValue ?? [:]
+        jsonChain["chain"] = .object(chain)
+        let date = { (millis: Int64) in JSONValue.string(JavaScriptDate.string(epochMillis: millis)) }
         return [
-            "chit_ent": .string(ent), "chit_seq": .int(seq), "chit_idx": .int(idx), "chit_uuid": .string(uuid),
-            "chit_type": .string(type.rawValue), "chit_date": .string(JavaScriptDate.string(epochMillis: date)),
-            "issuer": .string(issuer.rawValue), "units": units.map(JSONValue.int) ?? .null, "reference": reference ?? .null,
-            "memo": text(memo), "digest": .string(digest), "signature": text(signature), "request": text(request),
-            "status": .string(status), "state": .string(state), "action": .bool(state == "L.pend"),
-            "net": .int(net), "net_g": .int(status == "good" ? net : 0), "net_p": .int(status == "void" ? 0 : net),
-            "chain_idx": chainIdx.map(JSONValue.int) ?? .null, "chain_prev": text(chainPrev), "chain_dgst": text(chainHash),
-            "tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.rawValue), "part_cid": text(tally.partCid),
-            "json_core": core(tally: tally.uuid).json,
-            "crt_date": .string(JavaScriptDate.string(epochMillis: createdAt)), "mod_date": .string(JavaScriptDate.string(epochMillis: modifiedAt)),
+            "chit_ent": .string(ent), "chit_seq": .int(seq), "chit_idx": .int(idx), "chit_date": date(self.date), "request": text(request),
+            "signature": text(signature), "units": units.map(JSONValue.int) ?? .null, "reference": reference ?? .null, "memo": text(memo),
+            "chit_uuid": .string(uuid), "chit_type": .string(type.rawValue), "issuer": .string(issuer.rawValue),
+            "crt_by": .string(ent), "mod_by": .string(ent), "crt_date": date(createdAt), "mod_date": date(modifiedAt),
+            "chain_msg": .null, "chain_idx": chainIdx.map(JSONValue.int) ?? .null, "chain_dgst": ChipsDigest.buffer(chainHash),
+            "chain_prev": ChipsDigest.buffer(chainPrev), "lift_seq": .null, "status": .string(status), "digest": ChipsDigest.buffer(digest),
+            "hold_cuid": .string(tally.holdCid), "part_cuid": text(tally.partCid), "tally_type": .string(tally.type.rawValue),
+            "tally_uuid": .string(tally.uuid), "net_c": .int(tally.netC), "net_pc": .int(tally.netWithPending), "chain_conf": .int(tally.chainConf),
+            "net": .int(net), "net_g": .int(status == "good" ? net : 0), "net_p": .int(status == "good" || status == "pend" ? net : 0),
+            "cstate": .string(chainIdx == nil ? "Unlinked" : "Linked"), "state": .string(state), "action": .bool(state == "L.pend"),
+            "json_core": core(tally: tally.uuid).json, "json": json, "chain": .object(chain), "json_chain": .object(jsonChain),
+            "hash_v": ChipsDigest.buffer(chainHash ?? digest), "clean": .bool(chainHash != nil),
         ]
     }
 

@@ -38,8 +38,10 @@ struct ChitStore: Sendable {
         pushes = context.pushes
     }
 
-    static let insertFields: Set<String> = ["chit_seq", "tally_uuid", "chit_uuid", "chit_type", "chit_date", "issuer", "units", "reference", "memo",
-                                            "request", "signature", "chain_idx", "chain_prev"]
+    /// What an insert may name. `chit_ent` is the user's own (the app names it); `status` is the
+    /// provider's to decide and is not read (the app sends `open` with a request).
+    static let insertFields: Set<String> = ["chit_ent", "chit_seq", "tally_uuid", "chit_uuid", "chit_type", "chit_date", "issuer", "units", "reference",
+                                            "memo", "request", "signature", "chain_idx", "chain_prev", "status"]
 
     static func refuse(_ code: String, _ message: String) -> WysemanError {
         WysemanError.constraint(message, code: "!mychips.chits:" + code, sqlState: "P0001")
@@ -66,8 +68,26 @@ struct ChitStore: Sendable {
         for key in fields.keys where !Self.insertFields.contains(key) {
             throw WysemanError.database("column \"\(key)\" of view mychips.chits_v_me can only be set by the provider", sqlState: "42501")
         }
-        guard case .string(let uuidText)? = fields["chit_uuid"], let uuid = UUID(uuidString: uuidText)?.uuidString.lowercased() else {
-            throw WysemanError.database("null value in column \"chit_uuid\" violates not-null constraint", sqlState: "23502")
+        if let ent = fields["chit_ent"], ent != .string(user.userEnt) {
+            throw WysemanError.database("new row violates row-level security policy for table \"chits\"", sqlState: "42501")
+        }
+        if let status = fields["status"], !status.isNull, !["draft", "pend", "open", "good"].contains(status.stringValue ?? "") {
+            throw WysemanError.database("invalid input value for enum chit_status", sqlState: "22P02")
+        }
+        // A request may leave its id to the provider, as the app does; a signed chit carries the
+        // id it was signed with.
+        let uuid: String
+        switch fields["chit_uuid"] {
+        case .string(let text)?:
+            guard let parsed = UUID(uuidString: text) else { throw WysemanError.database("invalid input syntax for type uuid: \"\(text)\"", sqlState: "22P02") }
+            uuid = parsed.uuidString.lowercased()
+        case nil, .null?:
+            guard fields["request"]?.stringValue == "pend" else {
+                throw WysemanError.database("null value in column \"chit_uuid\" violates not-null constraint", sqlState: "23502")
+            }
+            uuid = UUID().uuidString.lowercased()
+        default:
+            throw WysemanError.database("invalid input syntax for type uuid", sqlState: "22P02")
         }
         let type: ChitType
         switch fields["chit_type"] {
@@ -162,8 +182,8 @@ struct ChitStore: Sendable {
                 try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior)
             }
             mine.modifiedAt = millis
-            let notice = try await Self.write(chit, theirs, mine, partner, inserting: true, millis: millis, notifier: notifier, pushes: pushes, in: db)
-            return (chit, mine, [notice])
+            let notices = try await Self.write(chit, theirs, mine, partner, inserting: true, millis: millis, notifier: notifier, pushes: pushes, in: db)
+            return (chit, mine, notices)
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
         return (chit, tally)
@@ -213,17 +233,17 @@ struct ChitStore: Sendable {
             chit.modifiedAt = millis
             theirs.modifiedAt = millis
             mine.modifiedAt = millis
-            let notice = try await Self.write(chit, theirs, mine, partner, inserting: false, millis: millis, notifier: notifier, pushes: pushes, in: db)
-            return (chit, mine, [notice])
+            let notices = try await Self.write(chit, theirs, mine, partner, inserting: false, millis: millis, notifier: notifier, pushes: pushes, in: db)
+            return (chit, mine, notices)
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
         return (chit, tally)
     }
 
-    /// Writes both copies of a chit and of its tally, and the partner's notice (to the socket and
-    /// as pushes), in the caller's transaction.
+    /// Writes both copies of a chit and of its tally, and both partners' notices (the partner's
+    /// also as pushes), in the caller's transaction.
     static func write(_ chit: ChitRecord, _ theirs: ChitRecord, _ mine: TallyRecord, _ partner: TallyRecord, inserting: Bool, millis: Int64,
-                      notifier: ChipsNotifier, pushes: ChipsPushes?, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
+                      notifier: ChipsNotifier, pushes: ChipsPushes?, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
         var (mine, partner) = (mine, partner)
         // The balance with pending requests (`net_p`) fits as well, on both copies.
         for tally in [mine, partner] { _ = try checked { () throws(CheckedAmount.Overflow) in try CheckedAmount.add(tally.netC, tally.netPC) } }
@@ -238,10 +258,12 @@ struct ChitStore: Sendable {
         }
         try await mine.save(in: db)
         try await partner.save(in: db)
+        let own = try await notice(chit, tally: mine, push: false, in: db)
         let notice = try await notice(theirs, tally: partner, in: db)
+        try await notifier.publish(own, in: db)
         try await notifier.publish(notice, in: db)
         try await pushes?.enqueue(notice, in: db)
-        return notice
+        return [own, notice]
     }
 
     // MARK: Checks and the chain
@@ -359,20 +381,17 @@ struct ChitStore: Sendable {
         }
     }
 
-    /// `{target: 'chit', entity, sequence, index, uuid, action, state, object}` on the holder's channel.
-    static func notice(_ chit: ChitRecord, tally: TallyRecord, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
+    /// `{target: 'chit', entity, sequence, index, state, net, pend, object}` on the holder's
+    /// channel, as `mychips.chit_notify_user` sends it: `net` and `pend` are the tally's balance
+    /// without and with pending chits after the change, `object` the signed record (with its
+    /// digest once linked). `uuid`, `action` and `tally_state` are this provider's, for pushes.
+    static func notice(_ chit: ChitRecord, tally: TallyRecord, push: Bool = true, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
         let username = try await TallyStore.username(ofEntity: chit.ent, in: db)
         let state = chit.state(holder: tally.type)
-        var object = chit.core(tally: tally.uuid).json
-        if case .object(var members) = object {
-            if let signature = chit.signature { members["signed"] = .string(signature) }
-            if let index = chit.chainIdx { members["index"] = .int(index) }
-            if let hash = chit.chainHash { members["chain"] = .string(hash) }
-            object = .object(members)
-        }
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: chit.ent), data: .object([
-            "target": "chit", "entity": .string(chit.ent), "sequence": .int(chit.seq), "index": .int(chit.idx), "uuid": .string(chit.uuid),
-            "action": .bool(state == "L.pend"), "state": .string(state), "tally_state": .string(tally.state), "object": object,
-        ]))
+            "net": .int(tally.netC), "pend": .int(tally.netWithPending), "index": .int(chit.idx), "state": .string(state),
+            "entity": .string(chit.ent), "object": chit.signedJSON(tally: tally.uuid), "target": "chit", "sequence": .int(chit.seq),
+            "uuid": .string(chit.uuid), "action": .bool(state == "L.pend"), "tally_state": .string(tally.state),
+        ]), push: push)
     }
 }

@@ -5,8 +5,8 @@ import PurseFormats
 import SQLKit
 
 /// The tally contracts the provider publishes (`mychips.contracts`). A tally's `agree` names one
-/// by `{host, name, version, language, rid}`; `rid` is the digest of the contract's record, so a
-/// signed tally binds its partners to exactly that text.
+/// as MyCHIPs does, `{source: rid}`; `rid` is the digest of the contract's record, so a signed
+/// tally binds its partners to exactly that text.
 enum ContractCatalog {
     struct Contract: Sendable {
         var host: String
@@ -17,6 +17,8 @@ enum ContractCatalog {
         var text: String
         var sections: JSONValue
         var published: String
+        /// The `rid` stored with the record (checked against ``rid``, the digest of the record).
+        var storedRID: String
 
         var core: JSONValue {
             .object(["host": .string(host), "name": .string(name), "version": .int(version), "language": .string(language),
@@ -25,9 +27,8 @@ enum ContractCatalog {
 
         var rid: String { ChipsDigest.of(core) }
 
-        var reference: JSONValue {
-            .object(["host": .string(host), "name": .string(name), "version": .int(version), "language": .string(language), "rid": .string(rid)])
-        }
+        /// How a tally names it (`contract`, the record's `agree`): `{source: rid}`.
+        var reference: JSONValue { .object(["source": .string(rid)]) }
     }
 
     /// The provider's standard tally contract.
@@ -39,7 +40,7 @@ enum ContractCatalog {
             .object(["title": "Credit terms", "text": "Each partner states the most it will let the other owe it (limit) and the notice it gives before calling a balance due (call, in days). A partner is not obliged to supply value against pledges beyond the limit it granted."]),
             .object(["title": "Closing", "text": "Either partner may ask to close the tally. It then takes only chits that bring its balance toward zero, and closes when the balance is zero."]),
         ]),
-        published: "2026-01-01")
+        published: "2026-01-01", storedRID: "")
 
     static func install(into database: Database) async throws {
         let contract = standard
@@ -54,13 +55,13 @@ enum ContractCatalog {
     }
 
     static func all(in db: any DatabaseSession) async throws -> [Contract] {
-        try await db.raw("SELECT host, name, version, language, title, text, sections, published FROM chips_contracts ORDER BY host, name, version, language")
+        try await db.raw("SELECT host, name, version, language, title, text, sections, published, rid FROM chips_contracts ORDER BY host, name, version, language")
             .all().map { row in
                 Contract(host: try row.decode(column: "host", as: String.self), name: try row.decode(column: "name", as: String.self),
                          version: try row.decode(column: "version", as: Int64.self), language: try row.decode(column: "language", as: String.self),
                          title: try row.decode(column: "title", as: String.self), text: try row.decode(column: "text", as: String.self),
                          sections: (try? StrictJSON.parse(try row.decode(column: "sections", as: String.self).utf8)) ?? .array([]),
-                         published: try row.decode(column: "published", as: String.self))
+                         published: try row.decode(column: "published", as: String.self), storedRID: try row.decode(column: "rid", as: String.self))
             }
     }
 
@@ -70,9 +71,9 @@ enum ContractCatalog {
         return (contracts.max { $0.version < $1.version } ?? standard).reference
     }
 
-    /// A tally's `agree` names a contract of this provider, by its `rid`.
+    /// A tally's `agree` names a contract of this provider, as `{source: rid}`.
     static func exists(_ value: JSONValue, in db: any DatabaseSession) async throws -> Bool {
-        guard case .string(let rid)? = value["rid"] else { return false }
+        guard case .object(let members) = value, members.count == 1, case .string(let rid)? = members["source"] else { return false }
         return try await db.raw("SELECT rid FROM chips_contracts WHERE rid = \(bind: rid)").first() != nil
     }
 }

@@ -68,7 +68,7 @@ struct TallyStore: Sendable {
             guard let seq = try await db.raw("UPDATE chips_users SET last_tally = last_tally + 1 WHERE username = \(bind: username) RETURNING last_tally")
                 .first()?.decode(column: "last_tally", as: Int64.self) else { throw WysemanError.unexpectedRows(0, expected: 1) }
             var tally = TallyRecord(
-                ent: user.userEnt, seq: seq, uuid: uuid, type: .stock, date: millis, version: 1, comment: nil,
+                ent: user.userEnt, seq: seq, uuid: uuid, type: .stock, date: millis, version: 1, revision: 1, comment: nil,
                 contract: try await ContractCatalog.defaultContract(in: db), holdCert: user.certificate(configuration: configuration),
                 partCert: nil, holdSig: nil, partSig: nil, holdTerms: .object([:]), partTerms: .object([:]), digest: nil,
                 target: 0, bound: 0, reward: 0, clutch: 0, request: nil, status: "draft", closing: false, partEnt: nil,
@@ -180,33 +180,42 @@ struct TallyStore: Sendable {
                 let before = tally.core
                 try await Self.apply(content, to: &tally, in: db)
                 if tally.core != before {
-                    // A changed tally needs both signatures again; an offer out with the partner is withdrawn.
-                    if tally.status == "offer" { notices += try await withdraw(&tally, millis: millis, in: db) }
+                    // A changed tally needs both signatures again; an offer out with the partner is
+                    // withdrawn, and the tally counts a revision.
+                    if tally.status == "offer" {
+                        notices += try await withdraw(&tally, millis: millis, in: db)
+                        tally.revision += 1
+                    }
                     tally.holdSig = nil
                     tally.partSig = nil
                     tally.status = "draft"
                 }
             }
             if case .string(let signature)? = fields["hold_sig"] { tally.holdSig = signature } else if fields["hold_sig"] == .null { tally.holdSig = nil }
+            var reason: String?
             switch fields["request"] {
             case nil, .null?: break
-            case .string("offer")?: notices += try await offer(&tally, millis: millis, in: db)
-            case .string("open")?: notices += try await open(&tally, millis: millis, in: db)
-            case .string("void")?: notices += try await void(&tally, millis: millis, in: db)
+            case .string("offer")?: notices += try await offer(&tally, millis: millis, in: db); reason = "offer"
+            case .string("open")?: notices += try await open(&tally, millis: millis, in: db); reason = "open"
+            case .string("void")?: notices += try await void(&tally, millis: millis, in: db); reason = "void"
             case .string("draft")?:
                 guard tally.status == "offer" else { throw Self.illegal(tally, "only an offer goes back to draft") }
                 notices += try await withdraw(&tally, millis: millis, in: db)
                 tally.status = "draft"
+                tally.revision += 1
                 tally.holdSig = nil
                 tally.partSig = nil
+                reason = "draft"
             default:
                 throw WysemanError.constraint("new row for relation \"tallies\" violates check constraint", code: "!mychips.tallies:IVR")
             }
             tally.modifiedAt = millis
             try await tally.save(in: db)
+            // The holder hears of their own change too, as on a real provider (no push: they made it).
+            if let reason { notices.insert(try await notice(for: tally, reason: reason, push: false, in: db), at: 0) }
             for notice in notices {
                 try await notifier.publish(notice, in: db)
-                try await pushes?.enqueue(notice, in: db)
+                if notice.push { try await pushes?.enqueue(notice, in: db) }
             }
             return (tally, notices)
         }
@@ -246,7 +255,7 @@ struct TallyStore: Sendable {
             partner = TallyRecord.copy(of: tally, ent: partEnt, seq: seq, millis: millis)
             try await partner.insert(in: db)
         }
-        return [try await notice(for: partner, in: db)]
+        return [try await notice(for: partner, reason: "offer", in: db)]
     }
 
     private func open(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
@@ -274,7 +283,7 @@ struct TallyStore: Sendable {
             if index == 0 { tally = copy } else { partner = copy; partner.partSig = tally.holdSig }
         }
         try await partner.save(in: db)
-        return [try await notice(for: partner, in: db)]
+        return [try await notice(for: partner, reason: "open", in: db)]
     }
 
     private func void(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
@@ -293,22 +302,23 @@ struct TallyStore: Sendable {
         partner.request = nil
         partner.modifiedAt = millis
         try await partner.save(in: db)
-        return [try await notice(for: partner, in: db)]
+        return [try await notice(for: partner, reason: "void", in: db)]
     }
 
     static func badSignature(_ message: String = "the signature does not verify with the signing key in your certificate") -> WysemanError {
         WysemanError.constraint(message, code: "!mychips.tallies:SIG", sqlState: "P0001")
     }
 
-    /// `{target: 'tally', entity, sequence, action, state, object}` on the holder's channel
-    /// (`mychips.tally_notify_user`).
-    func notice(for tally: TallyRecord, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
+    /// `{target: 'tally', entity, sequence, state, action, reason, object}` on the holder's
+    /// channel, as `mychips.tally_notify_user` sends it: `object` is the signed record with its
+    /// signatures, `reason` what happened (`valid`: a partner joined by ticket; `offer`, `open`,
+    /// `void`, `draft`). `tally_type` is this provider's, for the push's wording.
+    func notice(for tally: TallyRecord, reason: String, push: Bool = true, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
         let username = try await Self.username(ofEntity: tally.ent, in: db)
-        let row = tally.row(partnerName: nil)
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: tally.ent), data: .object([
-            "target": "tally", "entity": .string(tally.ent), "sequence": .int(tally.seq), "tally_type": .string(tally.type.rawValue), "action": .bool(tally.needsAction),
-            "state": .string(tally.state), "object": row["json"] ?? .null,
-        ]))
+            "state": .string(tally.state), "action": .bool(tally.needsAction), "entity": .string(tally.ent), "object": tally.signedJSON,
+            "reason": .string(reason), "target": "tally", "sequence": .int(tally.seq), "tally_type": .string(tally.type.rawValue),
+        ]), push: push)
     }
 
     static func username(ofEntity ent: String, in db: any DatabaseSession) async throws -> String {
@@ -320,10 +330,18 @@ struct TallyStore: Sendable {
 
     // MARK: Invitations
 
-    /// The `invite` action: a tally ticket for the holder's draft — a one-time token, valid for
-    /// the ticket lifetime, as `{token, expires, chad, link}`; the link is
-    /// `https://mychips.org/invite?token=…&chad=…`. The token is stored only as its SHA-256.
-    func invite(seq: Int64) async throws -> JSONValue {
+    /// A tally ticket: `{token, expires, chad}` as MyCHIPs' `tokens_v_me` returns it.
+    struct TallyTicket: Sendable {
+        var token: String
+        var expires: String
+        var chad: JSONValue
+
+        var json: JSONValue { .object(["token": .string(token), "expires": .string(expires), "chad": chad]) }
+    }
+
+    /// A tally ticket for the holder's draft: a one-time token, valid for the ticket lifetime.
+    /// The token is stored only as its SHA-256.
+    func invite(seq: Int64) async throws -> TallyTicket {
         let user = user
         let configuration = configuration
         let issued = now()
@@ -343,18 +361,16 @@ struct TallyStore: Sendable {
                 VALUES (\(bind: ChipsTickets.digest(token)), \(bind: user.userEnt), \(bind: next), \(bind: seq), \(bind: expires), \(bind: issued.epochMillis))
                 """).run()
         }
-        let chad: JSONValue = .object(["cuid": .string(user.cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
-                                       "port": .int(Int64(configuration.publicPort))])
-        let expiry = JavaScriptDate.string(epochMillis: expires)
-        let link = "https://mychips.org/invite?token=\(URIComponent.encode(token))&chad=\(URIComponent.encode(JavaScriptJSON.stringify(chad)))&expires=\(URIComponent.encode(expiry))"
-        return .object(["token": .string(token), "expires": .string(expiry), "chad": chad, "tally_seq": .int(seq), "link": .string(link)])
+        return TallyTicket(token: token, expires: JavaScriptDate.string(epochMillis: expires),
+                           chad: TallyRecord.chad(cuid: user.cuid, agent: configuration.agent, configuration: configuration))
     }
 
     /// `mychips.ticket_process(ticket)`: the invited user's client presents the tally ticket
     /// (`{token, chad}`, or its link); the ticket is spent and the user's certificate joins the
     /// inviter's draft, which is now the inviter's to sign and offer. Tickets of other providers
     /// are refused: this provider reaches only its own users.
-    func processTicket(_ ticket: JSONValue) async throws -> JSONValue {
+    @discardableResult
+    func processTicket(_ ticket: JSONValue) async throws -> TallyRecord {
         var fields = ticket["ticket"] ?? ticket
         if case .string(let link) = ticket, let components = URLComponents(string: link) {
             var members: [String: JSONValue] = [:]
@@ -397,14 +413,13 @@ struct TallyStore: Sendable {
             tally.partAgent = configuration.agent
             tally.modifiedAt = millis
             try await tally.save(in: db)
-            let note = try await self.notice(for: tally, in: db)
+            let note = try await self.notice(for: tally, reason: "valid", in: db)
             try await notifier.publish(note, in: db)
             try await pushes?.enqueue(note, in: db)
             return (tally, note)
         }
         notifier.deliverAfterCommit(notice)
-        return .object(["tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.other.rawValue), "part_cid": .string(tally.holdCid),
-                        "part_agent": .string(tally.holdAgent), "state": .string("invited")])
+        return tally
     }
 
     /// Drafts carry their holder's current certificate (a new signing key, a new address).
@@ -446,6 +461,7 @@ extension TallyRecord {
     mutating func mirror(_ other: TallyRecord, millis: Int64) {
         type = other.type.other
         version = other.version
+        revision = other.revision
         date = other.date
         comment = other.comment
         contract = other.contract

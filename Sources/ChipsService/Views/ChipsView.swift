@@ -40,8 +40,41 @@ protocol ChipsView: Sendable {
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue
     func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue
     func delete(filter: WhereClause, context: ViewContext) async throws
-    /// A named action (`{action, keys, options}`); nil when the view has no action of that name.
-    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue?
+    /// A named action; nil when the view has no action of that name.
+    func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue?
+}
+
+/// A view's named action as Wyseman's dispatcher hands it to a control function:
+/// `{action: "action", name, view, data: {keys: [{…}], options: {…}}}`.
+struct NamedAction: Sendable {
+    var name: String
+    var keys: [JSONValue]
+    var options: [String: JSONValue]
+
+    init(name: String, data: JSONValue?) {
+        self.name = name
+        switch data?["keys"] {
+        case .array(let list)?: keys = list
+        default: keys = data?["key"].map { [$0] } ?? []
+        }
+        options = data?["options"]?.objectValue ?? [:]
+    }
+
+    /// The one key a ticket action needs (`TMK`, too many or too few keys, otherwise).
+    func singleKey(view: String) throws -> JSONValue {
+        guard keys.count == 1 else { throw WysemanError.constraint("an action of this kind takes exactly one key", code: "!\(view):TMK") }
+        return keys[0]
+    }
+
+    /// The content in each format asked for (`options.format`: one name, or a list answered as
+    /// a list), as MyCHIPs' `buildContent` makes it.
+    func content(_ make: (String?) throws -> JSONValue) rethrows -> JSONValue {
+        switch options["format"] {
+        case .array(let formats)?: return .array(try formats.map { try make($0.stringValue) })
+        case .string(let format)?: return try make(format)
+        default: return try make(nil)
+        }
+    }
 }
 
 extension ChipsView {
@@ -51,7 +84,7 @@ extension ChipsView {
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue { throw WysemanError.permissionDenied(name) }
     func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue { throw WysemanError.permissionDenied(name) }
     func delete(filter: WhereClause, context: ViewContext) async throws { throw WysemanError.permissionDenied(name) }
-    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? { nil }
+    func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? { nil }
 
     /// The `meta` tuple: `{obj, pkey, cols, columns, styles, fkeys}` as `wm.table_meta` has it.
     var meta: JSONValue {

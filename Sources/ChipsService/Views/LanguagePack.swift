@@ -142,3 +142,25 @@ enum LanguagePack {
               ]),
     ]
 }
+
+extension LanguagePack {
+    /// The words of the tickets and invitations named actions return, in the user's language.
+    struct ActionTexts: Sendable {
+        var invitation: String
+        var connection: String
+        var validUntil: String
+        var openLink: String
+        var unknownFormat: String
+    }
+
+    static func actionTexts(language: String) -> ActionTexts {
+        switch language {
+        case "spa":
+            ActionTexts(invitation: "Invitación a un tally", connection: "Conexión a su proveedor", validUntil: "Válido hasta",
+                        openLink: "Abra este enlace para ver el tally", unknownFormat: "Formato desconocido")
+        default:
+            ActionTexts(invitation: "Invitation to a tally", connection: "Connection to your provider", validUntil: "Valid until",
+                        openLink: "Open this link to see the tally", unknownFormat: "Unknown format")
+        }
+    }
+}

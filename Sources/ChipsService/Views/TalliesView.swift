@@ -14,47 +14,70 @@ import SQLKit
 struct TalliesView: ChipsView {
     let name = "mychips.tallies_v_me"
     let primaryKey = ["tally_ent", "tally_seq"]
+    /// The real view's columns in its order, then this provider's `part_name` and `chain_dgst`.
     let columns: [ViewColumn] = [
         ViewColumn(name: "tally_ent", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "tally_seq", type: .int, nonull: true, size: 4),
-        ViewColumn(name: "tally_uuid", type: .text, nonull: true, listed: false),
         ViewColumn(name: "tally_type", type: .text, nonull: true, writable: true, size: 5),
-        ViewColumn(name: "tally_date", type: .timestamp, nonull: true, listed: false),
-        ViewColumn(name: "version", type: .int, nonull: true, listed: false),
         ViewColumn(name: "comment", type: .text, length: 400, writable: true, size: 20),
         ViewColumn(name: "contract", type: .jsonb, writable: true, listed: false),
-        ViewColumn(name: "hold_cert", type: .jsonb, listed: false),
-        ViewColumn(name: "part_cert", type: .jsonb, listed: false),
-        ViewColumn(name: "hold_sig", type: .text, writable: true, listed: false),
-        ViewColumn(name: "part_sig", type: .text, listed: false),
         ViewColumn(name: "hold_terms", type: .jsonb, writable: true, listed: false),
         ViewColumn(name: "part_terms", type: .jsonb, writable: true, listed: false),
-        ViewColumn(name: "digest", type: .text, listed: false),
         ViewColumn(name: "target", type: .int, nonull: true, writable: true, listed: false),
-        ViewColumn(name: "bound", type: .int, nonull: true, writable: true, listed: false),
         ViewColumn(name: "reward", type: .float, nonull: true, writable: true, listed: false),
         ViewColumn(name: "clutch", type: .float, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "bound", type: .int, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "hold_cert", type: .jsonb, listed: false),
+        ViewColumn(name: "part_sig", type: .text, listed: false),
+        ViewColumn(name: "hold_sig", type: .text, writable: true, listed: false),
         ViewColumn(name: "request", type: .text, writable: true, listed: false),
-        ViewColumn(name: "status", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "state", type: .text, nonull: true, size: 8),
-        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
-        ViewColumn(name: "hold_cid", type: .text, listed: false),
-        ViewColumn(name: "hold_agent", type: .text, listed: false),
-        ViewColumn(name: "part_cid", type: .text, size: 12),
-        ViewColumn(name: "part_agent", type: .text, listed: false),
+        ViewColumn(name: "tally_uuid", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "version", type: .int, nonull: true, listed: false),
         ViewColumn(name: "part_ent", type: .text, listed: false),
-        ViewColumn(name: "part_name", type: .text, size: 20),
+        ViewColumn(name: "part_cert", type: .jsonb, listed: false),
+        ViewColumn(name: "tally_seq", type: .int, nonull: true, size: 4),
+        ViewColumn(name: "status", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "revision", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "digest", type: .bytea, listed: false),
+        ViewColumn(name: "net_pc", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "net_c", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "tally_date", type: .timestamp, nonull: true, listed: false),
+        ViewColumn(name: "hold_cuid", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "hold_agent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "part_cuid", type: .text, size: 12),
+        ViewColumn(name: "part_agent", type: .text, listed: false),
         ViewColumn(name: "hold_sets", type: .jsonb, listed: false),
         ViewColumn(name: "part_sets", type: .jsonb, listed: false),
-        ViewColumn(name: "net", type: .int, nonull: true, size: 10),
-        ViewColumn(name: "net_p", type: .int, nonull: true, listed: false),
-        ViewColumn(name: "chits", type: .int, nonull: true, size: 5),
         ViewColumn(name: "chain_conf", type: .int, nonull: true, listed: false),
-        ViewColumn(name: "chain_dgst", type: .text, listed: false),
-        ViewColumn(name: "json_core", type: .jsonb, listed: false),
-        ViewColumn(name: "json", type: .jsonb, listed: false),
+        ViewColumn(name: "chain_stat", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "crt_by", type: .text, listed: false),
+        ViewColumn(name: "mod_by", type: .text, listed: false),
         ViewColumn(name: "crt_date", type: .timestamp, listed: false),
         ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+        ViewColumn(name: "hold_chad", type: .jsonb, listed: false),
+        ViewColumn(name: "hold_host", type: .text, listed: false),
+        ViewColumn(name: "hold_port", type: .int, listed: false),
+        ViewColumn(name: "part_addr", type: .text, listed: false),
+        ViewColumn(name: "part_chad", type: .jsonb, listed: false),
+        ViewColumn(name: "part_host", type: .text, listed: false),
+        ViewColumn(name: "part_port", type: .int, listed: false),
+        ViewColumn(name: "inside", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "state", type: .text, nonull: true, size: 8),
+        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "liftable", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "chits", type: .int, nonull: true, size: 5),
+        ViewColumn(name: "chits_p", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "net", type: .numeric, nonull: true, size: 10),
+        ViewColumn(name: "net_p", type: .numeric, nonull: true, listed: false),
+        ViewColumn(name: "mag_p", type: .numeric, nonull: true, listed: false),
+        ViewColumn(name: "latest", type: .timestamp, listed: false),
+        ViewColumn(name: "json_core", type: .jsonb, listed: false),
+        ViewColumn(name: "json", type: .jsonb, listed: false),
+        ViewColumn(name: "digest_v", type: .bytea, listed: false),
+        ViewColumn(name: "clean", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "policy", type: .jsonb, listed: false),
+        ViewColumn(name: "ack_hash", type: .text, listed: false),
+        ViewColumn(name: "part_name", type: .text, size: 20),
+        ViewColumn(name: "chain_dgst", type: .bytea, listed: false),
     ]
 
     /// Rendered rows by tally and the row version they show.
@@ -63,6 +86,7 @@ struct TalliesView: ChipsView {
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
         let ent = context.user.userEnt
         let cache = rendered
+        let configuration = context.configuration
         return try await context.database.read { db in
             let versions = try await db.raw("SELECT tally_seq, row_version FROM chips_tallies WHERE tally_ent = \(bind: ent) ORDER BY tally_seq").all()
                 .map { (try $0.decode(column: "tally_seq", as: Int64.self), try $0.decode(column: "row_version", as: Int64.self)) }
@@ -73,13 +97,29 @@ struct TalliesView: ChipsView {
                 if let row = cache.row(ent, seq, version: version) { rows.append(row) } else { stale.append(seq) }
             }
             guard !stale.isEmpty else { return rows }
+            let pending = try await Self.pendingChits(of: ent, in: db)
             for tally in try await TallyRecord.all(of: ent, in: db) where stale.contains(tally.seq) {
-                let row = tally.row(partnerName: Self.name(of: tally.partCert))
+                let row = tally.row(partnerName: Self.name(of: tally.partCert), pendingChits: pending[tally.seq] ?? 0, configuration: configuration)
                 cache.store(row, ent, tally.seq, version: tally.rowVersion)
                 rows.append(row)
             }
             return rows.sorted { ($0["tally_seq"]?.int64Value ?? 0) < ($1["tally_seq"]?.int64Value ?? 0) }
         }
+    }
+
+    /// Pending chits by tally, for `chits_p`.
+    static func pendingChits(of ent: String, in db: any DatabaseSession) async throws -> [Int64: Int64] {
+        var counts: [Int64: Int64] = [:]
+        for row in try await db.raw("SELECT chit_seq, COUNT(*) AS n FROM chips_chits WHERE chit_ent = \(bind: ent) AND status = 'pend' GROUP BY chit_seq").all() {
+            counts[try row.decode(column: "chit_seq", as: Int64.self)] = try row.decode(column: "n", as: Int64.self)
+        }
+        return counts
+    }
+
+    /// One tally's row as the view shows it.
+    static func row(of tally: TallyRecord, context: ViewContext) async throws -> JSONValue {
+        let pending = try await context.database.read { db in try await pendingChits(of: tally.ent, in: db) }
+        return .object(tally.row(partnerName: name(of: tally.partCert), pendingChits: pending[tally.seq] ?? 0, configuration: context.configuration))
     }
 
     /// A certificate's name as lists show it: `Surname, First` or an organization's name.
@@ -90,14 +130,12 @@ struct TalliesView: ChipsView {
     }
 
     func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
-        let tally = try await TallyStore(context: context).create(fields)
-        return .object(tally.row(partnerName: nil))
+        try await Self.row(of: try await TallyStore(context: context).create(fields), context: context)
     }
 
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
         let seq = try await target(filter, context: context)
-        let tally = try await TallyStore(context: context).update(seq: seq, fields: fields)
-        return .object(tally.row(partnerName: Self.name(of: tally.partCert)))
+        return try await Self.row(of: try await TallyStore(context: context).update(seq: seq, fields: fields), context: context)
     }
 
     /// The one tally of the user's a `where` names.
@@ -107,33 +145,48 @@ struct TalliesView: ChipsView {
         return seq
     }
 
-    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? {
-        guard action == "invite" else { return nil }
-        // `keys` as `[{tally_seq}]` or `{tally_seq}` (the draft the invitation is for).
-        let keys = request["keys"]
-        guard let seq = (keys?.arrayValue?.first ?? keys)?["tally_seq"]?.int64Value ?? request["options"]?["tally_seq"]?.int64Value else {
-            throw WysemanError.request("the invite action needs keys {tally_seq}", "badKeys")
+    /// `invite`: a tally ticket for the draft `keys: [{tally_seq}]`, in each `options.format`
+    /// asked for — `json` (`{invite: {token, expires, chad}, url, title, message}`), `link` (an
+    /// HTML anchor with the expiry), `qr` (an SVG of the link) — as MyCHIPs' `invite` control
+    /// function answers.
+    func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
+        guard action.name == "invite" else { return nil }
+        guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
+            throw WysemanError.constraint("the invitation names its draft: keys [{tally_seq}]", code: "!\(name):GTK")
         }
-        return try await TallyStore(context: context).invite(seq: seq)
+        if action.options["reuse"] == .bool(true) || action.options["reuse"] == .string("t") {
+            throw WysemanError.constraint("this provider makes single-use invitations only", code: "!\(name):GTK")
+        }
+        let ticket = try await TallyStore(context: context).invite(seq: seq)
+        let url = "https://mychips.org/invite?token=\(URIComponent.encode(ticket.token))&chad=\(URIComponent.encode(JavaScriptJSON.stringify(ticket.chad)))"
+        let texts = LanguagePack.actionTexts(language: context.user.language)
+        return try action.content { format in
+            switch format {
+            case "json":
+                return .object(["invite": ticket.json, "url": .string(url), "title": .string(texts.invitation), "message": .string(texts.validUntil)])
+            case "link":
+                return .string("\(texts.openLink):\n<a href=\"\(url)\">\(texts.invitation)</a><p>\(texts.validUntil): \(ticket.expires)")
+            case "qr":
+                return .string(try QRCode.encode(text: url).svg())
+            default:
+                return .string(texts.unknownFormat)
+            }
+        }
     }
 }
 
 /// `mychips.ticket_process(ticket)`: presents a tally ticket (its JSON, or its link as text).
+/// A scalar function, as in MyCHIPs: the answer is `[{ticket_process: true}]`; the inviter's
+/// offer follows as a notice.
 struct TicketProcessFunction: ChipsView {
     let name = "mychips.ticket_process"
-    let primaryKey = ["tally_uuid"]
+    let primaryKey = ["ticket_process"]
     let parameterTypes: [ColumnType]? = [.jsonb]
-    let columns: [ViewColumn] = [
-        ViewColumn(name: "tally_uuid", type: .text, nonull: true),
-        ViewColumn(name: "tally_type", type: .text, nonull: true),
-        ViewColumn(name: "part_cid", type: .text, nonull: true),
-        ViewColumn(name: "part_agent", type: .text, nonull: true),
-        ViewColumn(name: "state", type: .text, nonull: true),
-    ]
+    let columns: [ViewColumn] = [ViewColumn(name: "ticket_process", type: .bool, nonull: true)]
 
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
-        let result = try await TallyStore(context: context).processTicket(parameters.first ?? .null)
-        return [result.objectValue ?? [:]]
+        try await TallyStore(context: context).processTicket(parameters.first ?? .null)
+        return [["ticket_process": true]]
     }
 }
 
@@ -162,35 +215,50 @@ final class RenderedTallyRows: Sendable {
 struct ChitsView: ChipsView {
     let name = "mychips.chits_v_me"
     let primaryKey = ["chit_ent", "chit_seq", "chit_idx"]
+    /// The real view's columns, in its order.
     let columns: [ViewColumn] = [
-        ViewColumn(name: "chit_ent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "chit_ent", type: .text, nonull: true, writable: true, listed: false),
         ViewColumn(name: "chit_seq", type: .int, nonull: true, writable: true, size: 4),
         ViewColumn(name: "chit_idx", type: .int, nonull: true, size: 4),
-        ViewColumn(name: "chit_uuid", type: .text, nonull: true, writable: true, listed: false),
-        ViewColumn(name: "chit_type", type: .text, nonull: true, writable: true, size: 4),
         ViewColumn(name: "chit_date", type: .timestamp, nonull: true, writable: true, size: 20),
-        ViewColumn(name: "issuer", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "request", type: .text, writable: true, listed: false),
+        ViewColumn(name: "signature", type: .text, writable: true, listed: false),
         ViewColumn(name: "units", type: .int, writable: true, size: 10),
         ViewColumn(name: "reference", type: .jsonb, writable: true, listed: false),
         ViewColumn(name: "memo", type: .text, length: 400, writable: true, size: 20),
-        ViewColumn(name: "digest", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "signature", type: .text, writable: true, listed: false),
-        ViewColumn(name: "request", type: .text, writable: true, listed: false),
-        ViewColumn(name: "status", type: .text, nonull: true, size: 5),
-        ViewColumn(name: "state", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "chit_uuid", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "chit_type", type: .text, nonull: true, writable: true, size: 4),
+        ViewColumn(name: "issuer", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "crt_by", type: .text, listed: false),
+        ViewColumn(name: "mod_by", type: .text, listed: false),
+        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+        ViewColumn(name: "chain_msg", type: .jsonb, listed: false),
+        ViewColumn(name: "chain_idx", type: .int, listed: false),
+        ViewColumn(name: "chain_dgst", type: .bytea, listed: false),
+        ViewColumn(name: "chain_prev", type: .bytea, listed: false),
+        ViewColumn(name: "lift_seq", type: .int, listed: false),
+        ViewColumn(name: "status", type: .text, nonull: true, writable: true, size: 5),
+        ViewColumn(name: "digest", type: .bytea, listed: false),
+        ViewColumn(name: "hold_cuid", type: .text, listed: false),
+        ViewColumn(name: "part_cuid", type: .text, listed: false),
+        ViewColumn(name: "tally_type", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "tally_uuid", type: .text, nonull: true, writable: true, listed: false),
+        ViewColumn(name: "net_c", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "net_pc", type: .int, nonull: true, listed: false),
+        ViewColumn(name: "chain_conf", type: .int, nonull: true, listed: false),
         ViewColumn(name: "net", type: .int, nonull: true, size: 10),
         ViewColumn(name: "net_g", type: .int, nonull: true, listed: false),
         ViewColumn(name: "net_p", type: .int, nonull: true, listed: false),
-        ViewColumn(name: "chain_idx", type: .int, listed: false),
-        ViewColumn(name: "chain_prev", type: .text, listed: false),
-        ViewColumn(name: "chain_dgst", type: .text, listed: false),
-        ViewColumn(name: "tally_uuid", type: .text, nonull: true, writable: true, listed: false),
-        ViewColumn(name: "tally_type", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "part_cid", type: .text, listed: false),
+        ViewColumn(name: "cstate", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "state", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "action", type: .bool, nonull: true, listed: false),
         ViewColumn(name: "json_core", type: .jsonb, listed: false),
-        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
-        ViewColumn(name: "mod_date", type: .timestamp, listed: false),
+        ViewColumn(name: "json", type: .jsonb, listed: false),
+        ViewColumn(name: "chain", type: .jsonb, listed: false),
+        ViewColumn(name: "json_chain", type: .jsonb, listed: false),
+        ViewColumn(name: "hash_v", type: .bytea, listed: false),
+        ViewColumn(name: "clean", type: .bool, nonull: true, listed: false),
     ]
 
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
@@ -234,14 +302,27 @@ struct ContractsView: ChipsView {
         ViewColumn(name: "published", type: .date, listed: false),
         ViewColumn(name: "rid", type: .text, nonull: true, listed: false),
         ViewColumn(name: "json_core", type: .jsonb, listed: false),
+        ViewColumn(name: "top", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "clean", type: .bool, nonull: true, listed: false),
     ]
 
+    /// Each contract's record and `rid`; `top` marks the newest version of a contract in its
+    /// language (what the app offers for a new tally), `clean` that the stored `rid` is the
+    /// digest of the record.
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
         try await context.database.read { db in
-            try await ContractCatalog.all(in: db).map { contract in
+            let contracts = try await ContractCatalog.all(in: db)
+            var newest: [String: Int64] = [:]
+            for contract in contracts {
+                let key = "\(contract.host)/\(contract.name)/\(contract.language)"
+                newest[key] = max(newest[key] ?? 0, contract.version)
+            }
+            return contracts.map { contract in
                 var row = contract.core.objectValue ?? [:]
-                row["rid"] = .string(contract.rid)
+                row["rid"] = .string(contract.storedRID)
                 row["json_core"] = contract.core
+                row["top"] = .bool(newest["\(contract.host)/\(contract.name)/\(contract.language)"] == contract.version)
+                row["clean"] = .bool(contract.storedRID == contract.rid)
                 return row
             }
         }

@@ -17,6 +17,15 @@ struct UsersView: ChipsView {
     let primaryKey = ["id"]
     let columns: [ViewColumn] = [
         ViewColumn(name: "id", type: .text, nonull: true, size: 6),
+        ViewColumn(name: "user_ent", type: .text, nonull: true, listed: false),
+        ViewColumn(name: "ent_num", type: .int, listed: false),
+        ViewColumn(name: "cas_name", type: .text, listed: false),
+        ViewColumn(name: "frm_name", type: .text, listed: false),
+        ViewColumn(name: "giv_name", type: .text, listed: false),
+        ViewColumn(name: "mid_name", type: .text, listed: false),
+        ViewColumn(name: "pref_name", type: .text, listed: false),
+        ViewColumn(name: "ent_inact", type: .bool, nonull: true, listed: false),
+        ViewColumn(name: "user_stat", type: .text, nonull: true, listed: false),
         ViewColumn(name: "username", type: .text, nonull: true, size: 12),
         ViewColumn(name: "peer_cuid", type: .text, nonull: true, size: 12),
         ViewColumn(name: "peer_agent", type: .text, nonull: true, listed: false),
@@ -161,29 +170,42 @@ struct UsersView: ChipsView {
         return value
     }
 
-    func perform(action: String, request: WysemanRequest, context: ViewContext) async throws -> JSONValue? {
-        if action == "push" {
-            // `{device_token, enable}`: the app's APNs device token, registered or retired.
-            guard case .string(let token)? = request["options"]?["device_token"], (64...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
+    /// The named actions: `ticket` (a connection ticket for another device, keys `[{id}]`, in
+    /// each `options.format`: `json` `{ticket}`, `link`, `url`, `qr`), and `push` (this
+    /// provider's: `options {device_token, enable}` registers or retires the app's APNs token).
+    func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
+        switch action.name {
+        case "push":
+            guard case .string(let token)? = action.options["device_token"], (64...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
                 throw WysemanError.request("the push action needs options {device_token}: the APNs token in hexadecimal", "badOptions")
             }
-            let enable = request["options"]?["enable"] != .bool(false)
+            let enable = action.options["enable"] != .bool(false)
             let username = context.user.username
             let now = context.now().epochMillis
             try await context.database.transaction { db in
                 try await ChipsPushes.register(username: username, token: token.lowercased(), enable: enable, now: now, in: db)
             }
             return .object(["device_token": .string(token.lowercased()), "enabled": .bool(enable), "pushes": .bool(context.pushes != nil)])
+        case "ticket":
+            let key = try action.singleKey(view: name)
+            guard key["id"] == nil || key["id"] == .string(context.user.userEnt) else {
+                throw WysemanError.constraint("a ticket is for your own record", code: "!\(name):GTK")
+            }
+            let username = context.user.username
+            let ticket = try await context.database.transaction { db in try await context.tickets.issue(for: username, in: db) }
+            let texts = LanguagePack.actionTexts(language: context.user.language)
+            return try action.content { format in
+                switch format {
+                case "json": return ticket.json
+                case "qr": return .string(try QRCode.encode(text: ticket.link).svg())
+                case "url": return .string("<a href=\"\(ticket.link)\">\(texts.connection)</a>")
+                case "link": return .string("\(texts.connection):\n<a href=\"\(ticket.link)\">\(texts.connection)</a><p>\(texts.validUntil): \(JavaScriptDate.string(ticket.expires))")
+                default: return .string(texts.unknownFormat)
+                }
+            }
+        default:
+            return nil
         }
-        guard action == "ticket" else { return nil }
-        let username = context.user.username
-        let ticket = try await context.database.transaction { db in try await context.tickets.issue(for: username, in: db) }
-        var result = ticket.json
-        if case .object(var members) = result {
-            members["link"] = .string(ticket.link)
-            result = .object(members)
-        }
-        return result
     }
 }
 

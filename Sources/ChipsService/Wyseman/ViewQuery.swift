@@ -4,7 +4,7 @@ import PurseFormats
 /// A column's type as the view's metadata gives it, and how request values are read for it —
 /// PostgreSQL casts a bound text parameter to the column's type, so `"42"` matches an integer 42.
 enum ColumnType: String, Sendable {
-    case text, int, float = "float8", bool, date, timestamp = "timestamptz", jsonb
+    case text, int, float = "float8", bool, date, timestamp = "timestamptz", jsonb, numeric, bytea
 
     /// The request value as a value of this type, or the database's refusal.
     func coerce(_ value: JSONValue, column: String) throws(WysemanError) -> JSONValue {
@@ -33,7 +33,11 @@ enum ColumnType: String, Sendable {
             case "f", "false", "no", "off", "0": return .bool(false)
             default: throw .database("invalid input syntax for type boolean: \"\(text)\"", sqlState: "22P02")
             }
-        case (.text, .string), (.timestamp, .string): return value
+        case (.text, .string), (.timestamp, .string), (.bytea, .string): return value
+        case (.numeric, .int), (.numeric, .uint): return value
+        case (.numeric, .string(let text)):
+            guard let number = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw .database("invalid input syntax for type numeric: \"\(text)\"", sqlState: "22P02") }
+            return .int(number)
         case (.text, .int(let number)): return .string(String(number))
         case (.text, .bool(let flag)): return .string(flag ? "true" : "false")
         case (.date, .string(let text)):
@@ -184,6 +188,9 @@ indirect enum WhereClause: Sendable {
             }
         }
         if case .int(let x) = a, case .int(let y) = b { return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending) }
+        // A numeric column's value is decimal text (as PostgreSQL's numeric reaches a client); a
+        // condition on it was read as a number.
+        if case .string(let text) = a, case .int = b, let x = Int64(text) { return order(.int(x), b) }
         if let x = number(a), let y = number(b) { return x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending) }
         if case .string(let x) = a, case .string(let y) = b { return x == y ? .orderedSame : (x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? .orderedAscending : .orderedDescending) }
         if case .bool(let x) = a, case .bool(let y) = b { return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending) }

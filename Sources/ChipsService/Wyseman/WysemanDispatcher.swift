@@ -69,11 +69,14 @@ struct WysemanDispatcher: Sendable {
             if case .all(let clauses) = filter, clauses.isEmpty { throw WysemanError.request("unbounded delete", "badDelete") }
             try await view.delete(filter: filter, context: context)
             return .null
-        default:
-            guard let result = try await view.perform(action: request.action, request: request, context: context) else {
-                throw WysemanError.request("unknown action: \(request.action)", "badAction")
+        case "action":
+            guard case .string(let name)? = request["name"],
+                  let result = try await view.perform(NamedAction(name: name, data: request["data"]), context: context) else {
+                throw WysemanError.request("Unhandled: action", "badAction")
             }
             return result
+        default:
+            throw WysemanError.request("Unhandled: \(request.action)", "badAction")
         }
     }
 

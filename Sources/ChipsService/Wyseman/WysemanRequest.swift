@@ -4,7 +4,8 @@ import PurseFormats
 /// One request frame: `{id, view, action, …}`. What a request may carry beyond those depends on
 /// its action: `fields`, `where`, `order`, `limit`, `table` and `params` for `tuple` and
 /// `select`; `fields` and `where` for `update`; `fields` for `insert`; `where` for `delete`;
-/// `language` for `lang`; `keys`, `options` and `data` for a view's named actions.
+/// `language` for `lang`; `name` and `data: {keys, options}` for a view's named actions
+/// (`action: "action"`).
 struct WysemanRequest: Sendable {
     var id: JSONValue
     var view: String
@@ -49,7 +50,10 @@ struct WysemanRequest: Sendable {
 /// A response frame: the request's `id`, `view` and `action` echoed, with `data` or `error`.
 enum WysemanResponse {
     static func data(_ data: JSONValue, to request: WysemanRequest) -> String {
-        JavaScriptJSON.object([("id", request.id), ("view", .string(request.view)), ("action", .string(request.action)), ("data", data)])
+        var members: [(key: String, value: JSONValue)] = [("id", request.id), ("view", .string(request.view)), ("action", .string(request.action))]
+        if request.action == "action", let name = request["name"] { members.append(("name", name)) }
+        members.append(("data", data))
+        return JavaScriptJSON.object(members)
     }
 
     static func error(_ error: WysemanError, id: JSONValue, view: String? = nil, action: String? = nil) -> String {

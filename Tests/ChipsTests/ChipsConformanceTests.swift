@@ -1,0 +1,129 @@
+import ChipsProtocol
+import Foundation
+import MyCHIPs
+import PurseFormats
+import Synchronization
+import Testing
+
+/// `Fixtures/chark-journey.log`: the real MyCHIPs provider (gotchoices/MyCHIPs with wyseman)
+/// answering the requests the real MyCHIPs app sends, for two users from publishing their
+/// signing keys to a settled chain. Lines are `[A] >> request`, `[A] << answer`,
+/// `[A] NOTIFY notice` and `[A] connect URL`.
+struct JourneyLog {
+    enum Kind: Equatable { case connect, request, answer, notice }
+
+    struct Line {
+        var user: String
+        var kind: Kind
+        var json: JSONValue
+    }
+
+    var lines: [Line]
+
+    static func load() throws -> JourneyLog {
+        let url = try #require(Bundle.module.url(forResource: "chark-journey", withExtension: "log", subdirectory: "Fixtures"))
+        var lines: [Line] = []
+        for text in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") where text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { continue }
+            let user = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(close, offsetBy: 2)...]
+            let kind: Kind
+            let body: Substring
+            if rest.hasPrefix(">> ") { kind = .request; body = rest.dropFirst(3) }
+            else if rest.hasPrefix("<< ") { kind = .answer; body = rest.dropFirst(3) }
+            else if rest.hasPrefix("NOTIFY ") { kind = .notice; body = rest.dropFirst(7) }
+            else if rest.hasPrefix("connect ") { lines.append(Line(user: user, kind: .connect, json: .string(String(rest.dropFirst(8))))); continue }
+            else { continue }
+            lines.append(Line(user: user, kind: kind, json: try StrictJSON.parse(Array(body.utf8))))
+        }
+        return JourneyLog(lines: lines)
+    }
+
+    /// Each request with the answer that followed it for the same user.
+    var exchanges: [(request: Line, answer: Line)] {
+        var result: [(Line, Line)] = []
+        for (index, line) in lines.enumerated() where line.kind == .request {
+            if let answer = lines[(index + 1)...].first(where: { $0.user == line.user && $0.kind == .answer }) { result.append((line, answer)) }
+        }
+        return result
+    }
+
+    func notices(of user: String) -> [JSONValue] { lines.filter { $0.user == user && $0.kind == .notice }.map(\.json) }
+
+    /// Where `ours` does not have the recorded shape: every member the recording has, with the
+    /// same JSON type where both are not null, at every depth — except inside certificates and
+    /// the users' own data, whose members depend on what each user entered.
+    static func shapeDifferences(recorded: JSONValue, ours: JSONValue, path: String = "") -> [String] {
+        func kind(_ value: JSONValue) -> String {
+            switch value {
+            case .null: "null"
+            case .bool: "boolean"
+            case .int, .uint, .double: "number"
+            case .string: "string"
+            case .array: "array"
+            case .object: "object"
+            }
+        }
+        if recorded.isNull || ours.isNull { return [] }
+        guard kind(recorded) == kind(ours) else { return ["\(path): \(kind(ours)) where the real provider has \(kind(recorded))"] }
+        let userData: Set<String> = ["cert", "hold_cert", "part_cert", "identity", "place", "connect", "conn_pub", "user_psig", "reference", "ref",
+                                     "hold_terms", "part_terms", "hold_sets", "part_sets"]
+        switch (recorded, ours) {
+        case (.object(let expected), .object(let actual)):
+            var problems: [String] = []
+            for (key, value) in expected {
+                guard let mine = actual[key] else { problems.append("\(path).\(key): missing"); continue }
+                if userData.contains(key) {
+                    if kind(value) != kind(mine), !value.isNull, !mine.isNull { problems.append("\(path).\(key): \(kind(mine)) where the real provider has \(kind(value))") }
+                    continue
+                }
+                problems += shapeDifferences(recorded: value, ours: mine, path: path + "." + key)
+            }
+            return problems
+        case (.array(let expected), .array(let actual)):
+            guard let first = expected.first, let mine = actual.first else { return [] }
+            return shapeDifferences(recorded: first, ours: mine, path: path + "[0]")
+        default:
+            return []
+        }
+    }
+}
+
+@Suite("MyCHIPs conformance: the real app's journey, recorded from a real provider")
+struct ChipsConformanceTests {
+    /// The recording's tally and chain, reproduced here: the same digests and chain hashes from
+    /// our code, both partners' tally signatures and the chits' signatures verified.
+    @Test("the recorded chain: tally digest, signatures and chain hashes as the real provider made them")
+    func recordedChain() throws {
+        let log = try JourneyLog.load()
+        let exchanges = log.exchanges
+        func answer(_ id: String) throws -> JSONValue { try #require(exchanges.first { $0.request.json["id"] == .string(id) }?.answer.json["data"]) }
+        func request(_ id: String) throws -> JSONValue { try #require(exchanges.first { $0.request.json["id"] == .string(id) }?.request.json) }
+        let tallyRow = try #require(try answer("A9").arrayValue?.first)
+        let coreJSON = try #require(tallyRow["json_core"])
+        let core = try #require(TallyCore(json: coreJSON), "the real json_core reads as our record, member for member")
+        #expect(core.memo == "Garden work" && core.revision == 1 && core.agree == ["source": "byZENT6Lqdub9ew8tQnvyTGgVduELz-j6zfjHM-tgs8"])
+        let digest = try #require(ChipsDigest.text(tallyRow["digest"]))
+        #expect(core.digest == digest)
+        // A (stock) signed the record it read (A6), B (foil) the same record (B4).
+        #expect(core.isSigned(by: .stock, signature: try request("A6")["fields"]?["hold_sig"]?.stringValue))
+        #expect(core.isSigned(by: .foil, signature: try request("B4")["fields"]?["hold_sig"]?.stringValue))
+        #expect(!core.isSigned(by: .stock, signature: try request("B4")["fields"]?["hold_sig"]?.stringValue))
+        let tally = try ChipsTally(row: tallyRow)
+        #expect(tally.net == 15_500 && tally.netPending == 15_500 && tally.signatures == (true, true))
+
+        let chits = try #require(try answer("A10").arrayValue).map(ChipsChit.init(row:))
+        #expect(chits.count == 2)
+        for chit in chits {
+            #expect(chit.core.isSigned(by: core.half(chit.core.by).cert["public"], signature: chit.signature), "chit \(chit.index) signed by its issuer")
+        }
+        let links = chits.compactMap(\.link)
+        #expect(links.count == 2)
+        let end = try ChipsChain.verify(links, tallyDigest: digest)
+        #expect(end == chits.last?.chainHash)
+        #expect(end == "h-tGbU4E3J0QSblr9Gb0YY7nSG4vKH6l_d2LVs7Epxc")
+        // B's copy of the chain is the same chain.
+        let theirs = try #require(try answer("B10").arrayValue).map(ChipsChit.init(row:))
+        #expect(try ChipsChain.verify(theirs.compactMap(\.link), tallyDigest: digest) == end)
+    }
+}
