@@ -203,7 +203,7 @@ CHIPS_PORT="$port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user bob 
 expect_in "CHIP address: bob:" "$PURSE" chips connect --profile bob "@$work/bob.json"
 expect_in "draft" "$PURSE" chips tally new --lend 50 --borrow 20 --comment "Garden work"
 invite=$("$PURSE" chips tally invite 1 | head -1)
-expect_in "joined tally" "$PURSE" chips tally accept --profile bob "$invite"
+expect_in "joined the tally" "$PURSE" chips tally accept --profile bob "$invite"
 expect_in "H.offer" "$PURSE" chips tally offer 1
 bob_tally=$("$PURSE" chips tally list --profile bob --json | python3 -c 'import json,sys; print([t for t in json.load(sys.stdin) if t["state"]=="P.offer"][0]["tally_seq"])')
 expect_in "open" "$PURSE" chips tally open --profile bob "$bob_tally"

@@ -73,7 +73,13 @@ struct ChipsUserRecord: Sendable, Equatable {
         return [
             "id": .string(userEnt), "user_ent": .string(userEnt), "ent_num": Int64(userEnt.dropFirst()).map(JSONValue.int) ?? .null,
             "cas_name": .string(entType == "o" ? entName : casual), "frm_name": .string(stdName), "giv_name": text(firName),
-            "mid_name": .null, "pref_name": .null, "ent_inact": .bool(false), "user_stat": "act",
+            "mid_name": .null, "pref_name": .null, "ent_inact": .bool(false), "user_stat": "act", "title": .null, "gender": .null,
+            "marital": .null, "ent_cmt": .null, "bank": .null, "age": age.map { .string(String($0)) } ?? .null, "user_host": .null,
+            "user_port": .null, "peer_huid": .null, "user_named": .null, "user_cmt": .null, "crt_by": .string(username),
+            "mod_by": .string(username), "agent_key": .null, "agent_ip": .null,
+            "json": .object(["id": .string(userEnt), "cuid": .string(cuid), "name": .string(entName), "type": .string(entType),
+                             "begin": text(bornDate), "first": text(firName), "juris": text(country), "taxid": text(taxID),
+                             "middle": .null, "prefer": .null]),
             "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),
             "peer_host": .string(configuration.publicHost), "peer_port": .int(Int64(configuration.publicPort)),
             "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
@@ -81,6 +87,17 @@ struct ChipsUserRecord: Sendable, Equatable {
             "conn_pub": pub, "user_psig": signingKey, "language": .string(language), "cert": certificate(configuration: configuration),
             "crt_date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "mod_date": .string(JavaScriptDate.string(Date(epochMillis: modifiedAt))),
         ]
+    }
+
+    /// Whole years since `born_date`, as the real view's `age`; nil without a birth date.
+    var age: Int? {
+        guard let bornDate, bornDate.utf8.count == 10, let year = Int(bornDate.prefix(4)),
+              let month = Int(bornDate.dropFirst(5).prefix(2)), let day = Int(bornDate.suffix(2)) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let today = calendar.dateComponents([.year, .month, .day], from: Date())
+        guard let nowYear = today.year, let nowMonth = today.month, let nowDay = today.day else { return nil }
+        return nowYear - year - ((nowMonth, nowDay) < (month, day) ? 1 : 0)
     }
 
     /// The public signing key as JSON, or null before the user has one.

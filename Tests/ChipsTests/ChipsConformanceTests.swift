@@ -1,6 +1,8 @@
 import ChipsProtocol
 import Foundation
 import MyCHIPs
+import PurseDatabase
+import PurseTestSupport
 import PurseFormats
 import Synchronization
 import Testing
@@ -126,4 +128,130 @@ struct ChipsConformanceTests {
         let theirs = try #require(try answer("B10").arrayValue).map(ChipsChit.init(row:))
         #expect(try ChipsChain.verify(theirs.compactMap(\.link), tallyDigest: digest) == end)
     }
+
+    /// Every request of the recording, in order, sent to our provider by two fresh users: each
+    /// succeeds and answers in the recorded shape. Ids, keys, tokens and signatures are the
+    /// replay's own (signatures made over what our provider answered, as the app makes them);
+    /// everything else is sent as recorded. The notices each user receives follow the recorded
+    /// ones, state for state, in the recorded shapes.
+    @Test("the real app's requests, replayed against our provider: every one answers in the recorded shape; the notices follow",
+          arguments: TestEngines.all)
+    func replay(engine: DatabaseEngine) async throws {
+        let log = try JourneyLog.load()
+        try await ChipsProvider.with(engine: engine) { provider in
+            let clients = ["A": provider.client(), "B": provider.client()]
+            let keys = ["A": SigningKey(), "B": SigningKey()]
+            try await clients["A"]!.connection.connect(ticket: try await provider.ticket(for: "james", name: "Madison"))
+            try await clients["B"]!.connection.connect(ticket: try await provider.ticket(for: "fran", name: "Lee"))
+            let received = ReceivedNotices()
+            var listeners: [Task<Void, Never>] = []
+            for (user, client) in clients {
+                let stream = await client.connection.notifications()
+                listeners.append(Task {
+                    for await notice in stream where ["tally", "chit"].contains(notice.data["target"]?.stringValue ?? "") {
+                        received.append(notice.data, for: user)
+                    }
+                })
+            }
+            // Recorded values → the replay's own.
+            var ours: [String: String] = ["p1001": try await clients["A"]!.me().id, "p1002": try await clients["B"]!.me().id]
+            var answers: [String: JSONValue] = [:]
+            func substituted(_ value: JSONValue) -> JSONValue {
+                switch value {
+                case .string(let text): return .string(ours[text] ?? text)
+                case .array(let items): return .array(items.map(substituted))
+                case .object(let members): return .object(members.mapValues(substituted))
+                default: return value
+                }
+            }
+            func coreSigned(by user: String, from answer: String) throws -> String {
+                let row = try #require(answers[answer]?.arrayValue?.first)
+                let json = try #require(row["json_core"])
+                let core = try #require(TallyCore(json: json))
+                return try keys[user]!.sign(core.signingText)
+            }
+
+            for (request, recorded) in log.exchanges {
+                guard case .object(var frame) = substituted(request.json), case .string(let id)? = frame["id"],
+                      case .string(let view)? = frame["view"], case .string(let action)? = frame["action"] else { Issue.record("a request without id"); continue }
+                for member in ["id", "view", "action"] { frame[member] = nil }
+                var fields = frame["fields"]?.objectValue ?? [:]
+                switch id {
+                case "A1", "B1":
+                    fields["user_psig"] = try StrictJSON.parse(Array(keys[request.user]!.publicJWK.utf8))
+                case "B2":
+                    let invite = try #require(answers["A4"]?.arrayValue?.first?["invite"])
+                    frame["params"] = [invite]
+                case "A6":
+                    fields["hold_sig"] = .string(try coreSigned(by: "A", from: "A5"))
+                case "B4":
+                    fields["hold_sig"] = .string(try coreSigned(by: "B", from: "B3"))
+                case "B6":
+                    let uuid = UUID().uuidString.lowercased()
+                    ours[fields["chit_uuid"]?.stringValue ?? ""] = uuid
+                    fields["chit_uuid"] = .string(uuid)
+                    let tally = try #require(answers["B5"]?.arrayValue?.first?["tally_uuid"]?.stringValue)
+                    let core = ChitCore(tally: tally, by: .foil, type: .tran, uuid: uuid,
+                                        date: try #require(fields["chit_date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)),
+                                        units: fields["units"]?.int64Value, reference: fields["reference"], memo: fields["memo"]?.stringValue)
+                    fields["signature"] = .string(try keys["B"]!.sign(core.signingText))
+                case "B8":
+                    let row = try #require(answers["B7"]?.arrayValue?.first)
+                    let core = try ChipsRecordsTests.chitCore(try #require(row["json_core"]))
+                    fields["signature"] = .string(try keys["B"]!.sign(core.signingText))
+                default:
+                    break
+                }
+                if !fields.isEmpty { frame["fields"] = .object(fields) }
+                let answer: JSONValue
+                do {
+                    answer = try await clients[request.user]!.connection.request(view: view, action: action, frame)
+                } catch {
+                    Issue.record("\(id) \(action) \(view): \(error)")
+                    continue
+                }
+                answers[id] = answer
+                let differences = JourneyLog.shapeDifferences(recorded: recorded.json["data"] ?? .null, ours: answer)
+                #expect(differences.isEmpty, "\(id) \(action) \(view): \(differences.joined(separator: "; "))")
+                // Values the recording goes on to use.
+                switch id {
+                case "A2":
+                    for (index, row) in (recorded.json["data"]?.arrayValue ?? []).enumerated() {
+                        let mine = answer.arrayValue?.first { $0["name"] == row["name"] } ?? answer.arrayValue?[min(index, (answer.arrayValue?.count ?? 1) - 1)]
+                        if let real = row["rid"]?.stringValue, let rid = mine?["rid"]?.stringValue { ours[real] = rid }
+                    }
+                case "A3":
+                    if let real = recorded.json["data"]?["tally_uuid"]?.stringValue, let uuid = answer["tally_uuid"]?.stringValue { ours[real] = uuid }
+                case "A8":
+                    if let real = recorded.json["data"]?["chit_uuid"]?.stringValue, let uuid = answer["chit_uuid"]?.stringValue { ours[real] = uuid }
+                default:
+                    break
+                }
+            }
+
+            for user in ["A", "B"] {
+                let expected = log.notices(of: user).map { $0["data"] ?? .null }
+                _ = try await eventually { received.of(user).count >= expected.count }
+                let got = received.of(user)
+                #expect(got.map { $0["state"] } == expected.map { $0["state"] }, "\(user)'s notices, state for state")
+                for (real, mine) in zip(expected, got) {
+                    let differences = JourneyLog.shapeDifferences(recorded: real, ours: mine)
+                    #expect(differences.isEmpty, "\(user)'s notice \(real["state"]?.stringValue ?? ""): \(differences.joined(separator: "; "))")
+                }
+            }
+            // The chain both users hold is one chain, and our client verifies it.
+            let report = try await clients["A"]!.verifyChain(1)
+            #expect(report.links == 2 && report.unsignedChits.isEmpty)
+            for listener in listeners { listener.cancel() }
+            for client in clients.values { await connectionDone(client) }
+        }
+    }
+}
+
+/// Notices by user, as the replay's listeners receive them.
+final class ReceivedNotices: Sendable {
+    private let notices = Mutex<[String: [JSONValue]]>([:])
+
+    func append(_ notice: JSONValue, for user: String) { notices.withLock { $0[user, default: []].append(notice) } }
+    func of(_ user: String) -> [JSONValue] { notices.withLock { $0[user] ?? [] } }
 }

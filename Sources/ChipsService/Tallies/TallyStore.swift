@@ -45,7 +45,8 @@ struct TallyStore: Sendable {
     static let contentFields: Set<String> = ["comment", "contract", "hold_terms", "part_terms", "tally_type"]
     static let holderFields: Set<String> = ["target", "bound", "reward", "clutch"]
     static let insertFields: Set<String> = contentFields.union(holderFields).union(["tally_uuid"])
-    static let updateFields: Set<String> = contentFields.union(holderFields).union(["hold_sig", "request"])
+    /// What an update may name; `tally_uuid` only as the tally's own (the app echoes it).
+    static let updateFields: Set<String> = contentFields.union(holderFields).union(["hold_sig", "request", "tally_uuid"])
 
     // MARK: Drafts
 
@@ -170,6 +171,9 @@ struct TallyStore: Sendable {
         let (tally, notices) = try await database.transaction { db -> (TallyRecord, [ChipsNotifier.Notice]) in
             guard var tally = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db, locking: true) else {
                 throw WysemanError.unexpectedRows(0, expected: 1)
+            }
+            if let given = fields["tally_uuid"], given != .string(tally.uuid) {
+                throw WysemanError.database("column \"tally_uuid\" of view mychips.tallies_v_me can only be changed by the provider", sqlState: "42501")
             }
             var notices: [ChipsNotifier.Notice] = []
             let content = fields.filter { Self.contentFields.contains($0.key) || Self.holderFields.contains($0.key) }
