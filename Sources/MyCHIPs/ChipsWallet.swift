@@ -54,6 +54,8 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
         partnerName = row["part_name"]?.stringValue ?? Self.name(of: row["part_cert"])
         if case .string(let cuid)? = row["part_cuid"], case .string(let agent)? = row["part_agent"] {
             partner = ChipsAddress(cuid: cuid, agent: agent)
+        } else {
+            partner = ChipsAddress(chad: row["part_cert"]?["chad"])
         }
         holdCert = row["hold_cert"] ?? .null
         partCert = row["part_cert"].flatMap { $0.isNull ? nil : $0 }

@@ -4,6 +4,7 @@ import MyCHIPs
 import PurseDatabase
 import PurseTestSupport
 import PurseFormats
+import PurseKit
 import Synchronization
 import Testing
 
@@ -254,4 +255,124 @@ final class ReceivedNotices: Sendable {
 
     func append(_ notice: JSONValue, for user: String) { notices.withLock { $0[user, default: []].append(notice) } }
     func of(_ user: String) -> [JSONValue] { notices.withLock { $0[user] ?? [] } }
+}
+
+/// A provider that answers from the recording: each request frame gets the recorded answer its
+/// view and action (and action name) route to, with the frame's own id.
+final class PlaybackProvider: WebSocketTransport, HTTPTransport, Sendable {
+    final class Socket: WebSocketConnection, Sendable {
+        let messages: AsyncThrowingStream<String, any Error>
+        let incoming: AsyncThrowingStream<String, any Error>.Continuation
+        let routes: Mutex<[String: JSONValue]>
+        let sent = Mutex<[JSONValue]>([])
+
+        init(routes: [String: JSONValue]) {
+            self.routes = Mutex(routes)
+            (messages, incoming) = AsyncThrowingStream<String, any Error>.makeStream()
+        }
+
+        func send(_ text: String) async throws {
+            guard case .object(let frame) = try StrictJSON.parse(Array(text.utf8)) else { return }
+            sent.withLock { $0.append(.object(frame)) }
+            let key = PlaybackProvider.route(frame)
+            let id = frame["id"] ?? .null
+            if let data = routes.withLock({ $0[key] }) {
+                incoming.yield(JavaScriptJSON.object([("id", id), ("data", data)]))
+            } else {
+                incoming.yield(JavaScriptJSON.object([("id", id), ("error", ["message": .string("no recorded answer for \(key)"), "code": "!wm.lang:badAction"])]))
+            }
+        }
+
+        func close() async { incoming.finish() }
+    }
+
+    static func route(_ frame: [String: JSONValue]) -> String {
+        let name = frame["name"]?.stringValue.map { " " + $0 } ?? ""
+        return "\(frame["action"]?.stringValue ?? "") \(frame["view"]?.stringValue ?? "")\(name)"
+    }
+
+    let socket: Socket
+
+    init(routes: [String: JSONValue]) { socket = Socket(routes: routes) }
+
+    func answer(_ route: String, with data: JSONValue) { socket.routes.withLock { $0[route] = data } }
+
+    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection { socket }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        TransportResponse(status: 200, body: Data(#"{"ip":"127.0.0.1","date":"2026-11-26T12:03:53.000Z"}"#.utf8))
+    }
+
+    var requests: [JSONValue] { socket.sent.withLock { $0 } }
+}
+
+extension ChipsConformanceTests {
+    static func playback(_ routes: [String: JSONValue]) async throws -> (ChipsSession, PlaybackProvider) {
+        let provider = PlaybackProvider(routes: routes)
+        let keychain = ChipsKeychain(store: InMemorySecureStore())
+        try await keychain.save(ConnectionKey())
+        try await keychain.save(ChipsKeychain.Account(host: "127.0.0.1", port: 1025, user: "p1001", secure: false))
+        let connection = ChipsConnection(keychain: keychain, transport: provider, http: provider, options: ChipsConnection.Options())
+        try await connection.connect()
+        return (ChipsSession(connection: connection, preferences: InMemoryPreferences()), provider)
+    }
+
+    /// The client core fed the real provider's answers: it reads every recorded answer of the
+    /// journey (contracts, the new draft, the invitation, the ticket, each tally copy, the
+    /// request, the chits), finds the partner's real signature valid, and verifies the recorded
+    /// chain from both partners' copies. The requests it sends take the app's forms.
+    @Test("our client core reads the real provider's answers and verifies the recorded chain")
+    func clientPlayback() async throws {
+        let log = try JourneyLog.load()
+        var answers: [String: JSONValue] = [:]
+        for (request, answer) in log.exchanges { answers[request.json["id"]?.stringValue ?? ""] = answer.json["data"] ?? .null }
+        func row(_ id: String) -> JSONValue { answers[id]?.arrayValue?.first ?? answers[id] ?? .null }
+
+        // A: contracts, a draft, its invitation.
+        let (a, aProvider) = try await Self.playback([
+            "select mychips.contracts_v": answers["A2"] ?? .null, "insert mychips.tallies_v_me": answers["A3"] ?? .null,
+            "action mychips.tallies_v_me invite": answers["A4"] ?? .null, "tuple mychips.tallies_v_me": row("A5"),
+        ])
+        let contracts = try await a.select(ChipsSession.contractsView, fields: ["top", "name", "title", "language", "host", "rid", "clean"], where: ["top": true])
+        #expect(contracts.count == 2 && contracts.allSatisfy { $0["clean"] == true })
+        let draft = try await a.createTally(type: .stock, holdTerms: ["call": 30, "limit": 50], partTerms: ["call": 30, "limit": 20], comment: "Garden work")
+        #expect(draft.state == "draft" && draft.core.memo == "Garden work" && draft.contract == ["source": "byZENT6Lqdub9ew8tQnvyTGgVduELz-j6zfjHM-tgs8"])
+        #expect(draft.net == 0 && draft.partner == nil)
+        let invite = try await a.invite(draft.seq)
+        #expect(invite.token == "f7c55855ba1a11bd5fed6e26fea364f6" && invite.chad.cuid == "james_madison")
+        // The request had the app's form.
+        let sent = try #require(aProvider.requests.last)
+        #expect(sent["action"] == "action" && sent["name"] == "invite" && sent["data"]?["keys"] == [["tally_seq": 1]])
+        // A reads the draft B joined: it is A's to sign, B's certificate in it.
+        let joined = try await a.tally(1)
+        #expect(joined.state == "P.draft" && joined.needsAction && joined.partner?.cuid == "fran_lee" && joined.partnerName == "Lee, Francis")
+
+        // B: presents the ticket, reads A's offer and finds A's real signature valid.
+        let (b, _) = try await Self.playback(["select mychips.ticket_process": answers["B2"] ?? .null, "tuple mychips.tallies_v_me": row("B3")])
+        try await b.accept(invite)
+        let offer = try await b.tally(1)
+        #expect(offer.state == "P.offer" && offer.type == .foil && offer.signatures == (false, true))
+        #expect(offer.creditFromPartner == 50_000 && offer.creditToPartner == 20_000)
+
+        // A asks B for 3 CHIPs: the request names the payer's end and the tally, as the app's does.
+        aProvider.answer("tuple mychips.tallies_v_me", with: row("A7"))
+        aProvider.answer("insert mychips.chits_v_me", with: answers["A8"] ?? .null)
+        let request = try await a.request(1, units: 3000, memo: "Mulch")
+        #expect(request.net == 3000 && request.core.by == .foil && request.status == "draft")
+        let fields = try #require(aProvider.requests.last?["fields"])
+        #expect(fields["issuer"] == "foil" && fields["request"] == "pend" && fields["tally_uuid"] == "44e62dc0-c908-40bb-a6b2-6aff97fc0d8f")
+
+        // The end: both copies' chains verify to the same last link; A's balance sheet shows B's debt.
+        aProvider.answer("tuple mychips.tallies_v_me", with: row("A9"))
+        aProvider.answer("select mychips.tallies_v_me", with: answers["A9"] ?? .null)
+        aProvider.answer("select mychips.chits_v_me", with: answers["A10"] ?? .null)
+        let report = try await a.verifyChain(1)
+        #expect(report.links == 2 && report.unsignedChits.isEmpty && report.checksum == "h-tGbU4E3J0QSblr9Gb0YY7nSG4vKH6l_d2LVs7Epxc")
+        let sheet = try await a.balanceSheet()
+        #expect(sheet.entries.map(\.net) == [15_500])
+        let (bEnd, bProvider) = try await Self.playback(["tuple mychips.tallies_v_me": row("B9"), "select mychips.chits_v_me": answers["B10"] ?? .null])
+        #expect(try await bEnd.verifyChain(1).checksum == report.checksum)
+        #expect(bProvider.requests.allSatisfy { $0["action"] != "select" || $0["fields"] != nil }, "every select names its fields")
+        for session in [a, b, bEnd] { await session.connection.disconnect() }
+    }
 }
