@@ -129,7 +129,8 @@ public struct ChipsModule: PurseModule {
 
     /// The views, made per mount: a view may keep state for its database (rendered rows).
     static func makeViews() -> [any ChipsView] {
-        [UsersView(), LanguagesView(), MessagesFunction(), TalliesView(), TicketProcessFunction(), ChitsView(), ContractsView(), TokensView()]
+        [UsersView(), LanguagesView(), MessagesFunction(), TalliesView(), TicketProcessFunction(), ChitsView(), ContractsView(), TokensView(),
+         CurrentEntityFunction(), UserCertFunction(), CountriesView(), CommView(), AddressView()]
     }
 
     // MARK: Operator tasks (the CLI)

@@ -9,7 +9,7 @@ public actor ChipsSession {
     public static let usersView = "mychips.users_v_me"
     public static let languagesView = "base.language_v"
     /// The app's own texts (connection states, buttons), as MyCHIPs' CHARK app keeps them.
-    public static let appTexts = "chark"
+    public static let appTexts = "mychips.chark"
     static let languagePreference = "mychips.language"
 
     public nonisolated let connection: ChipsConnection

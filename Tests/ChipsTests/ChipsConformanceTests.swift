@@ -376,3 +376,51 @@ extension ChipsConformanceTests {
         for session in [a, b, bEnd] { await session.connection.disconnect() }
     }
 }
+
+extension ChipsConformanceTests {
+    /// What the real app asks at start-up and on its profile and wallet pages (read from
+    /// `client/chark/src`: `query_user`, `queryAvailableLanguages`, `useLanguage`, `getPersonal`,
+    /// `getComm`, `getAddresses`, `getCountry`, `getUserCert`, `fetchContracts`), each answered
+    /// with data in the shape the app reads.
+    @Test("the real app's start-up requests all answer", arguments: TestEngines.all)
+    func appStartUp(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let app = provider.client()
+            try await app.connection.connect(ticket: try await provider.ticket(for: "james", name: "Madison"))
+            let entity = try await app.me().id
+            _ = try await app.updateProfile(["country": "US", "connect": [["media": "email", "address": "jim@example.com"], ["media": "phone", "address": "901-234-5678"]],
+                                             "place": [["type": "mail", "address": "PO Box 3456", "city": "Mytown", "post": "12345", "country": "US"]]])
+            func ask(_ action: String, _ view: String, _ members: [String: JSONValue]) async throws -> JSONValue {
+                do { return try await app.connection.request(view: view, action: action, members) } catch {
+                    Issue.record("\(action) \(view): \(error)")
+                    return .null
+                }
+            }
+            #expect(try await ask("select", "base.ent_v", ["table": "base.curr_eid", "params": []]) == [["curr_eid": .string(entity)]])
+            let languages = try await ask("select", "base.language_v", ["fields": ["code", "iso_2", "eng_name", "tables"], "where": ["oper": "notnull", "left": "tables"]])
+            #expect(languages.arrayValue?.map { $0["code"] } == ["eng", "spa"])
+            for view in ["mychips.chark", "mychips.tallies", "mychips.users_v_me", "mychips.tallies_v_me", "mychips.chits_v_me"] {
+                let texts = try await ask("lang", view, ["language": "eng"])
+                #expect(texts["title"]?.stringValue?.isEmpty == false && texts["columns"]?.arrayValue != nil && texts["messages"]?.arrayValue != nil, "\(view)")
+            }
+            let personal = try await ask("select", "mychips.users_v_me", ["fields": ["user_ent", "tax_id", "born_date", "country", "cas_name", "peer_cuid", "cert", "ent_type", "ent_name"],
+                                                                          "where": ["user_ent": .string(entity)]])
+            #expect(personal.arrayValue?.first?["user_ent"] == .string(entity) && personal.arrayValue?.first?["cas_name"]?.stringValue?.isEmpty == false)
+            let comm = try await ask("select", "mychips.comm_v_me", ["fields": ["comm_type", "comm_spec", "comm_seq", "comm_prim"], "where": ["comm_ent": .string(entity)],
+                                                                      "order": ["field": "crt_date", "asc": false]])
+            #expect(comm.arrayValue?.map { $0["comm_spec"] } == ["jim@example.com", "901-234-5678"])
+            let addresses = try await ask("select", "mychips.addr_v_me", ["fields": ["addr_ent", "addr_spec", "addr_seq", "addr_type", "city", "state", "country", "pcode"],
+                                                                          "where": ["addr_ent": .string(entity)], "order": ["field": "crt_date", "asc": true]])
+            #expect(addresses.arrayValue?.first?["city"] == "Mytown" && addresses.arrayValue?.first?["pcode"] == "12345")
+            let country = try await ask("select", "base.country_v", ["fields": ["cur_code", "co_name", "co_code"], "where": ["co_code": "US"]])
+            #expect(country.arrayValue?.first?["cur_code"] == "USD")
+            let cert = try await ask("select", "mychips.user_cert", ["params": [.string(entity)]])
+            #expect(cert.arrayValue?.first?["user_cert"]?["chad"]?["cuid"]?.stringValue?.isEmpty == false)
+            let contracts = try await ask("select", "mychips.contracts_v", ["fields": ["top", "name", "title", "language", "host", "rid", "clean"], "where": ["top": true]])
+            #expect(contracts.arrayValue?.isEmpty == false && contracts.arrayValue?.allSatisfy { $0["clean"] == true } == true)
+            // A language the provider does not have is an error, as on the real provider.
+            await #expect(throws: ChipsError.self) { _ = try await app.connection.request(view: "mychips.chark", action: "lang", ["language": "xyz"]) }
+            await connectionDone(app)
+        }
+    }
+}

@@ -34,12 +34,15 @@ enum LanguageCatalog {
 
     /// `{title, help, columns, messages, language}` for `obj` in `language`: each text in that
     /// language where it has one, else in English (`language` then says which was found). Nil
-    /// when not even English has the object.
+    /// when not even English has the object, or when the provider does not have the language at
+    /// all (the real provider's `lang` then finds no row either).
     static func lang(of obj: String, language: String, database: Database) async throws -> JSONValue? {
         let code = code(language)
-        let rows = try await database.read { db in
-            try await db.raw("SELECT language, title, help, columns, messages FROM chips_lang WHERE obj = \(bind: obj) AND language IN (\(bind: code), 'eng')").all()
+        let rows = try await database.read { db -> [any SQLRow]? in
+            guard try await db.raw("SELECT code FROM chips_languages WHERE code = \(bind: code)").first() != nil else { return nil }
+            return try await db.raw("SELECT language, title, help, columns, messages FROM chips_lang WHERE obj = \(bind: obj) AND language IN (\(bind: code), 'eng')").all()
         }
+        guard let rows else { return nil }
         func decode(_ row: any SQLRow) throws -> (language: String, title: String, help: String, columns: [JSONValue], messages: [JSONValue]) {
             func list(_ column: String) throws -> [JSONValue] {
                 let text = try row.decode(column: column, as: String.self)

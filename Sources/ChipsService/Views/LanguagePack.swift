@@ -1,6 +1,6 @@
 import PurseFormats
 
-/// The language pack the provider ships: for each view the app shows (and `chark`, the app's own
+/// The language pack the provider ships: for each view the app shows (and `mychips.chark`, the app's own
 /// texts, as MyCHIPs' CHARK app has them) a title, help, column labels and messages, in English
 /// and Spanish. It is loaded into `chips_lang` when the provider starts; a language added there
 /// (rows for `chips_languages` and `chips_lang`) reaches every client without a client change,
@@ -31,7 +31,16 @@ enum LanguagePack {
         ("spa", "es", "Spanish", "Español"),
     ]
 
-    static let entries: [Entry] = profileEntries + walletEntries
+    static let entries: [Entry] = profileEntries + walletEntries + tableEntries
+
+    /// The tables under the views (`mychips.tallies`, `mychips.chits`), which the app also asks
+    /// for: the same texts as their `_v_me` views.
+    static let tableEntries: [Entry] = walletEntries.compactMap { entry in
+        guard entry.obj.hasSuffix("_v_me"), ["mychips.tallies_v_me", "mychips.chits_v_me"].contains(entry.obj) else { return nil }
+        var table = entry
+        table.obj = String(entry.obj.dropLast("_v_me".count))
+        return table
+    }
 
     static let profileEntries: [Entry] = [
         Entry(obj: "mychips.users_v_me", language: "eng", title: "My Profile", help: "Your own user record and the CHIP certificate it makes",
@@ -114,7 +123,7 @@ enum LanguagePack {
                   ("tables", "Vistas traducidas", "Cuántas vistas tienen etiquetas en este idioma"),
               ],
               messages: []),
-        Entry(obj: "chark", language: "eng", title: "MyCHIPs", help: "Texts of the MyCHIPs app",
+        Entry(obj: "mychips.chark", language: "eng", title: "MyCHIPs", help: "Texts of the MyCHIPs app",
               columns: [],
               messages: [
                   ("connected", "Connected", "Connected to your provider"),
@@ -127,7 +136,7 @@ enum LanguagePack {
                   ("save", "Save", "Save your changes"),
                   ("language", "Language", "Choose the language of the app"),
               ]),
-        Entry(obj: "chark", language: "spa", title: "MyCHIPs", help: "Textos de la aplicación MyCHIPs",
+        Entry(obj: "mychips.chark", language: "spa", title: "MyCHIPs", help: "Textos de la aplicación MyCHIPs",
               columns: [],
               messages: [
                   ("connected", "Conectado", "Conectado a su proveedor"),
