@@ -51,6 +51,8 @@ start_postgres
 export DATABASE_URL=$postgres_url PURSE_DATA_DIR=$work/data
 proxy_port=$(free_port)
 export CHIPS_HOST=127.0.0.1 CHIPS_PORT=$proxy_port PURSE_PUBLIC_URL="http://127.0.0.1:$proxy_port"
+# Behind the proxy the websocket shares the proxy's port; clients find /clientinfo there too.
+export CHIPS_WS_PORT=0
 # The replicas believe nginx's X-Forwarded-For (the client's address for sign-in limits) and
 # do not cap its connections as one peer's.
 export PURSE_TRUSTED_PROXIES=127.0.0.1

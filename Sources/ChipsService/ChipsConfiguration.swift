@@ -3,8 +3,11 @@ import PurseAPNs
 import PurseFormats
 import PurseServer
 
-/// How the MyCHIPs provider runs. Environment: `CHIPS_HOST` and `CHIPS_PORT` (where clients
-/// reach the provider, written into tickets; default the server's own), `CHIPS_AGENT` (the
+/// How the MyCHIPs provider runs. Environment: `CHIPS_WS_PORT` (the websocket's own port, where
+/// real MyCHIPs clients connect, looking for `/clientinfo` one port below it — the server's
+/// port; default the server's port + 1, `0` for none), `CHIPS_HOST` and `CHIPS_PORT` (where
+/// clients reach the websocket, written into tickets; default this host and the websocket's
+/// port), `CHIPS_AGENT` (the
 /// agent id in users' CHIP addresses; default one made for this data directory),
 /// `CHIPS_TICKET_MINUTES` (how long a connection ticket stays valid, default 30),
 /// `CHIPS_DATE_WINDOW_SECONDS` (how far a signature login's date may be from the provider's
@@ -15,6 +18,8 @@ import PurseServer
 public struct ChipsConfiguration: Sendable {
     public var publicHost: String
     public var publicPort: Int
+    /// The websocket's own port (serving the same routes as the server's); nil: the server's port only.
+    public var webSocketPort: Int?
     public var agent: String
     public var ticketLifetime: TimeInterval = 30 * 60
     public var dateWindow: TimeInterval = 60
@@ -50,8 +55,14 @@ public struct ChipsConfiguration: Sendable {
         } else {
             agent = Base64URL.encode(try ServerSecrets(dataDirectory: configuration.dataDirectory).secret(named: "chips-agent.key").prefix(16))
         }
+        var webSocketPort: Int? = configuration.port < 65535 ? configuration.port + 1 : nil
+        if let text = value("CHIPS_WS_PORT") {
+            guard let port = Int(text), (0...65535).contains(port) else { throw ConfigurationError("CHIPS_WS_PORT must be a TCP port, or 0 for none") }
+            webSocketPort = port == 0 || port == configuration.port ? nil : port
+        }
         var result = ChipsConfiguration(publicHost: value("CHIPS_HOST") ?? Self.reachableHost(configuration.host),
-                                        publicPort: configuration.port, agent: agent)
+                                        publicPort: webSocketPort ?? configuration.port, agent: agent)
+        result.webSocketPort = webSocketPort
         if let text = value("CHIPS_PORT") {
             guard let port = Int(text), (1...65535).contains(port) else { throw ConfigurationError("CHIPS_PORT must be a TCP port") }
             result.publicPort = port

@@ -48,11 +48,13 @@ struct ChipsEndpoint: WebSocketEndpoint {
             }
             let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets,
                                       pushes: pushes)
-            // The app counts as connected (its notices are not pushed) from before it sees the upgrade.
+            let channel = Self.listenedChannel(query["db"], user: record)
+            // The app counts as connected (its notices are not pushed) from before it sees the
+            // upgrade — when it listens for them.
             let connection = UUID().uuidString
-            if pushes != nil { await ChipsPresence(database: database, now: now).seen(connection, username: record.username) }
+            if pushes != nil, channel != nil { await ChipsPresence(database: database, now: now).seen(connection, username: record.username) }
             return .accept { inbound, outbound, logger in
-                await serve(context: context, connection: connection, inbound: inbound, outbound: outbound, logger: logger)
+                await serve(context: context, connection: connection, channel: channel, inbound: inbound, outbound: outbound, logger: logger)
             }
         } catch {
             logger.error("MyCHIPs login could not be checked", metadata: ["error.type": "\(type(of: error))"])
@@ -60,15 +62,27 @@ struct ChipsEndpoint: WebSocketEndpoint {
         }
     }
 
+    /// The user's notice channel a login's `db` parameter names (base64url JSON of channel names,
+    /// as Wyseman's client sends it), under the name the login used: `mu_<user>` or
+    /// `mu_<entity id>`. Nil when it names none of the user's own: a real provider then sends the
+    /// connection no notices, and other users' channels are never heard.
+    static func listenedChannel(_ db: String?, user: ChipsUserRecord) -> String? {
+        guard let db, db.utf8.count <= 4096, let data = Base64URL.decode(db), let value = try? StrictJSON.parse(Array(data)),
+              case .array(let names) = value else { return nil }
+        let own: Set<String> = ["mu_" + user.username, "mu_" + user.userEnt]
+        return names.lazy.compactMap(\.stringValue).first(where: own.contains)
+    }
+
     /// One connection: a reader that answers requests (several at once, answers in whatever order
-    /// they finish) and a writer of the user's notices.
-    func serve(context: ViewContext, connection: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async {
+    /// they finish) and a writer of the user's notices, on the channel the login listens to.
+    func serve(context: ViewContext, connection: String, channel: String?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+               logger: Logger) async {
         let username = context.user.username
         let subscription = notifier.subscribe(username)
         logger.debug("MyCHIPs connection", metadata: ["user": "\(username)"])
         // While the app is connected its notices come on this socket, not as pushes.
         let presence = ChipsPresence(database: database, now: now)
-        let heartbeat: Task<Void, Never>? = pushes == nil ? nil : Task {
+        let heartbeat: Task<Void, Never>? = pushes == nil || channel == nil ? nil : Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(max(5, configuration.presenceWindow / 2)))
                 if Task.isCancelled { break }
@@ -79,7 +93,8 @@ struct ChipsEndpoint: WebSocketEndpoint {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await notice in subscription.stream {
-                    try? await outbound.write(.text(WysemanResponse.notify(channel: notice.channel, data: notice.data)))
+                    guard let channel else { continue }
+                    try? await outbound.write(.text(WysemanResponse.notify(channel: channel, data: notice.data)))
                 }
             }
             var inFlight = 0

@@ -41,6 +41,9 @@ public struct ChipsModule: PurseModule {
 
     public var migrations: [Migration] { ChipsMigrations.all }
 
+    /// The websocket's own port, one above `/clientinfo` as real MyCHIPs clients expect.
+    public var additionalPorts: [Int] { configuration.webSocketPort.map { [$0] } ?? [] }
+
     public var openAPI: OpenAPIFragment { ChipsOpenAPI.fragment(sandbox: configuration.apnsSandbox != nil) }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {

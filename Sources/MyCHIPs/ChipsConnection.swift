@@ -122,7 +122,7 @@ public actor ChipsConnection {
         wantsConnection = false
         set(.connecting)
         do {
-            let url = try Self.webSocketURL(account, query: [("user", user), ("token", ticket.token), ("pub", key.loginPub)])
+            let url = try Self.webSocketURL(account, query: [("user", user), ("db", Self.channels(of: user)), ("token", ticket.token), ("pub", key.loginPub)])
             let socket = try await open(url)
             do {
                 try await keychain.save(key)
@@ -166,10 +166,11 @@ public actor ChipsConnection {
 
     private func openBySignature() async throws -> any WebSocketConnection {
         guard let key = try await keychain.key(), let account = try await keychain.account() else { throw ChipsError.notLoggedIn }
-        let info = try await clientInfo(account)
+        let info = try await clientInfo(account).info
         let message = Self.loginMessage(info)
         guard case .string(let date)? = info["date"] else { throw ChipsError.invalidResponse("the provider's /clientinfo has no date") }
-        let url = try Self.webSocketURL(account, query: [("user", account.user), ("sign", try key.sign(message)), ("date", date)])
+        let url = try Self.webSocketURL(account, query: [("user", account.user), ("db", Self.channels(of: account.user)), ("sign", try key.sign(message)),
+                                                         ("date", date)])
         return try await open(url)
     }
 
@@ -178,12 +179,12 @@ public actor ChipsConnection {
     /// visual balance sheet is `/chips/balance.svg`.
     public func signedGET(_ path: String) async throws -> TransportResponse {
         guard let key = try await keychain.key(), let account = try await keychain.account() else { throw ChipsError.notLoggedIn }
-        let info = try await clientInfo(account)
+        let (info, port) = try await clientInfo(account)
         guard case .string(let date)? = info["date"] else { throw ChipsError.invalidResponse("the provider's /clientinfo has no date") }
         var components = URLComponents()
         components.scheme = account.secure ? "https" : "http"
         components.host = account.host
-        components.port = account.httpPort ?? account.port
+        components.port = port
         components.path = path
         components.percentEncodedQuery = [("user", account.user), ("sign", try key.sign(Self.loginMessage(info))), ("date", date)]
             .map { "\($0.0)=\(URIComponent.encode($0.1))" }.joined(separator: "&")
@@ -195,25 +196,38 @@ public actor ChipsConnection {
         }
     }
 
-    /// `GET /clientinfo` on the provider's HTTP port.
-    private func clientInfo(_ account: ChipsKeychain.Account) async throws -> [String: JSONValue] {
-        var components = URLComponents()
-        components.scheme = account.secure ? "https" : "http"
-        components.host = account.host
-        components.port = account.httpPort ?? account.port
-        components.path = "/clientinfo"
-        guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
-        let response: TransportResponse
-        do {
-            response = try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent, "Accept": "application/json"],
-                                                           timeout: options.requestTimeout))
-        } catch {
-            throw ChipsError.offline
+    /// Where the provider's HTTP resources are: the account's `httpPort` when set; else, as
+    /// Wyseman's client looks, the port just below the websocket's — then the websocket's own,
+    /// for a provider serving both on one port (behind a proxy).
+    static func httpPorts(_ account: ChipsKeychain.Account) -> [Int] {
+        if let port = account.httpPort { return [port] }
+        return account.port > 1 ? [account.port - 1, account.port] : [account.port]
+    }
+
+    /// `GET /clientinfo` on the provider's HTTP port, and the port that answered.
+    private func clientInfo(_ account: ChipsKeychain.Account) async throws -> (info: [String: JSONValue], port: Int) {
+        var failure = ChipsError.offline
+        for port in Self.httpPorts(account) {
+            var components = URLComponents()
+            components.scheme = account.secure ? "https" : "http"
+            components.host = account.host
+            components.port = port
+            components.path = "/clientinfo"
+            guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
+            let response: TransportResponse
+            do {
+                response = try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent, "Accept": "application/json"],
+                                                               timeout: options.requestTimeout))
+            } catch {
+                continue
+            }
+            guard response.status == 200, let value = try? StrictJSON.parse(response.body), case .object(let members) = value else {
+                failure = ChipsError.invalidResponse("the provider's /clientinfo answered \(response.status)")
+                continue
+            }
+            return (members, port)
         }
-        guard response.status == 200, let value = try? StrictJSON.parse(response.body), case .object(let members) = value else {
-            throw ChipsError.invalidResponse("the provider's /clientinfo answered \(response.status)")
-        }
-        return members
+        throw failure
     }
 
     /// `JSON.stringify({ip, cookie, userAgent, date})` of what `/clientinfo` answered: the members
@@ -244,6 +258,12 @@ public actor ChipsConnection {
             throw ChipsError.invalidTicket("the provider's address is not valid")
         }
         return url
+    }
+
+    /// The login's `db` parameter: base64url of the JSON list of channels to hear notices on —
+    /// the user's own, `mu_<user>`. A provider sends notices only on the channels a login names.
+    static func channels(of user: String) -> String {
+        Base64URL.encode(Data(JavaScriptJSON.stringify(.array([.string("mu_" + user)])).utf8))
     }
 
     static func isLoopback(_ host: String) -> Bool {

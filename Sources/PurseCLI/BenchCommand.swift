@@ -224,7 +224,7 @@ extension BenchCommand {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("purse-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: work) }
         ServeCommand.bootstrapLogging(level: .warning)
-        let port = try LoopbackPort.free()
+        let port = try LoopbackPort.freePair()
         var configuration = try PurseConfiguration.fromEnvironment()
         configuration.port = port
         configuration.dataDirectory = work.path

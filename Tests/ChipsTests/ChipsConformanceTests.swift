@@ -1,10 +1,13 @@
 import ChipsProtocol
 import Foundation
+import HTTPTypes
 import MyCHIPs
 import PurseDatabase
 import PurseTestSupport
 import PurseFormats
 import PurseKit
+import PurseKitAHC
+import PurseServer
 import Synchronization
 import Testing
 
@@ -421,6 +424,50 @@ extension ChipsConformanceTests {
             // A language the provider does not have is an error, as on the real provider.
             await #expect(throws: ChipsError.self) { _ = try await app.connection.request(view: "mychips.chark", action: "lang", ["language": "xyz"]) }
             await connectionDone(app)
+        }
+    }
+}
+
+extension ChipsConformanceTests {
+    /// A raw websocket as Wyseman's client opens it: to the ticket's port, `db` naming channels.
+    static func wysemanSocket(_ provider: ChipsProvider, user: String, db: [String]?) async throws -> any WebSocketConnection {
+        let ticket = try await provider.ticket(for: user)
+        var query = "user=\(user)&token=\(ticket.token)&pub=\(ConnectionKey().loginPub)"
+        if let db { query += "&db=" + Base64URL.encode(Data(JavaScriptJSON.stringify(.array(db.map(JSONValue.string))).utf8)) }
+        return try await NIOWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:\(ticket.port)/?\(query)")!, headers: [:])
+    }
+
+    /// Where real clients look: the ticket names the websocket's own port, and `/clientinfo`
+    /// answers one port below it (Wyseman's default). Notices go only to the channels the
+    /// login's `db` names, under that name, and only the user's own.
+    @Test("the websocket has its own port with /clientinfo one below; notices follow the login's db channels")
+    func portsAndChannels() async throws {
+        try await ChipsProvider.with { provider in
+            let ticket = try await provider.ticket(for: "nora")
+            #expect(ticket.port == provider.port + 1)
+            let info = try await LiveHTTPClient(base: URL(string: "http://127.0.0.1:\(ticket.port - 1)")!).execute(uri: "/clientinfo", method: .get)
+            #expect(info.status == .ok)
+
+            let listening = try await Self.wysemanSocket(provider, user: "nora", db: ["mu_nora"])
+            let deaf = try await Self.wysemanSocket(provider, user: "nora", db: nil)
+            let nosy = try await Self.wysemanSocket(provider, user: "otto", db: ["mu_nora", "mu_p1000"])
+            let edit = #"{"id":1,"view":"mychips.users_v_me","action":"update","fields":{"fir_name":"Nora"},"where":{"username":"nora"}}"#
+            try await listening.send(edit)
+            var heard = listening.messages.makeAsyncIterator()
+            var notice: JSONValue?
+            for _ in 0..<3 {
+                let frame = try StrictJSON.parse(Array(try #require(try await heard.next()).utf8))
+                if frame["action"] == "notify" { notice = frame; break }
+            }
+            #expect(notice?["channel"] == "mu_nora" && notice?["data"]?["target"] == "users")
+            // The other two hear nothing: a request of their own is the next frame they get.
+            for socket in [deaf, nosy] {
+                try await socket.send(#"{"id":2,"view":"base.language_v","action":"select","fields":["code"]}"#)
+                var frames = socket.messages.makeAsyncIterator()
+                let next = try StrictJSON.parse(Array(try #require(try await frames.next()).utf8))
+                #expect(next["id"] == 2 && next["action"] == "select")
+            }
+            for socket in [listening, deaf, nosy] { await socket.close() }
         }
     }
 }

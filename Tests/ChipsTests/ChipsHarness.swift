@@ -25,7 +25,7 @@ final class ChipsProvider: Sendable {
     private let ownsDatabase: Bool
 
     init(engine: DatabaseEngine = .sqlite, clock: TestClock = TestClock(Date()), configure: @escaping @Sendable (inout PurseConfiguration) -> Void = { _ in }) async throws {
-        self.port = try LoopbackPort.free()
+        self.port = try LoopbackPort.freePair()
         self.engine = engine
         self.database = try await TestDatabase.make(engine)
         self.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-chips-\(UUID().uuidString)").path
@@ -36,7 +36,7 @@ final class ChipsProvider: Sendable {
 
     /// Another replica: its own port, the same database, clock and agent id.
     init(replicaOf other: ChipsProvider) throws {
-        self.port = try LoopbackPort.free()
+        self.port = try LoopbackPort.freePair()
         self.engine = other.engine
         self.database = other.database
         self.dataDirectory = other.dataDirectory

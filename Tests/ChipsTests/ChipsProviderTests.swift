@@ -155,7 +155,8 @@ struct ChipsProviderTests {
             #expect(updated.certificate["identity"]?["birth"]?["date"] == "1960-02-29")
             var iterator = notices.makeAsyncIterator()
             let notice = await iterator.next()
-            #expect(notice?.channel == "mu_\(updated.id)" && notice?.data["target"] == "users")
+            // On the channel the login named (`db=["mu_<user>"]`).
+            #expect(notice?.channel == "mu_\(updated.username)" && notice?.data["target"] == "users")
 
             let refusals: [([String: JSONValue], String)] = [
                 (["born_date": "1961-02-29"], "22007"),
@@ -188,7 +189,7 @@ struct ChipsProviderTests {
             let old = provider.client(store: oldStore)
             try await old.connection.connect(ticket: try await provider.ticket(for: "ivan"))
             let ticket = try await old.ticketForNewDevice()
-            #expect(ticket.user == "ivan" && ticket.port == provider.port)
+            #expect(ticket.user == "ivan" && ticket.port == provider.port + 1)
             await old.connection.disconnect()
             let new = provider.client()
             try await new.connection.connect(ticket: ticket)

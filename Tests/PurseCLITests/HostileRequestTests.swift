@@ -22,7 +22,7 @@ struct HostileRequestTests {
 
     static func withServer(limits: HTTPServerLimits = HTTPServerLimits(), environment: [String: String] = [:],
                            _ body: @Sendable (_ port: Int, _ client: LiveHTTPClient, _ server: TestServer) async throws -> Void) async throws {
-        let port = try LoopbackPort.free()
+        let port = try LoopbackPort.freePair()
         let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-hostile-\(UUID().uuidString)").path
         var configuration = PurseConfiguration()
         configuration.port = port

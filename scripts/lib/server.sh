@@ -7,7 +7,23 @@
 # secrets); PURSE_SERVER_LOG_LEVEL sets the servers' level (default warning).
 PURSE=${PURSE:-.build/debug/purse}
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port whose next port is free too: `purse serve` also listens one above its port, for
+# MyCHIPs' websocket (CHIPS_WS_PORT).
+free_port() {
+  python3 - <<'PY'
+import socket
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
+    t = socket.socket()
+    try:
+        t.bind(("127.0.0.1", port + 1))
+    except OSError:
+        continue
+    finally:
+        t.close(); s.close()
+    print(port); break
+PY
+}
 
 start_server() {
   local work=$1

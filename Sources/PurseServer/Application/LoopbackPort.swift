@@ -23,6 +23,36 @@ public enum LoopbackPort {
         throw ConfigurationError("no unused free port on 127.0.0.1")
     }
 
+    /// A free port whose next port is free too: for a server that also listens one above
+    /// (MyCHIPs' websocket).
+    public static func freePair() throws -> Int {
+        for _ in 0..<256 {
+            let port = try probe()
+            guard port < 65535, isFree(port + 1) else { continue }
+            let fresh = handedOut.withLock { taken in
+                guard !taken.contains(port), !taken.contains(port + 1) else { return false }
+                taken.insert(port)
+                taken.insert(port + 1)
+                return true
+            }
+            if fresh { return port }
+        }
+        throw ConfigurationError("no two adjacent free ports on 127.0.0.1")
+    }
+
+    private static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
     private static func probe() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ConfigurationError("cannot open a socket") }

@@ -33,6 +33,10 @@ public protocol PurseModule: Sendable {
     /// A refusal the shared layers make outside the module's routes (405 for a method a path of
     /// the module does not serve), in the body shape the module's seed uses at `path`.
     func reshape(_ refusal: APIError, path: String) -> APIError
+
+    /// Ports the server also listens on, serving the same routes: a peer protocol whose clients
+    /// look for the service on a port of its own (MyCHIPs' websocket, one above `/clientinfo`).
+    var additionalPorts: [Int] { get }
 }
 
 extension PurseModule {
@@ -41,4 +45,5 @@ extension PurseModule {
     public var openAPI: OpenAPIFragment { OpenAPIFragment() }
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] { [] }
     public func reshape(_ refusal: APIError, path: String) -> APIError { refusal }
+    public var additionalPorts: [Int] { [] }
 }

@@ -62,10 +62,23 @@ public func buildApplication(
     })
     let routes = served.map { "\($0.method.rawValue) \($0.path)" }
 
+    // Ports modules ask for: the same routes on another listener, stopped before the modules'
+    // services as the main server is.
+    let connections = ConnectionCounter(limits: configuration.httpLimits, exempt: configuration.trustedProxies)
+    var extraPorts: [Int] = []
+    for port in allModules.flatMap(\.additionalPorts) where port != configuration.port && !extraPorts.contains(port) { extraPorts.append(port) }
+    for port in extraPorts {
+        services.append(Application(
+            router: router,
+            server: .http1(webSockets: environment.webSockets, limits: configuration.httpLimits, connections: connections),
+            configuration: .init(address: .hostname(configuration.host, port: port), serverName: "purse"),
+            logger: logger
+        ))
+    }
+
     let application = Application(
         router: router,
-        server: .http1(webSockets: environment.webSockets, limits: configuration.httpLimits,
-                       connections: ConnectionCounter(limits: configuration.httpLimits, exempt: configuration.trustedProxies)),
+        server: .http1(webSockets: environment.webSockets, limits: configuration.httpLimits, connections: connections),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "purse"),
         services: services,
         logger: logger
