@@ -160,6 +160,8 @@ public struct ViewMeta: Sendable, Equatable {
         public var required: Bool
         public var length: Int?
         public var writable: Bool
+        /// An enumeration's values; empty for other columns.
+        public var values: [String] = []
     }
 
     public var view: String
@@ -171,11 +173,14 @@ public struct ViewMeta: Sendable, Equatable {
         guard let columns = value["columns"]?.arrayValue else { throw .invalidResponse("the metadata of \(view) has no columns") }
         self.view = view
         self.primaryKey = (value["pkey"]?.arrayValue ?? []).compactMap(\.stringValue)
-        self.defaultColumns = (value["cols"]?.arrayValue ?? []).compactMap(\.stringValue)
+        // The columns a list shows: the view's `display` style, as `wm.table_meta` gives it.
+        self.defaultColumns = (value["styles"]?["display"]?.arrayValue ?? []).compactMap(\.stringValue)
         self.columns = columns.compactMap { item in
             guard let name = item["col"]?.stringValue else { return nil }
+            let write = item["styles"]?["write"]
             return Column(name: name, type: item["type"]?.stringValue ?? "text", required: item["nonull"] == .bool(true),
-                          length: item["length"]?.int64Value.map(Int.init), writable: item["write"] == .bool(true))
+                          length: item["length"]?.int64Value.map(Int.init), writable: write == .bool(true) || write == .int(1),
+                          values: (item["values"]?.arrayValue ?? []).compactMap(\.stringValue))
         }
     }
 

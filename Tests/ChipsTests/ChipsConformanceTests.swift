@@ -471,3 +471,25 @@ extension ChipsConformanceTests {
         }
     }
 }
+
+extension ChipsConformanceTests {
+    /// `meta` as `wm.table_meta` answers it, which Wyseman's client caches per view.
+    @Test("meta has wm.table_meta's shape: cols a count, styles an object, columns with ordinals and values")
+    func metaShape() async throws {
+        try await ChipsProvider.with { provider in
+            let session = provider.client()
+            try await session.connection.connect(ticket: try await provider.ticket(for: "mia"))
+            let meta = try await session.connection.request(view: ChipsSession.talliesView, action: "meta")
+            #expect(meta["obj"] == "mychips.tallies_v_me" && meta["pkey"] == ["tally_ent", "tally_seq"])
+            let columns = try #require(meta["columns"]?.arrayValue)
+            #expect(meta["cols"] == .int(Int64(columns.count)))
+            #expect(meta["styles"]?["display"]?.arrayValue?.contains("state") == true)
+            let type = try #require(columns.first { $0["col"] == "tally_type" })
+            #expect(type["field"]?.int64Value ?? 0 >= 1 && type["values"] == ["stock", "foil"] && type["nonull"] == true)
+            let parsed = try await session.meta(ChipsSession.talliesView)
+            #expect(parsed.column("tally_type")?.values == ["stock", "foil"] && parsed.column("comment")?.writable == true)
+            #expect(parsed.defaultColumns.contains("net") && parsed.column("net")?.writable == false)
+            await connectionDone(session)
+        }
+    }
+}

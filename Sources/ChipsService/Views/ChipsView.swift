@@ -13,6 +13,8 @@ struct ViewColumn: Sendable {
     var listed = true
     /// Display width in characters for the view's default form (`styles`).
     var size: Int?
+    /// The values an enumerated column takes (`values` of its metadata).
+    var values: [String]? = nil
 }
 
 /// Who a websocket connection is and what its views need to answer it.
@@ -86,25 +88,28 @@ extension ChipsView {
     func delete(filter: WhereClause, context: ViewContext) async throws { throw WysemanError.permissionDenied(name) }
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? { nil }
 
-    /// The `meta` tuple: `{obj, pkey, cols, columns, styles, fkeys}` as `wm.table_meta` has it.
+    /// The `meta` tuple as `wm.table_meta` has it: `{obj, pkey, cols, columns, styles, fkeys}`
+    /// — `cols` the number of columns, `styles` the view's display styles (`display`: the
+    /// columns a list shows), and per column `{col, field, type, nonull, length, pkey, values,
+    /// styles}`, `field` its ordinal, `values` an enumeration's values, `styles` its display
+    /// width and whether a client may write it.
     var meta: JSONValue {
         .object([
             "obj": .string(name),
             "pkey": .array(primaryKey.map(JSONValue.string)),
-            "cols": .array(columns.filter(\.listed).map { .string($0.name) }),
-            "columns": .array(columns.map { column in
-                var members: [String: JSONValue] = [
-                    "col": .string(column.name), "field": .string(column.name), "type": .string(column.type.rawValue),
-                    "nonull": .bool(column.nonull), "pkey": .bool(primaryKey.contains(column.name)), "write": .bool(column.writable),
-                ]
-                if let length = column.length { members["length"] = .int(Int64(length)) }
-                return .object(members)
+            "cols": .int(Int64(columns.count)),
+            "columns": .array(columns.enumerated().map { index, column in
+                var styles: [String: JSONValue] = ["write": .bool(column.writable), "state": .string(column.writable ? "writable" : "readonly")]
+                if let size = column.size { styles["size"] = .int(Int64(size)) }
+                return .object([
+                    "col": .string(column.name), "field": .int(Int64(index + 1)), "type": .string(column.type.rawValue),
+                    "nonull": .bool(column.nonull), "length": column.length.map { .int(Int64($0)) } ?? .null,
+                    "pkey": .bool(primaryKey.contains(column.name)), "values": column.values.map { .array($0.map(JSONValue.string)) } ?? .null,
+                    "styles": .object(styles),
+                ])
             }),
-            "styles": .array(columns.compactMap { column in
-                guard let size = column.size else { return nil }
-                return .object(["col": .string(column.name), "size": .int(Int64(size)), "state": .string(column.writable ? "writable" : "readonly")])
-            }),
-            "fkeys": .array([]),
+            "styles": .object(["display": .array(columns.filter(\.listed).map { .string($0.name) })]),
+            "fkeys": .null,
         ])
     }
 }

@@ -47,7 +47,7 @@ struct UsersView: ChipsView {
         ViewColumn(name: "peer_agent", type: .text, nonull: true, listed: false),
         ViewColumn(name: "peer_host", type: .text, listed: false),
         ViewColumn(name: "peer_port", type: .int, listed: false),
-        ViewColumn(name: "ent_type", type: .text, nonull: true, length: 1, listed: false),
+        ViewColumn(name: "ent_type", type: .text, nonull: true, length: 1, listed: false, values: ["p", "o", "g", "r"]),
         ViewColumn(name: "ent_name", type: .text, nonull: true, length: 120, writable: true, size: 20),
         ViewColumn(name: "fir_name", type: .text, length: 120, writable: true, size: 14),
         ViewColumn(name: "std_name", type: .text, listed: false),
