@@ -9,6 +9,6 @@ trap 'stop_server || true; rm -rf "$work"' EXIT
 start_server "$work"
 args=()
 for arg in "$@"; do args+=("${arg//\$URL/$url}"); done
-PURSE_DATA_DIR="$work/data" "${args[@]}"
+PURSE_DATA_DIR="$work/data" PURSE_PORT="$port" "${args[@]}"
 # The server must also stop cleanly, within 30 s of SIGTERM.
 stop_server
