@@ -88,8 +88,9 @@ public struct ChipsUser: Sendable, Equatable {
         self.birthDate = row["born_date"]?.stringValue
         self.country = row["country"]?.stringValue
         self.taxID = row["tax_id"]?.stringValue
-        self.connect = records(row["connect"])
-        self.place = records(row["place"])
+        // This provider's rows carry them; a real provider's only in the certificate.
+        self.connect = records(row["connect"] ?? certificate["connect"])
+        self.place = records(row["place"] ?? certificate["place"])
         self.language = row["language"]?.stringValue ?? "eng"
         self.certificate = certificate
         self.row = row

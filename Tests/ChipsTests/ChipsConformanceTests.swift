@@ -331,11 +331,17 @@ extension ChipsConformanceTests {
         for (request, answer) in log.exchanges { answers[request.json["id"]?.stringValue ?? ""] = answer.json["data"] ?? .null }
         func row(_ id: String) -> JSONValue { answers[id]?.arrayValue?.first ?? answers[id] ?? .null }
 
-        // A: contracts, a draft, its invitation.
+        // A: publishes the signing key (reading the user's record first), contracts, a draft, its invitation.
         let (a, aProvider) = try await Self.playback([
+            "select mychips.users_v_me": [answers["A1"] ?? .null], "update mychips.users_v_me": answers["A1"] ?? .null,
             "select mychips.contracts_v": answers["A2"] ?? .null, "insert mychips.tallies_v_me": answers["A3"] ?? .null,
             "action mychips.tallies_v_me invite": answers["A4"] ?? .null, "tuple mychips.tallies_v_me": row("A5"),
         ])
+        try await a.publish(signingKey: SigningKey())
+        let published = try #require(aProvider.requests.last)
+        #expect(published["action"] == "update" && published["where"] == ["user_ent": "p1001"] && published["fields"]?["user_psig"]?["crv"] == "P-521")
+        let me = try await a.me()
+        #expect(me.id == "p1001" && me.address.cuid == "james_madison" && me.connect.count == 3 && me.place.first?["city"] == "Mytown")
         let contracts = try await a.select(ChipsSession.contractsView, fields: ["top", "name", "title", "language", "host", "rid", "clean"], where: ["top": true])
         #expect(contracts.count == 2 && contracts.allSatisfy { $0["clean"] == true })
         let draft = try await a.createTally(type: .stock, holdTerms: ["call": 30, "limit": 50], partTerms: ["call": 30, "limit": 20], comment: "Garden work")
