@@ -83,7 +83,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             "username": .string(username), "peer_cuid": .string(cuid), "peer_agent": .string(configuration.agent),
             "peer_host": .string(configuration.publicHost), "peer_port": .int(Int64(configuration.publicPort)),
             "ent_type": .string(entType), "ent_name": .string(entName), "fir_name": text(firName), "std_name": .string(stdName),
-            "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": connect, "place": place,
+            "born_date": text(bornDate), "country": text(country), "tax_id": text(taxID), "connect": ContactList.shown(connect), "place": ContactList.shown(place),
             "conn_pub": pub, "user_psig": signingKey, "language": .string(language), "cert": certificate(configuration: configuration),
             "crt_date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "mod_date": .string(JavaScriptDate.string(Date(epochMillis: modifiedAt))),
         ]
@@ -119,7 +119,7 @@ struct ChipsUserRecord: Sendable, Equatable {
         return .object([
             "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                              "port": .int(Int64(configuration.publicPort))]),
-            "type": .string(entType), "name": name, "public": signingKey, "connect": connect, "place": place,
+            "type": .string(entType), "name": name, "public": signingKey, "connect": ContactList.shown(connect), "place": ContactList.shown(place),
             "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "file": .null,
         ])
     }

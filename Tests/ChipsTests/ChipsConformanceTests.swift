@@ -499,3 +499,52 @@ extension ChipsConformanceTests {
         }
     }
 }
+
+extension ChipsConformanceTests {
+    /// The app's profile pages edit connections and addresses row by row, all at once
+    /// (`Promise.all` of inserts, updates and deletes by `seq`); each reaches the entry it names.
+    @Test("the app's profile edits: inserts, updates and deletes by seq at once, a new primary", arguments: TestEngines.all)
+    func profileEdits(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let app = provider.client()
+            try await app.connection.connect(ticket: try await provider.ticket(for: "jim", name: "Madison"))
+            let ent = try await app.me().id
+            _ = try await app.updateProfile(["connect": [["media": "email", "address": "a@example.com"], ["media": "phone", "address": "555-0100"],
+                                                         ["media": "email", "address": "b@example.com"]]])
+            let comm = "mychips.comm_v_me"
+            let fields: JSONValue = ["comm_type", "comm_spec", "comm_seq", "comm_prim"]
+            let before = try await app.connection.request(view: comm, action: "select", ["fields": fields, "where": ["comm_ent": .string(ent)]])
+            #expect(before.arrayValue?.map { $0["comm_seq"] } == [1, 2, 3] && before.arrayValue?.map { $0["comm_prim"] } == [true, true, false])
+            // As Comm.jsx saves: all at once.
+            async let inserted = app.connection.request(view: comm, action: "insert", ["fields": ["comm_ent": .string(ent), "comm_type": "cell", "comm_spec": "555-0199"]])
+            async let updated = app.connection.request(view: comm, action: "update", ["fields": ["comm_spec": "555-0111"], "where": ["comm_seq": 2, "comm_ent": .string(ent)]])
+            async let deleted = app.connection.request(view: comm, action: "delete", ["where": ["comm_seq": 1, "comm_ent": .string(ent)]])
+            let (new, changed, gone) = try await (inserted, updated, deleted)
+            #expect(new["comm_seq"] == 4 && changed["comm_spec"] == "555-0111" && gone == .null)
+            // changePrimary: b@ becomes the first email.
+            _ = try await app.connection.request(view: comm, action: "update", ["fields": ["comm_prim": true], "where": ["comm_seq": 3, "comm_ent": .string(ent)]])
+            let after = try #require(try await app.connection.request(view: comm, action: "select", ["fields": fields, "where": ["comm_ent": .string(ent)]]).arrayValue)
+            #expect(after.map { $0["comm_seq"] } == [2, 3, 4] && after.map { $0["comm_spec"] } == ["555-0111", "b@example.com", "555-0199"])
+            #expect(after.allSatisfy { $0["comm_prim"] == true })
+            let me = try await app.me()
+            #expect(me.certificate["connect"]?.arrayValue?.count == 3 && me.certificate["connect"]?.arrayValue?.allSatisfy { $0["seq"] == nil } == true)
+
+            let addr = "mychips.addr_v_me"
+            let home = try await app.connection.request(view: addr, action: "insert", ["fields": ["addr_ent": .string(ent), "addr_type": "phys", "addr_spec": "1234 My Street",
+                                                                                              "city": "Mytown", "state": "MS", "pcode": "12345", "country": "US"]])
+            #expect(home["addr_seq"] == 1 && home["pcode"] == "12345")
+            let moved = try await app.connection.request(view: addr, action: "update", ["fields": ["city": "Othertown"], "where": ["addr_seq": 1, "addr_ent": .string(ent)]])
+            #expect(moved["city"] == "Othertown")
+            #expect(try await app.me().certificate["place"]?.arrayValue?.first?["city"] == "Othertown")
+            // Refused as the real schema refuses, nothing changed: an unknown medium, another user's entity.
+            await #expect(throws: ChipsError.self) {
+                _ = try await app.connection.request(view: comm, action: "insert", ["fields": ["comm_ent": .string(ent), "comm_type": "pigeon", "comm_spec": "x"]])
+            }
+            await #expect(throws: ChipsError.self) {
+                _ = try await app.connection.request(view: comm, action: "insert", ["fields": ["comm_ent": "p9999", "comm_type": "email", "comm_spec": "x@example.com"]])
+            }
+            #expect(try await app.connection.request(view: comm, action: "select", ["fields": fields]).arrayValue?.count == 3)
+            await connectionDone(app)
+        }
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import PurseDatabase
 import PurseFormats
+import Synchronization
 
 /// `base.curr_eid()`: the signed-in user's entity id. The app's first request reads it as
 /// `{view: "base.ent_v", table: "base.curr_eid", params: []}`, which answers `[{curr_eid}]`.
@@ -57,68 +58,198 @@ struct CountriesView: ChipsView {
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] { Self.rows }
 }
 
-/// `mychips.comm_v_me`: the user's ways to be reached (the certificate's `connect`), one row
-/// each: `comm_seq` (its place, from 1), `comm_type` (email, phone…), `comm_spec` (the address),
-/// `comm_cmt`, and `comm_prim` for the first of its type. Edited through `users_v_me.connect`.
-struct CommView: ChipsView {
-    let name = "mychips.comm_v_me"
-    let primaryKey = ["comm_ent", "comm_seq"]
-    let columns: [ViewColumn] = [
-        ViewColumn(name: "comm_ent", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "comm_seq", type: .int, nonull: true, size: 4),
-        ViewColumn(name: "comm_type", type: .text, nonull: true, size: 6),
-        ViewColumn(name: "comm_spec", type: .text, nonull: true, size: 20),
-        ViewColumn(name: "comm_cmt", type: .text, size: 20),
-        ViewColumn(name: "comm_prim", type: .bool, nonull: true, size: 4),
-        ViewColumn(name: "comm_inact", type: .bool, nonull: true, listed: false),
-        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
-    ]
+/// `mychips.comm_v_me` and `mychips.addr_v_me`: the user's ways to be reached and addresses —
+/// the certificate's `connect` and `place` — one row each, as the app's profile pages read and
+/// edit them. A row's `seq` stays with its entry (stored in the entry), so the app's parallel
+/// edits and deletes by `seq` each reach the entry they name; `*_prim` marks the first entry of
+/// its type, and setting it moves the entry ahead of the others of its type. Writes lock the
+/// user's record and go through the same checks as `users_v_me`.
+struct ContactView: ChipsView {
+    let name: String
+    let primaryKey: [String]
+    let columns: [ViewColumn]
+    /// The `users_v_me` column the entries live in.
+    let list: String
+    /// The view's column prefix (`comm`, `addr`).
+    let prefix: String
+    /// View column → entry member, for the columns a client writes.
+    let members: [(column: String, member: String)]
+    /// The entry member that is the entry's type.
+    let typeMember: String
+
+    static let comm = ContactView(
+        name: "mychips.comm_v_me", primaryKey: ["comm_ent", "comm_seq"],
+        columns: [
+            ViewColumn(name: "comm_ent", type: .text, nonull: true, writable: true, listed: false),
+            ViewColumn(name: "comm_seq", type: .int, nonull: true, size: 4),
+            ViewColumn(name: "comm_type", type: .text, nonull: true, writable: true, size: 6, values: UsersView.media.sorted()),
+            ViewColumn(name: "comm_spec", type: .text, nonull: true, writable: true, size: 20),
+            ViewColumn(name: "comm_cmt", type: .text, writable: true, size: 20),
+            ViewColumn(name: "comm_prim", type: .bool, nonull: true, writable: true, size: 4),
+            ViewColumn(name: "comm_inact", type: .bool, nonull: true, listed: false),
+            ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ],
+        list: "connect", prefix: "comm", members: [("comm_type", "media"), ("comm_spec", "address"), ("comm_cmt", "comment")], typeMember: "media")
+
+    static let addr = ContactView(
+        name: "mychips.addr_v_me", primaryKey: ["addr_ent", "addr_seq"],
+        columns: [
+            ViewColumn(name: "addr_ent", type: .text, nonull: true, writable: true, listed: false),
+            ViewColumn(name: "addr_seq", type: .int, nonull: true, size: 4),
+            ViewColumn(name: "addr_type", type: .text, nonull: true, writable: true, size: 6, values: UsersView.placeTypes.sorted()),
+            ViewColumn(name: "addr_spec", type: .text, nonull: true, writable: true, size: 20),
+            ViewColumn(name: "city", type: .text, writable: true, size: 12),
+            ViewColumn(name: "state", type: .text, writable: true, size: 6),
+            ViewColumn(name: "pcode", type: .text, writable: true, size: 8),
+            ViewColumn(name: "country", type: .text, writable: true, size: 4),
+            ViewColumn(name: "addr_cmt", type: .text, writable: true, listed: false),
+            ViewColumn(name: "addr_prim", type: .bool, nonull: true, writable: true, listed: false),
+            ViewColumn(name: "addr_inact", type: .bool, nonull: true, listed: false),
+            ViewColumn(name: "crt_date", type: .timestamp, listed: false),
+        ],
+        list: "place", prefix: "addr",
+        members: [("addr_type", "type"), ("addr_spec", "address"), ("city", "city"), ("state", "state"), ("pcode", "post"), ("country", "country"),
+                  ("addr_cmt", "comment")],
+        typeMember: "type")
 
     func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
         guard let user = try await ChipsUserRecord.current(context) else { return [] }
+        return rows(of: user)
+    }
+
+    func rows(of user: ChipsUserRecord) -> [[String: JSONValue]] {
         var seen: Set<String> = []
-        return (user.connect.arrayValue ?? []).enumerated().map { index, item in
-            let type = item["media"]?.stringValue ?? ""
-            return ["comm_ent": .string(user.userEnt), "comm_seq": .int(Int64(index + 1)), "comm_type": .string(type),
-                    "comm_spec": item["address"] ?? .null, "comm_cmt": item["comment"] ?? .null, "comm_prim": .bool(seen.insert(type).inserted),
-                    "comm_inact": .bool(false), "crt_date": .string(JavaScriptDate.string(epochMillis: user.createdAt))]
+        return ContactList.numbered(list == "connect" ? user.connect : user.place).map { seq, item in
+            var row: [String: JSONValue] = [prefix + "_ent": .string(user.userEnt), prefix + "_seq": .int(seq)]
+            for (column, member) in members { row[column] = item[member] ?? .null }
+            row[prefix + "_prim"] = .bool(seen.insert(item[typeMember]?.stringValue ?? "").inserted)
+            row[prefix + "_inact"] = .bool(false)
+            row["crt_date"] = .string(JavaScriptDate.string(epochMillis: user.createdAt))
+            return row
+        }
+    }
+
+    /// The entry `fields` describe, applied over `entry`; `*_prim` says whether it goes first of its type.
+    private func apply(_ fields: [String: JSONValue], to entry: [String: JSONValue], user: ChipsUserRecord) throws -> ([String: JSONValue], Bool?) {
+        var entry = entry
+        var primary: Bool?
+        for (column, value) in fields {
+            if column == prefix + "_ent" {
+                guard value == .string(user.userEnt) else { throw WysemanError.database("new row violates row-level security policy", sqlState: "42501") }
+            } else if column == prefix + "_prim" {
+                primary = value == .bool(true) || value == .string("t") || value == .string("true")
+            } else if let member = members.first(where: { $0.column == column })?.member {
+                switch value {
+                case .null: entry[member] = nil
+                case .string(let text): entry[member] = text.isEmpty && member != "address" ? nil : .string(text)
+                default: throw WysemanError.database("invalid input for column \"\(column)\" of type text", sqlState: "22P02")
+                }
+            } else if columns.contains(where: { $0.name == column }) {
+                throw WysemanError.database("column \"\(column)\" of view \(name) can only be changed by the provider", sqlState: "42501")
+            } else {
+                throw WysemanError.undefinedColumn(column)
+            }
+        }
+        return (entry, primary)
+    }
+
+    /// Writes the list `edit` makes of the stored one, checked as `users_v_me` checks it.
+    private func edit(context: ViewContext, _ change: @escaping @Sendable (ChipsUserRecord, inout [(seq: Int64, item: [String: JSONValue])]) throws -> Int64?) async throws -> (ChipsUserRecord, Int64?) {
+        let list = list
+        let touched = Mutex<Int64?>(nil)
+        let user = try await UsersView.write(context: context) { current in
+            var entries = ContactList.numbered(list == "connect" ? current.connect : current.place)
+            let seq = try change(current, &entries)
+            touched.withLock { $0 = seq }
+            let stored = JSONValue.array(entries.map { seq, item in
+                var item = item
+                item["seq"] = .int(seq)
+                return .object(item)
+            })
+            return [list: try UsersView.checked(list, stored)]
+        }
+        return (user, touched.withLock { $0 })
+    }
+
+    /// Moves entry `index` ahead of the others of its type.
+    private static func makePrimary(_ index: Int, in entries: inout [(seq: Int64, item: [String: JSONValue])], typeMember: String) {
+        let type = entries[index].item[typeMember]
+        guard let first = entries.firstIndex(where: { $0.item[typeMember] == type }), first < index else { return }
+        let entry = entries.remove(at: index)
+        entries.insert(entry, at: first)
+    }
+
+    func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
+        let typeMember = typeMember
+        let (user, seq) = try await edit(context: context) { current, entries in
+            let (entry, primary) = try apply(fields, to: [:], user: current)
+            let seq = (entries.map(\.seq).max() ?? 0) + 1
+            entries.append((seq, entry))
+            if primary == true { Self.makePrimary(entries.count - 1, in: &entries, typeMember: typeMember) }
+            return seq
+        }
+        return .object(rows(of: user).first { $0[prefix + "_seq"] == seq.map(JSONValue.int) } ?? [:])
+    }
+
+    func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
+        let prefix = prefix
+        let typeMember = typeMember
+        let (user, seq) = try await edit(context: context) { current, entries in
+            let matched = rows(of: current).filter(filter.matches).compactMap { $0[prefix + "_seq"]?.int64Value }
+            guard matched.count == 1, let index = entries.firstIndex(where: { $0.seq == matched[0] }) else {
+                throw WysemanError.unexpectedRows(matched.count, expected: 1)
+            }
+            let (entry, primary) = try apply(fields, to: entries[index].item, user: current)
+            entries[index].item = entry
+            if primary == true { Self.makePrimary(index, in: &entries, typeMember: typeMember) }
+            return matched[0]
+        }
+        return .object(rows(of: user).first { $0[prefix + "_seq"] == seq.map(JSONValue.int) } ?? [:])
+    }
+
+    func delete(filter: WhereClause, context: ViewContext) async throws {
+        let prefix = prefix
+        _ = try await edit(context: context) { current, entries in
+            let matched = Set(rows(of: current).filter(filter.matches).compactMap { $0[prefix + "_seq"]?.int64Value })
+            entries.removeAll { matched.contains($0.seq) }
+            return nil
         }
     }
 }
 
-/// `mychips.addr_v_me`: the user's addresses (the certificate's `place`), one row each:
-/// `addr_seq`, `addr_type` (mail, phys, bill, ship), `addr_spec` (street), `city`, `state`,
-/// `pcode`, `country`, `addr_cmt`, and `addr_prim` for the first of its type. Edited through
-/// `users_v_me.place`.
-struct AddressView: ChipsView {
-    let name = "mychips.addr_v_me"
-    let primaryKey = ["addr_ent", "addr_seq"]
-    let columns: [ViewColumn] = [
-        ViewColumn(name: "addr_ent", type: .text, nonull: true, listed: false),
-        ViewColumn(name: "addr_seq", type: .int, nonull: true, size: 4),
-        ViewColumn(name: "addr_type", type: .text, nonull: true, size: 6),
-        ViewColumn(name: "addr_spec", type: .text, nonull: true, size: 20),
-        ViewColumn(name: "city", type: .text, size: 12),
-        ViewColumn(name: "state", type: .text, size: 6),
-        ViewColumn(name: "pcode", type: .text, size: 8),
-        ViewColumn(name: "country", type: .text, size: 4),
-        ViewColumn(name: "addr_cmt", type: .text, listed: false),
-        ViewColumn(name: "addr_prim", type: .bool, nonull: true, listed: false),
-        ViewColumn(name: "addr_inact", type: .bool, nonull: true, listed: false),
-        ViewColumn(name: "crt_date", type: .timestamp, listed: false),
-    ]
+/// The entries of a user's `connect` or `place` list and their `seq`s.
+enum ContactList {
+    /// A stored entry's `seq`, when it has one, is a whole number from 1.
+    static func validSeq(_ item: JSONValue) -> Bool {
+        guard let seq = item["seq"] else { return true }
+        guard let number = seq.int64Value else { return false }
+        return number > 0 && number < 1_000_000_000
+    }
 
-    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
-        guard let user = try await ChipsUserRecord.current(context) else { return [] }
-        var seen: Set<String> = []
-        return (user.place.arrayValue ?? []).enumerated().map { index, item in
-            let type = item["type"]?.stringValue ?? ""
-            return ["addr_ent": .string(user.userEnt), "addr_seq": .int(Int64(index + 1)), "addr_type": .string(type),
-                    "addr_spec": item["address"] ?? .null, "city": item["city"] ?? .null, "state": item["state"] ?? .null,
-                    "pcode": item["post"] ?? .null, "country": item["country"] ?? .null, "addr_cmt": item["comment"] ?? .null,
-                    "addr_prim": .bool(seen.insert(type).inserted), "addr_inact": .bool(false),
-                    "crt_date": .string(JavaScriptDate.string(epochMillis: user.createdAt))]
+    /// Each entry with its `seq`: the stored one, else its place in the list (or the next free
+    /// number, where that is taken) — what reads showed before any entry had one.
+    static func numbered(_ list: JSONValue) -> [(seq: Int64, item: [String: JSONValue])] {
+        let items = (list.arrayValue ?? []).compactMap(\.objectValue)
+        var used = Set(items.compactMap { $0["seq"]?.int64Value })
+        return items.enumerated().map { index, item in
+            var stripped = item
+            stripped["seq"] = nil
+            if let seq = item["seq"]?.int64Value { return (seq, stripped) }
+            var seq = Int64(index + 1)
+            if used.contains(seq) { seq = (used.max() ?? 0) + 1 }
+            used.insert(seq)
+            return (seq, stripped)
         }
+    }
+
+    /// The entries as certificates and `users_v_me` show them: without their `seq`.
+    static func shown(_ list: JSONValue) -> JSONValue {
+        guard case .array(let items) = list else { return list }
+        return .array(items.map { item in
+            guard case .object(var members) = item else { return item }
+            members["seq"] = nil
+            return .object(members)
+        })
     }
 }
 

@@ -97,13 +97,25 @@ struct UsersView: ChipsView {
             }
             checked[column] = try Self.checked(column, try type.coerce(value, column: column))
         }
+        let values = checked
+        let configuration = context.configuration
+        return .object(try await Self.write(context: context) { current in
+            guard filter.matches(current.row(configuration: configuration)) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            return values
+        }.row(configuration: configuration))
+    }
+
+    /// Changes the user's record in one transaction, the user's row locked: `change` reads the
+    /// record as stored and returns the checked columns to set. Drafts get the new certificate,
+    /// and the user's channel hears of the change.
+    static func write(context: ViewContext, _ change: @escaping @Sendable (ChipsUserRecord) throws -> [String: JSONValue]) async throws -> ChipsUserRecord {
         let username = context.user.username
         let now = context.now().epochMillis
         let configuration = context.configuration
-        let values = checked
-        let (row, notice): ([String: JSONValue], ChipsNotifier.Notice) = try await context.database.transaction { db in
+        let (updated, notice): (ChipsUserRecord, ChipsNotifier.Notice) = try await context.database.transaction { db in
+            _ = try await db.raw(SQLQueryString("SELECT version FROM chips_users WHERE username = \(bind: username)\(unsafeRaw: SQLDialectDifferences(db).lockRowsClause)")).first()
             guard let current = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
-            guard filter.matches(current.row(configuration: configuration)) else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            let values = try change(current)
             if case .string(let language)? = values["language"],
                try await db.raw("SELECT code FROM chips_languages WHERE code = \(bind: language)").first() == nil {
                 throw WysemanError.database("insert or update on table \"users\" violates foreign key constraint \"users_language_fkey\"", sqlState: "23503",
@@ -128,10 +140,10 @@ struct UsersView: ChipsView {
                                               data: .object(["target": "users", "oper": "update", "time": .string(JavaScriptDate.string(Date(epochMillis: now))),
                                                              "fields": .array(values.keys.sorted().map(JSONValue.string))]))
             try await context.notifier.publish(notice, in: db)
-            return (updated.row(configuration: configuration), notice)
+            return (updated, notice)
         }
         context.notifier.deliverAfterCommit(notice)
-        return .object(row)
+        return updated
     }
 
     /// The checks of the real schema's columns and triggers, with its error shapes.
@@ -161,7 +173,7 @@ struct UsersView: ChipsView {
             guard case .array(let items) = value, items.count <= 20, items.allSatisfy({ item in
                 guard case .string(let media)? = item["media"], media.count <= 12, Self.media.contains(media),
                       case .string(let address)? = item["address"], !address.isEmpty, address.count <= 200 else { return false }
-                return item.objectValue?.keys.allSatisfy({ ["media", "address", "comment"].contains($0) }) == true
+                return item.objectValue?.keys.allSatisfy({ ["media", "address", "comment", "seq"].contains($0) }) == true && ContactList.validSeq(item)
             }) else {
                 throw .constraint("invalid connection record", code: "!mychips.users_v_me:CON")
             }
@@ -175,8 +187,8 @@ struct UsersView: ChipsView {
                 guard case .string(let type)? = item["type"], Self.placeTypes.contains(type),
                       case .string(let address)? = item["address"], !address.isEmpty, address.count <= 200,
                       let members = item.objectValue else { return false }
-                return members.allSatisfy { key, value in
-                    ["type", "address", "city", "state", "post", "country", "comment"].contains(key) && (value.stringValue?.count ?? 0) <= 200
+                return ContactList.validSeq(item) && members.allSatisfy { key, value in
+                    key == "seq" || (["type", "address", "city", "state", "post", "country", "comment"].contains(key) && (value.stringValue?.count ?? 0) <= 200)
                 }
             }) else {
                 throw .constraint("invalid address record", code: "!mychips.users_v_me:PLA")
