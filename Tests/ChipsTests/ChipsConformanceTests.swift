@@ -60,16 +60,7 @@ struct JourneyLog {
     /// same JSON type where both are not null, at every depth — except inside certificates and
     /// the users' own data, whose members depend on what each user entered.
     static func shapeDifferences(recorded: JSONValue, ours: JSONValue, path: String = "") -> [String] {
-        func kind(_ value: JSONValue) -> String {
-            switch value {
-            case .null: "null"
-            case .bool: "boolean"
-            case .int, .uint, .double: "number"
-            case .string: "string"
-            case .array: "array"
-            case .object: "object"
-            }
-        }
+        func kind(_ value: JSONValue) -> String { value.typeName }
         if recorded.isNull || ours.isNull { return [] }
         guard kind(recorded) == kind(ours) else { return ["\(path): \(kind(ours)) where the real provider has \(kind(recorded))"] }
         let userData: Set<String> = ["cert", "hold_cert", "part_cert", "identity", "place", "connect", "conn_pub", "user_psig", "reference", "ref",
