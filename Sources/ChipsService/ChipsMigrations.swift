@@ -228,5 +228,18 @@ enum ChipsMigrations {
             "ALTER TABLE chips_tallies ADD COLUMN revision BIGINT NOT NULL DEFAULT 1 CHECK (revision > 0)",
             "ALTER TABLE chips_tallies ADD COLUMN ack_hash TEXT",
         ]),
+        // Exchange rates (`base.exchange`): what the `chip` action prices a CHIP from. Rates are
+        // decimal text, kept exact; `sample` is the day they were read.
+        Migration("chips_0005_exchange", [
+            """
+            CREATE TABLE chips_exchange (
+                curr TEXT NOT NULL CHECK (length(curr) = 3),
+                base TEXT NOT NULL CHECK (length(base) = 3),
+                rate TEXT NOT NULL,
+                sample TEXT NOT NULL CHECK (length(sample) = 10),
+                PRIMARY KEY (curr, base, sample)
+            )
+            """,
+        ]),
     ]
 }

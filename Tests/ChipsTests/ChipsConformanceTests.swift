@@ -8,6 +8,7 @@ import PurseFormats
 import PurseKit
 import PurseKitAHC
 import PurseServer
+import SQLKit
 import Synchronization
 import Testing
 
@@ -418,6 +419,22 @@ extension ChipsConformanceTests {
             #expect(cert.arrayValue?.first?["user_cert"]?["chad"]?["cuid"]?.stringValue?.isEmpty == false)
             let contracts = try await ask("select", "mychips.contracts_v", ["fields": ["top", "name", "title", "language", "host", "rid", "clean"], "where": ["top": true]])
             #expect(contracts.arrayValue?.isEmpty == false && contracts.arrayValue?.allSatisfy { $0["clean"] == true } == true)
+            // The views and tables the app registers for their labels.
+            for view in ["base.comm_v_flat", "base.addr_v", "base.addr_v_flat", "base.exchange", "mychips.users_v_tallies", "base.currency", "base.country_v"] {
+                let texts = try await ask("lang", view, ["language": "spa"])
+                #expect(texts["columns"]?.arrayValue?.isEmpty == false, "\(view)")
+            }
+            let currencies = try await ask("select", "base.currency", ["fields": ["cur_code", "cur_name"], "order": ["field": "cur_name", "asc": true]])
+            #expect(currencies.arrayValue?.contains { $0["cur_code"] == "EUR" } == true)
+            // getCurrencyRate at start-up: the chip action. Without rates, the real query's empty row.
+            let unknown = try await ask("action", "mychips.users_v_me", ["name": "chip", "data": ["options": ["curr": "USD", "format": "json"]]])
+            #expect(unknown == .object([:]))
+            let database = try #require(provider.environment?.database)
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO chips_exchange (curr, base, rate, sample) VALUES ('XCH', 'USD', '2.47', '2026-11-25'), ('USD', 'USD', '1', '2026-11-25'), ('EUR', 'USD', '0.9212', '2026-11-25')").run()
+            }
+            let euro = try await ask("action", "mychips.users_v_me", ["name": "chip", "data": ["options": ["curr": "EUR", "format": "json"]]])
+            #expect(euro["rate"] == "2.2753" && euro["chip"] == "XCH" && euro["fiat"] == "EUR" && euro["base"] == "USD")
             // A language the provider does not have is an error, as on the real provider.
             await #expect(throws: ChipsError.self) { _ = try await app.connection.request(view: "mychips.chark", action: "lang", ["language": "xyz"]) }
             await connectionDone(app)

@@ -8,20 +8,23 @@
 PURSE=${PURSE:-.build/debug/purse}
 
 # A free port whose next port is free too: `purse serve` also listens one above its port, for
-# MyCHIPs' websocket (CHIPS_WS_PORT).
+# MyCHIPs' websocket (CHIPS_WS_PORT). Both are below Linux's ephemeral range (32768–60999), so no
+# outgoing connection takes either before the server binds them.
 free_port() {
   python3 - <<'PY'
-import socket
-for _ in range(200):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]
-    t = socket.socket()
+import random, socket
+def free(port):
+    s = socket.socket()
     try:
-        t.bind(("127.0.0.1", port + 1))
+        s.bind(("127.0.0.1", port)); return True
     except OSError:
-        continue
+        return False
     finally:
-        t.close(); s.close()
-    print(port); break
+        s.close()
+for _ in range(500):
+    port = random.randrange(20000, 32700)
+    if free(port) and free(port + 1):
+        print(port); break
 PY
 }
 

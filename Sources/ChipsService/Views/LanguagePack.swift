@@ -31,7 +31,7 @@ enum LanguagePack {
         ("spa", "es", "Spanish", "Español"),
     ]
 
-    static let entries: [Entry] = profileEntries + walletEntries + tableEntries
+    static let entries: [Entry] = profileEntries + walletEntries + tableEntries + referenceEntries
 
     /// The tables under the views (`mychips.tallies`, `mychips.chits`), which the app also asks
     /// for: the same texts as their `_v_me` views.

@@ -1,6 +1,7 @@
 import Foundation
 import PurseDatabase
 import PurseFormats
+import SQLKit
 import Synchronization
 
 /// `base.curr_eid()`: the signed-in user's entity id. The app's first request reads it as
@@ -258,5 +259,88 @@ extension ChipsUserRecord {
     static func current(_ context: ViewContext) async throws -> ChipsUserRecord? {
         let username = context.user.username
         return try await context.database.read { db in try await load(username, in: db) }
+    }
+}
+
+/// `base.currency`: the ISO 4217 currencies with their English names, from the system's locale
+/// data.
+struct CurrenciesView: ChipsView {
+    let name = "base.currency"
+    let primaryKey = ["cur_code"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "cur_code", type: .text, nonull: true, length: 3, size: 4),
+        ViewColumn(name: "cur_name", type: .text, nonull: true, size: 20),
+    ]
+
+    static let rows: [[String: JSONValue]] = {
+        let english = Locale(identifier: "en_US")
+        var seen: Set<String> = []
+        return Locale.Currency.isoCurrencies.compactMap { currency -> [String: JSONValue]? in
+            let code = currency.identifier
+            guard code.utf8.count == 3, seen.insert(code).inserted, let name = english.localizedString(forCurrencyCode: code), name != code else { return nil }
+            return ["cur_code": .string(code), "cur_name": .string(name)]
+        }.sorted { ($0["cur_code"]?.stringValue ?? "") < ($1["cur_code"]?.stringValue ?? "") }
+    }()
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] { Self.rows }
+}
+
+/// `base.exchange`: exchange rates as sampled — `curr`, `base`, `rate` (units of `base` per unit
+/// of `curr`; for `XCH`, the CHIP), `sample` (when). The operator or a rates feed writes
+/// `chips_exchange`; the `chip` action on `users_v_me` prices a CHIP from it.
+struct ExchangeView: ChipsView {
+    let name = "base.exchange"
+    let primaryKey = ["curr", "base", "sample"]
+    let columns: [ViewColumn] = [
+        ViewColumn(name: "curr", type: .text, nonull: true, length: 3, size: 4),
+        ViewColumn(name: "base", type: .text, nonull: true, length: 3, size: 4),
+        ViewColumn(name: "rate", type: .float, nonull: true, size: 10),
+        ViewColumn(name: "sample", type: .date, nonull: true, size: 10),
+    ]
+
+    struct Rate: Sendable {
+        var currency: String
+        var base: String
+        /// Decimal text, kept exact.
+        var rate: String
+        var sample: String
+
+        var number: Double { Double(rate) ?? 0 }
+        var row: [String: JSONValue] { ["curr": .string(currency), "base": .string(base), "rate": .double(number), "sample": .string(sample)] }
+    }
+
+    static func all(in db: any DatabaseSession) async throws -> [Rate] {
+        try await db.raw("SELECT curr, base, rate, sample FROM chips_exchange ORDER BY curr, base, sample").all().map { row in
+            Rate(currency: try row.decode(column: "curr", as: String.self), base: try row.decode(column: "base", as: String.self),
+                 rate: try row.decode(column: "rate", as: String.self), sample: try row.decode(column: "sample", as: String.self))
+        }
+    }
+
+    func rows(parameters: [JSONValue], context: ViewContext) async throws -> [[String: JSONValue]] {
+        try await context.database.read { db in try await Self.all(in: db) }.map(\.row)
+    }
+
+    /// The `chip` action's row for `fiat`, as MyCHIPs' `chip` control function makes it: the
+    /// newest CHIP rate (`XCH`) and the newest rate of `fiat` in the same base, and a CHIP in
+    /// `fiat` (`rate`, their product truncated to 4 places, as numeric text). Empty when either
+    /// is missing, as the real query then finds no row.
+    static func chipValue(fiat: String, rates: [Rate]) -> JSONValue {
+        guard let chip = rates.filter({ $0.currency == "XCH" }).max(by: { $0.sample < $1.sample }),
+              let quote = rates.filter({ $0.currency == fiat && $0.base == chip.base }).max(by: { $0.sample < $1.sample }),
+              let chipRate = Decimal(string: chip.rate, locale: Locale(identifier: "en_US_POSIX")),
+              let fiatRate = Decimal(string: quote.rate, locale: Locale(identifier: "en_US_POSIX")) else { return .object([:]) }
+        var product = chipRate * fiatRate
+        var truncated = Decimal()
+        NSDecimalRound(&truncated, &product, 4, .down)
+        let formatter = NumberFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.minimumFractionDigits = 4
+        formatter.maximumFractionDigits = 4
+        formatter.usesGroupingSeparator = false
+        return .object([
+            "chip": .string(chip.currency), "chip_rate": .double(chip.number), "fiat": .string(quote.currency), "fiat_rate": .double(quote.number),
+            "base": .string(chip.base), "rate": .string(formatter.string(from: truncated as NSDecimalNumber) ?? "0.0000"),
+            "chip_sample": .string(chip.sample), "fiat_sample": .string(quote.sample),
+        ])
     }
 }

@@ -199,8 +199,9 @@ struct UsersView: ChipsView {
     }
 
     /// The named actions: `ticket` (a connection ticket for another device, keys `[{id}]`, in
-    /// each `options.format`: `json` `{ticket}`, `link`, `url`, `qr`), and `push` (this
-    /// provider's: `options {device_token, enable}` registers or retires the app's APNs token).
+    /// each `options.format`: `json` `{ticket}`, `link`, `url`, `qr`), `chip` (a CHIP's value in
+    /// `options.curr`, from `base.exchange`), and `push` (this provider's: `options
+    /// {device_token, enable}` registers or retires the app's APNs token).
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
         switch action.name {
         case "push":
@@ -230,6 +231,16 @@ struct UsersView: ChipsView {
                 case "link": return .string("\(texts.connection):\n<a href=\"\(ticket.link)\">\(texts.connection)</a><p>\(texts.validUntil): \(JavaScriptDate.string(ticket.expires))")
                 default: return .string(texts.unknownFormat)
                 }
+            }
+        case "chip":
+            // The value of a CHIP in `options.curr` (USD when none), from the exchange rates.
+            let fiat = action.options["curr"]?.stringValue?.uppercased() ?? "USD"
+            let rates = try await context.database.read { db in try await ExchangeView.all(in: db) }
+            let value = ExchangeView.chipValue(fiat: fiat, rates: rates)
+            return action.content { format in
+                guard format != "json" else { return value }
+                guard let rate = value["rate"]?.stringValue else { return .string("<div>1 CHIP: \(fiat) rate unknown</div>") }
+                return .string("<div>1 CHIP ~ \(rate) \(fiat) as of \(value["fiat_sample"]?.stringValue ?? "")</div>")
             }
         default:
             return nil

@@ -24,11 +24,12 @@ public enum LoopbackPort {
     }
 
     /// A free port whose next port is free too: for a server that also listens one above
-    /// (MyCHIPs' websocket).
+    /// (MyCHIPs' websocket). Both are below Linux's ephemeral range (32768–60999), so no outgoing
+    /// connection takes either between this check and the server binding them.
     public static func freePair() throws -> Int {
-        for _ in 0..<256 {
-            let port = try probe()
-            guard port < 65535, isFree(port + 1) else { continue }
+        for _ in 0..<512 {
+            let port = Int.random(in: 20_000..<32_700)
+            guard isFree(port), isFree(port + 1) else { continue }
             let fresh = handedOut.withLock { taken in
                 guard !taken.contains(port), !taken.contains(port + 1) else { return false }
                 taken.insert(port)
