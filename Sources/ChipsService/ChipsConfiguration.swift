@@ -23,7 +23,8 @@ public struct ChipsConfiguration: Sendable {
     public var agent: String
     public var ticketLifetime: TimeInterval = 30 * 60
     public var dateWindow: TimeInterval = 60
-    public var maxMessageBytes = 64 << 10
+    /// The largest request: a profile photo (``FilesView/maxBytes``) as a JSON Buffer fits.
+    public var maxMessageBytes = 768 << 10
     /// How long a websocket request may wait for the database before it is answered with an error.
     public var requestTimeout: Duration = .seconds(10)
     /// Where pushes go (APNs, or this provider's sandbox) and how they are signed; nil: no pushes.

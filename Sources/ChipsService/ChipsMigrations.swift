@@ -241,5 +241,32 @@ enum ChipsMigrations {
             )
             """,
         ]),
+        // Users' files (`mychips.file_v_me`): their profile photo and other documents, by
+        // digest. One main file per user and type, by a partial unique index; a file's
+        // bytes are base64 text (`file_data`), their SHA-256 base64url (`file_hash`), and a user
+        // stores a file of a type once. `cert_file` is the certificate's `file` member, the
+        // main public files, written in the same transaction as the files.
+        Migration("chips_0006_files", [
+            """
+            CREATE TABLE chips_files (
+                file_ent TEXT NOT NULL REFERENCES chips_users(user_ent),
+                file_seq BIGINT NOT NULL CHECK (file_seq > 0),
+                file_type TEXT NOT NULL CHECK (file_type IN ('bio', 'id', 'photo', 'cert', 'other')),
+                file_fmt TEXT NOT NULL CHECK (length(file_fmt) BETWEEN 3 AND 100),
+                file_cmt TEXT CHECK (file_cmt IS NULL OR length(file_cmt) <= 200),
+                file_priv BOOLEAN NOT NULL DEFAULT FALSE,
+                file_prim BOOLEAN NOT NULL DEFAULT FALSE,
+                file_size BIGINT NOT NULL CHECK (file_size BETWEEN 1 AND \(FilesView.maxBytes)),
+                file_hash TEXT NOT NULL CHECK (length(file_hash) = 43),
+                file_data TEXT NOT NULL,
+                crt_date BIGINT NOT NULL,
+                mod_date BIGINT NOT NULL,
+                PRIMARY KEY (file_ent, file_seq),
+                UNIQUE (file_ent, file_type, file_hash)
+            )
+            """,
+            "CREATE UNIQUE INDEX chips_files_main ON chips_files (file_ent, file_type) WHERE file_prim",
+            "ALTER TABLE chips_users ADD COLUMN cert_file TEXT",
+        ]),
     ]
 }

@@ -133,7 +133,7 @@ public struct ChipsModule: PurseModule {
     /// The views, made per mount: a view may keep state for its database (rendered rows).
     static func makeViews() -> [any ChipsView] {
         [UsersView(), LanguagesView(), MessagesFunction(), TalliesView(), TicketProcessFunction(), ChitsView(), ContractsView(), TokensView(),
-         CurrentEntityFunction(), UserCertFunction(), CountriesView(), ContactView.comm, ContactView.addr, CurrenciesView(), ExchangeView()]
+         CurrentEntityFunction(), UserCertFunction(), CountriesView(), ContactView.comm, ContactView.addr, CurrenciesView(), ExchangeView(), FilesView()]
     }
 
     // MARK: Operator tasks (the CLI)

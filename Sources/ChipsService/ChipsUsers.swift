@@ -23,6 +23,9 @@ struct ChipsUserRecord: Sendable, Equatable {
     /// their tally and chit signatures are checked.
     var userPsig: String?
     var language: String
+    /// The certificate's `file` member: the user's main, public files as `{media, format,
+    /// digest, comment}` (JSON text), kept beside the files by ``FilesView``; nil with none.
+    var certFile: String? = nil
     var createdAt: EpochMillis
     var modifiedAt: EpochMillis
     /// Counts the record's changes (the rendered-row cache's key).
@@ -45,7 +48,7 @@ struct ChipsUserRecord: Sendable, Equatable {
             bornDate: try row.decode(column: "born_date", as: String?.self), country: try row.decode(column: "country", as: String?.self),
             taxID: try row.decode(column: "tax_id", as: String?.self), connect: try json("connect"), place: try json("place"),
             connPub: try row.decode(column: "conn_pub", as: String?.self), userPsig: try row.decode(column: "user_psig", as: String?.self), language: try row.decode(column: "language", as: String.self),
-            createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self),
+            certFile: try row.decode(column: "cert_file", as: String?.self), createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self),
             version: try row.decode(column: "version", as: Int64.self))
     }
 
@@ -104,7 +107,7 @@ struct ChipsUserRecord: Sendable, Equatable {
     var signingKey: JSONValue { userPsig.flatMap { try? StrictJSON.parse($0.utf8) } ?? .null }
 
     /// The user's CHIP certificate as MyCHIPs writes it: `chad`, `type`, `name`, `public`,
-    /// `connect`, `place`, `identity` and `date`.
+    /// `connect`, `place`, `identity`, `date` and `file` (its photo and other public files, by digest).
     func certificate(configuration: ChipsConfiguration) -> JSONValue {
         var identity: [String: JSONValue] = [:]
         if let bornDate { identity["birth"] = .object(["date": .string(bornDate)]) }
@@ -120,7 +123,8 @@ struct ChipsUserRecord: Sendable, Equatable {
             "chad": .object(["cuid": .string(cuid), "agent": .string(configuration.agent), "host": .string(configuration.publicHost),
                              "port": .int(Int64(configuration.publicPort))]),
             "type": .string(entType), "name": name, "public": signingKey, "connect": ContactList.shown(connect), "place": ContactList.shown(place),
-            "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))), "file": .null,
+            "identity": .object(identity), "date": .string(JavaScriptDate.string(Date(epochMillis: createdAt))),
+            "file": certFile.flatMap { try? StrictJSON.parse($0.utf8) } ?? .null,
         ])
     }
 }

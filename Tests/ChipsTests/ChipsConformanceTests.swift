@@ -1,4 +1,5 @@
 import ChipsProtocol
+import Crypto
 import Foundation
 import HTTPTypes
 import MyCHIPs
@@ -381,7 +382,7 @@ extension ChipsConformanceTests {
 extension ChipsConformanceTests {
     /// What the real app asks at start-up and on its profile and wallet pages (read from
     /// `client/chark/src`: `query_user`, `queryAvailableLanguages`, `useLanguage`, `getPersonal`,
-    /// `getComm`, `getAddresses`, `getCountry`, `getUserCert`, `fetchContracts`), each answered
+    /// `getComm`, `getAddresses`, `getCountry`, `getUserCert`, `fetchContracts`, `getFile`), each answered
     /// with data in the shape the app reads.
     @Test("the real app's start-up requests all answer", arguments: TestEngines.all)
     func appStartUp(engine: DatabaseEngine) async throws {
@@ -420,10 +421,16 @@ extension ChipsConformanceTests {
             let contracts = try await ask("select", "mychips.contracts_v", ["fields": ["top", "name", "title", "language", "host", "rid", "clean"], "where": ["top": true]])
             #expect(contracts.arrayValue?.isEmpty == false && contracts.arrayValue?.allSatisfy { $0["clean"] == true } == true)
             // The views and tables the app registers for their labels.
-            for view in ["base.comm_v_flat", "base.addr_v", "base.addr_v_flat", "base.exchange", "mychips.users_v_tallies", "base.currency", "base.country_v"] {
+            for view in ["base.comm_v_flat", "base.addr_v", "base.addr_v_flat", "base.exchange", "mychips.users_v_tallies", "base.currency", "base.country_v",
+                         "mychips.lifts_v_pay_me"] {
                 let texts = try await ask("lang", view, ["language": "spa"])
                 #expect(texts["columns"]?.arrayValue?.isEmpty == false, "\(view)")
             }
+            // getFile: the avatar, none yet.
+            let avatar = try await ask("select", "mychips.file_v_me", ["fields": ["file_ent", "file_fmt", "file_data64"], "where": ["file_ent": .string(entity), "file_prim": true]])
+            #expect(avatar == [])
+            let fileTexts = try await ask("lang", "mychips.file_v_me", ["language": "eng"])
+            #expect(fileTexts["columns"]?.arrayValue?.first { $0["col"] == "file_type" }?["values"]?.arrayValue?.count == 5)
             let currencies = try await ask("select", "base.currency", ["fields": ["cur_code", "cur_name"], "order": ["field": "cur_name", "asc": true]])
             #expect(currencies.arrayValue?.contains { $0["cur_code"] == "EUR" } == true)
             // getCurrencyRate at start-up: the chip action. Without rates, the real query's empty row.
@@ -554,5 +561,86 @@ extension ChipsConformanceTests {
             #expect(try await app.connection.request(view: comm, action: "select", ["fields": fields]).arrayValue?.count == 3)
             await connectionDone(app)
         }
+    }
+}
+
+extension ChipsConformanceTests {
+    /// A 1×1 PNG, and the start of a 320×240 baseline JPEG (its header, as `ImageHeader` reads it).
+    static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")!
+    static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+                            0xFF, 0xC0, 0x00, 0x11, 0x08, 0x00, 0xF0, 0x01, 0x40, 0x03, 0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01,
+                            0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0xD2, 0xCF, 0x20, 0xFF, 0xD9])
+
+    /// Bytes as the app sends them: a node Buffer through JSON.
+    static func buffer(_ data: Data) -> JSONValue { ["type": "Buffer", "data": .array(data.map { .int(Int64($0)) })] }
+
+    /// The app's avatar (read from `client/chark/src`: `uploadImage`, `getFile`, `fetchTallyFile`,
+    /// `getHolderImage`): the `photo` action stores a picture as the user's main photo, the
+    /// start-up select of `file_v_me` finds it, the certificate lists it by digest, and a tally
+    /// partner's `file` action fetches it.
+    @Test("the avatar: photo action, start-up select, the certificate's file list, a partner's file action", arguments: TestEngines.all)
+    func profilePhoto(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let app = pair.alice
+            let ent = try await app.me().id
+            let files = "mychips.file_v_me"
+            func upload(_ data: Data, format: String) async throws -> JSONValue {
+                try await app.connection.request(view: files, action: "action", ["name": "photo", "data": ["fields": ["file_fmt": .string(format), "file_data": Self.buffer(data), "file_cmt": "Profile"]]])
+            }
+            let first = try await upload(Self.png, format: "image/png")
+            #expect(first["file_ent"] == .string(ent) && first["file_seq"] == 1 && first["file_fmt"] == "image/png" && first["file_type"] == "photo")
+            #expect(first["file_data64"]?.stringValue.flatMap { Data(base64Encoded: $0, options: .ignoreUnknownCharacters) } == Self.png)
+            // getFile, at start-up.
+            let avatar = try await app.connection.request(view: files, action: "select", ["fields": ["file_ent", "file_fmt", "file_data64"], "where": ["file_ent": .string(ent), "file_prim": true]])
+            #expect(avatar.arrayValue?.count == 1 && avatar.arrayValue?.first?["file_fmt"] == "image/png")
+            let digest = Base64URL.encode(Data(SHA256.hash(data: Self.png)))
+            #expect(try await app.me().certificate["file"] == [["media": "photo", "format": "image/png", "digest": .string(digest), "comment": "Profile"]])
+
+            // A new picture takes over; the same picture twice, a picture sent as another format
+            // and bytes that are no picture are refused, and nothing changes.
+            let second = try await upload(Self.jpeg, format: "image/jpeg")
+            #expect(second["file_seq"] == 2)
+            let main = try await app.connection.request(view: files, action: "select", ["fields": ["file_seq", "file_prim", "file_size", "digest"], "order": ["field": "file_seq", "asc": true]])
+            #expect(main.arrayValue?.map { $0["file_prim"] } == [false, true] && main.arrayValue?.first?["digest"] == .string(digest), "\(main)")
+            await expectRefusal("!base.file:USP") { _ = try await upload(Self.jpeg, format: "image/jpeg") }
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await upload(Self.png, format: "image/jpeg") }
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await upload(Data("not a picture".utf8), format: "image/png") }
+            await expectRefusal("42501") {
+                _ = try await app.connection.request(view: files, action: "insert", ["fields": ["file_ent": "p9999", "file_type": "bio", "file_fmt": "text/plain", "file_data": Self.buffer(Data("x".utf8))]])
+            }
+            #expect(try await app.connection.request(view: files, action: "select", ["fields": ["file_seq"]]).arrayValue?.count == 2)
+            let jpegDigest = Base64URL.encode(Data(SHA256.hash(data: Self.jpeg)))
+            #expect(try await app.me().certificate["file"]?.arrayValue?.first?["digest"] == .string(jpegDigest))
+
+            // A document, private: stored, kept out of the certificate.
+            let document = try await app.connection.request(view: files, action: "insert", ["fields": ["file_type": "bio", "file_fmt": "text/plain", "file_priv": true,
+                                                                                                   "file_data": Self.buffer(Data("About me".utf8))]])
+            #expect(document["file_prim"] == true && document["file_name"] == "bio" && document["file_ext"] == "plain")
+            #expect(try await app.me().certificate["file"]?.arrayValue?.count == 1)
+
+            // Bob, on a tally with Alice, fetches her photo by the digest in her certificate.
+            let (_, bobTally) = try await pair.openTally()
+            let partnerFiles = try await pair.bob.connection.request(view: "mychips.tallies_v_me", action: "action",
+                                                                     ["name": "file", "data": ["key": ["tally_seq": .int(bobTally.seq)], "options": ["digest": .string(jpegDigest), "format": "json"]]])
+            let fetched = try #require(partnerFiles.arrayValue?.first)
+            #expect(partnerFiles.arrayValue?.count == 1 && fetched["media"] == "photo" && fetched["file_fmt"] == "image/jpeg" && fetched["file_ext"] == "jpeg")
+            #expect(fetched["file_data"] == Self.buffer(Self.jpeg))
+            // Deleting the main photo makes the earlier one main again.
+            _ = try await app.connection.request(view: files, action: "delete", ["where": ["file_seq": 2]])
+            #expect(try await app.me().certificate["file"]?.arrayValue?.first?["digest"] == .string(digest))
+            await pair.done()
+        }
+    }
+
+    @Test("image headers: JPEG, PNG and GIF sizes; anything else, or a truncated header, is nil")
+    func imageHeaders() {
+        #expect(ImageHeader.read([UInt8](Self.png)) == ImageHeader(format: .png, width: 1, height: 1))
+        #expect(ImageHeader.read([UInt8](Self.jpeg)) == ImageHeader(format: .jpeg, width: 320, height: 240))
+        #expect(ImageHeader.read(Array("GIF89a".utf8) + [0x10, 0x00, 0x20, 0x00]) == ImageHeader(format: .gif, width: 16, height: 32))
+        for length in 0..<Self.jpeg.count - 26 { #expect(ImageHeader.read(Array(Self.jpeg.prefix(length))) == nil, "\(length)") }
+        for length in 0..<24 { #expect(ImageHeader.read(Array(Self.png.prefix(length))) == nil) }
+        #expect(ImageHeader.read(Array("%PDF-1.4".utf8)) == nil)
+        #expect(ImageHeader.read([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x00]) == nil)
     }
 }

@@ -41,7 +41,7 @@ struct ChipsProviderTests {
                 (#"{"id":6,"view":"mychips.users_v_me","action":"delete","where":{"id":"p1000"}}"#, "42501"),
                 (#"{"id":7,"view":"mychips.users_v_me","action":"update","fields":{"ent_name":"X"}}"#, "!wm.lang:badWhere"),
                 (#"{"id":8,"view":"mychips.users_v_me","action":"tuple","where":{"username":"nobody"}}"#, "!wm.lang:badTuples"),
-                ("{\"id\":9,\"view\":\"x\",\"action\":\"select\",\"pad\":\"" + String(repeating: "a", count: 70_000) + "\"}", "!wm.lang:tooLarge"),
+                ("{\"id\":9,\"view\":\"x\",\"action\":\"select\",\"pad\":\"" + String(repeating: "a", count: 800_000) + "\"}", "!wm.lang:tooLarge"),
             ]
             for (frame, code) in cases {
                 try await socket.send(frame)

@@ -52,6 +52,8 @@ struct NamedAction: Sendable {
     var name: String
     var keys: [JSONValue]
     var options: [String: JSONValue]
+    /// Column values an action writes (`data.fields`, as the `photo` action takes them).
+    var fields: JSONValue?
 
     init(name: String, data: JSONValue?) {
         self.name = name
@@ -60,6 +62,7 @@ struct NamedAction: Sendable {
         default: keys = data?["key"].map { [$0] } ?? []
         }
         options = data?["options"]?.objectValue ?? [:]
+        fields = data?["fields"]
     }
 
     /// The one key a ticket action needs (`TMK`, too many or too few keys, otherwise).

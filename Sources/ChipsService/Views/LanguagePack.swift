@@ -16,8 +16,19 @@ enum LanguagePack {
         /// `(code, title, help)`
         var messages: [(String, String, String)]
 
+        /// Each column as `wm.table_lang` has it: `{col, title, help, values}`, `values` the
+        /// labels of an enumerated column's values (`{value, title, help}`, by value), else null.
         var columnsJSON: JSONValue {
-            .array(columns.map { .object(["col": .string($0.0), "title": .string($0.1), "help": .string($0.2)]) })
+            let labels = LanguagePack.valueLabels[obj] ?? [:]
+            return .array(columns.map { column in
+                let values: JSONValue = labels[column.0].map { list in
+                    .array(list.sorted { $0.0 < $1.0 }.map { value in
+                        let title = language == "spa" ? value.2 : value.1
+                        return .object(["value": .string(value.0), "title": .string(title), "help": .string(title)])
+                    })
+                } ?? .null
+                return .object(["col": .string(column.0), "title": .string(column.1), "help": .string(column.2), "values": values])
+            })
         }
 
         var messagesJSON: JSONValue {

@@ -1,9 +1,10 @@
 /// Labels for the reference views the MyCHIPs app registers at start-up for their column texts
 /// (`base.comm_v_flat`, `base.addr_v`, `base.addr_v_flat`, `base.exchange`,
-/// `mychips.users_v_tallies`), and for the ones this provider serves (`base.country_v`,
-/// `base.currency`, `mychips.comm_v_me`, `mychips.addr_v_me`).
+/// `mychips.users_v_tallies`, `mychips.lifts_v_pay_me`), and for the ones this provider serves (`base.country_v`,
+/// `base.currency`, `mychips.comm_v_me`, `mychips.addr_v_me`, `mychips.file_v_me`), with the
+/// labels of enumerated columns' values.
 extension LanguagePack {
-    static let referenceEntries: [Entry] = commEntries + addressEntries + exchangeEntries + summaryEntries
+    static let referenceEntries: [Entry] = commEntries + addressEntries + exchangeEntries + summaryEntries + fileEntries + liftEntries
 
     /// `(medium, English, Spanish)`: the media of a connection.
     static let media: [(String, String, String)] = [
@@ -16,6 +17,70 @@ extension LanguagePack {
     static let addressTypes: [(String, String, String)] = [
         ("phys", "Physical", "Física"), ("mail", "Mailing", "Postal"), ("bill", "Billing", "Facturación"), ("ship", "Shipping", "Envío"),
         ("birth", "Birth Place", "Lugar de nacimiento"),
+    ]
+
+    /// `(type, English, Spanish)`: the kinds of file.
+    static let fileTypes: [(String, String, String)] = [
+        ("photo", "Photo", "Foto"), ("bio", "Biography", "Biografía"), ("id", "Identification", "Identificación"),
+        ("cert", "Certificate", "Certificado"), ("other", "Other", "Otro"),
+    ]
+
+    /// `(value, English, Spanish)` labels of the enumerated columns, by view and column.
+    static let valueLabels: [String: [String: [(String, String, String)]]] = {
+        let tally: [String: [(String, String, String)]] = [
+            "tally_type": [("stock", "Stock (you are owed)", "Stock (le deben)"), ("foil", "Foil (you owe)", "Foil (usted debe)")],
+            "status": [("void", "Void", "Anulada"), ("draft", "Draft", "Borrador"), ("offer", "Offered", "Ofrecida"), ("open", "Open", "Abierta"),
+                       ("close", "Closed", "Cerrada")],
+        ]
+        let chit: [String: [(String, String, String)]] = [
+            "chit_type": [("tran", "Transaction", "Transacción"), ("lift", "Lift", "Elevación"), ("set", "Setting", "Ajuste")],
+            "status": [("void", "Void", "Anulado"), ("pend", "Pending", "Pendiente"), ("good", "Good", "Válido")],
+        ]
+        return [
+            "mychips.comm_v_me": ["comm_type": media], "mychips.addr_v_me": ["addr_type": addressTypes], "base.addr_v": ["addr_type": addressTypes],
+            "mychips.file_v_me": ["file_type": fileTypes], "mychips.tallies_v_me": tally, "mychips.tallies": tally,
+            "mychips.chits_v_me": chit, "mychips.chits": chit,
+        ]
+    }()
+
+    static let fileEntries: [Entry] = [
+        Entry(obj: "mychips.file_v_me", language: "eng", title: "My Files", help: "Your photo and documents; the main public ones are part of your certificate",
+              columns: [
+                  ("file_seq", "Number", "Which of your files this is"), ("file_type", "Type", "Photo, biography, identification, certificate or other"),
+                  ("file_data", "Data", "The file itself"), ("file_fmt", "Format", "The file's MIME type (image/jpeg …)"),
+                  ("file_cmt", "Comment", "A note about the file"), ("file_priv", "Private", "Kept out of your certificate"),
+                  ("file_prim", "Main", "The one of its type your certificate shows"), ("file_size", "Size", "The file's size in bytes"),
+                  ("digest", "Digest", "The file's SHA-256 hash, by which partners fetch it"),
+              ], messages: [("IMG", "Not a Picture", "The photo must be a JPEG, PNG or GIF image of the format it is sent as, at most 4096 pixels a side"),
+                            ("NPH", "No Picture", "The photo action takes the picture as data.fields.file_data")]),
+        Entry(obj: "mychips.file_v_me", language: "spa", title: "Mis archivos", help: "Su foto y sus documentos; los principales públicos forman parte de su certificado",
+              columns: [
+                  ("file_seq", "Número", "Cuál de sus archivos es este"), ("file_type", "Tipo", "Foto, biografía, identificación, certificado u otro"),
+                  ("file_data", "Datos", "El archivo en sí"), ("file_fmt", "Formato", "El tipo MIME del archivo (image/jpeg …)"),
+                  ("file_cmt", "Comentario", "Una nota sobre el archivo"), ("file_priv", "Privado", "Fuera de su certificado"),
+                  ("file_prim", "Principal", "El de su tipo que muestra su certificado"), ("file_size", "Tamaño", "El tamaño del archivo en bytes"),
+                  ("digest", "Resumen", "El hash SHA-256 del archivo, con el que sus socios lo obtienen"),
+              ], messages: [("IMG", "No es una imagen", "La foto debe ser una imagen JPEG, PNG o GIF del formato con que se envía, de 4096 píxeles por lado como máximo"),
+                            ("NPH", "Sin imagen", "La acción photo recibe la imagen en data.fields.file_data")]),
+    ]
+
+    /// `mychips.lifts_v_pay_me`: the app takes its Request page's and chit page's button texts
+    /// (`accept`, `reject`, `request` …) from here.
+    static let liftEntries: [Entry] = [
+        Entry(obj: "mychips.lifts_v_pay_me", language: "eng", title: "My Payments", help: "Payments to and from people you have no tally with",
+              columns: [("id", "User ID", "Whose payment this is"), ("net", "Net", "What the payment adds to your balance"),
+                        ("memo", "Memo", "A note about the payment"), ("reference", "Reference", "Data the payee's software reads")],
+              messages: [("address", "Payment Address", "A link or QR code others pay you by"),
+                         ("payreq", "Payment Request", "What someone with no tally with you needs to pay you"),
+                         ("accept", "Approve Payment", "Pay what is asked"), ("reject", "Reject Payment", "Decline what is asked"),
+                         ("request", "Request Payment", "Ask for a payment by QR code or link")]),
+        Entry(obj: "mychips.lifts_v_pay_me", language: "spa", title: "Mis pagos", help: "Pagos a y de personas con las que no tiene cuenta",
+              columns: [("id", "Usuario", "De quién es este pago"), ("net", "Neto", "Lo que el pago suma a su saldo"),
+                        ("memo", "Nota", "Una nota sobre el pago"), ("reference", "Referencia", "Datos que lee el programa del beneficiario")],
+              messages: [("address", "Dirección de pago", "Un enlace o código QR con el que otros le pagan"),
+                         ("payreq", "Solicitud de pago", "Lo que necesita quien no tiene cuenta con usted para pagarle"),
+                         ("accept", "Aprobar pago", "Pagar lo que se pide"), ("reject", "Rechazar pago", "Rechazar lo que se pide"),
+                         ("request", "Solicitar pago", "Pedir un pago con un código QR o un enlace")]),
     ]
 
     static let commEntries: [Entry] = [

@@ -2,7 +2,6 @@ import Foundation
 import PurseDatabase
 import PurseFormats
 import SQLKit
-import Synchronization
 
 /// `base.curr_eid()`: the signed-in user's entity id. The app's first request reads it as
 /// `{view: "base.ent_v", table: "base.curr_eid", params: []}`, which answers `[{curr_eid}]`.
@@ -154,22 +153,20 @@ struct ContactView: ChipsView {
         return (entry, primary)
     }
 
-    /// Writes the list `edit` makes of the stored one, checked as `users_v_me` checks it.
+    /// Writes the list `edit` makes of the stored one, checked as `users_v_me` checks it;
+    /// answers with the record and the `seq` of the entry `change` touched.
     private func edit(context: ViewContext, _ change: @escaping @Sendable (ChipsUserRecord, inout [(seq: Int64, item: [String: JSONValue])]) throws -> Int64?) async throws -> (ChipsUserRecord, Int64?) {
         let list = list
-        let touched = Mutex<Int64?>(nil)
-        let user = try await UsersView.write(context: context) { current in
+        return try await UsersView.write(context: context) { current, _ in
             var entries = ContactList.numbered(list == "connect" ? current.connect : current.place)
             let seq = try change(current, &entries)
-            touched.withLock { $0 = seq }
             let stored = JSONValue.array(entries.map { seq, item in
                 var item = item
                 item["seq"] = .int(seq)
                 return .object(item)
             })
-            return [list: try UsersView.checked(list, stored)]
+            return ([list: try UsersView.checked(list, stored)], seq)
         }
-        return (user, touched.withLock { $0 })
     }
 
     /// Moves entry `index` ahead of the others of its type.

@@ -150,6 +150,7 @@ struct TalliesView: ChipsView {
     /// HTML anchor with the expiry), `qr` (an SVG of the link) — as MyCHIPs' `invite` control
     /// function answers.
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
+        if action.name == "file" { return try await partnerFiles(action, context: context) }
         guard action.name == "invite" else { return nil }
         guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
             throw WysemanError.constraint("the invitation names its draft: keys [{tally_seq}]", code: "!\(name):GTK")
@@ -171,6 +172,43 @@ struct TalliesView: ChipsView {
             default:
                 return .string(texts.unknownFormat)
             }
+        }
+    }
+
+    /// `file`: the files the partner's certificate on tally `key: {tally_seq}` lists (its
+    /// photo, by digest; `options.digest` picks one), with their bytes when the partner is a user
+    /// of this provider, as MyCHIPs' `file` control function answers from `file_v_part`:
+    /// `json`, the rows; otherwise an HTML fragment that shows each file.
+    func partnerFiles(_ action: NamedAction, context: ViewContext) async throws -> JSONValue {
+        guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
+            throw WysemanError.constraint("the file action names its tally: key {tally_seq}", code: "!\(name):TMK")
+        }
+        let ent = context.user.userEnt
+        let digest = action.options["digest"]?.stringValue
+        let rows: [[String: JSONValue]] = try await context.database.read { db in
+            guard let tally = try await TallyRecord.load(ent: ent, seq: seq, in: db) else { return [] }
+            let listed = (tally.partCert?["file"]?.arrayValue ?? []).filter { digest == nil || $0["digest"]?.stringValue == digest }
+            var stored: [FilesView.File] = []
+            if let partEnt = tally.partEnt { stored = try await FilesView.all(of: partEnt, in: db) }
+            return listed.map { entry in
+                let file = stored.first { $0.hash == entry["digest"]?.stringValue && !$0.isPrivate }
+                return [
+                    "tally_ent": .string(ent), "tally_seq": .int(seq), "part_ent": tally.partEnt.map(JSONValue.string) ?? .null,
+                    "media": entry["media"] ?? .null, "format": entry["format"] ?? .null, "digest": entry["digest"] ?? .null,
+                    "comment": entry["comment"] ?? .null, "file_fmt": file.map { .string($0.format) } ?? .null,
+                    "file_data": file.map { FilesView.buffer($0.data) } ?? .null, "file_name": file.map { .string($0.fileName) } ?? .null,
+                    "file_ext": file.map { .string($0.extensionName) } ?? .null,
+                ]
+            }
+        }
+        return try action.content { format in
+            if format == "json" { return .array(rows.map(JSONValue.object)) }
+            return .string(try rows.compactMap { row -> String? in
+                guard let data = row["file_data"], data != .null, let type = row["format"]?.stringValue else { return nil }
+                let bytes = try FilesView.bytes(of: data)
+                let label = HTML.escape("\(row["media"]?.stringValue ?? ""); \(row["comment"]?.stringValue ?? "")")
+                return "\(label) <object data=\"data:\(HTML.escape(type));base64,\(bytes.base64EncodedString())\" type=\"\(HTML.escape(type))\"></object>"
+            }.joined(separator: "\n"))
         }
     }
 }

@@ -109,13 +109,22 @@ struct UsersView: ChipsView {
     /// record as stored and returns the checked columns to set. Drafts get the new certificate,
     /// and the user's channel hears of the change.
     static func write(context: ViewContext, _ change: @escaping @Sendable (ChipsUserRecord) throws -> [String: JSONValue]) async throws -> ChipsUserRecord {
+        try await write(context: context) { current, _ in (try change(current), ()) }.record
+    }
+
+    /// ``write(context:_:)`` for changes that also write rows of their own (in `db`, the same
+    /// transaction) and answer with what they wrote (`result`).
+    static func write<Result: Sendable>(
+        context: ViewContext,
+        _ change: @escaping @Sendable (ChipsUserRecord, any DatabaseSession) async throws -> (values: [String: JSONValue], result: Result)
+    ) async throws -> (record: ChipsUserRecord, result: Result) {
         let username = context.user.username
         let now = context.now().epochMillis
         let configuration = context.configuration
-        let (updated, notice): (ChipsUserRecord, ChipsNotifier.Notice) = try await context.database.transaction { db in
+        let (updated, result, notice): (ChipsUserRecord, Result, ChipsNotifier.Notice) = try await context.database.transaction { db in
             _ = try await db.raw(SQLQueryString("SELECT version FROM chips_users WHERE username = \(bind: username)\(unsafeRaw: SQLDialectDifferences(db).lockRowsClause)")).first()
             guard let current = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
-            let values = try change(current)
+            let (values, result) = try await change(current, db)
             if case .string(let language)? = values["language"],
                try await db.raw("SELECT code FROM chips_languages WHERE code = \(bind: language)").first() == nil {
                 throw WysemanError.database("insert or update on table \"users\" violates foreign key constraint \"users_language_fkey\"", sqlState: "23503",
@@ -129,21 +138,24 @@ struct UsersView: ChipsView {
                 case let json: assignments.append("\(ident: column) = \(bind: JavaScriptJSON.stringify(json))")
                 }
             }
+            assignments.append("modified_at = \(bind: now)")
             let statement: SQLQueryString = "UPDATE chips_users SET " + assignments.joined(separator: ", ")
-                + ", modified_at = \(bind: now), version = version + 1 WHERE username = \(bind: username)"
+                + ", version = version + 1 WHERE username = \(bind: username)"
             try await db.raw(statement).run()
             guard let updated = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
             // Drafts carry the holder's certificate as it is now; offered and open tallies keep
             // the one that was signed.
             try await TallyStore.refreshCertificates(of: updated, configuration: configuration, now: now, in: db)
+            // Clients hear of the view's columns: the certificate's files change `cert`.
+            let fields = Set(values.keys.map { $0 == "cert_file" ? "cert" : $0 }).sorted()
             let notice = ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: updated.userEnt),
                                               data: .object(["target": "users", "oper": "update", "time": .string(JavaScriptDate.string(Date(epochMillis: now))),
-                                                             "fields": .array(values.keys.sorted().map(JSONValue.string))]))
+                                                             "fields": .array(fields.map(JSONValue.string))]))
             try await context.notifier.publish(notice, in: db)
-            return (updated, notice)
+            return (updated, result, notice)
         }
         context.notifier.deliverAfterCommit(notice)
-        return updated
+        return (updated, result)
     }
 
     /// The checks of the real schema's columns and triggers, with its error shapes.
