@@ -77,8 +77,9 @@ public struct BalanceSheetChart: Sendable {
             .min { hypot($0.x - x, $0.y - y) < hypot($1.x - x, $1.y - y) }
     }
 
-    /// The chart as SVG. `rate` adds the local-currency value under the net total.
-    public func svg(rate: ChipsExchangeRate? = nil, title: String = "Balance sheet") -> String {
+    /// The chart as SVG. `rate` adds the local-currency value under the net total; `link` makes
+    /// each bubble a link to the address it gives for its tally.
+    public func svg(rate: ChipsExchangeRate? = nil, title: String = "Balance sheet", link: ((BalanceSheet.Entry) -> String)? = nil) -> String {
         func escaped(_ text: String) -> String {
             text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
                 .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
@@ -90,6 +91,7 @@ public struct BalanceSheetChart: Sendable {
         for bubble in bubbles {
             let asset = bubble.entry.net > 0
             let label = "\(bubble.entry.partner): \(ChipsUnits.format(bubble.entry.net))"
+            if let link { out += "<a href=\"\(escaped(link(bubble.entry)))\">" }
             out += "<g class=\"tally \(asset ? "asset" : "liability")\" data-tally=\"\(escaped(bubble.entry.id))\"><title>\(escaped(label))</title>"
             out += "<line x1=\"\(number(width / 2))\" y1=\"\(number(height / 2))\" x2=\"\(number(bubble.x))\" y2=\"\(number(bubble.y))\" stroke=\"#bbb\" stroke-width=\"1\"/>"
             out += "<circle cx=\"\(number(bubble.x))\" cy=\"\(number(bubble.y))\" r=\"\(number(bubble.radius))\" fill=\"\(asset ? "#3c9d5d" : "#c8453c")\" fill-opacity=\"0.85\"/>"
@@ -97,6 +99,7 @@ public struct BalanceSheetChart: Sendable {
                 out += "<text x=\"\(number(bubble.x))\" y=\"\(number(bubble.y))\" font-size=\"\(number(min(14, bubble.radius / 2.5)))\" fill=\"#fff\">\(escaped(ChipsUnits.format(bubble.entry.net)))</text>"
             }
             out += "<text x=\"\(number(bubble.x))\" y=\"\(number(bubble.y + bubble.radius + 10))\" font-size=\"11\" fill=\"#333\">\(escaped(bubble.entry.partner))</text></g>"
+            if link != nil { out += "</a>" }
         }
         let net = sheet.net
         out += "<g class=\"net\"><circle cx=\"\(number(width / 2))\" cy=\"\(number(height / 2))\" r=\"\(number(centreRadius))\" fill=\"\(net >= 0 ? "#e8f5ec" : "#fbeaea")\" stroke=\"#666\"/>"

@@ -7,12 +7,13 @@ import PurseServer
 /// real MyCHIPs clients connect, looking for `/clientinfo` one port below it — the server's
 /// port; default the server's port + 1, `0` for none), `CHIPS_HOST` and `CHIPS_PORT` (where
 /// clients reach the websocket, written into tickets; default this host and the websocket's
-/// port), `CHIPS_AGENT` (the
+/// port), `CHIPS_ORIGIN` (where clients reach the HTTP side, for the links of action reports;
+/// default `http://` the tickets' host and port), `CHIPS_AGENT` (the
 /// agent id in users' CHIP addresses; default one made for this data directory),
 /// `CHIPS_TICKET_MINUTES` (how long a connection ticket stays valid, default 30),
 /// `CHIPS_DATE_WINDOW_SECONDS` (how far a signature login's date may be from the provider's
 /// clock, default 60 as Wyseman's), `CHIPS_MAX_MESSAGE_BYTES` (largest request frame, default
-/// 64 KiB), `CHIPS_APNS_TOPIC` (the wallet app's bundle id, the topic of its pushes; default
+/// 768 KiB), `CHIPS_APNS_TOPIC` (the wallet app's bundle id, the topic of its pushes; default
 /// `org.mychips.chark`), and the `APNS_*` settings every service that pushes shares. In
 /// development the provider has its own APNs sandbox at `/sandbox/chips/apns`.
 public struct ChipsConfiguration: Sendable {
@@ -20,6 +21,10 @@ public struct ChipsConfiguration: Sendable {
     public var publicPort: Int
     /// The websocket's own port (serving the same routes as the server's); nil: the server's port only.
     public var webSocketPort: Int?
+    /// Where clients reach the provider's HTTP side (`/clientinfo`, action reports), as
+    /// `scheme://host[:port]`; nil: plain HTTP at the tickets' host and port (the websocket's
+    /// port serves the server's routes too).
+    public var origin: String?
     public var agent: String
     public var ticketLifetime: TimeInterval = 30 * 60
     public var dateWindow: TimeInterval = 60
@@ -37,6 +42,14 @@ public struct ChipsConfiguration: Sendable {
 
     public static let sandboxKeyID = "CHIPSKEY01"
     public static let sandboxTeamID = "PURSETEAM0"
+
+    /// ``origin``, or plain HTTP at the tickets' host and port.
+    public var httpOrigin: String {
+        if let origin { return origin }
+        let port = publicPort
+        let host = publicHost.contains(":") ? "[\(publicHost)]" : publicHost
+        return "http://\(host):\(port)"
+    }
 
     public init(publicHost: String, publicPort: Int, agent: String) {
         self.publicHost = publicHost
@@ -67,6 +80,13 @@ public struct ChipsConfiguration: Sendable {
         if let text = value("CHIPS_PORT") {
             guard let port = Int(text), (1...65535).contains(port) else { throw ConfigurationError("CHIPS_PORT must be a TCP port") }
             result.publicPort = port
+        }
+        if let text = value("CHIPS_ORIGIN") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty || url.path == "/",
+                  url.query == nil else {
+                throw ConfigurationError("CHIPS_ORIGIN must be an http or https origin, like https://chips.example.com")
+            }
+            result.origin = text.hasSuffix("/") ? String(text.dropLast()) : text
         }
         if let text = value("CHIPS_TICKET_MINUTES") {
             guard let minutes = Int(text), (1...10080).contains(minutes) else { throw ConfigurationError("CHIPS_TICKET_MINUTES must be 1–10080") }

@@ -268,5 +268,22 @@ enum ChipsMigrations {
             "CREATE UNIQUE INDEX chips_files_main ON chips_files (file_ent, file_type) WHERE file_prim",
             "ALTER TABLE chips_users ADD COLUMN cert_file TEXT",
         ]),
+        // Action reports (`agree`, `graph`): what a report's link names, by the SHA-256 of its
+        // token; a link works for `ChipsReports.lifetime`.
+        Migration("chips_0007_reports", [
+            """
+            CREATE TABLE chips_reports (
+                token TEXT PRIMARY KEY,
+                username TEXT NOT NULL REFERENCES chips_users(username),
+                view TEXT NOT NULL,
+                name TEXT NOT NULL,
+                report_key TEXT NOT NULL,
+                language TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX chips_reports_expiry ON chips_reports (expires_at)",
+        ]),
     ]
 }

@@ -112,6 +112,12 @@ public struct ChipsModule: PurseModule {
                 return response
             }
         }
+        // Reports of named actions (`agree.pdf`, `graph.html`), by the link the action answered.
+        let chipsConfiguration = configuration
+        router.get("report/:token/:resource") { request, context -> Response in
+            try await ChipsReports.serve(token: try context.parameters.require("token"), resource: try context.parameters.require("resource"),
+                                         environment: environment, configuration: chipsConfiguration)
+        }
         return [notifier.listener].compactMap { $0 }
     }
 

@@ -644,3 +644,64 @@ extension ChipsConformanceTests {
         #expect(ImageHeader.read([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x00]) == nil)
     }
 }
+
+extension ChipsConformanceTests {
+    /// The app's contract and visual balance sheet screens (read from `client/chark/src`:
+    /// `getContract`, `getTallyReport`): the `agree` and `graph` actions answer a link the app
+    /// opens in a web view — the agreement as a PDF, the balance sheet as a page whose bubbles
+    /// link to `click?seq=N`. Links are unguessable and expire; an unknown one is a 404.
+    @Test("agree and graph: a PDF of the tally agreement and the balance sheet page, by links that expire", arguments: TestEngines.all)
+    func reports(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (aliceTally, _) = try await pair.openTally(limit: 40)
+            _ = try await pair.alice.pay(aliceTally.seq, units: 1_500, memo: "Bread", signingKey: pair.aliceKey)
+            let app = pair.alice.connection
+            let http = LiveHTTPClient(base: URL(string: "http://127.0.0.1:\(provider.port)")!)
+            func fetch(_ link: String) async throws -> (status: Int, type: String?, body: [UInt8]) {
+                let url = try #require(URL(string: link))
+                #expect(url.host == "127.0.0.1" && url.path.hasPrefix("/report/"), "\(link)")
+                let response = try await http.execute(uri: url.path + (url.query.map { "?" + $0 } ?? ""), method: .get)
+                return (response.status.code, response.headers[.contentType], [UInt8](response.data))
+            }
+
+            let agree = try await app.request(view: "mychips.tallies_v_me", action: "action",
+                                              ["name": "agree", "data": ["key": ["tally_seq": .int(aliceTally.seq)], "options": ["format": "url"]]])
+            let pdfLink = try #require(agree.stringValue)
+            #expect(pdfLink.hasSuffix("/agree.pdf"))
+            let pdf = try await fetch(pdfLink)
+            #expect(pdf.status == 200 && pdf.type == "application/pdf" && pdf.body.starts(with: Array("%PDF-1.4".utf8)))
+            let text = String(decoding: pdf.body, as: UTF8.self)
+            for expected in ["Tally Agreement", "Anders", "Baker", "Credit terms", "Pledges", aliceTally.uuid] {
+                #expect(text.contains(expected), "\(expected)")
+            }
+            if let path = ProcessInfo.processInfo.environment["CHIPS_PDF_OUT"] {
+                try Data(pdf.body).write(to: URL(fileURLWithPath: path))
+            }
+            // A list of formats is answered as a list; a tally that is not the user's has no contract here.
+            let both = try await app.request(view: "mychips.tallies_v_me", action: "action",
+                                             ["name": "agree", "data": ["key": ["tally_seq": .int(aliceTally.seq)], "options": ["format": ["url", "html"]]]])
+            #expect(both.arrayValue?.count == 2 && both.arrayValue?.last?.stringValue?.contains("<object data=") == true)
+            await expectRefusal("!mychips.tallies_v_me:CNF") {
+                _ = try await app.request(view: "mychips.tallies_v_me", action: "action", ["name": "agree", "data": ["key": ["tally_seq": 999], "options": ["format": "url"]]])
+            }
+
+            let graph = try await app.request(view: "mychips.users_v_me", action: "action", ["name": "graph", "data": ["options": ["format": "url"]]])
+            let pageLink = try #require(graph.stringValue)
+            let page = try await fetch(pageLink)
+            let html = String(decoding: page.body, as: UTF8.self)
+            #expect(page.status == 200 && page.type?.hasPrefix("text/html") == true)
+            #expect(html.contains("<svg") && html.contains("href=\"click?seq=\(aliceTally.seq)\"") && html.contains("Baker"))
+            #expect(try await fetch(pageLink.replacingOccurrences(of: "graph.html", with: "click?seq=\(aliceTally.seq)")).status == 204)
+
+            // Another resource of the report, an unknown token, an expired link: 404.
+            #expect(try await fetch(pageLink.replacingOccurrences(of: "graph.html", with: "agree.pdf")).status == 404)
+            let forged = "http://127.0.0.1:\(provider.port)/report/\(Base64URL.encode(Data(repeating: 7, count: 32)))/graph.html"
+            #expect(try await fetch(forged).status == 404)
+            let database = try #require(provider.environment?.database)
+            try await database.transaction { db in try await db.raw("UPDATE chips_reports SET expires_at = 0").run() }
+            #expect(try await fetch(pdfLink).status == 404)
+            await pair.done()
+        }
+    }
+}

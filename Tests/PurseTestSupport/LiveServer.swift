@@ -16,6 +16,7 @@ public struct LiveResponse: Sendable {
     public var body: ByteBuffer
 
     public var text: String { String(buffer: body) }
+    public var data: Data { Data(buffer: body) }
     public var object: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
     }

@@ -151,6 +151,7 @@ struct TalliesView: ChipsView {
     /// function answers.
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
         if action.name == "file" { return try await partnerFiles(action, context: context) }
+        if action.name == "agree" { return try await agreement(action, context: context) }
         guard action.name == "invite" else { return nil }
         guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
             throw WysemanError.constraint("the invitation names its draft: keys [{tally_seq}]", code: "!\(name):GTK")
@@ -172,6 +173,26 @@ struct TalliesView: ChipsView {
             default:
                 return .string(texts.unknownFormat)
             }
+        }
+    }
+
+    /// `agree`: the tally agreement of `key: {tally_seq}` as a printable PDF (``ChipsReports``):
+    /// `url` its link, otherwise HTML that embeds it. A tally without a contract is
+    /// `!mychips.tallies_v_me:CNF`, as in MyCHIPs.
+    func agreement(_ action: NamedAction, context: ViewContext) async throws -> JSONValue {
+        guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
+            throw WysemanError.constraint("the agree action names its tally: key {tally_seq}", code: "!\(name):TMK")
+        }
+        let ent = context.user.userEnt
+        let tally = try await context.database.read { db in try await TallyRecord.load(ent: ent, seq: seq, in: db) }
+        guard let tally, tally.contract["source"]?.stringValue != nil else {
+            throw WysemanError.constraint("the tally has no contract", code: "!\(name):CNF")
+        }
+        let link = try await ChipsReports.register(view: name, name: "agree", key: ["tally_seq": .int(seq)], context: context) + "/agree.pdf"
+        let title = ChipsReports.Texts.of(context.user.language).agreement
+        return action.content { format in
+            format == "url" ? .string(link)
+                : .string("<div>\(HTML.escape(title))</div><object data=\"\(HTML.escape(link))\" type=\"application/pdf\" style=\"width:100%; height:100%\"></object>")
         }
     }
 

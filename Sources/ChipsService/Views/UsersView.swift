@@ -216,6 +216,15 @@ struct UsersView: ChipsView {
     /// {device_token, enable}` registers or retires the app's APNs token).
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
         switch action.name {
+        case "graph":
+            // The visual balance sheet as a page of its own (``ChipsReports``): `url` its link,
+            // otherwise HTML that frames it.
+            let link = try await ChipsReports.register(view: name, name: "graph", key: .null, context: context) + "/graph.html"
+            let title = ChipsReports.Texts.of(context.user.language).balance
+            return action.content { format in
+                format == "url" ? .string(link)
+                    : .string("<div>\(HTML.escape(title))</div><div style=\"height:100%; margin: 0;\"><iframe src=\"\(HTML.escape(link))\" style=\"width:100%; height:96%; border: 1px solid #808080;\"></iframe></div>")
+            }
         case "push":
             guard case .string(let token)? = action.options["device_token"], (64...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
                 throw WysemanError.request("the push action needs options {device_token}: the APNs token in hexadecimal", "badOptions")
