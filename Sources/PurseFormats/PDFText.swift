@@ -84,14 +84,20 @@ public struct PDFText: Sendable {
             }
             if !current.isEmpty { lines.append(current) }
             current = []
-            var rest = word
-            while width(rest, style: style) > limit, rest.count > 1 {
-                var cut = rest.count - 1
-                while cut > 1, width(Array(rest.prefix(cut)), style: style) > limit { cut -= 1 }
-                lines.append(Array(rest.prefix(cut)))
-                rest = Array(rest.dropFirst(cut))
+            // A word wider than a line: cut where the next character would not fit.
+            var piece: [UInt8] = []
+            var pieceWidth = 0.0
+            for byte in word {
+                let advance = width([byte], style: style)
+                if pieceWidth + advance > limit, !piece.isEmpty {
+                    lines.append(piece)
+                    piece = []
+                    pieceWidth = 0
+                }
+                piece.append(byte)
+                pieceWidth += advance
             }
-            current = rest
+            current = piece
         }
         lines.append(current)
         return lines

@@ -2,7 +2,7 @@ import Foundation
 import PurseFormats
 
 /// PurseFormats' parsers: JSON, CBOR, JavaScript dates, decimal amounts, base64url, hex, URI
-/// components, checked arithmetic and WebAuthn authenticator data.
+/// components, checked arithmetic, WebAuthn authenticator data, image headers and PDF text.
 enum FormatsHarness {
     static func run(_ target: FuzzTarget, _ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
@@ -53,6 +53,33 @@ enum FormatsHarness {
             require(Int128(CheckedAmount.saturatingSum([a, b, a])) == max(Int128(Int64.min), min(Int128(Int64.max), 2 * Int128(a) + Int128(b))), "saturating \(a) \(b)")
         case .authdata:
             _ = try? AuthenticatorData(Data(bytes))
+        case .imageheader:
+            // What is read as an image has a size and the magic of its format.
+            guard let header = ImageHeader.read(bytes) else { return }
+            require(header.width > 0 && header.height > 0, "a \(header.format) of \(header.width)×\(header.height)")
+            let magic: [UInt8] = switch header.format {
+            case .jpeg: [0xFF, 0xD8]
+            case .png: [0x89, 0x50, 0x4E, 0x47]
+            case .gif: Array("GIF8".utf8)
+            }
+            require(bytes.starts(with: magic), "\(header.format) without its magic")
+        case .pdftext:
+            // Any text makes a document whose cross-reference table points at its objects.
+            var document = PDFText(title: String(text.prefix(40)))
+            for paragraph in text.split(separator: "\u{0}", maxSplits: 8) { document.add(String(paragraph)) }
+            let pdf = [UInt8](document.data())
+            let written = String(decoding: pdf, as: UTF8.self)
+            guard let mark = written.range(of: "startxref\n", options: .backwards), let xref = Int(written[mark.upperBound...].prefix { $0.isNumber }) else {
+                fatalError("no startxref")
+            }
+            require(xref + 4 <= pdf.count && Array(pdf[xref..<(xref + 4)]) == Array("xref".utf8), "startxref does not name the table")
+            let lines = String(decoding: pdf[xref...], as: UTF8.self).split(separator: "\n")
+            let count = lines.count > 1 ? Int(lines[1].split(separator: " ").last ?? "") ?? 0 : 0
+            for object in 1..<max(count, 1) {
+                guard 2 + object < lines.count, let offset = Int(lines[2 + object].prefix(10)) else { fatalError("entry \(object) missing") }
+                let label = Array("\(object) 0 obj".utf8)
+                require(offset + label.count <= pdf.count && Array(pdf[offset..<(offset + label.count)]) == label, "object \(object) not at its offset")
+            }
         default: return
         }
     }

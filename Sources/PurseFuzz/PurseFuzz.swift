@@ -52,7 +52,7 @@ enum PurseFuzz {
 /// hold: no trap, and what it accepts survives its own writer (or a second reader) unchanged.
 enum FuzzTarget: String, CaseIterable, Sendable {
     // PurseFormats
-    case strictjson, cbor, jsdate, decimal, base64url, hex, uri, checked, authdata
+    case strictjson, cbor, jsdate, decimal, base64url, hex, uri, checked, authdata, imageheader, pdftext
     // Starknet: felts, u256 and STRK text; a node's JSON-RPC answers and the transactions a node reads
     case felt, u256, strk, starknetrpc
     // Server and client readers
@@ -68,7 +68,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
 
     func run(_ bytes: [UInt8]) {
         switch self {
-        case .strictjson, .cbor, .jsdate, .decimal, .base64url, .hex, .uri, .checked, .authdata: FormatsHarness.run(self, bytes)
+        case .strictjson, .cbor, .jsdate, .decimal, .base64url, .hex, .uri, .checked, .authdata, .imageheader, .pdftext: FormatsHarness.run(self, bytes)
         case .felt, .u256, .strk, .starknetrpc: StarknetHarness.run(self, bytes)
         case .flatjson: FlatJSONHarness.run(bytes)
         case .chipslink: ChipsLinkHarness.run(bytes)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer over every parser of untrusted bytes (the PurseFuzz target, Sources/PurseFuzz):
 # PurseFormats (JSON, CBOR, dates, amounts, base64url, hex, URI components, checked arithmetic,
-# WebAuthn authenticator data), Starknet (felts, u256, STRK text, a node's JSON-RPC answers and the
+# WebAuthn authenticator data, image headers, PDF text), Starknet (felts, u256, STRK text, a node's JSON-RPC answers and the
 # transactions a node reads), the hot routes' FlatJSONDecoder against Foundation, MyCHIPs links,
 # and the App Attest and StoreKit verifiers. SwiftPM builds it in its own scratch directory with
 # -sanitize=fuzzer,address; each target then runs for SECONDS from Fuzz/corpus/TARGET. A crash or a
@@ -29,7 +29,7 @@ binary=$(swift build --scratch-path "$scratch" "${flags[@]}" --show-bin-path)/Pu
 status=0
 # Leak reports are off: one-time initialisations (Apple's roots, BoringSSL's tables) hold memory
 # for the process's life, which LeakSanitizer counts as leaked.
-targets=${PURSE_FUZZ_TARGETS:-strictjson cbor jsdate decimal base64url hex uri checked authdata felt u256 strk starknetrpc flatjson chipslink appattest storekit}
+targets=${PURSE_FUZZ_TARGETS:-strictjson cbor jsdate decimal base64url hex uri checked authdata imageheader pdftext felt u256 strk starknetrpc flatjson chipslink appattest storekit}
 for target in $targets; do
   work=$(mktemp -d)
   mkdir -p "Fuzz/corpus/$target"

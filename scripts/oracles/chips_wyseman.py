@@ -15,6 +15,7 @@ and cryptography's verdict on our client core's P-521 login signatures.
 import asyncio
 import base64
 import datetime
+import hashlib
 import json
 import subprocess
 import sys
@@ -175,7 +176,7 @@ async def app_journey(base: str, purse: str, check) -> None:
             raise SystemExit(f"FAIL: {action} {view}: {answer['error']}")
         return answer["data"]
 
-    # Start-up (query_user, queryAvailableLanguages, useLanguage, getPersonal, getComm, getAddresses, getCountry, getUserCert).
+    # Start-up (query_user, queryAvailableLanguages, useLanguage, getPersonal, getComm, getAddresses, getCountry, getUserCert, getFile).
     ent = (await ask("jim", "select", "base.ent_v", table="base.curr_eid", params=[]))[0]["curr_eid"]
     check(ent.startswith("p"), "the app's first request: base.curr_eid()")
     languages = await ask("jim", "select", "base.language_v", fields=["code", "iso_2", "eng_name", "tables"], where={"oper": "notnull", "left": "tables"})
@@ -193,6 +194,24 @@ async def app_journey(base: str, purse: str, check) -> None:
     check(country[0]["cur_code"] == "USD", "getCountry")
     cert = await ask("jim", "select", "mychips.user_cert", params=[ent])
     check(cert[0]["user_cert"]["chad"]["cuid"], "getUserCert")
+    avatar = await ask("jim", "select", "mychips.file_v_me", fields=["file_ent", "file_fmt", "file_data64"], where={"file_ent": ent, "file_prim": True})
+    check(avatar == [], "getFile: no avatar yet")
+
+    # The avatar (uploadImage): a PNG made here, sent as the app sends a node Buffer.
+    import zlib
+    def chunk(kind, data):
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", (2).to_bytes(4, "big") * 2 + bytes([8, 2, 0, 0, 0])) \
+        + chunk(b"IDAT", zlib.compress(b"\x00" + b"\xff\x00\x00" * 2 + b"\x00" + b"\x00\x00\xff" * 2)) + chunk(b"IEND", b"")
+    stored = await ask("jim", "action", "mychips.file_v_me", name="photo",
+                       data={"fields": {"file_fmt": "image/png", "file_cmt": "Profile", "file_data": {"type": "Buffer", "data": list(png)}}})
+    check(base64.b64decode(stored["file_data64"]) == png, "the photo action answers the stored picture (file_data64)")
+    avatar = await ask("jim", "select", "mychips.file_v_me", fields=["file_ent", "file_fmt", "file_data64"], where={"file_ent": ent, "file_prim": True})
+    check(len(avatar) == 1 and base64.b64decode(avatar[0]["file_data64"]) == png, "getFile finds the avatar")
+    cert = await ask("jim", "select", "mychips.user_cert", params=[ent])
+    photo_digest = b64u(hashlib.sha256(png).digest())
+    check(cert[0]["user_cert"]["file"] == [{"media": "photo", "format": "image/png", "digest": photo_digest, "comment": "Profile"}],
+          "the certificate lists the photo by its SHA-256")
 
     # Keys (updatePublicKey), contracts, a draft, the invitation and the ticket.
     for name in tickets:
@@ -222,6 +241,16 @@ async def app_journey(base: str, purse: str, check) -> None:
           "the offer's signature verifies with the stock's key, over the stable JSON")
     await ask("fran", "update", "mychips.tallies_v_me", fields={"request": "open", "hold_sig": sign(signing["fran"], stable(theirs["json_core"], drop_nulls=False))},
               where={"tally_ent": theirs["tally_ent"], "tally_seq": theirs["tally_seq"]})
+
+    # Fran fetches Jim's photo through the tally (fetchTallyFile); Jim gets the agreement and his balance sheet as links.
+    files = await ask("fran", "action", "mychips.tallies_v_me", name="file", data={"key": {"tally_seq": theirs["tally_seq"]}, "options": {"digest": photo_digest, "format": "json"}})
+    check(len(files) == 1 and bytes(files[0]["file_data"]["data"]) == png, "the partner's photo by digest, through the tally")
+    pdf_link = await ask("jim", "action", "mychips.tallies_v_me", name="agree", data={"key": {"tally_seq": draft["tally_seq"]}, "options": {"format": "url"}})
+    with urllib.request.urlopen(pdf_link, timeout=10) as response:
+        check(response.headers["Content-Type"] == "application/pdf" and response.read().startswith(b"%PDF-"), "agree: the tally agreement as a PDF at its link")
+    graph_link = await ask("jim", "action", "mychips.users_v_me", name="graph", data={"options": {"format": "url"}})
+    with urllib.request.urlopen(graph_link, timeout=10) as response:
+        check(b"<svg" in response.read(), "graph: the balance sheet page at its link")
 
     # Fran pays 12.5; Jim requests 3; Fran pays the request.
     chit_date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{datetime.datetime.now().microsecond // 1000:03d}Z"

@@ -117,9 +117,12 @@ struct TalliesView: ChipsView {
     }
 
     /// One tally's row as the view shows it.
-    static func row(of tally: TallyRecord, context: ViewContext) async throws -> JSONValue {
-        let pending = try await context.database.read { db in try await pendingChits(of: tally.ent, in: db) }
-        return .object(tally.row(partnerName: name(of: tally.partCert), pendingChits: pending[tally.seq] ?? 0, configuration: context.configuration))
+    /// A tally's row after a write; `pending` its pending chits where the caller knows them (a
+    /// new draft has none), else read.
+    static func row(of tally: TallyRecord, pending known: Int64? = nil, context: ViewContext) async throws -> JSONValue {
+        var pending = known
+        if pending == nil { pending = try await context.database.read { db in try await pendingChits(of: tally.ent, in: db) }[tally.seq] }
+        return .object(tally.row(partnerName: name(of: tally.partCert), pendingChits: pending ?? 0, configuration: context.configuration))
     }
 
     /// A certificate's name as lists show it: `Surname, First` or an organization's name.
@@ -130,7 +133,7 @@ struct TalliesView: ChipsView {
     }
 
     func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
-        try await Self.row(of: try await TallyStore(context: context).create(fields), context: context)
+        try await Self.row(of: try await TallyStore(context: context).create(fields), pending: 0, context: context)
     }
 
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
