@@ -203,7 +203,7 @@ actor CutiEAPIClient {
     struct AttestBody: Encodable, Sendable { var key_id: String; var attestation: String; var challenge: String }
     struct Attested: Decodable, Sendable { var success: Bool; var key_id: String }
 
-    /// Asks for a challenge, has a new key attested over SHA-256(challenge ‖ key id), and sends
+    /// Asks for a challenge, has a new key attested over SHA-256(`challenge|keyId`), and sends
     /// the attestation; returns the key id.
     func performAttestation() async throws -> String {
         guard let service = attest?.service else { throw CutiEError.appAttestUnsupported }
@@ -213,8 +213,9 @@ actor CutiEAPIClient {
         let attestation: Data
         do {
             keyID = try await service.generateKey()
-            guard let keyBytes = Data(base64Encoded: keyID) else { throw CutiEError.appAttestFailed("the key id is not base64") }
-            attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + keyBytes)))
+            guard Data(base64Encoded: keyID) != nil else { throw CutiEError.appAttestFailed("the key id is not base64") }
+            // As the Cuti-E SDK attests: SHA-256 of `challenge|keyId`.
+            attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8))))
         } catch let error as CutiEError {
             throw error
         } catch {

@@ -280,5 +280,29 @@ enum CutiEMigrations {
             )
             """,
         ]),
+        // The real SDK's contract: apps that take a device token alone (the SDK's own requests)
+        // unless they require signed ones; the language and country a conversation was started
+        // in; and opt-in activity pings, one row per app, day and hashed device id.
+        Migration("cutie_0004_sdk", [
+            "ALTER TABLE cutie_apps ADD COLUMN require_signed_requests BOOLEAN NOT NULL DEFAULT FALSE",
+            "ALTER TABLE cutie_conversations ADD COLUMN language TEXT CHECK (language IS NULL OR length(language) <= 16)",
+            "ALTER TABLE cutie_conversations ADD COLUMN country TEXT CHECK (country IS NULL OR length(country) <= 8)",
+            """
+            CREATE TABLE cutie_activity (
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                day TEXT NOT NULL CHECK (length(day) = 10),
+                hashed_device_id TEXT NOT NULL CHECK (length(hashed_device_id) BETWEEN 16 AND 128),
+                language TEXT,
+                country TEXT,
+                app_version TEXT,
+                os_version TEXT,
+                device_model TEXT,
+                pings BIGINT NOT NULL CHECK (pings > 0),
+                first_at BIGINT NOT NULL,
+                last_at BIGINT NOT NULL,
+                PRIMARY KEY (app_id, day, hashed_device_id)
+            )
+            """,
+        ]),
     ]
 }

@@ -114,10 +114,10 @@ public struct CutiEModule: PurseModule {
 
     /// Creates an app (`purse cutie app create`): returns its id.
     public static func createApp(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
-                                 environment: ServerEnvironment) async throws -> String {
+                                 requireSignedRequests: Bool = false, environment: ServerEnvironment) async throws -> String {
         try await environment.database.transaction { db in
             try await CutiEApp.create(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, teamID: teamID, requireAppAttest: requireAppAttest,
-                                      now: environment.now(), in: db).id
+                                      requireSignedRequests: requireSignedRequests, now: environment.now(), in: db).id
         }
     }
 }

@@ -233,7 +233,7 @@ enum CutiEOpenAPI {
                              responses: [(200, "Challenge", Schema.object([("challenge", Schema.string), ("expires_at", ms), ("expires_in", Schema.integer)],
                                                                           required: ["challenge", "expires_at", "expires_in"]))] + refused,
                              headers: signedHeaders, requestRequired: false),
-            OpenAPIOperation(.post, "/v1/device/attest", summary: "Register an App Attest key: its attestation over SHA-256(challenge ‖ key id)", tag: "cutie",
+            OpenAPIOperation(.post, "/v1/device/attest", summary: "Register an App Attest key: its attestation over SHA-256(challenge|keyId)", tag: "cutie",
                              request: Schema.object([("key_id", Schema.string(length: 1...64)), ("attestation", Schema.string(length: 1...24_576)),
                                                      ("challenge", Schema.string(length: 1...100))], required: ["key_id", "attestation"]),
                              responses: [(200, "Attested", Schema.object([("success", Schema.boolean), ("key_id", Schema.string), ("environment", Schema.string)],

@@ -292,9 +292,9 @@ struct CutieCommand: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Verify an App Attest attestation object offline: prints the attested public key, or the check that failed.",
                 discussion: """
-                    FILE holds the attestation object as raw CBOR or base64. The client data is SHA-256 of the challenge's UTF-8 \
-                    followed by the key id's bytes, as Cuti-E's SDK makes it (--client-data sdk), or the challenge's bytes as they \
-                    are, as in Apple's published sample (--client-data raw).
+                    FILE holds the attestation object as raw CBOR or base64. The client data is SHA-256 of the UTF-8 of \
+                    `challenge|keyId` (the key id in base64), as Cuti-E's SDK makes it (--client-data sdk), or the challenge's bytes \
+                    as they are, as in Apple's published sample (--client-data raw).
                     """)
             @Argument(help: "The attestation object (CBOR or base64).") var file: String
             @Option(help: "Team id and bundle id, such as 0352187391.com.apple.example_app_attest.") var appId: String
@@ -320,7 +320,7 @@ struct CutieCommand: AsyncParsableCommand {
                 }
                 let clientDataHash: Data
                 switch clientData {
-                case "sdk": clientDataHash = AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID)
+                case "sdk": clientDataHash = AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyId)
                 case "raw": clientDataHash = Data(challenge.utf8)
                 default: throw ValidationError("--client-data must be sdk or raw")
                 }
@@ -370,12 +370,13 @@ struct CutieCommand: AsyncParsableCommand {
             @Option(help: "sandbox or production: where its pushes go.") var apnsEnvironment: String = "production"
             @Option(help: "The Apple team id (App Attest's app id is team id and bundle id).") var teamId: String?
             @Flag(help: "Accept only devices attested with App Attest.") var requireAppAttest = false
+            @Flag(help: "Accept only signed requests (the Purse SDK signs; the Cuti-E SDK sends its device token alone).") var requireSignedRequests = false
             @Flag(help: "Print JSON.") var json = false
 
             func run() async throws {
                 let id = try await CutieCommand.withServer { environment in
                     try await CutiEModule.createApp(id: self.id, name: name, bundleID: bundleId, apnsEnvironment: apnsEnvironment, teamID: teamId,
-                                                    requireAppAttest: requireAppAttest, environment: environment)
+                                                    requireAppAttest: requireAppAttest, requireSignedRequests: requireSignedRequests, environment: environment)
                 }
                 try Output(json: json).emit(["app_id": id]) { "App \(id) created." }
             }

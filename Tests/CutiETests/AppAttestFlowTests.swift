@@ -185,7 +185,7 @@ struct AppAttestFlowTests {
                                                    cutieAppID: "app_sandbox")
             func make(_ challenge: String) async throws -> (String, Data) {
                 let keyID = try await service.generateKey()
-                let hash = Data(SHA256.hash(data: Data(challenge.utf8) + Data(base64Encoded: keyID)!))
+                let hash = AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID)
                 return (keyID, try await service.attestKey(keyID, clientDataHash: hash))
             }
             let first = try await challenge()
@@ -200,7 +200,7 @@ struct AppAttestFlowTests {
             let object = try CBORDecoder.decode(good)
             let authData = try #require(object[text: "authData"]?.bytesValue)
             let key = try await service.load(keyID).0.publicKey
-            let hash = Data(SHA256.hash(data: Data(first.utf8) + Data(base64Encoded: keyID)!))
+            let hash = AppAttestVerifier.sdkClientData(challenge: first, keyID: keyID)
             let foreign = try foreignCA.issue(publicKey: key, nonce: Data(SHA256.hash(data: authData + hash)), now: Date())
             packed = CBOR.map([(.text("fmt"), .text("apple-appattest")),
                                (.text("attStmt"), .map([(.text("x5c"), .array(foreign.map { .bytes($0) })), (.text("receipt"), .bytes(Data([1])))])),
@@ -234,7 +234,7 @@ struct AppAttestFlowTests {
             let service = SoftwareAppAttestService(sandboxURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
                                                    store: InMemorySecureStore(), cutieAppID: "app_sandbox")
             let keyID = try await service.generateKey()
-            let attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + Data(base64Encoded: keyID)!)))
+            let attestation = try await service.attestKey(keyID, clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID))
             let request = #"{"key_id":"\#(keyID)","attestation":"\#(attestation.base64EncodedString())","challenge":"\#(challenge)"}"#
             let statuses = try await withThrowingTaskGroup(of: Int.self, returning: [Int].self) { group in
                 for _ in 0..<30 {
@@ -265,14 +265,14 @@ struct AppAttestVectorTests {
             let challenge = "pyattest-\(UUID().uuidString)"
             let keyID = try await service.generateKey()
             let keyBytes = try #require(Data(base64Encoded: keyID))
-            let attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + keyBytes)))
+            let attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8))))
             let clientData = Data("1700000000000\nGET\n/v1/conversations\n\(Hex.encode(SHA256.hash(data: Data())))".utf8)
             let assertion = try await service.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
             let publicKey = try await service.load(keyID).0.publicKey
             let ca = try #require(h.configuration.appAttestDevelopmentCA)
             // Our own verifier takes them too.
             let attested = try await AppAttestVerifier(roots: [ca.root]).verify(
-                attestation: attestation, appID: "PURSETEAM0.com.purse.cutie.sandbox", clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyBytes),
+                attestation: attestation, appID: "PURSETEAM0.com.purse.cutie.sandbox", clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID),
                 keyID: keyBytes, environment: .development, at: Date())
             #expect(try AppAttestVerifier.verifyAssertion(assertion, clientData: clientData, publicKey: attested.publicKey,
                                                           appID: "PURSETEAM0.com.purse.cutie.sandbox", after: 0) == 1)

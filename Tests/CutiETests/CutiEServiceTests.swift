@@ -63,7 +63,7 @@ struct CutiEServiceTests {
         }
     }
 
-    @Test("stale, forged and unknown credentials are 401; a known device id without its token is 409")
+    @Test("stale, forged and unknown credentials are 401; a known device id registers again (409 where the app requires signatures)")
     func signatures() async throws {
         try await CutiEHarness.withServer { h in
             let device = try await h.register()
@@ -84,13 +84,28 @@ struct CutiEServiceTests {
             #expect(try await h.raw(.get, "/v1/conversations").0 == .unauthorized)
             #expect(try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "nope", "X-Device-ID": "device_" + UUID().uuidString]).0 == .unauthorized)
             #expect(try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": "phone"]).0 == .badRequest)
-            // Someone who only knows the device id cannot take over its inbox.
-            let (again, error, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id])
-            #expect(again == .conflict && error["error"]?.stringValue?.contains("already registered") == true)
             // The device itself (signed with its token) gets a new token; the old one is revoked.
             let (renewed, fresh, _) = try await h.signed(.post, "/v1/device/register", device: device)
             #expect(renewed == .ok && fresh["is_new"] == .bool(false))
             #expect(try await h.signed(.get, "/v1/conversations", device: device).0 == .unauthorized)
+            // As the Cuti-E SDK does after a 401: the same id, no token. A new token, the last one revoked.
+            let (again, second, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id])
+            #expect(again == .ok && second["is_new"] == .bool(false) && second["group_id"] == fresh["group_id"])
+            let token = try #require(fresh["device_token"]?.stringValue)
+            #expect(try await h.raw(.get, "/v1/conversations", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id, "X-Device-Token": token]).0 == .unauthorized)
+
+            // An app that requires signed requests: a token alone is refused with the reason, and
+            // someone who only knows a device id cannot take over its inbox.
+            try await h.environment.database.transaction { db in
+                _ = try await CutiEApp.create(id: "app_signed", name: "Signed", bundleID: "com.example.signed", apnsEnvironment: "sandbox",
+                                              requireSignedRequests: true, now: Date(), in: db)
+            }
+            let strict = try await h.register(app: "app_signed")
+            let (unsigned, refusal, _) = try await h.raw(.get, "/v1/conversations", headers: ["X-App-ID": "app_signed", "X-Device-ID": strict.id, "X-Device-Token": strict.token])
+            #expect(unsigned == .unauthorized && refusal["error"]?.stringValue?.contains("Signed requests required") == true)
+            #expect(try await h.signed(.get, "/v1/conversations", device: strict, app: "app_signed").0 == .ok)
+            let (taken, error, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_signed", "X-Device-ID": strict.id])
+            #expect(taken == .conflict && error["error"]?.stringValue?.contains("already registered") == true)
         }
     }
 
@@ -126,16 +141,28 @@ struct CutiEServiceTests {
         }
     }
 
-    @Test("after a 401 the SDK registers again once, as a new device when the old id is taken")
+    @Test("after a 401 the SDK registers again once, keeping its id and inbox; where the app requires signatures, as a new device")
     func reRegistration() async throws {
         try await CutiEHarness.withServer { h in
             let phone = h.device()
             _ = try await phone.cutie.createConversation(category: .question, message: "Hello?")
             let firstID = try #require(phone.cutie.deviceID)
-            // Support revokes the device's tokens.
+            // Support revokes the device's tokens: the device registers again under its id.
             try await h.environment.database.transaction { db in try await db.raw("UPDATE cutie_device_tokens SET revoked_at = 1").run() }
-            #expect(try await phone.cutie.getConversations().isEmpty)
-            #expect(phone.cutie.deviceID != firstID)
+            #expect(try await phone.cutie.getConversations().count == 1)
+            #expect(phone.cutie.deviceID == firstID)
+
+            // An app that requires signed requests will not hand a known id a token: a new device.
+            try await h.environment.database.transaction { db in
+                _ = try await CutiEApp.create(id: "app_signed", name: "Signed", bundleID: "com.example.signed", apnsEnvironment: "sandbox",
+                                              requireSignedRequests: true, now: Date(), in: db)
+            }
+            let strict = h.device(app: "app_signed")
+            _ = try await strict.cutie.createConversation(category: .question, message: "Hello?")
+            let strictID = try #require(strict.cutie.deviceID)
+            try await h.environment.database.transaction { db in try await db.raw("UPDATE cutie_device_tokens SET revoked_at = 1").run() }
+            #expect(try await strict.cutie.getConversations().isEmpty)
+            #expect(strict.cutie.deviceID != strictID)
         }
     }
 

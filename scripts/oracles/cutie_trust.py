@@ -57,7 +57,7 @@ def run_pyattest(path):
     vectors = json.load(open(path))
     key_id = b64(vectors["key_id"])
     root = vectors["root_pem"].encode()
-    nonce = vectors["challenge"].encode() + key_id  # the SDK's client data: challenge ‖ key id
+    nonce = (vectors["challenge"] + "|" + vectors["key_id"]).encode()  # the SDK's client data: challenge|keyId (base64)
 
     def attest(app_id=vectors["app_id"], nonce=nonce):
         config = AppleConfig(key_id=key_id, app_id=app_id, production=False, root_ca=root)
@@ -69,7 +69,7 @@ def run_pyattest(path):
             return type(error).__name__
 
     check(attest() is True, "pyattest verifies the software attester's attestation")
-    check(attest(nonce=b"another challenge" + key_id) == "InvalidNonceException", "pyattest refuses another challenge")
+    check(attest(nonce=("another challenge|" + vectors["key_id"]).encode()) == "InvalidNonceException", "pyattest refuses another challenge")
     check(attest(app_id="PURSETEAM0.com.example.other") == "InvalidAppIdException", "pyattest refuses another app id")
 
     public_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), b64(vectors["public_key"]))

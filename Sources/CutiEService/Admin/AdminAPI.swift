@@ -25,6 +25,7 @@ struct AdminAPI: Sendable {
         var apns_environment: String?
         var team_id: String?
         var require_app_attest: Bool?
+        var require_signed_requests: Bool?
     }
 
     /// App Attest settings; a field left out keeps its value (`team_id: null` clears it).
@@ -32,14 +33,16 @@ struct AdminAPI: Sendable {
         var team_id: String??
         var require_app_attest: Bool?
         var attest_environment: String?
+        var require_signed_requests: Bool?
 
-        enum CodingKeys: String, CodingKey { case team_id, require_app_attest, attest_environment }
+        enum CodingKeys: String, CodingKey { case team_id, require_app_attest, attest_environment, require_signed_requests }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             team_id = container.contains(.team_id) ? .some(try container.decodeIfPresent(String.self, forKey: .team_id)) : nil
             require_app_attest = try container.decodeIfPresent(Bool.self, forKey: .require_app_attest)
             attest_environment = try container.decodeIfPresent(String.self, forKey: .attest_environment)
+            require_signed_requests = try container.decodeIfPresent(Bool.self, forKey: .require_signed_requests)
         }
     }
 
@@ -129,7 +132,8 @@ struct AdminAPI: Sendable {
             let body = try await request.decodeJSON(as: AppBody.self, context: context)
             let app = try await environment.database.transaction { db in
                 try await CutiEApp.create(id: body.app_id, name: body.name, bundleID: body.bundle_id, apnsEnvironment: body.apns_environment ?? "production",
-                                          teamID: body.team_id, requireAppAttest: body.require_app_attest ?? false, now: environment.now(), in: db)
+                                          teamID: body.team_id, requireAppAttest: body.require_app_attest ?? false,
+                                          requireSignedRequests: body.require_signed_requests ?? false, now: environment.now(), in: db)
             }
             return try Response.json(app, status: .created)
         }
@@ -140,7 +144,8 @@ struct AdminAPI: Sendable {
             let id = try context.parameters.require("id")
             let body = try await request.decodeJSON(as: AppSettings.self, context: context)
             let app = try await environment.database.transaction { db in
-                try await CutiEApp.updateAttest(id, teamID: body.team_id, requireAppAttest: body.require_app_attest, attestEnvironment: body.attest_environment, in: db)
+                try await CutiEApp.updateAttest(id, teamID: body.team_id, requireAppAttest: body.require_app_attest, attestEnvironment: body.attest_environment,
+                                                requireSignedRequests: body.require_signed_requests, in: db)
             }
             return try Response.json(app)
         }

@@ -10,8 +10,8 @@ import SwiftASN1
 /// environment and the credential id.
 ///
 /// `clientDataHash` is what the app passed to `attestKey(_:clientDataHash:)`. Cuti-E's SDK passes
-/// SHA-256 of the server's challenge followed by the key id's bytes, binding the attestation to
-/// both; Apple's published sample passes its challenge text as is.
+/// SHA-256 of `challenge|keyId` (UTF-8, the key id in base64), binding the attestation to both;
+/// Apple's published sample passes its challenge text as is.
 public struct AppAttestVerifier: Sendable {
     /// Which AAGUID the authenticator data must carry.
     public enum Environment: String, Sendable {
@@ -149,9 +149,10 @@ public struct AppAttestVerifier: Sendable {
         return Int64(authData.signCount)
     }
 
-    /// The client data Cuti-E's SDK attests: SHA-256 of the challenge's UTF-8 followed by the key id's bytes.
-    public static func sdkClientData(challenge: String, keyID: Data) -> Data {
-        Data(SHA256.hash(data: Data(challenge.utf8) + keyID))
+    /// The client data Cuti-E's SDK attests: SHA-256 of the UTF-8 of the challenge, `|`, and the
+    /// key id as `DCAppAttestService` gives it (base64).
+    public static func sdkClientData(challenge: String, keyID: String) -> Data {
+        Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8)))
     }
 
     /// The octet string of the nonce extension: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.

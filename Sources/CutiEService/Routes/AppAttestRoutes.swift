@@ -12,8 +12,8 @@ import SQLKit
 /// it, and sends the attestation; from then on its requests may carry assertions made with that
 /// key (`X-App-Assertion`, checked by ``DeviceAuthenticator``), and must when the app requires it.
 ///
-/// The attested client data is SHA-256 of the challenge's UTF-8 followed by the key id's 32
-/// bytes, so an attestation answers one challenge for one key.
+/// The attested client data is SHA-256 of `challenge|keyId` (UTF-8, the key id in base64 as the
+/// SDK sends it), as the Cuti-E SDK makes it, so an attestation answers one challenge for one key.
 struct AppAttestRoutes: Sendable {
     let routes: SDKRoutes
     var environment: ServerEnvironment { routes.environment }
@@ -32,8 +32,11 @@ struct AppAttestRoutes: Sendable {
         var challenge: String?
     }
 
+    /// The Cuti-E SDK's `AttestResponse`, with the key and its environment.
     struct Attested: Codable {
         var success: Bool
+        var attestation_id: String
+        var attested: Bool
         var key_id: String
         var environment: String
     }
@@ -41,6 +44,26 @@ struct AppAttestRoutes: Sendable {
     struct Asserted: Codable {
         var success: Bool
         var counter: Int64
+    }
+
+    /// The SDK's `AttestationStatus`.
+    struct Status: Codable {
+        struct Info: Codable {
+            var key_id: String
+            var environment: String
+            var sign_count: Int64
+            var created_at: Int64
+            var last_assertion_at: Int64?
+        }
+        var attested: Bool
+        var attestation: Info?
+    }
+
+    /// An assertion in the body, as the SDK's `submitAssertion` sends it: made over `client_data`.
+    struct Assert: Decodable {
+        var key_id: String
+        var assertion: String
+        var client_data: String
     }
 
     func mount(on v1: RouterGroup<PurseRequestContext>) {
@@ -64,11 +87,38 @@ struct AppAttestRoutes: Sendable {
         v1.post("device/attest", use: routes.signed(assertions: .exempt) { _, body, caller in
             try await attest(try JSONBody.decode(Attest.self, from: body), caller: caller)
         })
-        v1.post("device/attest/assert", use: routes.signed { request, _, caller in
-            guard request.headers[.appAssertion] != nil, let counter = caller.assertedCounter else {
-                throw APIError.badRequest("X-App-Assertion is required here: this route checks one assertion")
+        // One assertion checked: in X-App-Assertion over the signed request, or in the body over
+        // its `client_data` (the SDK's `submitAssertion`).
+        v1.post("device/attest/assert", use: routes.signed(assertions: .exempt) { request, body, caller in
+            if request.headers[.appAssertion] != nil, let counter = caller.assertedCounter {
+                return try Response.json(Asserted(success: true, counter: counter))
             }
-            return try Response.json(Asserted(success: true, counter: counter))
+            guard body.readableBytes > 0 else {
+                throw APIError.badRequest("An assertion is required here: X-App-Assertion on a signed request, or {key_id, assertion, client_data}")
+            }
+            return try await assert(try JSONBody.decode(Assert.self, from: body), caller: caller)
+        })
+        v1.get("device/attest/status", use: routes.signed(assertions: .exempt) { _, _, caller in
+            let row = try await environment.database.read { db in
+                try await db.raw("""
+                    SELECT key_id, environment, sign_count, attested_at, last_assertion_at FROM cutie_attested_keys
+                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                    """).first()
+            }
+            let info = try row.map { row in
+                Status.Info(key_id: try row.decode(column: "key_id", as: String.self), environment: try row.decode(column: "environment", as: String.self),
+                            sign_count: try row.decode(column: "sign_count", as: Int64.self), created_at: try row.decode(column: "attested_at", as: Int64.self),
+                            last_assertion_at: try row.decode(column: "last_assertion_at", as: Int64?.self))
+            }
+            return try Response.json(Status(attested: info != nil, attestation: info))
+        })
+        // The device forgets its key (the SDK's `revokeAttestation`); an app that requires App
+        // Attest then takes it only once it attests again.
+        v1.delete("device/attest", use: routes.signed(assertions: .exempt) { _, _, caller in
+            try await environment.database.transaction { db in
+                try await db.raw("DELETE FROM cutie_attested_keys WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)").run()
+            }
+            return try Response.json(SDKRoutes.Success(success: true))
         })
     }
 
@@ -105,7 +155,7 @@ struct AppAttestRoutes: Sendable {
         let verified: AppAttestVerifier.Attested
         do {
             verified = try await AppAttestVerifier(roots: configuration.appAttestRoots).verify(
-                attestation: attestation, appID: appID, clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: keyID),
+                attestation: attestation, appID: appID, clientDataHash: AppAttestVerifier.sdkClientData(challenge: challenge, keyID: input.key_id),
                 keyID: keyID, environment: environmentName == "development" ? .development : .production, at: now)
         } catch {
             environment.logger.notice("App Attest attestation refused", metadata: ["app_id": "\(caller.appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
@@ -131,7 +181,37 @@ struct AppAttestRoutes: Sendable {
                     environment = excluded.environment, receipt_bytes = excluded.receipt_bytes, attested_at = excluded.attested_at, last_assertion_at = NULL
                 """).run()
         }
-        return try Response.json(Attested(success: true, key_id: keyText, environment: environmentName))
+        return try Response.json(Attested(success: true, attestation_id: "att_" + Hex.encode(keyID.prefix(8)), attested: true, key_id: keyText,
+                                          environment: environmentName))
+    }
+
+    /// Checks an assertion sent in the body over its `client_data` (UTF-8) with the device's
+    /// attested key, and stores its counter; a replayed one is refused.
+    func assert(_ input: Assert, caller: DeviceCaller) async throws -> Response {
+        let keyID = try Self.keyID(input.key_id)
+        guard input.assertion.utf8.count <= 4096, let assertion = Data(base64Encoded: input.assertion) else {
+            throw APIError.badRequest("assertion must be base64 CBOR (from generateAssertion)")
+        }
+        guard input.client_data.utf8.count <= 8192 else { throw APIError.badRequest("client_data is too long: at most 8192 bytes") }
+        let (row, app) = try await environment.database.read { db in
+            (try await db.raw("""
+                SELECT key_id, public_key, sign_count FROM cutie_attested_keys WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
+                """).first(), try await CutiEApp.load(caller.appID, in: db))
+        }
+        guard let row, try row.decode(column: "key_id", as: String.self) == keyID.base64EncodedString(),
+              let key = routes.auth.attestedKeys.key(try row.decode(column: "public_key", as: String.self)), let appID = app?.attestAppID else {
+            throw APIError(.unauthorized, "App Attest: this device has no attested key with that id")
+        }
+        var asserted = caller
+        do {
+            asserted.assertedCounter = try AppAttestVerifier.verifyAssertion(assertion, clientData: Data(input.client_data.utf8), publicKey: key, appID: appID,
+                                                                            after: try row.decode(column: "sign_count", as: Int64.self))
+        } catch {
+            environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(caller.appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
+            throw APIError(.unauthorized, "App Attest: \(error)")
+        }
+        try await routes.auth.commitAssertion(asserted)
+        return try Response.json(Asserted(success: true, counter: asserted.assertedCounter ?? 0))
     }
 }
 

@@ -44,18 +44,23 @@ enum AssertionPolicy: Sendable {
     case exempt
 }
 
-/// Device registration and the request signature ("Device Signature (SHA256)" in the seed).
+/// Device registration, the device token and the request signature ("Device Signature (SHA256)"
+/// in the seed).
 ///
 /// Registering gives a device a bearer `device_token` and a `device_secret`. Every later request
-/// carries `X-App-ID`, `X-Device-Token`, `X-Timestamp` (Unix milliseconds) and `X-Signature`:
-/// the lowercase hex HMAC-SHA256, keyed with the device secret, of
+/// carries `X-App-ID` and `X-Device-Token` (and `X-Device-ID`, which must be the token's device),
+/// as the Cuti-E SDK sends them. A signed request adds `X-Timestamp` (Unix milliseconds) and
+/// `X-Signature`: the lowercase hex HMAC-SHA256, keyed with the device secret, of
 ///
 ///     timestamp "\n" METHOD "\n" path-and-query "\n" hex(SHA-256(body))
 ///
-/// A request older or newer than the window (5 minutes) or with another signature is 401. The
-/// token is kept only as its SHA-256; the secret is never stored: it is HMAC(server key, token id),
-/// so a leaked database does not let anyone sign, and a captured request (token in hand) cannot
-/// be altered or replayed after the window.
+/// The Purse SDK signs every request; an app that sets `require_signed_requests` accepts only
+/// signed ones, and one that requires App Attest takes a token alone only from an attested
+/// device. A signature is always checked when sent: a request older or newer than the window (5
+/// minutes) or with another signature is 401. The token is kept only as its SHA-256; the secret
+/// is never stored: it is HMAC(server key, token id), so a leaked database does not let anyone
+/// sign, and a captured signed request (token in hand) cannot be altered or replayed after the
+/// window.
 struct DeviceAuthenticator: Sendable {
     let environment: ServerEnvironment
     let configuration: CutiEConfiguration
@@ -94,10 +99,11 @@ struct DeviceAuthenticator: Sendable {
     /// The same inside a read the route goes on using (one database round trip fewer); the
     /// route then calls ``commitAssertion(_:)`` before it answers.
     func authenticate(_ request: Request, body: ByteBuffer, assertions: AssertionPolicy = .asApp, in db: any DatabaseSession) async throws -> DeviceCaller {
-        let (appID, token, timestamp, signature) = try checkForm(request)
+        let (appID, token, signed) = try checkForm(request)
         let hash = Hex.encode(SHA256.hash(data: Data(token.utf8)))
         let row = try await db.raw("""
-            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.team_id, a.bundle_id, k.public_key, k.sign_count
+            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
+                k.public_key, k.sign_count
             FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
             JOIN cutie_apps a ON a.id = t.app_id
             LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
@@ -110,13 +116,26 @@ struct DeviceAuthenticator: Sendable {
                                   groupID: try row.decode(column: "group_id", as: String.self),
                                   tokenID: try row.decode(column: "token_id", as: String.self))
         if let claimed = request.headers[.deviceID], claimed != caller.deviceID { throw Self.unauthorized }
+        let publicKey = try row.decode(column: "public_key", as: String?.self)
+        guard let (timestamp, signature) = signed else {
+            // The device token alone, as the Cuti-E SDK sends it.
+            if try row.decode(column: "require_signed_requests", as: Bool.self) {
+                throw APIError(.unauthorized, "Signed requests required: this app accepts only requests with X-Timestamp and X-Signature")
+            }
+            if request.headers[.appAssertion] != nil {
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion covers a signed request: send X-Timestamp and X-Signature with it")
+            }
+            if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self), publicKey == nil {
+                throw APIError(.unauthorized, "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)")
+            }
+            return caller
+        }
         let text = Self.signedText(timestamp: timestamp, method: request.method.rawValue, path: request.uri.description, body: body.readableBytesView)
         let expected = Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: secret(tokenID: caller.tokenID)))
         guard ConstantTime.equal(Array(expected.utf8), Array(signature.lowercased().utf8)) else {
             throw APIError(.unauthorized, "Invalid request signature")
         }
         // App Attest: an assertion over the same text the signature covers.
-        let publicKey = try row.decode(column: "public_key", as: String?.self)
         if let assertion = request.headers[.appAssertion] {
             guard let publicKey, let key = attestedKeys.key(publicKey), let teamID = try row.decode(column: "team_id", as: String?.self) else {
                 throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key")
@@ -154,17 +173,22 @@ struct DeviceAuthenticator: Sendable {
         guard stored != nil else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)") }
     }
 
-    /// The signed request's headers, present and fresh, before anything is read.
+    /// The request's credentials, present (and a signature's timestamp fresh) before anything
+    /// is read: the app and device token, and the signature when the request is signed.
     @discardableResult
-    func checkForm(_ request: Request) throws -> (appID: String, token: String, timestamp: String, signature: String) {
-        guard let appID = request.headers[.appID], let token = request.headers[.deviceToken], token.utf8.count <= 200,
-              let timestamp = request.headers[.requestTimestamp], let signature = request.headers[.requestSignature] else {
+    func checkForm(_ request: Request) throws -> (appID: String, token: String, signed: (timestamp: String, signature: String)?) {
+        guard let appID = request.headers[.appID], let token = request.headers[.deviceToken], token.utf8.count <= 200 else {
             throw Self.unauthorized
+        }
+        let timestamp = request.headers[.requestTimestamp], signature = request.headers[.requestSignature]
+        guard let timestamp, let signature else {
+            if timestamp != nil || signature != nil { throw APIError(.unauthorized, "A signed request carries both X-Timestamp and X-Signature") }
+            return (appID, token, nil)
         }
         guard let millis = Int64(timestamp), CheckedAmount.within(Int64(configuration.signatureWindow * 1000), environment.now().epochMillis, millis) else {
             throw APIError(.unauthorized, "Stale request: X-Timestamp must be within \(Int(configuration.signatureWindow)) seconds of the server's clock")
         }
-        return (appID, token, timestamp, signature)
+        return (appID, token, (timestamp, signature))
     }
 
     struct Registration: Encodable {
@@ -183,10 +207,12 @@ struct DeviceAuthenticator: Sendable {
         var app_name: String?
     }
 
-    /// `POST /v1/device/register`: a new device gets its own group and a token; a known device
-    /// gets a new token only when the request is signed with its current one (a device id is not a
-    /// secret, so knowing one must not give its inbox). Otherwise 409: the SDK starts over with a
-    /// new device id.
+    /// `POST /v1/device/register`: a new device gets its own group and a token. A known device id
+    /// gets a new token and its old ones are revoked (`is_new: false`): the Cuti-E SDK registers
+    /// again, with the same id, after a 401 drops its token. An app that requires signed requests
+    /// gives a known device a new token only when the request is signed with its current one (a
+    /// device id is not a secret, so knowing one must not give its inbox); otherwise 409, and the
+    /// SDK starts over with a new device id.
     func register(_ request: Request, body: ByteBuffer, address: String?, limits: DeviceLimits) async throws -> Response {
         guard let deviceID = request.headers[.deviceID], Self.isDeviceID(deviceID) else {
             throw APIError.badRequest("X-Device-ID must be device_ followed by a UUID")
@@ -195,7 +221,7 @@ struct DeviceAuthenticator: Sendable {
         if let name = details.device_name { try Limits.text(name, field: "device_name", max: 100) }
         // Signed with the device's current token: the device itself, asking for a new one.
         let proven: Bool
-        if request.headers[.deviceToken] != nil {
+        if request.headers[.deviceToken] != nil, request.headers[.requestSignature] != nil {
             let caller = try await authenticate(request, body: body, assertions: .exempt)
             guard caller.deviceID == deviceID else { throw Self.unauthorized }
             proven = true
@@ -211,7 +237,7 @@ struct DeviceAuthenticator: Sendable {
             let existing = try await db.raw("SELECT group_id FROM cutie_devices WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID)").first()
             let groupID: String
             if let existing {
-                guard proven else {
+                guard proven || !app.requireSignedRequests else {
                     throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
                 }
                 groupID = try existing.decode(column: "group_id", as: String.self)
@@ -265,12 +291,17 @@ struct CutiEApp: Sendable, Codable {
     var teamID: String?
     /// The App Attest environment whose AAGUID attestations must carry.
     var attestEnvironment: String
-    /// Whether every signed request must also carry an App Attest assertion.
+    /// Whether every signed request must also carry an App Attest assertion, and a request
+    /// with its device token alone must come from an attested device.
     var requireAppAttest: Bool
+    /// Whether a request must be signed (`X-Timestamp`, `X-Signature`): the Purse SDK signs every
+    /// request; the Cuti-E SDK sends its device token alone, which apps accept unless they set this.
+    var requireSignedRequests: Bool = false
 
     enum CodingKeys: String, CodingKey {
         case id = "app_id", name, bundleID = "bundle_id", apnsEnvironment = "apns_environment", createdAt = "created_at"
         case teamID = "team_id", attestEnvironment = "attest_environment", requireAppAttest = "require_app_attest"
+        case requireSignedRequests = "require_signed_requests"
     }
 
     /// App Attest's app id, when the team id is known.
@@ -290,7 +321,8 @@ struct CutiEApp: Sendable, Codable {
                  bundleID: try row.decode(column: "bundle_id", as: String.self), apnsEnvironment: try row.decode(column: "apns_environment", as: String.self),
                  createdAt: try row.decode(column: "created_at", as: Int64.self), teamID: try row.decode(column: "team_id", as: String?.self),
                  attestEnvironment: try row.decode(column: "attest_environment", as: String.self),
-                 requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self))
+                 requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self),
+                 requireSignedRequests: try row.decode(column: "require_signed_requests", as: Bool.self))
     }
 
     static func checkTeamID(_ teamID: String?) throws {
@@ -302,7 +334,7 @@ struct CutiEApp: Sendable, Codable {
     /// Creates an app; `id` nil makes one (`app_…`). The App Attest environment follows the APNs
     /// one (development builds push through the APNs sandbox and attest in development).
     static func create(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
-                       now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
+                       requireSignedRequests: Bool = false, now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
         try Limits.text(name, field: "name", max: 100)
         guard bundleID.utf8.count <= 155, bundleID.range(of: #"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$"#, options: .regularExpression) != nil else {
             throw APIError.badRequest("bundle_id must be a reverse-DNS bundle identifier such as com.example.app")
@@ -315,11 +347,12 @@ struct CutiEApp: Sendable, Codable {
             throw APIError.badRequest("app_id must be letters, digits, _ and -")
         }
         let app = CutiEApp(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, createdAt: now.epochMillis,
-                           teamID: teamID, attestEnvironment: apnsEnvironment == "sandbox" ? "development" : "production", requireAppAttest: requireAppAttest)
+                           teamID: teamID, attestEnvironment: apnsEnvironment == "sandbox" ? "development" : "production", requireAppAttest: requireAppAttest,
+                           requireSignedRequests: requireSignedRequests)
         let inserted = try await db.raw("""
-            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at, team_id, attest_environment, require_app_attest)
+            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at, team_id, attest_environment, require_app_attest, require_signed_requests)
             VALUES (\(bind: app.id), \(bind: app.name), \(bind: app.bundleID), \(bind: app.apnsEnvironment), \(bind: app.createdAt),
-                    \(bind: app.teamID), \(bind: app.attestEnvironment), \(bind: app.requireAppAttest))
+                    \(bind: app.teamID), \(bind: app.attestEnvironment), \(bind: app.requireAppAttest), \(bind: app.requireSignedRequests))
             ON CONFLICT (id) DO NOTHING RETURNING id
             """).first()
         guard inserted != nil else { throw APIError.conflict("An app with id \(id) exists") }
@@ -327,7 +360,8 @@ struct CutiEApp: Sendable, Codable {
     }
 
     /// Changes an app's App Attest settings (the admin API's `PATCH /v1/admin/apps/{id}`).
-    static func updateAttest(_ id: String, teamID: String??, requireAppAttest: Bool?, attestEnvironment: String?, in db: any DatabaseSession) async throws -> CutiEApp {
+    static func updateAttest(_ id: String, teamID: String??, requireAppAttest: Bool?, attestEnvironment: String?, requireSignedRequests: Bool? = nil,
+                             in db: any DatabaseSession) async throws -> CutiEApp {
         guard var app = try await load(id, in: db) else { throw APIError.notFound("App not found") }
         if let teamID {
             try checkTeamID(teamID)
@@ -338,9 +372,11 @@ struct CutiEApp: Sendable, Codable {
             app.attestEnvironment = attestEnvironment
         }
         if let requireAppAttest { app.requireAppAttest = requireAppAttest }
+        if let requireSignedRequests { app.requireSignedRequests = requireSignedRequests }
         if app.requireAppAttest, app.teamID == nil { throw APIError.badRequest("require_app_attest needs team_id (App Attest's app id is team id and bundle id)") }
         try await db.raw("""
-            UPDATE cutie_apps SET team_id = \(bind: app.teamID), attest_environment = \(bind: app.attestEnvironment), require_app_attest = \(bind: app.requireAppAttest)
+            UPDATE cutie_apps SET team_id = \(bind: app.teamID), attest_environment = \(bind: app.attestEnvironment), require_app_attest = \(bind: app.requireAppAttest),
+                require_signed_requests = \(bind: app.requireSignedRequests)
             WHERE id = \(bind: id)
             """).run()
         return app

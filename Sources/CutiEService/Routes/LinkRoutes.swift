@@ -28,27 +28,50 @@ struct LinkRoutes: Sendable {
         var device_name: String?
     }
 
+    /// The Cuti-E SDK's `LinkConfirmResponse`.
     struct Confirmed: Codable {
         var success: Bool
         var group_id: String
+        var message: String
     }
 
+    /// The SDK's `LinkStatusResponse`: the token asked about, its group, and once confirmed the
+    /// device that confirmed it (`device_id`, `target_device_name`) and when.
     struct Status: Codable {
         var status: String
+        var link_token: String
+        var group_id: String
         var expires_at: Int64
         var device_id: String?
+        var target_device_name: String?
+        var confirmed_at: Int64?
     }
 
+    /// The SDK's `LinkedDevice`: `joined_at` when the device joined the group (linked, or made
+    /// it), `is_primary` the device that made it.
     struct LinkedDevice: Codable {
         var device_id: String
-        var device_name: String?
+        var device_name: String
         var is_current: Bool
+        var is_primary: Bool
+        var joined_at: Int64
         var created_at: Int64
         var linked_at: Int64?
         var last_seen_at: Int64
     }
 
-    struct DeviceList: Codable { var devices: [LinkedDevice] }
+    /// The SDK's `LinkedDevicesResponse`: `linked` when the group has another device.
+    struct DeviceList: Codable {
+        var linked: Bool
+        var group_id: String
+        var devices: [LinkedDevice]
+    }
+
+    /// A device's name as lists show it: its own, else one made from its id.
+    static func displayName(_ name: String?, deviceID: String) -> String {
+        if let name, !name.trimmingCharacters(in: .whitespaces).isEmpty { return name }
+        return "Device " + deviceID.suffix(4).uppercased()
+    }
 
     static func hash(_ token: String) -> String { Hex.encode(SHA256.hash(data: Data(token.utf8))) }
 
@@ -103,14 +126,16 @@ struct LinkRoutes: Sendable {
                     """).run()
                 return group
             }
-            return try Response.json(Confirmed(success: true, group_id: group))
+            return try Response.json(Confirmed(success: true, group_id: group, message: "Device linked"))
         })
         v1.get("sdk/link/status/{token}", use: routes.signed { request, _, caller in
             let token = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
             guard token.hasPrefix("lnk_"), token.utf8.count <= 100 else { throw Self.notFound }
             let status = try await environment.database.read { db -> Status in
                 guard let row = try await db.raw("""
-                    SELECT app_id, device_id, group_id, status, expires_at, confirmed_device_id FROM cutie_link_tokens WHERE token_hash = \(bind: Self.hash(token))
+                    SELECT l.app_id, l.device_id, l.group_id, l.status, l.expires_at, l.confirmed_device_id, l.confirmed_at, d.device_name
+                    FROM cutie_link_tokens l LEFT JOIN cutie_devices d ON d.app_id = l.app_id AND d.device_id = l.confirmed_device_id
+                    WHERE l.token_hash = \(bind: Self.hash(token))
                     """).first(), try row.decode(column: "app_id", as: String.self) == caller.appID,
                     try row.decode(column: "group_id", as: String.self) == caller.groupID
                     || (try row.decode(column: "device_id", as: String.self)) == caller.deviceID else {
@@ -118,25 +143,30 @@ struct LinkRoutes: Sendable {
                 }
                 let expires = try row.decode(column: "expires_at", as: Int64.self)
                 let state = try row.decode(column: "status", as: String.self)
-                return Status(status: state == "pending" && expires <= environment.now().epochMillis ? "expired" : state, expires_at: expires,
-                              device_id: try row.decode(column: "confirmed_device_id", as: String?.self))
+                let confirmedBy = try row.decode(column: "confirmed_device_id", as: String?.self)
+                return Status(status: state == "pending" && expires <= environment.now().epochMillis ? "expired" : state, link_token: token,
+                              group_id: try row.decode(column: "group_id", as: String.self), expires_at: expires, device_id: confirmedBy,
+                              target_device_name: try confirmedBy.map { Self.displayName(try row.decode(column: "device_name", as: String?.self), deviceID: $0) },
+                              confirmed_at: try row.decode(column: "confirmed_at", as: Int64?.self))
             }
             return try Response.json(status)
         })
         v1.get("sdk/link/devices", use: routes.signed { _, _, caller in
-            let devices = try await environment.database.read { db in
+            var devices = try await environment.database.read { db in
                 try await db.raw("""
                     SELECT device_id, device_name, created_at, linked_at, last_seen_at FROM cutie_devices
                     WHERE app_id = \(bind: caller.appID) AND group_id = \(bind: caller.groupID) ORDER BY created_at, device_id
                     """).all().map { row in
                     let id = try row.decode(column: "device_id", as: String.self)
-                    return LinkedDevice(device_id: id, device_name: try row.decode(column: "device_name", as: String?.self), is_current: id == caller.deviceID,
-                                        created_at: try row.decode(column: "created_at", as: Int64.self),
-                                        linked_at: try row.decode(column: "linked_at", as: Int64?.self),
-                                        last_seen_at: try row.decode(column: "last_seen_at", as: Int64.self))
+                    let created = try row.decode(column: "created_at", as: Int64.self), linked = try row.decode(column: "linked_at", as: Int64?.self)
+                    return LinkedDevice(device_id: id, device_name: Self.displayName(try row.decode(column: "device_name", as: String?.self), deviceID: id),
+                                        is_current: id == caller.deviceID, is_primary: false, joined_at: linked ?? created, created_at: created,
+                                        linked_at: linked, last_seen_at: try row.decode(column: "last_seen_at", as: Int64.self))
                 }
             }
-            return try Response.json(DeviceList(devices: devices))
+            // The group's maker: the first device that did not join by a link.
+            if let primary = devices.firstIndex(where: { $0.linked_at == nil }) ?? devices.indices.first { devices[primary].is_primary = true }
+            return try Response.json(DeviceList(linked: devices.count > 1, group_id: caller.groupID, devices: devices))
         })
         v1.delete("sdk/link/devices/{id}", use: routes.signed { request, _, caller in
             let target = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
@@ -155,7 +185,13 @@ struct LinkRoutes: Sendable {
                     UPDATE cutie_devices SET group_id = \(bind: fresh), linked_at = NULL WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: target)
                     """).run()
             }
-            return try Response.json(SDKRoutes.Success(success: true))
+            return try Response.json(Unlinked(success: true, message: "Device unlinked"))
         })
+    }
+
+    /// The SDK's `UnlinkDeviceResponse`.
+    struct Unlinked: Codable {
+        var success: Bool
+        var message: String
     }
 }

@@ -78,6 +78,7 @@ struct SDKRoutes: Sendable {
             return try Response.json(MarkRead(success: true, marked: marked))
         })
         v1.post("notifications/register", use: signed(registerPush))
+        v1.post("activity/ping", use: signed(assertions: .exempt, activityPing))
         v1.delete("notifications/unregister", use: signed { _, _, caller in
             try await environment.database.transaction { db in
                 try await db.raw("""
@@ -105,6 +106,9 @@ struct SDKRoutes: Sendable {
         var device_model: String?
         var app_id: String?
         var attachment_url: String?
+        /// The device's language and region (`en`, `US`), which the SDK sends when the app opts in.
+        var language: String?
+        var country: String?
     }
 
     struct Created: Codable {
@@ -123,6 +127,8 @@ struct SDKRoutes: Sendable {
                                ("os_version", input.os_version), ("device_model", input.device_model)] {
             if let value { try Limits.text(value, field: field, max: 100, allowEmpty: true) }
         }
+        let language = try Self.localeCode(input.language, field: "language", max: 16)
+        let country = try Self.localeCode(input.country, field: "country", max: 8)
         if let appID = input.app_id, appID != caller.appID { throw APIError.badRequest("app_id must be the app of X-App-ID") }
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
@@ -132,10 +138,10 @@ struct SDKRoutes: Sendable {
             let id = RandomID.make("conv")
             try await db.raw("""
                 INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
-                    app_version, os_version, device_model, message_count, created_at, updated_at)
+                    app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
                 SELECT \(bind: id), \(bind: caller.appID), group_id, \(bind: caller.deviceID), \(bind: input.title), \(bind: category), 'open', 'normal',
-                    \(bind: input.user_id), \(bind: input.user_name), \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model), 0,
-                    \(bind: now), \(bind: now)
+                    \(bind: input.user_id), \(bind: input.user_name), \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model),
+                    \(bind: language), \(bind: country), 0, \(bind: now), \(bind: now)
                 FROM cutie_devices WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
                 """).run()
             let (message, _) = try await ConversationStore.append(
@@ -197,15 +203,18 @@ struct SDKRoutes: Sendable {
         let input = try JSONBody.decode(PushRegistration.self, from: body)
         guard ["ios", "macos"].contains(input.platform) else { throw APIError.badRequest("platform must be ios or macos") }
         let token = input.push_token.lowercased()
-        guard token.utf8.count >= 64, token.utf8.count <= 200, token.utf8.count % 2 == 0, token.allSatisfy(\.isHexDigit) else {
-            throw APIError.badRequest("push_token must be the APNs device token in hexadecimal (64 characters or more)")
+        // The Cuti-E SDK's rule: 32 to 200 hexadecimal characters.
+        guard (32...200).contains(token.utf8.count), token.allSatisfy(\.isHexDigit) else {
+            throw APIError.badRequest("push_token must be the APNs device token in hexadecimal (32 to 200 characters)")
         }
         let pushEnvironment = input.environment ?? "production"
         guard ["sandbox", "production"].contains(pushEnvironment) else { throw APIError.badRequest("environment must be sandbox or production") }
         try await environment.database.transaction { db in
             guard let app = try await CutiEApp.load(caller.appID, in: db) else { throw DeviceAuthenticator.unauthorized }
-            if let bundle = input.bundle_id, bundle != app.bundleID {
-                throw APIError.badRequest("bundle_id \(bundle.prefix(155)) is not this app's (\(app.bundleID))")
+            // The app's bundle id, or one of its extensions' (`com.example.app.widget`): the SDK
+            // sends the running bundle's id.
+            if let bundle = input.bundle_id, bundle != app.bundleID, !bundle.hasPrefix(app.bundleID + ".") || bundle.utf8.count > 155 {
+                throw APIError.badRequest("bundle_id \(bundle.prefix(155)) is not this app's (\(app.bundleID)) nor one of its extensions'")
             }
             let now = environment.now().epochMillis
             // A token belongs to one device: a phone that changed hands stops getting the old owner's replies.
@@ -222,6 +231,61 @@ struct SDKRoutes: Sendable {
                 """).run()
         }
         return try Response.json(Success(success: true))
+    }
+
+    // MARK: Activity
+
+    /// `POST /v1/activity/ping`: the SDK's opt-in analytics, at most once a day per device. Only a
+    /// ping with `consent: true` is recorded: one row per app, day and hashed device id (the SDK
+    /// hashes the id on the device), with the context fields the app chose to send.
+    struct ActivityPing: Decodable {
+        var hashed_device_id: String
+        var consent: Bool
+        var language: String?
+        var country: String?
+        var app_version: String?
+        var os_version: String?
+        var device_model: String?
+    }
+
+    struct Recorded: Encodable {
+        var success: Bool
+        var recorded: Bool
+    }
+
+    func activityPing(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
+        let input = try JSONBody.decode(ActivityPing.self, from: body)
+        guard (16...128).contains(input.hashed_device_id.utf8.count), input.hashed_device_id.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw APIError.badRequest("hashed_device_id must be the device id's hash: 16 to 128 hexadecimal or base64url characters")
+        }
+        guard input.consent else { return try Response.json(Recorded(success: true, recorded: false)) }
+        let language = try Self.localeCode(input.language, field: "language", max: 16)
+        let country = try Self.localeCode(input.country, field: "country", max: 8)
+        for (field, value) in [("app_version", input.app_version), ("os_version", input.os_version), ("device_model", input.device_model)] {
+            if let value { try Limits.text(value, field: field, max: 100, allowEmpty: true) }
+        }
+        let now = environment.now()
+        let day = String(ISO8601DateFormatter.string(from: now, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]).prefix(10))
+        try await environment.database.transaction { db in
+            try await db.raw("""
+                INSERT INTO cutie_activity (app_id, day, hashed_device_id, language, country, app_version, os_version, device_model, pings, first_at, last_at)
+                VALUES (\(bind: caller.appID), \(bind: day), \(bind: input.hashed_device_id.lowercased()), \(bind: language), \(bind: country),
+                        \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model), 1, \(bind: now.epochMillis), \(bind: now.epochMillis))
+                ON CONFLICT (app_id, day, hashed_device_id) DO UPDATE SET pings = cutie_activity.pings + 1, last_at = excluded.last_at,
+                    language = COALESCE(excluded.language, cutie_activity.language), country = COALESCE(excluded.country, cutie_activity.country),
+                    app_version = COALESCE(excluded.app_version, cutie_activity.app_version)
+                """).run()
+        }
+        return try Response.json(Recorded(success: true, recorded: true))
+    }
+
+    /// A language or region code as the SDK sends it (`en`, `nb-NO`, `US`): letters, digits, `-`, `_`.
+    static func localeCode(_ value: String?, field: String, max: Int) throws -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        guard value.utf8.count <= max, value.utf8.allSatisfy({ $0 < 0x80 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber || $0 == 0x2D || $0 == 0x5F) }) else {
+            throw APIError.badRequest("\(field) must be a language or region code such as en or US")
+        }
+        return value
     }
 
     // MARK: Helpers
