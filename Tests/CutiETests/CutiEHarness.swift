@@ -67,6 +67,14 @@ struct CutiEHarness: Sendable {
         return (response.status, json, response.headers)
     }
 
+    /// A raw request, its answer as bytes (for decoding with other models).
+    func rawData(_ method: HTTPRequest.Method, _ uri: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> (HTTPResponse.Status, Data) {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
+        let response = try await client.execute(uri: uri, method: method, headers: fields, body: body.map { ByteBuffer(data: $0) })
+        return (response.status, Data(buffer: response.body))
+    }
+
     /// Registers a device by hand: (device id, token, secret).
     func register(app: String = "app_sandbox", deviceID: String = "device_" + UUID().uuidString.lowercased(),
                   headers: [String: String] = [:]) async throws -> (id: String, token: String, secret: String) {

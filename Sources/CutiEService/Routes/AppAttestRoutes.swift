@@ -186,7 +186,8 @@ struct AppAttestRoutes: Sendable {
     }
 
     /// Checks an assertion sent in the body over its `client_data` (UTF-8) with the device's
-    /// attested key, and stores its counter; a replayed one is refused.
+    /// attested key, and stores its counter; a replayed one is refused. A refusal is a 400: the
+    /// request's credentials were good (a 401 would make the SDK drop its token).
     func assert(_ input: Assert, caller: DeviceCaller) async throws -> Response {
         let keyID = try Self.keyID(input.key_id)
         guard input.assertion.utf8.count <= 4096, let assertion = Data(base64Encoded: input.assertion) else {
@@ -200,7 +201,7 @@ struct AppAttestRoutes: Sendable {
         }
         guard let row, try row.decode(column: "key_id", as: String.self) == keyID.base64EncodedString(),
               let key = routes.auth.attestedKeys.key(try row.decode(column: "public_key", as: String.self)), let appID = app?.attestAppID else {
-            throw APIError(.unauthorized, "App Attest: this device has no attested key with that id")
+            throw APIError.badRequest("App Attest: this device has no attested key with that id")
         }
         var asserted = caller
         do {
@@ -208,9 +209,13 @@ struct AppAttestRoutes: Sendable {
                                                                             after: try row.decode(column: "sign_count", as: Int64.self))
         } catch {
             environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(caller.appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
-            throw APIError(.unauthorized, "App Attest: \(error)")
+            throw APIError.badRequest("App Attest: \(error)")
         }
-        try await routes.auth.commitAssertion(asserted)
+        do {
+            try await routes.auth.commitAssertion(asserted)
+        } catch let error as APIError {
+            throw APIError.badRequest(error.message ?? "App Attest: the assertion was refused")
+        }
         return try Response.json(Asserted(success: true, counter: asserted.assertedCounter ?? 0))
     }
 }
