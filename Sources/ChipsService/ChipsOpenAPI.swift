@@ -20,5 +20,8 @@ enum ChipsOpenAPI {
                                      (403, "Invalid Login", nil)],
                          query: [OpenAPIParameter("user", "The username"), OpenAPIParameter("sign", "The login signature over /clientinfo's text (base64url)"),
                                  OpenAPIParameter("date", "The date /clientinfo gave"), OpenAPIParameter("title", "The chart's title")]),
+        OpenAPIOperation(.get, "/report/{token}/{resource}", summary: "A named action's report by the link it answered (agree.pdf, graph.html), for 15 minutes", tag: "chips",
+                         responses: [(200, "The report (application/pdf or text/html)", nil), (204, "A click the app intercepts", nil),
+                                     (404, "Unknown or expired link, or another resource", nil)]),
     ]
 }

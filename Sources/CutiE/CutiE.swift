@@ -27,40 +27,64 @@ public final class CutiE: Sendable {
         var appVersion: String?
         var osVersion: String?
         var deviceModel: String?
+        var appBuild: String?
+        var deviceContext: DeviceContextConfig = .none
         var badgeCount = 0
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
+    let pushes = CutiEPushNotifications()
+    let analytics = CutiEAnalyticsConsent()
     private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
     /// Sets the app icon's badge (UNUserNotificationCenter on iOS); the SDK calls it with the unread count.
     private let badgeSetter = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
     struct WeakDelegate: @unchecked Sendable { weak var value: (any CutiEDelegate)? }
 
-    public init() {}
+    public init() {
+        pushes.attach(self)
+    }
 
     // MARK: Configuration
 
-    /// Configures the SDK with the app's id from the admin dashboard. With `useAppAttest`, the
-    /// device attests a key on first use and signs an assertion into every request; with
-    /// `certificatePinning` (Google Trust Services' roots by default), a server whose chain
-    /// carries none of the pinned keys gets nothing.
-    public func configure(appId: String, apiURL: URL = CutiE.defaultAPIURL, useAppAttest: Bool = false,
-                          certificatePinning: CutiECertificatePinning? = CutiECertificatePinning()) {
-        configure(appId: appId, apiURL: apiURL, transport: Self.defaultTransport(pinning: apiURL.scheme == "https" ? certificatePinning : nil),
-                  store: Self.defaultStore(), preferences: UserDefaultsPreferences(), useAppAttest: useAppAttest)
+    /// Configures the SDK with the app's id from the admin dashboard, as the Cuti-E SDK's
+    /// `configure(appId:apiURL:useAppAttest:deviceContext:)`: `apiURL` the service (the hosted
+    /// one, or `purse serve`'s URL); with `useAppAttest`, the device attests a key on first use and
+    /// signs an assertion into every request; `deviceContext`, what new conversations say about
+    /// the device. Connections to the hosted service's hosts are pinned (Google Trust Services'
+    /// roots); others are validated as usual.
+    public func configure(appId: String, apiURL: String = CutiE.defaultAPIURL.absoluteString, useAppAttest: Bool = false,
+                          deviceContext: DeviceContextConfig = .none) {
+        guard let url = URL(string: apiURL), url.scheme != nil, url.host != nil else {
+            state.withLock { $0.client = nil }
+            return
+        }
+        configure(appId: appId, apiURL: url, useAppAttest: useAppAttest, deviceContext: deviceContext)
     }
 
-    /// URLSession, with the pinning delegate when pins are given. Elsewhere than Apple platforms
-    /// URLSession cannot pin: pass `PinnedTLSTransport` (PurseKitAHC) to the full `configure`;
-    /// asked to pin here, the SDK refuses to send rather than send unpinned.
+    /// ``configure(appId:apiURL:useAppAttest:deviceContext:)`` with a URL, and the pinning given:
+    /// a pinned host's server whose chain carries none of the pinned keys gets nothing.
+    public func configure(appId: String, apiURL: URL, useAppAttest: Bool = false, deviceContext: DeviceContextConfig = .none,
+                          certificatePinning: CutiECertificatePinning? = CutiECertificatePinning()) {
+        let pinning = apiURL.scheme == "https" && certificatePinning?.applies(to: apiURL.host ?? "") == true ? certificatePinning : nil
+        configure(appId: appId, apiURL: apiURL, transport: Self.defaultTransport(pinning: pinning),
+                  store: Self.defaultStore(), preferences: UserDefaultsPreferences(), useAppAttest: useAppAttest)
+        setDeviceContext(deviceContext)
+    }
+
+    /// URLSession requiring TLS 1.3 where the platform lets us say so, with the pinning delegate
+    /// when pins are given. Elsewhere than Apple platforms URLSession cannot pin: pass
+    /// `PinnedTLSTransport` (PurseKitAHC) to the full `configure`; asked to pin here, the SDK
+    /// refuses to send rather than send unpinned.
     static func defaultTransport(pinning: CutiECertificatePinning?) -> any HTTPTransport {
-        guard let pinning else { return URLSessionTransport() }
         #if canImport(Security) && canImport(Darwin)
-        return URLSessionTransport(session: URLSession(configuration: .default, delegate: URLSessionPinningDelegate(pinning: pinning), delegateQueue: nil))
+        let configuration = URLSessionConfiguration.default
+        configuration.tlsMinimumSupportedProtocolVersion = .TLSv13
+        let delegate = pinning.map { URLSessionPinningDelegate(pinning: $0) }
+        return URLSessionTransport(session: URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil))
         #else
-        _ = pinning
-        return UnpinnableTransport()
+        guard pinning == nil else { return UnpinnableTransport() }
+        return URLSessionTransport()
         #endif
     }
 
@@ -76,15 +100,17 @@ public final class CutiE: Sendable {
         let service = useAppAttest
             ? appAttestService ?? CutiEAppAttest.defaultService(apiURL: apiURL, appID: appId, transport: transport, store: store) : nil
         let client = CutiEAPIClient(appID: appId, api: api, store: store, preferences: preferences, appAttest: service, now: now)
-        let attest = service == nil ? nil : CutiEAppAttest(client: client)
+        let attest = CutiEAppAttest(client: service == nil ? nil : client)
         state.withLock {
             $0.client = client
             $0.appAttest = attest
         }
+        analytics.use(preferences)
+        Task { await sendActivityPingIfDue() }
     }
 
-    /// App Attest, when configured with `useAppAttest`.
-    public var appAttest: CutiEAppAttest? { state.withLock { $0.appAttest } }
+    /// App Attest: supported and in use when configured with `useAppAttest`.
+    public var appAttest: CutiEAppAttest { state.withLock { $0.appAttest } ?? CutiEAppAttest(client: nil) }
 
     public var isConfigured: Bool { state.withLock { $0.client != nil } }
 
@@ -133,6 +159,8 @@ public final class CutiE: Sendable {
         var app_version: String?
         var os_version: String?
         var device_model: String?
+        var language: String?
+        var country: String?
     }
 
     struct Created: Decodable, Sendable {
@@ -146,9 +174,12 @@ public final class CutiE: Sendable {
         let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .invalidRequest("Write a message first") }
         let context = state.withLock { $0 }
+        let fields = context.deviceContext.enabledFields
+        let locale = Self.localeContext
         let body = CreateBody(category: category.rawValue, initial_message: message, title: title?.isEmpty == true ? nil : title,
                               user_id: context.userID, user_name: context.userName, app_version: context.appVersion,
-                              os_version: context.osVersion, device_model: context.deviceModel)
+                              os_version: context.osVersion, device_model: context.deviceModel,
+                              language: fields.contains(.language) ? locale.language : nil, country: fields.contains(.country) ? locale.country : nil)
         return try await call { try await $0.send("POST", "/v1/conversations", body: body, idempotencyKey: key, as: Created.self).conversation_id }
     }
 
@@ -219,8 +250,19 @@ public final class CutiE: Sendable {
     /// - Parameter environment: `sandbox` for development builds, `production` for TestFlight and the App Store.
     public func registerForPushNotifications(deviceToken: Data, bundleId: String? = Bundle.main.bundleIdentifier,
                                              environment: String = "production") async throws(CutiEError) {
-        let body = PushBody(platform: "ios", push_token: Hex.encode(deviceToken), bundle_id: bundleId, environment: environment)
+        try await registerPushToken(hex: Hex.encode(deviceToken), bundleId: bundleId, environment: environment)
+    }
+
+    func registerPushToken(hex: String, bundleId: String? = Bundle.main.bundleIdentifier, environment: String = "production") async throws(CutiEError) {
+        let body = PushBody(platform: "ios", push_token: hex, bundle_id: bundleId, environment: environment)
         _ = try await call { try await $0.send("POST", "/v1/notifications/register", body: body, as: Success.self) }
+    }
+
+    struct UnregisterBody: Encodable, Sendable { var platform: String }
+
+    /// Stops pushes to this device.
+    public func unregisterForPushNotifications() async throws(CutiEError) {
+        _ = try await call { try await $0.send("DELETE", "/v1/notifications/unregister", body: UnregisterBody(platform: "ios"), as: Success.self) }
     }
 
     /// The conversation a push is about (its `conversation_id`), told to the delegate; nil for
@@ -252,7 +294,7 @@ public final class CutiE: Sendable {
 
     /// The QR code of a link token (what the other device scans).
     public func linkQRCode(for token: LinkToken, errorCorrection: QRCode.ErrorCorrection = .medium) -> QRCode? {
-        try? QRCode.encode(text: token.token, errorCorrection: errorCorrection)
+        try? QRCode.encode(text: token.linkToken, errorCorrection: errorCorrection)
     }
 
     struct ConfirmBody: Encodable, Sendable {
@@ -260,32 +302,24 @@ public final class CutiE: Sendable {
         var device_name: String?
     }
 
-    struct Confirmed: Decodable, Sendable {
-        var success: Bool
-        var group_id: String
-    }
-
-    /// Joins the inbox of the device that showed `token`; returns the shared group's id.
-    public func confirmLink(token: String, deviceName: String? = nil) async throws(CutiEError) -> String {
+    /// Joins the inbox of the device that showed `token`; answers the shared group.
+    public func confirmLink(token: String, deviceName: String? = nil) async throws(CutiEError) -> LinkConfirmResponse {
         let token = token.trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.hasPrefix("lnk_") else { throw .invalidRequest("That is not a Cuti-E link code") }
-        return try await call { try await $0.send("POST", "/v1/sdk/link/confirm", body: ConfirmBody(link_token: token, device_name: deviceName), as: Confirmed.self).group_id }
+        return try await call { try await $0.send("POST", "/v1/sdk/link/confirm", body: ConfirmBody(link_token: token, device_name: deviceName), as: LinkConfirmResponse.self) }
     }
 
-    struct StatusBody: Decodable, Sendable { var status: LinkStatus }
-
-    public func checkLinkStatus(token: String) async throws(CutiEError) -> LinkStatus {
-        try await call { try await $0.send("GET", "/v1/sdk/link/status/\(Self.pathSegment(token))", as: StatusBody.self).status }
+    public func checkLinkStatus(token: String) async throws(CutiEError) -> LinkStatusResponse {
+        try await call { try await $0.send("GET", "/v1/sdk/link/status/\(Self.pathSegment(token))", as: LinkStatusResponse.self) }
     }
 
-    struct Devices: Decodable, Sendable { var devices: [LinkedDevice] }
-
-    public func getLinkedDevices() async throws(CutiEError) -> [LinkedDevice] {
-        try await call { try await $0.send("GET", "/v1/sdk/link/devices", as: Devices.self).devices }
+    public func getLinkedDevices() async throws(CutiEError) -> LinkedDevicesResponse {
+        try await call { try await $0.send("GET", "/v1/sdk/link/devices", as: LinkedDevicesResponse.self) }
     }
 
-    public func unlinkDevice(id: String) async throws(CutiEError) {
-        _ = try await call { try await $0.send("DELETE", "/v1/sdk/link/devices/\(Self.pathSegment(id))", as: Success.self) }
+    /// Gives a device of this inbox (this one, or another) an inbox of its own again.
+    public func unlinkDevice(_ deviceId: String) async throws(CutiEError) {
+        _ = try await call { try await $0.send("DELETE", "/v1/sdk/link/devices/\(Self.pathSegment(deviceId))", as: Success.self) }
     }
 
     // MARK: Subscriptions

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
+import Synchronization
 
 /// The SDK's HTTP client: registers the device on first use, signs every request with the
 /// device secret, and when the server no longer knows the token (401) registers again once.
@@ -29,6 +30,7 @@ actor CutiEAPIClient {
     init(appID: String, api: APIClient, store: any SecureStore, preferences: any Preferences, appAttest: (any AppAttestService)? = nil,
          now: @escaping @Sendable () -> Date = Date.init) {
         self.attest = appAttest.map { AttestState(service: $0) }
+        self.attestService = appAttest
         self.appID = appID
         self.api = api
         self.store = store
@@ -165,7 +167,14 @@ actor CutiEAPIClient {
         var loaded = false
     }
 
-    private var attest: AttestState?
+    private var attest: AttestState? {
+        didSet { attestedFlag.withLock { $0 = attest?.attestedKeyID != nil } }
+    }
+    /// Whether this device has an attested key, as last known (read without waiting).
+    nonisolated let attestedFlag = Mutex(false)
+    /// Whether App Attest was configured and the platform supports it.
+    nonisolated var attestSupported: Bool { attestService?.isSupported ?? false }
+    nonisolated let attestService: (any AppAttestService)?
     private var assertionBusy = false
     private var assertionWaiters: [CheckedContinuation<Void, Never>] = []
 

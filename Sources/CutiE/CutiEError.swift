@@ -25,6 +25,8 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
     case appAttestRequired(String)
     /// The server's certificate chain matched none of the pins: nothing was sent after the handshake.
     case certificatePinningFailed(host: String)
+    /// A push token that is not 32 to 200 hexadecimal characters: why.
+    case invalidPushToken(String)
 
     public init(_ error: PurseError) {
         switch error.kind {
@@ -76,6 +78,7 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .appAttestFailed(let step): "App Attest failed: \(step)"
         case .appAttestRequired(let message): message
         case .certificatePinningFailed(let host): "The connection to \(host) is not trusted (certificate pinning)"
+        case .invalidPushToken(let reason): "Invalid push token: \(reason)"
         }
     }
 }

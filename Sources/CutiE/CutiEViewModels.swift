@@ -216,7 +216,7 @@ public final class CutiELinkDeviceViewModel {
             state = .showing(token)
             let cutie = self.cutie
             let status = try await poller.poll { () async throws -> PollStatus<LinkStatus> in
-                let status = try await cutie.checkLinkStatus(token: token.token)
+                let status = try await cutie.checkLinkStatus(token: token.linkToken).status
                 return status == .pending ? .pending : .done(status)
             }
             state = status == .confirmed ? .linked : .expired
@@ -247,7 +247,7 @@ public final class CutiEConfirmLinkViewModel {
         guard canConfirm else { return }
         state = .confirming
         do {
-            let group = try await cutie.confirmLink(token: code, deviceName: deviceName.isEmpty ? nil : deviceName)
+            let group = try await cutie.confirmLink(token: code, deviceName: deviceName.isEmpty ? nil : deviceName).groupId
             state = .linked(groupId: group)
         } catch .notFound {
             state = .failed("That code is not valid")
@@ -271,7 +271,7 @@ public final class CutiELinkedDevicesViewModel {
 
     public func load() async {
         do {
-            devices = try await cutie.getLinkedDevices()
+            devices = try await cutie.getLinkedDevices().devices
             errorMessage = nil
         } catch {
             errorMessage = error.description
@@ -280,7 +280,7 @@ public final class CutiELinkedDevicesViewModel {
 
     public func unlink(_ device: LinkedDevice) async {
         do {
-            try await cutie.unlinkDevice(id: device.id)
+            try await cutie.unlinkDevice(device.deviceId)
             await load()
         } catch {
             errorMessage = error.description

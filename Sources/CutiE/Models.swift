@@ -59,8 +59,11 @@ public struct Message: Codable, Sendable, Hashable, Identifiable {
     public let senderType: SenderType
     public let senderID: String?
     public let senderName: String?
+    public let senderAvatarUrl: String?
     public let message: String
     public let messageType: String
+    /// Support's notes to each other never reach the app; the member is the Cuti-E SDK's.
+    public let isInternalNote: Bool
     public let attachmentURL: String?
     public let clientID: String?
     public let createdAt: Int64
@@ -68,7 +71,25 @@ public struct Message: Codable, Sendable, Hashable, Identifiable {
 
     enum CodingKeys: String, CodingKey {
         case id = "message_id", conversationID = "conversation_id", senderType = "sender_type", senderID = "sender_id", senderName = "sender_name"
-        case message, messageType = "message_type", attachmentURL = "attachment_url", clientID = "client_id", createdAt = "created_at", readAt = "read_at"
+        case senderAvatarUrl = "sender_avatar_url", message, messageType = "message_type", isInternalNote = "is_internal_note"
+        case attachmentURL = "attachment_url", clientID = "client_id", createdAt = "created_at", readAt = "read_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        conversationID = try container.decode(String.self, forKey: .conversationID)
+        senderType = try container.decode(SenderType.self, forKey: .senderType)
+        senderID = try container.decodeIfPresent(String.self, forKey: .senderID)
+        senderName = try container.decodeIfPresent(String.self, forKey: .senderName)
+        senderAvatarUrl = try container.decodeIfPresent(String.self, forKey: .senderAvatarUrl)
+        message = try container.decode(String.self, forKey: .message)
+        messageType = try container.decodeIfPresent(String.self, forKey: .messageType) ?? "text"
+        isInternalNote = try container.decodeIfPresent(Bool.self, forKey: .isInternalNote) ?? false
+        attachmentURL = try container.decodeIfPresent(String.self, forKey: .attachmentURL)
+        clientID = try container.decodeIfPresent(String.self, forKey: .clientID)
+        createdAt = try container.decode(Int64.self, forKey: .createdAt)
+        readAt = try container.decodeIfPresent(Int64.self, forKey: .readAt)
     }
 
     public var createdDate: Date { Date(timeIntervalSince1970: TimeInterval(createdAt) / 1000) }
@@ -104,36 +125,82 @@ public struct Conversation: Codable, Sendable, Hashable, Identifiable {
     public var updatedDate: Date { Date(timeIntervalSince1970: TimeInterval(updatedAt ?? createdAt) / 1000) }
 }
 
-/// A device sharing this device's inbox.
+/// A device sharing this device's inbox (the Cuti-E SDK's `LinkedDevice`): `joinedAt` when it
+/// joined the group, `isPrimary` the device that made it; this service adds when the device was
+/// registered, linked and last seen.
 public struct LinkedDevice: Codable, Sendable, Hashable, Identifiable {
-    public let id: String
-    public let deviceName: String?
+    public let deviceId: String
+    public let deviceName: String
+    public let joinedAt: Int64
+    public let isPrimary: Bool
     public let isCurrent: Bool
-    public let createdAt: Int64
+    public let createdAt: Int64?
     public let linkedAt: Int64?
-    public let lastSeenAt: Int64
+    public let lastSeenAt: Int64?
+
+    public var id: String { deviceId }
+    public var joinedDate: Date { Date(timeIntervalSince1970: TimeInterval(joinedAt) / 1000) }
 
     enum CodingKeys: String, CodingKey {
-        case id = "device_id", deviceName = "device_name", isCurrent = "is_current", createdAt = "created_at", linkedAt = "linked_at", lastSeenAt = "last_seen_at"
+        case deviceId = "device_id", deviceName = "device_name", joinedAt = "joined_at", isPrimary = "is_primary", isCurrent = "is_current"
+        case createdAt = "created_at", linkedAt = "linked_at", lastSeenAt = "last_seen_at"
     }
 }
 
-/// A link token to show (as a QR code) on the device that invites another.
-public struct LinkToken: Codable, Sendable, Hashable {
-    public let token: String
+/// The devices sharing this device's inbox (the SDK's `LinkedDevicesResponse`): `linked` when
+/// there is another.
+public struct LinkedDevicesResponse: Codable, Sendable, Hashable {
+    public let linked: Bool
+    public let groupId: String?
+    public let devices: [LinkedDevice]
+
+    enum CodingKeys: String, CodingKey { case linked, groupId = "group_id", devices }
+}
+
+/// A link token to show (as a QR code) on the device that invites another (the SDK's
+/// `LinkTokenResponse`).
+public struct LinkTokenResponse: Codable, Sendable, Hashable {
+    public let linkToken: String
     /// Unix milliseconds.
     public let expiresAt: Int64
     public let expiresIn: Int
     public let hasExistingGroup: Bool
 
     enum CodingKeys: String, CodingKey {
-        case token = "link_token", expiresAt = "expires_at", expiresIn = "expires_in", hasExistingGroup = "has_existing_group"
+        case linkToken = "link_token", expiresAt = "expires_at", expiresIn = "expires_in", hasExistingGroup = "has_existing_group"
     }
 
-    public var expiresDate: Date { Date(timeIntervalSince1970: TimeInterval(expiresAt) / 1000) }
+    public var expirationDate: Date { Date(timeIntervalSince1970: TimeInterval(expiresAt) / 1000) }
 }
 
+public typealias LinkToken = LinkTokenResponse
+
 /// What became of a link token.
-public enum LinkStatus: String, Codable, Sendable {
+public enum LinkTokenStatus: String, Codable, Sendable {
     case pending, confirmed, expired
+}
+
+public typealias LinkStatus = LinkTokenStatus
+
+/// A link token's state (the SDK's `LinkStatusResponse`): once confirmed, by which device and when.
+public struct LinkStatusResponse: Codable, Sendable, Hashable {
+    public let status: LinkTokenStatus
+    public let linkToken: String?
+    public let groupId: String?
+    public let targetDeviceName: String?
+    public let confirmedAt: Int64?
+    public let expiresAt: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case status, linkToken = "link_token", groupId = "group_id", targetDeviceName = "target_device_name", confirmedAt = "confirmed_at", expiresAt = "expires_at"
+    }
+}
+
+/// A confirmed link (the SDK's `LinkConfirmResponse`): the group now shared.
+public struct LinkConfirmResponse: Codable, Sendable, Hashable {
+    public let success: Bool
+    public let groupId: String
+    public let message: String
+
+    enum CodingKeys: String, CodingKey { case success, groupId = "group_id", message }
 }

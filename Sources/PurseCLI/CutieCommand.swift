@@ -41,7 +41,8 @@ struct CutieCommand: AsyncParsableCommand {
                 pins.insert(value)
             }
             let pinning = CutiECertificatePinning(pins: pins)
-            return try PinnedTLSTransport(extraTrustRootFile: caFile) { pinning.accepts(chain: $0) }
+            // As the Cuti-E SDK connects: TLS 1.3 or nothing.
+            return try PinnedTLSTransport(extraTrustRootFile: caFile, requireTLS13: true) { pinning.accepts(chain: $0) }
         }
 
         /// The SDK, configured for this profile.
@@ -191,20 +192,20 @@ struct CutieCommand: AsyncParsableCommand {
                 if let qrPng { try Data(code.png(scale: 8, border: 4)).write(to: URL(fileURLWithPath: qrPng)) }
                 var status: LinkStatus?
                 let human = {
-                    "\(code.terminal())\nScan this on the other device, or run there:\n  purse cutie link confirm \(token.token)\n"
+                    "\(code.terminal())\nScan this on the other device, or run there:\n  purse cutie link confirm \(token.linkToken)\n"
                         + "It expires in \(token.expiresIn / 60) minutes." + (qrPng.map { "\nQR code written to \($0)." } ?? "")
                 }
                 if !options.client.json { print(human()) }
                 if wait {
                     let poller = Poller(interval: .seconds(1), multiplier: 1, maxAttempts: token.expiresIn + 5)
                     status = try await poller.poll { () async throws -> PollStatus<LinkStatus> in
-                        let now = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.checkLinkStatus(token: token.token) }
+                        let now = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.checkLinkStatus(token: token.linkToken).status }
                         return now == .pending ? .pending : .done(now)
                     }
                     if !options.client.json { print(status == .confirmed ? "Linked." : "The code expired.") }
                 }
                 if options.client.json {
-                    try options.client.output.emit(Initiated(link_token: token.token, expires_at: token.expiresAt, expires_in: token.expiresIn,
+                    try options.client.output.emit(Initiated(link_token: token.linkToken, expires_at: token.expiresAt, expires_in: token.expiresIn,
                                                              has_existing_group: token.hasExistingGroup, status: status?.rawValue)) { "" }
                 }
             }
@@ -218,7 +219,7 @@ struct CutieCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let cutie = try options.cutie()
-                let group = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.confirmLink(token: token, deviceName: deviceName) }
+                let group = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.confirmLink(token: token, deviceName: deviceName).groupId }
                 try options.client.output.emit(["success": "true", "group_id": group]) { "Linked: this device now shares the inbox (group \(group))." }
             }
         }
@@ -230,7 +231,7 @@ struct CutieCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let cutie = try options.cutie()
-                let status = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.checkLinkStatus(token: token) }
+                let status = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.checkLinkStatus(token: token).status }
                 try options.client.output.emit(["status": status.rawValue]) { status.rawValue }
             }
         }
@@ -242,9 +243,9 @@ struct CutieCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cutie = try options.cutie()
-            let devices = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getLinkedDevices() }
+            let devices = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getLinkedDevices().devices }
             try options.client.output.emit(["devices": devices]) {
-                devices.map { "\($0.id)  \($0.deviceName ?? "")\($0.isCurrent ? "  (this device)" : "")" }.joined(separator: "\n")
+                devices.map { "\($0.id)  \($0.deviceName)\($0.isCurrent ? "  (this device)" : "")" }.joined(separator: "\n")
             }
         }
     }
@@ -256,7 +257,7 @@ struct CutieCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cutie = try options.cutie()
-            try await CutieCommand.run { () async throws(CutiEError) in try await cutie.unlinkDevice(id: id) }
+            try await CutieCommand.run { () async throws(CutiEError) in try await cutie.unlinkDevice(id) }
             try options.client.output.emit(["unlinked": id]) { "Unlinked \(id)." }
         }
     }
@@ -279,7 +280,8 @@ struct CutieCommand: AsyncParsableCommand {
                 var options = options
                 options.appAttest = true
                 let cutie = try options.cutie()
-                guard let attest = cutie.appAttest else { throw CLIError("App Attest is not configured") }
+                let attest = cutie.appAttest
+                guard attest.isSupported else { throw CLIError("App Attest is not configured") }
                 let keyID = try await CutieCommand.run { () async throws(CutiEError) in try await attest.performAttestation() }
                 _ = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getConversations() }
                 try options.client.output.emit(["key_id": keyID, "device_id": cutie.deviceID ?? ""]) {

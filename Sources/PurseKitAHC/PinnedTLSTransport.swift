@@ -34,9 +34,11 @@ public struct PinnedTLSTransport: HTTPTransport {
         self.group = group
     }
 
-    /// The system's trust roots, and the certificates of a PEM file too when given.
-    public init(extraTrustRootFile: String?, acceptChain: @escaping @Sendable ([[UInt8]]) -> Bool) throws {
+    /// The system's trust roots, and the certificates of a PEM file too when given; TLS 1.3 only
+    /// when `requireTLS13`.
+    public init(extraTrustRootFile: String?, requireTLS13: Bool = false, acceptChain: @escaping @Sendable ([[UInt8]]) -> Bool) throws {
         var tls = TLSConfiguration.makeClientConfiguration()
+        if requireTLS13 { tls.minimumTLSVersion = .tlsv13 }
         if let extraTrustRootFile {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(extraTrustRootFile))]
         }

@@ -47,7 +47,7 @@ struct AppAttestFlowTests {
             _ = try await cutie.getConversations()
             _ = try await cutie.sendMessage("Still crashing", to: id)
             #expect(try await attestedKey(h, device: deviceID)?.counter == 3)
-            #expect(await cutie.appAttest?.isAttested == true)
+            #expect(cutie.appAttest.isAttested)
             // An explicit check of one assertion.
             let marked = try await h.client.execute(uri: "/v1/device/attest/assert", method: .post)
             #expect(marked.status == .unauthorized)
@@ -99,8 +99,8 @@ struct AppAttestFlowTests {
                                 useAppAttest: true, appAttestService: service, now: { clock.now })
                 _ = try await cutie.createConversation(category: .question, message: "Works without App Attest?")
                 #expect(try await cutie.getConversations().count == 1)
-                #expect(await cutie.appAttest?.isAttested == false)
-                await #expect(throws: CutiEError.self) { try await cutie.appAttest?.performAttestation() }
+                #expect(!cutie.appAttest.isAttested)
+                await #expect(throws: CutiEError.self) { try await cutie.appAttest.performAttestation() }
             }
             try await h.environment.database.transaction { db in
                 _ = try await CutiEApp.updateAttest("app_sandbox", teamID: nil, requireAppAttest: true, attestEnvironment: nil, in: db)

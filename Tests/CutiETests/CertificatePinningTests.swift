@@ -63,10 +63,11 @@ struct CertificatePinningTests {
         let counter = Counter()
         var port: Int { channel.localAddress?.port ?? 0 }
 
-        init(chain: Chain) async throws {
+        init(chain: Chain, maximumTLSVersion: TLSVersion? = nil) async throws {
             var tls = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(try chain.nio(chain.leaf)), .certificate(try chain.nio(chain.ca))],
                                                                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(chain.leafKey.derRepresentation), format: .der)))
             tls.minimumTLSVersion = .tlsv12
+            tls.maximumTLSVersion = maximumTLSVersion
             let context = try NIOSSLContext(configuration: tls)
             let counter = self.counter
             channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -153,5 +154,25 @@ struct CertificatePinningTests {
         }
         #expect(server.requests == 2)
         await server.close()
+    }
+
+    @Test("the CLI's transport (as the Cuti-E SDK connects) refuses a server that offers at most TLS 1.2, and sends nothing")
+    func tls13Minimum() async throws {
+        let chain = try Chain()
+        let old = try await Server(chain: chain, maximumTLSVersion: .tlsv12)
+        let modern = try await Server(chain: chain)
+        let pem = FileManager.default.temporaryDirectory.appendingPathComponent("pinning-ca-\(UUID().uuidString).pem")
+        try PEMDocument(type: "CERTIFICATE", derBytes: try chain.der(chain.ca)).pemString.write(to: pem, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: pem) }
+        let caPin = try CutiECertificatePinning.pin(ofCertificate: try chain.der(chain.ca))
+        let transport = try PinnedTLSTransport(extraTrustRootFile: pem.path, requireTLS13: true) { CutiECertificatePinning(pins: [caPin]).accepts(chain: $0) }
+        #expect(try await transport.send(TransportRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(modern.port)/v1/ping")!)).status == 200)
+        await #expect(throws: (any Error).self) {
+            _ = try await transport.send(TransportRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(old.port)/v1/ping")!))
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(old.requests == 0 && modern.requests == 1)
+        await old.close()
+        await modern.close()
     }
 }

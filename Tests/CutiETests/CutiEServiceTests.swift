@@ -207,40 +207,40 @@ struct CutiEServiceTests {
             let token = try await phone.cutie.initiateLinkToken()
             #expect(token.hasExistingGroup == false && token.expiresIn == 600)
             #expect(phone.cutie.linkQRCode(for: token) != nil)
-            #expect(try await phone.cutie.checkLinkStatus(token: token.token) == .pending)
+            #expect(try await phone.cutie.checkLinkStatus(token: token.linkToken).status == .pending)
             // Another app's device cannot use it.
             let foreign = try await h.register(app: "app_other")
-            #expect(try await h.signed(.post, "/v1/sdk/link/confirm", body: #"{"link_token":"\#(token.token)"}"#, device: foreign, app: "app_other").0 == .notFound)
+            #expect(try await h.signed(.post, "/v1/sdk/link/confirm", body: #"{"link_token":"\#(token.linkToken)"}"#, device: foreign, app: "app_other").0 == .notFound)
             // A device cannot confirm its own token.
-            await #expect(throws: CutiEError.self) { try await phone.cutie.confirmLink(token: token.token) }
-            _ = try await tablet.cutie.confirmLink(token: token.token, deviceName: "iPad")
-            #expect(try await phone.cutie.checkLinkStatus(token: token.token) == .confirmed)
+            await #expect(throws: CutiEError.self) { try await phone.cutie.confirmLink(token: token.linkToken) }
+            _ = try await tablet.cutie.confirmLink(token: token.linkToken, deviceName: "iPad")
+            #expect(try await phone.cutie.checkLinkStatus(token: token.linkToken).status == .confirmed)
             // One inbox: both see both conversations.
             #expect(Set(try await phone.cutie.getConversations().map(\.id)) == [id, tabletOwn])
             #expect(Set(try await tablet.cutie.getConversations().map(\.id)) == [id, tabletOwn])
-            #expect(try await phone.cutie.getLinkedDevices().count == 2)
+            #expect(try await phone.cutie.getLinkedDevices().devices.count == 2)
             // Replayed: refused.
             let third = h.device()
-            await #expect(throws: CutiEError.invalidRequest("Link token was already used")) { try await third.cutie.confirmLink(token: token.token) }
+            await #expect(throws: CutiEError.invalidRequest("Link token was already used")) { try await third.cutie.confirmLink(token: token.linkToken) }
             // Expired: refused, and its status says so.
             let late = try await phone.cutie.initiateLinkToken()
             #expect(try await phone.cutie.initiateLinkToken().hasExistingGroup)
             h.server.clock.advance(by: 601)
-            #expect(try await phone.cutie.checkLinkStatus(token: late.token) == .expired)
-            await #expect(throws: CutiEError.invalidRequest("Link token expired")) { try await third.cutie.confirmLink(token: late.token) }
+            #expect(try await phone.cutie.checkLinkStatus(token: late.linkToken).status == .expired)
+            await #expect(throws: CutiEError.invalidRequest("Link token expired")) { try await third.cutie.confirmLink(token: late.linkToken) }
             // Parallel confirms of one token: exactly one device joins.
             let contested = try await phone.cutie.initiateLinkToken()
             let devices = (0..<12).map { _ in h.device() }
             for device in devices { _ = try await device.cutie.getConversations() }
             let results = await withTaskGroup(of: Bool.self) { group in
-                for device in devices { group.addTask { (try? await device.cutie.confirmLink(token: contested.token)) != nil } }
+                for device in devices { group.addTask { (try? await device.cutie.confirmLink(token: contested.linkToken)) != nil } }
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(results.filter { $0 }.count == 1)
-            #expect(try await phone.cutie.getLinkedDevices().count == 3)
+            #expect(try await phone.cutie.getLinkedDevices().devices.count == 3)
             // Unlinking: the tablet keeps an inbox of its own; the shared conversations stay.
             let tabletID = try #require(tablet.cutie.deviceID)
-            try await phone.cutie.unlinkDevice(id: tabletID)
+            try await phone.cutie.unlinkDevice(tabletID)
             #expect(try await tablet.cutie.getConversations().isEmpty)
             #expect(try await phone.cutie.getConversations().count == 2)
         }

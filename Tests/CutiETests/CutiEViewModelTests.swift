@@ -114,7 +114,7 @@ struct CutiEViewModelTests {
             await MainActor.run {
                 confirm.code = "not a code"
                 #expect(!confirm.canConfirm)
-                confirm.code = shown.token
+                confirm.code = shown.linkToken
                 confirm.deviceName = "iPad"
             }
             await confirm.confirm()

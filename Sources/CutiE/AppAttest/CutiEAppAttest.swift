@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import Synchronization
 
 /// App Attest for Cuti-E: `performAttestation()` has this device's key attested (by Apple on a
 /// device, by the development CA in software elsewhere) and registered with the backend;
@@ -10,13 +11,24 @@ import PurseKit
 /// requests go on with device-token auth — which the backend accepts unless the app requires
 /// App Attest (then calls fail with ``CutiEError/appAttestRequired(_:)``).
 public final class CutiEAppAttest: Sendable {
-    let client: CutiEAPIClient
+    /// Nil when the SDK was configured without `useAppAttest` (or not at all).
+    let client: CutiEAPIClient?
 
-    init(client: CutiEAPIClient) { self.client = client }
+    init(client: CutiEAPIClient?) {
+        self.client = client
+        if let client { Task { await client.loadAttestedKey() } }
+    }
+
+    /// Whether App Attest was configured and this device supports it.
+    public var isSupported: Bool { client?.attestSupported ?? false }
+
+    /// Whether this device has an attested key (as last read from the ``SecureStore``).
+    public var isAttested: Bool { client?.attestedFlag.withLock { $0 } ?? false }
 
     /// Attests a new key for this device and registers it; returns its key id.
     @discardableResult
     public func performAttestation() async throws(CutiEError) -> String {
+        guard let client else { throw .appAttestUnsupported }
         do {
             return try await client.performAttestation()
         } catch {
@@ -27,6 +39,7 @@ public final class CutiEAppAttest: Sendable {
     /// An assertion over `clientData` (base64 CBOR `{signature, authenticatorData}`), as sent in
     /// `X-App-Assertion`.
     public func generateAssertion(clientData: Data) async throws(CutiEError) -> String {
+        guard let client else { throw .appAttestUnsupported }
         do {
             return try await client.assertion(clientData: clientData)
         } catch {
@@ -34,9 +47,9 @@ public final class CutiEAppAttest: Sendable {
         }
     }
 
-    /// Whether this device has an attested key.
-    public var isAttested: Bool {
-        get async { await client.isAttested }
+    /// The Cuti-E SDK's name for ``generateAssertion(clientData:)``.
+    public func generateAssertion(for clientData: Data) async throws(CutiEError) -> String {
+        try await generateAssertion(clientData: clientData)
     }
 
     /// The platform's App Attest: DeviceCheck where it exists, otherwise the software attester

@@ -8,10 +8,18 @@ import X509
 /// of DER SubjectPublicKeyInfo (the form HPKP and OkHttp use); by default the roots Cuti-E's
 /// hosting chains to, Google Trust Services R1–R4 and the GlobalSign root that cross-signs R1.
 ///
+/// Pinning applies to the hosts it names (``hosts``; by default the hosted service's, as the
+/// Cuti-E SDK pins only its own), so a self-hosted backend with another CA is validated as usual.
+///
 /// On Apple platforms ``URLSessionPinningDelegate`` applies it to a `URLSession`; on Linux
 /// `PinnedTLSTransport` (PurseKitAHC) takes ``accepts(chain:)``.
 public struct CutiECertificatePinning: Sendable, Equatable {
     public var pins: Set<String>
+    /// The hosts pinned, each with its subdomains.
+    public var hosts: Set<String>
+
+    /// The hosted service's hosts.
+    public static let cutieHosts: Set<String> = ["api.cuti-e.com", "cutie-worker-sandbox.invotekas.workers.dev", "invotekas.workers.dev"]
 
     /// SHA-256 of the SubjectPublicKeyInfo of GTS Root R1, R2, R3, R4 and GlobalSign Root CA.
     public static let googleTrustServices: Set<String> = [
@@ -22,8 +30,15 @@ public struct CutiECertificatePinning: Sendable, Equatable {
         "K87oWBWM9UZfyddvDfoxL+8lpNyoUB2ptGtn0fv6G2Q=",  // GlobalSign Root CA (cross-signs GTS Root R1)
     ]
 
-    public init(pins: Set<String> = CutiECertificatePinning.googleTrustServices) {
+    public init(pins: Set<String> = CutiECertificatePinning.googleTrustServices, hosts: Set<String> = CutiECertificatePinning.cutieHosts) {
         self.pins = pins
+        self.hosts = Set(hosts.map { $0.lowercased() })
+    }
+
+    /// Whether connections to `host` are pinned: one of ``hosts`` or a subdomain of one.
+    public func applies(to host: String) -> Bool {
+        let host = host.lowercased()
+        return hosts.contains(host) || hosts.contains { host.hasSuffix("." + $0) }
     }
 
     /// The pin of a certificate: base64 SHA-256 of its DER SubjectPublicKeyInfo.
@@ -53,7 +68,7 @@ public final class URLSessionPinningDelegate: NSObject, URLSessionDelegate, Send
     public func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge) async
         -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodServerTrust,
-              let trust = challenge.protectionSpace.serverTrust else { return (.performDefaultHandling, nil) }
+              let trust = challenge.protectionSpace.serverTrust, pinning.applies(to: challenge.protectionSpace.host) else { return (.performDefaultHandling, nil) }
         guard SecTrustEvaluateWithError(trust, nil) else { return (.cancelAuthenticationChallenge, nil) }
         let chain = (SecTrustCopyCertificateChain(trust) as? [SecCertificate] ?? []).map { [UInt8](SecCertificateCopyData($0) as Data) }
         guard pinning.accepts(chain: chain) else { return (.cancelAuthenticationChallenge, nil) }
