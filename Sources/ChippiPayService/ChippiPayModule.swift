@@ -72,10 +72,13 @@ public struct ChippiPayModule: PurseModule {
                     try await db.raw("UPDATE chippi_merchants SET webhook_url = \(bind: url) WHERE id = 'mer_sandbox'").run()
                 }
             }
-            // The sandbox merchant's keys go to a file for the app and CLI to be configured with:
+            // The sandbox merchant's keys and webhook secret go to a file for the app, the CLI and
+            // the merchant's webhook receiver to be configured with:
             // a secret key is never logged, not even a sandbox one.
+            let webhookSecret = try await Self.merchantWebhookSecret(merchant: "mer_sandbox", environment: environment)
             let file = try ServerSecrets(dataDirectory: environment.configuration.dataDirectory)
-                .store(#"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)"}"# + "\n", named: "chippi-sandbox-merchant.json")
+                .store(#"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)","webhook_secret":"\#(webhookSecret)"}"# + "\n",
+                       named: "chippi-sandbox-merchant.json")
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "keys_file": "\(file)"])
         }
         ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: SharedRateLimiter(name: "chippi.api", perSecond: configuration.provider.rateLimit,

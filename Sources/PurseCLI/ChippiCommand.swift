@@ -178,7 +178,7 @@ extension ChippiCommand {
         do {
             return try await work()
         } catch let error as ChippiPayError {
-            let advice = error.kind == .credentials ? " Run `purse chippi configure` with the merchant's keys (the sandbox's are in the server log)." : ""
+            let advice = error.kind == .credentials ? " Run `purse chippi configure` with the merchant's keys (the sandbox merchant's are in DATA_DIR/secrets/chippi-sandbox-merchant.json)." : ""
             throw CLIError(error.message + (error.details.isEmpty || error.details == error.message ? "" : " (\(error.details))") + advice)
         }
     }
@@ -354,7 +354,29 @@ extension ChippiCommand {
     }
 
     struct Keys: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Merchant API keys (on the server's database).", subcommands: [Create.self, Revoke.self])
+        static let configuration = CommandConfiguration(abstract: "Merchant API keys and webhook secrets (on the server's database).",
+                                                        subcommands: [Create.self, Revoke.self, WebhookSecret.self])
+
+        struct WebhookSecret: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "webhook-secret",
+                abstract: "Print a merchant's webhook secret (what Chipi-Signature is verified with), or with --rotate replace it.",
+                discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR).")
+            @Option(help: "The merchant's id.") var merchant: String = "mer_default"
+            @Flag(help: "Replace the secret: deliveries from now on are signed with the new one.") var rotate = false
+
+            func run() async throws {
+                do {
+                    let secret = try await OperatorEnvironment.with { environment in
+                        rotate ? try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: merchant, environment: environment)
+                            : try await ChippiPayModule.merchantWebhookSecret(merchant: merchant, environment: environment)
+                    }
+                    print("webhook secret: \(secret)")
+                } catch {
+                    throw CLIError("Could not \(rotate ? "rotate" : "read") the webhook secret: \(error)")
+                }
+            }
+        }
 
         struct Revoke: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Revoke a key pair by its publishable key; requests with it are refused (401) from then on.",
@@ -388,11 +410,12 @@ extension ChippiCommand {
             func run() async throws {
                 let secret = authHS256SecretStdin ? readLine(strippingNewline: true) : nil
                 do {
-                    let keys = try await OperatorEnvironment.with { environment in
-                        try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret,
-                                                                     authJWKSURL: authJWKSURL, live: environment.configuration.isProduction, environment: environment)
+                    let (keys, webhookSecret) = try await OperatorEnvironment.with { environment in
+                        (try await ChippiPayModule.createMerchantKeys(merchant: merchant, name: name, webhookURL: webhookURL, authHS256Secret: secret,
+                                                                      authJWKSURL: authJWKSURL, live: environment.configuration.isProduction, environment: environment),
+                         try await ChippiPayModule.merchantWebhookSecret(merchant: merchant, environment: environment))
                     }
-                    print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)")
+                    print("x-api-key: \(keys.public)\nsecret key: \(keys.secret)\nwebhook secret: \(webhookSecret)")
                 } catch {
                     throw CLIError("Could not create the keys: \(error)")
                 }

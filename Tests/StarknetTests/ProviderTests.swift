@@ -157,6 +157,52 @@ struct ProviderTests {
         }
     }
 
+    /// Records what a webhook receiver got.
+    final class WebhookReceiver: HTTPTransport {
+        let received = Mutex<[TransportRequest]>([])
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            received.withLock { $0.append(request) }
+            return TransportResponse(status: 200, headers: [:], body: Data())
+        }
+    }
+
+    /// The merchant gets its webhook secret with its keys, verifies deliveries with it, and can
+    /// rotate it: deliveries from then on are signed with the new one only.
+    @Test func theWebhookSecretComesWithTheKeysAndRotates() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let environment = h.server.environment
+            _ = try await ChippiPayModule.createMerchantKeys(merchant: "mer_hooks", name: "Hooks", webhookURL: "https://merchant.example/hooks", live: false,
+                                                           environment: environment)
+            let first = try await ChippiPayModule.merchantWebhookSecret(merchant: "mer_hooks", environment: environment)
+            #expect(first.hasPrefix("whsec_") && first.utf8.count > 30)
+            let receiver = WebhookReceiver()
+            func deliver(_ id: String) async throws -> TransportRequest {
+                let now = environment.now().epochMillis
+                try await environment.database.transaction { db in
+                    try await db.raw("""
+                        INSERT INTO chippi_webhook_deliveries (id, merchant_id, event, transaction_id, url, payload, status, created_at, updated_at)
+                        VALUES (\(bind: id), 'mer_hooks', 'transaction.completed', 'chipi_tx_1', 'https://merchant.example/hooks', '{"id":"\(unsafeRaw: id)"}', 'pending', \(bind: now), \(bind: now))
+                        """).run()
+                }
+                try await Webhooks.deliver(Job(id: "job_\(id)", kind: ProviderRoutes.webhookJob, payload: try JSONEncoder().encode(Webhooks.DeliveryJob(deliveryID: id)),
+                                               attempts: 0, maxAttempts: 1), environment: environment, transport: receiver)
+                return try #require(receiver.received.withLock { $0.last })
+            }
+            func verifies(_ request: TransportRequest, with secret: String) -> Bool {
+                (try? WebhookSignature.verify(header: request.headers["Chipi-Signature"] ?? "", payload: request.body ?? Data(), secret: secret,
+                                              now: environment.now())) != nil
+            }
+            let signed = try await deliver("whd_1")
+            #expect(verifies(signed, with: first))
+            let second = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_hooks", environment: environment)
+            let stored = try await ChippiPayModule.merchantWebhookSecret(merchant: "mer_hooks", environment: environment)
+            #expect(second != first && second == stored)
+            let after = try await deliver("whd_2")
+            #expect(verifies(after, with: second) && !verifies(after, with: first))
+            await #expect(throws: (any Error).self) { _ = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_nobody", environment: environment) }
+        }
+    }
+
     @Test func merchantKeysAreCheckedAsAPair() async throws {
         try await Self.withProvider { (h: Harness) async throws in
             #expect(try await h.call(.get, "/v1/skus").0 == .ok)

@@ -132,6 +132,29 @@ extension ChippiPayModule {
 }
 
 extension ChippiPayModule {
+    /// The secret a merchant's webhooks are signed with (`Chipi-Signature`, the HMAC-SHA256 scheme
+    /// of Stripe's), issued with its first key pair: what the merchant verifies them with.
+    public static func merchantWebhookSecret(merchant: String, environment: ServerEnvironment) async throws -> String {
+        try await environment.database.read { db in
+            guard let row = try await db.raw("SELECT webhook_secret FROM chippi_merchants WHERE id = \(bind: merchant)").first() else {
+                throw ConfigurationError("No merchant \(merchant)")
+            }
+            return try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
+        }
+    }
+
+    /// Replaces a merchant's webhook secret (a leaked one, or a routine change): deliveries from
+    /// then on, retries of earlier ones included, are signed with the new one, which is returned.
+    public static func rotateMerchantWebhookSecret(merchant: String, environment: ServerEnvironment) async throws -> String {
+        let secret = "whsec_" + Base64URL.encode(RandomID.bytes(24))
+        let sealed = try environment.sealer.seal(secret, column: MerchantKeys.webhookSecretColumn)
+        let changed = try await environment.database.transaction { db in
+            try await db.raw("UPDATE chippi_merchants SET webhook_secret = \(bind: sealed) WHERE id = \(bind: merchant) RETURNING id").first()
+        }
+        guard changed != nil else { throw ConfigurationError("No merchant \(merchant)") }
+        return secret
+    }
+
     /// Revokes a key pair by its publishable key (`purse chippi keys revoke`); false when there is
     /// no such key or it was revoked already. Requests with it are 401 from then on.
     public static func revokeMerchantKey(_ publicKey: String, environment: ServerEnvironment) async throws -> Bool {

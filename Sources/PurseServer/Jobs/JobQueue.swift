@@ -11,6 +11,14 @@ public struct Job: Sendable, Equatable {
     public var attempts: Int
     public var maxAttempts: Int
 
+    public init(id: String, kind: String, payload: Data, attempts: Int, maxAttempts: Int) {
+        self.id = id
+        self.kind = kind
+        self.payload = payload
+        self.attempts = attempts
+        self.maxAttempts = maxAttempts
+    }
+
     /// Decodes the JSON payload.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONDecoder().decode(T.self, from: payload)
