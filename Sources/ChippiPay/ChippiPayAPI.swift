@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PurseFormats
 import PurseKit
 import Starknet
@@ -95,8 +96,11 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
         case offline
         /// 401: "API credentials invalid" (reconfigure the keys).
         case credentials
-        /// 404: "Service temporarily unavailable" (logged with the details).
+        /// 404 from a path the provider does not serve: "Service temporarily unavailable" (logged
+        /// with the details).
         case unavailable
+        /// 404 for a thing asked for by id: no such purchase, product or wallet (the message says which).
+        case notFound
         /// 429 after the automatic retries.
         case rateLimited
         /// 5xx: "ChippiPay service error" (retry).
@@ -169,12 +173,20 @@ public struct ChippiPayAPI: Sendable {
     public let environment: Environment
     let client: APIClient
     let store: any SecureStore
+    /// Where failed calls are logged with the provider's details (never a key); the user sees
+    /// ``ChippiPayError/message``.
+    let logger: Logger
 
+    /// - Parameter deadline: the most a call may take, its retries included (20 seconds: a hung
+    ///   provider surfaces as a timeout in seconds, not minutes); each try waits at most 10.
     public init(environment: Environment, store: any SecureStore, transport: any HTTPTransport,
-                retry: RetryPolicy = RetryPolicy(maxAttempts: 4), sleeper: Sleeper = .live) {
+                retry: RetryPolicy = RetryPolicy(maxAttempts: 4), deadline: Duration = .seconds(20), sleeper: Sleeper = .live,
+                logger: Logger = Logger(label: "chippipay")) {
         self.environment = environment
         self.store = store
-        client = APIClient(session: ClientSession(baseURL: environment.baseURL), transport: transport, retry: retry, sleeper: sleeper,
+        self.logger = logger
+        client = APIClient(session: ClientSession(baseURL: environment.baseURL), transport: transport, retry: retry,
+                           timeout: min(.seconds(10), deadline), deadline: deadline, sleeper: sleeper,
                            defaultHeaders: ["User-Agent": "ChippiPay-Swift/1.0"])
     }
 
@@ -194,13 +206,32 @@ public struct ChippiPayAPI: Sendable {
         return ["x-api-key": apiKey, "Authorization": "Bearer \(secret)"]
     }
 
+    /// What a 404 means for a call.
+    enum Missing {
+        /// The path is the service's own: a 404 means the service is not there.
+        case service
+        /// The thing the call names by id is not there: this message.
+        case thing(String)
+        /// One of the things the body names (a product, a wallet): the provider's words say which.
+        case named
+    }
+
     func send<Response: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
-                                              idempotencyKey: String? = nil) async throws -> Response {
+                                              idempotencyKey: String? = nil, notFound: Missing = .service) async throws -> Response {
         let headers = try await headers()
         do {
             return try await client.send(method, path, query: query, body: body, headers: headers, idempotencyKey: idempotencyKey, authenticated: false)
         } catch let error as PurseError {
-            throw ChippiPayError(error)
+            let failure: ChippiPayError = switch (error.kind, notFound) {
+            case (.notFound, .thing(let message)): ChippiPayError(kind: .notFound, message: message, details: error.message)
+            case (.notFound, .named): ChippiPayError(kind: .notFound, message: error.message, details: error.message)
+            default: ChippiPayError(error)
+            }
+            if failure.kind != .cancelled {
+                logger.error("ChippiPay call failed", metadata: ["method": "\(method)", "path": "\(path)", "status": "\(error.status.map(String.init) ?? "-")",
+                                                                 "kind": "\(failure.kind)", "details": "\(failure.details)"])
+            }
+            throw failure
         }
     }
 
@@ -216,7 +247,7 @@ public struct ChippiPayAPI: Sendable {
     public func quote(skuId: String, amount: String? = nil) async throws -> ChippiQuote {
         var query = [URLQueryItem(name: "sku_id", value: skuId)]
         if let amount { query.append(URLQueryItem(name: "amount", value: amount)) }
-        return try await send("GET", "/v1/quote", query: query)
+        return try await send("GET", "/v1/quote", query: query, notFound: .thing("No product \(skuId)"))
     }
 
     struct CreateBody: Encodable, Sendable {
@@ -234,14 +265,14 @@ public struct ChippiPayAPI: Sendable {
                                      metadata: [String: String] = [:], idempotencyKey: String) async throws -> SKUTransaction {
         try await send("POST", "/v1/sku-transactions", body: CreateBody(sku_id: skuId, reference: reference, amount: amount, wallet_id: walletId,
                                                                          vault_transaction_hash: vaultTransactionHash, metadata: metadata),
-                       idempotencyKey: idempotencyKey)
+                       idempotencyKey: idempotencyKey, notFound: .named)
     }
 
     public func getSKUTransaction(_ id: String) async throws -> SKUTransaction {
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
             throw ChippiPayError(kind: .refused, message: "Not a transaction id: \(id)")
         }
-        return try await send("GET", "/v1/sku-transactions/\(id)")
+        return try await send("GET", "/v1/sku-transactions/\(id)", notFound: .thing("No purchase \(id)"))
     }
 
     struct TransactionPage: Decodable, Sendable {
@@ -302,7 +333,7 @@ public struct ChippiPayAPI: Sendable {
 
     public func getWallet(_ id: String) async throws -> Wallet {
         guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(id)") }
-        return try await send("GET", "/v1/chipi-wallets/\(id)")
+        return try await send("GET", "/v1/chipi-wallets/\(id)", notFound: .thing("No wallet \(id)"))
     }
 
     struct PayerBody: Encodable, Sendable {
@@ -321,14 +352,14 @@ public struct ChippiPayAPI: Sendable {
     public func linkPayer(walletId: String, address: Felt, signature: [Felt]) async throws {
         guard walletId.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(walletId)") }
         let _: LinkedPayer = try await send("POST", "/v1/chipi-wallets/\(walletId)/payers",
-                                            body: PayerBody(address: address.description, signature: signature.map(\.description)))
+                                            body: PayerBody(address: address.description, signature: signature.map(\.description)), notFound: .named)
     }
 
     struct Success: Decodable, Sendable { var success: Bool }
 
     public func saveWallet(walletId: String, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
         let answer: Success = try await send("POST", "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
-                                                                                          encrypted_private_key: encryptedPrivateKey, auth_token: authToken))
+                                                                                          encrypted_private_key: encryptedPrivateKey, auth_token: authToken), notFound: .named)
         guard answer.success else { throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "saving the wallet did not succeed") }
     }
 }

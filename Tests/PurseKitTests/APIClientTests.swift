@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import Synchronization
 import Testing
 
 @Suite("APIClient")
@@ -163,5 +164,34 @@ struct APIClientTests {
         #expect(try await ClientSession(baseURL: URL(string: "http://other:1")!, store: store).token() == nil)
         try await ClientSession(baseURL: url, store: store).setToken(nil)
         #expect(try await ClientSession(baseURL: url, store: store).token() == nil)
+    }
+}
+
+/// A server that never answers: each try lasts its whole timeout.
+final class HungTransport: HTTPTransport {
+    let timeouts = Mutex<[Duration]>([])
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        timeouts.withLock { $0.append(request.timeout) }
+        try await Task.sleep(for: request.timeout)
+        throw PurseError.timeout("no answer")
+    }
+}
+
+@Suite("APIClient deadline")
+struct APIClientDeadlineTests {
+    @Test("one deadline bounds a call, its retries and their waits included")
+    func deadlineBoundsRetries() async throws {
+        let hung = HungTransport()
+        let client = APIClient(session: ClientSession(baseURL: URL(string: "https://example.com")!), transport: hung,
+                               retry: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20)), timeout: .seconds(30), deadline: .milliseconds(600))
+        let clock = ContinuousClock()
+        let start = clock.now
+        await #expect(throws: PurseError.self) { _ = try await client.sendRaw("GET", "/v1/skus") }
+        let elapsed = clock.now - start
+        // Without the deadline: four tries of 30 s. With it: what is left of 0.6 s, shared out.
+        #expect(elapsed < .seconds(2), "\(elapsed)")
+        let given = hung.timeouts.withLock { $0 }
+        #expect(!given.isEmpty && given.allSatisfy { $0 <= .milliseconds(600) })
+        #expect(given.reduce(Duration.zero, +) <= .milliseconds(600))
     }
 }

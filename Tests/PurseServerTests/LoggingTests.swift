@@ -8,34 +8,6 @@ import PurseTestSupport
 import Synchronization
 import Testing
 
-/// Captures log lines: every line of the process (``shared``, once ``bootstrap`` ran), or the lines
-/// of one ``logger``.
-final class CapturedLogs: Sendable {
-    static let shared = CapturedLogs()
-    let lines = Mutex<[String]>([])
-    static let bootstrap: Void = {
-        LoggingSystem.bootstrap { label in CaptureHandler(label: label, sink: shared) }
-    }()
-
-    /// A logger whose lines this capture alone receives.
-    var logger: Logger { Logger(label: "test") { label in CaptureHandler(label: label, sink: self) } }
-
-    struct CaptureHandler: LogHandler {
-        var label: String
-        let sink: CapturedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            sink.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
-        }
-    }
-}
-
 @Suite("Logs")
 struct LoggingTests {
     @Test func logsNeverContainPasswordsOrTokens() async throws {

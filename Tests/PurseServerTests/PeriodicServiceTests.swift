@@ -1,6 +1,7 @@
 import PurseDatabase
 import PurseServer
 import Synchronization
+import PurseTestSupport
 import Testing
 
 /// Housekeeping rounds: a failed one is logged and the next comes as usual; one that shutdown cuts

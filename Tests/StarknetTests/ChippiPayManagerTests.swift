@@ -228,8 +228,9 @@ struct ChippiPayManagerTests {
     @Test func errorsSpeakTheSeedsWords() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let store: any SecureStore = InMemorySecureStore()
+            let logs = CapturedLogs()
             let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: RouterTransport(client: h.client),
-                                   retry: RetryPolicy(maxAttempts: 1))
+                                   retry: RetryPolicy(maxAttempts: 1), logger: logs.logger)
             await #expect(throws: ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")) {
                 try await api.fetchSKUs()
             }
@@ -237,8 +238,21 @@ struct ChippiPayManagerTests {
             let wrong = await #expect(throws: ChippiPayError.self) { try await api.fetchSKUs() }
             #expect(wrong?.message == "API credentials invalid" && wrong?.kind == .credentials && wrong?.isRetryable == false)
             try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+            // A 404 names what is missing; only a path the provider does not serve is the service missing.
             let missing = await #expect(throws: ChippiPayError.self) { try await api.getSKUTransaction("chipi_tx_nope") }
-            #expect(missing?.message == "Service temporarily unavailable" && missing?.details == "Transaction not found")
+            #expect(missing?.kind == .notFound && missing?.message == "No purchase chipi_tx_nope" && missing?.details == "Transaction not found")
+            let product = await #expect(throws: ChippiPayError.self) { try await api.quote(skuId: "nope_50") }
+            #expect(product?.kind == .notFound && product?.message == "No product nope_50")
+            let wallet = await #expect(throws: ChippiPayError.self) { try await api.getWallet("wallet_nope") }
+            #expect(wallet?.kind == .notFound && wallet?.message == "No wallet wallet_nope")
+            let elsewhere = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1/not-chippi")!), store: store, transport: RouterTransport(client: h.client),
+                                         retry: RetryPolicy(maxAttempts: 1))
+            let absent = await #expect(throws: ChippiPayError.self) { try await elsewhere.fetchSKUs() }
+            #expect(absent?.kind == .unavailable && absent?.message == "Service temporarily unavailable")
+            // Failures are logged with the provider's details, never with a key.
+            let lines = logs.lines.withLock { $0 }
+            #expect(lines.contains { $0.contains("ChippiPay call failed") && $0.contains("Transaction not found") && $0.contains("/v1/sku-transactions/chipi_tx_nope") })
+            #expect(!lines.contains { $0.contains(ProviderTests.keys.secret) || $0.contains("sk_test_wrong") })
             let refused = await #expect(throws: ChippiPayError.self) { try await api.quote(skuId: "cfe_electricity") }
             #expect(refused?.kind == .refused && refused?.message.hasPrefix("amount is required") == true)
         }

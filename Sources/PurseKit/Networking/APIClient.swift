@@ -45,18 +45,23 @@ public struct APIClient: Sendable {
     public let transport: any HTTPTransport
     public var retry: RetryPolicy
     public var timeout: Duration
+    /// The most one call may take, retries and their waits included: each try gets what is left
+    /// of it (at most ``timeout``), and no retry starts that could not finish in time. Nil: only
+    /// ``timeout`` per try and ``RetryPolicy`` bound a call.
+    public var deadline: Duration?
     public var sleeper: Sleeper
     /// Extra headers on every request (e.g. `User-Agent`).
     public var defaultHeaders: [String: String]
 
     public init(
         session: ClientSession, transport: any HTTPTransport, retry: RetryPolicy = .default,
-        timeout: Duration = .seconds(30), sleeper: Sleeper = .live, defaultHeaders: [String: String] = [:]
+        timeout: Duration = .seconds(30), deadline: Duration? = nil, sleeper: Sleeper = .live, defaultHeaders: [String: String] = [:]
     ) {
         self.session = session
         self.transport = transport
         self.retry = retry
         self.timeout = timeout
+        self.deadline = deadline
         self.sleeper = sleeper
         self.defaultHeaders = defaultHeaders
     }
@@ -114,9 +119,17 @@ public struct APIClient: Sendable {
     /// Sends with the retry policy; returns 2xx responses, throws everything else.
     public func perform(_ request: TransportRequest) async throws -> TransportResponse {
         let retryable = Self.isRetryable(request)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var request = request
         var attempt = 1
         while true {
             try Task.checkCancellation()
+            if let deadline {
+                let left = deadline - (clock.now - start)
+                guard left > .zero else { throw PurseError.timeout("no answer within \(deadline)") }
+                request.timeout = min(request.timeout, left)
+            }
             let (failure, serverDelay) = try await attemptOnce(request, retryable: retryable)
             guard let failure else { return serverDelay.response! }
             guard retryable, failure.isRetryable, attempt < retry.maxAttempts else { throw failure.error }
@@ -127,6 +140,8 @@ public struct APIClient: Sendable {
             } else {
                 wait = retry.delay(afterAttempt: attempt)
             }
+            // A retry that could not be answered before the deadline is not started.
+            if let deadline, clock.now - start + wait >= deadline { throw failure.error }
             do {
                 try await sleeper.sleep(wait)
             } catch {
