@@ -202,8 +202,18 @@ public final class ChippiPayManager {
         guard currentWalletId != nil else { return fail(Self.noWallet.message, nil) }
         guard sku.accepts(reference: reference) else { return fail("Enter a \(sku.reference.label)", nil) }
         guard let price = amount ?? sku.amount else { return fail("Enter an amount between \(sku.minAmount ?? "?") and \(sku.maxAmount ?? "?") MXN", nil) }
-        if (try? await store.data(for: Self.pendingPurchaseItem)) != nil {
-            return fail("Another purchase is still in progress; finish it first", nil)
+        if let unfinished = try? await loadPending() {
+            // The same purchase again (the user's retry after a failure at step 4 to 6): carry on
+            // with the one already paid for, never a second payment.
+            if unfinished.skuId == sku.id, unfinished.reference == reference, unfinished.amount == price {
+                return await resumePendingPurchase(starknet: starknet)
+            }
+            // Another one: the unfinished purchase finishes first, then this one can start.
+            let earlier = await resumePendingPurchase(starknet: starknet)
+            if (try? await loadPending()) != nil {
+                return fail("An earlier purchase (\(unfinished.skuId), \(unfinished.reference)) is still being completed; try again in a moment", nil)
+            }
+            _ = earlier
         }
         purchaseStep = .quoting
         let quote: ChippiQuote

@@ -138,11 +138,12 @@ public final class ServicePurchaseViewModel {
         }
     }
 
-    /// The seed's step number (1–7) of the purchase in progress.
+    /// The seed's step number (1–7) of the purchase in progress: this screen is step 2 (the
+    /// service selected), confirming and checking the balance 3.
     public var stepNumber: Int {
         switch step {
-        case .idle: 1
-        case .quoting: 2
+        case .idle: 2
+        case .quoting: 3
         case .checkingBalance: 3
         case .withdrawing: 4
         case .creatingTransaction: 5

@@ -280,8 +280,12 @@ extension ChippiCommand {
             if resumed != .idle {
                 print("Finished an earlier purchase first: \(Self.describe(resumed))")
             }
+            // The seed's seven steps: browse, select, confirm (and check the balance), withdraw,
+            // purchase, monitor, confirmation.
             try await manager.fetchAvailableServices()
+            print("1. Browse: \(manager.availableServices.count) services")
             guard let service = manager.availableServices.first(where: { $0.id == sku }) else { throw CLIError("No service \(sku); see `purse chippi services`.") }
+            print("2. Selected: \(service.name) for \(reference)")
             manager.onStepChange = { step in
                 if let line = Self.progress(step) { print(line); fflush(nil) }
             }
@@ -289,9 +293,9 @@ extension ChippiCommand {
             switch outcome {
             case .completed(let receipt):
                 if options.json { try options.output.emit(receipt) { "" } } else {
-                    print("✓ Purchase Successful!\n  Transaction ID: \(receipt.transactionId)\n  Service delivered to: \(receipt.reference)")
+                    print("7. ✓ Purchase Successful!\n  Transaction ID: \(receipt.transactionId)\n  Service delivered to: \(receipt.reference)")
                 }
-            case .pending(let id): print("Delivery not confirmed yet; check with `purse chippi status \(id)`.")
+            case .pending(let id): print("7. Delivery not confirmed yet; check with `purse chippi status \(id)`.")
             default: throw CLIError(Self.describe(outcome))
             }
         }
@@ -299,11 +303,11 @@ extension ChippiCommand {
         static func progress(_ step: PurchaseStep) -> String? {
             switch step {
             case .idle: nil
-            case .quoting: "1. Quote: the STRK this costs…"
-            case .checkingBalance: "2. Checking the vault balance…"
-            case .withdrawing: "3. Withdrawing from the vault to the provider (waiting for acceptance)…"
-            case .creatingTransaction(let hash): "4. Vault transaction \(hash) accepted; creating the purchase…"
-            case .polling(let id): "5. Purchase \(id) created; waiting for delivery…"
+            case .quoting: "3. Confirm: the STRK this costs…"
+            case .checkingBalance: "3A. Checking the vault balance…"
+            case .withdrawing: "4. Withdrawing from the vault to the provider (waiting for acceptance)…"
+            case .creatingTransaction(let hash): "5. Purchase via ChippiPay: vault transaction \(hash) accepted; creating the purchase…"
+            case .polling(let id): "6. Monitoring purchase \(id) until delivery…"
             case .completed, .failed, .pending: nil
             }
         }

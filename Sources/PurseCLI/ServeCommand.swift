@@ -12,24 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Start every Purse service.",
         discussion: """
             With nothing set it listens on 127.0.0.1:8080, keeps a SQLite database in ./data and uses
-            the built-in sandboxes. Environment:
-              PURSE_HOST, PURSE_PORT, PURSE_DATA_DIR, PURSE_LOG_LEVEL   twins of the options below
-              DATABASE_URL        postgres://user:pass@host:5432/db to use PostgreSQL (default: SQLite file in the data dir)
-              PURSE_ENV           development (default) or production (sandbox-only routes off, secrets required)
-              PURSE_JWT_SECRET    session signing secret, at least 32 bytes (generated into the data dir in development)
-              PURSE_SESSION_TTL   session lifetime in seconds (default 2592000, 30 days)
-              PURSE_PUBLIC_URL    the URL users reach the server at (default http://HOST:PORT)
-              PURSE_SEAL_KEY      the key database-kept secrets are sealed with (default DATA_DIR/secrets/seal.key)
-              PURSE_TRUSTED_PROXIES   proxies whose X-Forwarded-For names the client (default none)
-              PURSE_HTTP_HEADER_TIMEOUT, _IDLE_TIMEOUT, _BODY_TIMEOUT   seconds (default 10, 75, 30)
-              PURSE_HTTP_MAX_REQUEST_LINE, _MAX_HEADER_BYTES   bytes (default 8192 → 414, 32768 → 431)
-              PURSE_HTTP_MAX_CONNECTIONS, _MAX_CONNECTIONS_PER_PEER   open at once (default 10000, 512 → 503)
-              NEXUS_RP_ID, NEXUS_ALLOWED_ORIGINS   WebAuthn relying party of Nexus Data
-              VTPASS_URL, VTPASS_API_KEY, VTPASS_SECRET_KEY, VTPASS_PUBLIC_KEY   the airtime supplier (unset: built-in sandbox)
-              STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, CONNECT_ALLOWED_ORIGINS   Maly's Stripe Connect (unset: built-in sandbox)
-              STARKNET_SANDBOX_CHAIN_ID, _BLOCK_SECONDS, _ACCOUNTS, _SEED, _ACCOUNT_STRK   the sandbox Starknet node
-            Stops gracefully on SIGINT or SIGTERM.
-            """
+            the built-in sandboxes. Stops gracefully on SIGINT or SIGTERM. Environment:
+            """ + "\n" + ServerSettings.help
     )
 
     @Option(help: "Address to listen on (env PURSE_HOST, default 127.0.0.1).")

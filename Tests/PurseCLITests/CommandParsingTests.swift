@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPTypes
-import PurseCLI
+@testable import PurseCLI
 import PurseDatabase
 import PurseServer
 import Testing
@@ -45,5 +45,33 @@ struct CommandParsingTests {
         await server.environment.database.shutdown()
         #expect(served == documented, "undocumented \(served.subtracting(documented)), unserved \(documented.subtracting(served))")
         #expect(served.count >= 37, "every system's routes are mounted")
+    }
+}
+
+@Suite("serve --help")
+struct ServerSettingsTests {
+    /// Every environment setting the server's code reads (`value("NAME")`, `env["NAME"]`) is in
+    /// the one table `serve --help` prints.
+    @Test("every setting the server reads is listed")
+    func everySettingIsListed() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        let serverTargets = ["PurseServer", "NexusService", "ConnectService", "ChippiPayService", "CutiEService", "ChipsService", "PurseAPNs"]
+        let pattern = try NSRegularExpression(pattern: #"(?:value|roots|seconds|env|environment)(?:\(|\[)"([A-Z][A-Z0-9_]{3,})""#)
+        var read: Set<String> = []
+        for target in serverTargets {
+            let directory = sources.appendingPathComponent(target)
+            guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { continue }
+            for case let file as URL in files where file.pathExtension == "swift" {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    if let range = Range(match.range(at: 1), in: text) { read.insert(String(text[range])) }
+                }
+            }
+        }
+        #expect(read.count > 50, "\(read.count) settings found: the scan must see the code")
+        #expect(read.subtracting(ServerSettings.names).sorted() == [])
+        let help = ServeCommand.helpMessage()
+        for name in ["CHIPPI_RATE_LIMIT", "CUTIE_LINK_SECONDS", "APNS_KEY_FILE", "CHIPS_WS_PORT", "DATABASE_URL"] { #expect(help.contains(name), "\(name)") }
     }
 }

@@ -116,14 +116,37 @@ struct ChippiPayManagerTests {
             let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
             let first = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
             #expect(first == .failed(message: "Check your internet connection", transactionId: nil))
-            // A new purchase waits for the unfinished one; resuming finishes it with the same payment.
-            #expect(await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
-                    == .failed(message: "Another purchase is still in progress; finish it first", transactionId: nil))
-            guard case .completed = await app.chippi.resumePendingPurchase(starknet: app.starknet) else { Issue.record("did not complete"); return }
+            // The user taps Retry (the same purchase, no restart): it carries on with the same payment.
+            guard case .completed = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet) else {
+                Issue.record("the retry did not complete"); return
+            }
             try await app.starknet.checkBalance()
             #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("7.5"), "one withdrawal")
             let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
             #expect(page["data"]?.arrayValue?.count == 1, "one purchase")
+            #expect(await app.chippi.resumePendingPurchase(starknet: app.starknet) == .idle)
+        }
+    }
+
+    /// Another purchase started while one is unfinished finishes the earlier one first (with
+    /// its own payment), then makes its own: two payments, two purchases.
+    @Test func anotherPurchaseFinishesTheUnfinishedOneFirst() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
+            let app = try await Self.app(h, transport: losing, account: 2)
+            try await app.starknet.depositToVault(amount: "10")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_two"), externalUserId: "user_two")
+            try await app.chippi.fetchAvailableServices()
+            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+            guard case .failed = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet) else { Issue.record("the first did not fail"); return }
+            guard case .completed(let second) = await app.chippi.buyService(telcel, reference: "5587654321", starknet: app.starknet) else {
+                Issue.record("the second did not complete"); return
+            }
+            #expect(second.reference == "5587654321")
+            try await app.starknet.checkBalance()
+            #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("5"), "two withdrawals")
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(Set(page["data"]?.arrayValue?.compactMap { $0["reference"]?.stringValue } ?? []) == ["5512345678", "5587654321"])
             #expect(await app.chippi.resumePendingPurchase(starknet: app.starknet) == .idle)
         }
     }

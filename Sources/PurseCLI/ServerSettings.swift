@@ -1,0 +1,82 @@
+/// Every environment setting `purse serve` reads, with what it does and its default: the one
+/// table `serve --help` prints (a test checks that each setting the server's code reads is here).
+enum ServerSettings {
+    struct Group {
+        var title: String
+        /// `(names, what it does)`: names share a line when they are set together.
+        var settings: [(names: [String], help: String)]
+    }
+
+    static let groups: [Group] = [
+        Group(title: "Server", settings: [
+            (["PURSE_HOST", "PURSE_PORT", "PURSE_DATA_DIR", "PURSE_LOG_LEVEL"], "twins of the options above"),
+            (["DATABASE_URL"], "postgres://user:pass@host:5432/db to use PostgreSQL (default: SQLite file in the data dir)"),
+            (["PURSE_ENV"], "development (default) or production (sandbox-only routes off, secrets required)"),
+            (["PURSE_JWT_SECRET"], "session signing secret, at least 32 bytes (generated into the data dir in development)"),
+            (["PURSE_SESSION_TTL"], "session lifetime in seconds (default 2592000, 30 days)"),
+            (["PURSE_BCRYPT_COST"], "password hashing cost, 4 to 31 (default 10)"),
+            (["PURSE_PUBLIC_URL"], "the URL users reach the server at (default http://HOST:PORT)"),
+            (["PURSE_SEAL_KEY"], "the key database-kept secrets are sealed with (default DATA_DIR/secrets/seal.key)"),
+            (["PURSE_TRUSTED_PROXIES"], "proxies whose X-Forwarded-For names the client (default none)"),
+            (["PURSE_HTTP_HEADER_TIMEOUT", "PURSE_HTTP_IDLE_TIMEOUT", "PURSE_HTTP_BODY_TIMEOUT"], "seconds (default 10, 75, 30)"),
+            (["PURSE_HTTP_MAX_REQUEST_LINE", "PURSE_HTTP_MAX_HEADER_BYTES"], "bytes (default 8192 → 414, 32768 → 431)"),
+            (["PURSE_HTTP_MAX_CONNECTIONS", "PURSE_HTTP_MAX_CONNECTIONS_PER_PEER"], "open at once (default 10000, 512 → 503)"),
+            (["PURSE_JOB_LEASE_SECONDS"], "how long a crashed worker's job waits before another takes it (default 30)"),
+            (["PURSE_SQLITE_TUNING"], "all (default) SQLite hooks, none, or a list"),
+        ]),
+        Group(title: "Nexus Data", settings: [
+            (["NEXUS_RP_ID", "NEXUS_RP_NAME", "NEXUS_ALLOWED_ORIGINS"], "the WebAuthn relying party (localhost, Nexus Data, the server's own origins)"),
+            (["NEXUS_USER_VERIFICATION"], "required (default: a step-up is a biometric) or preferred"),
+            (["VTPASS_URL", "VTPASS_API_KEY", "VTPASS_SECRET_KEY", "VTPASS_PUBLIC_KEY"], "the airtime supplier (unset: built-in sandbox)"),
+            (["VTPASS_SANDBOX_PENDING_SECONDS"], "how long the sandbox supplier's processing purchases stay pending (default 20)"),
+        ]),
+        Group(title: "Maly (Stripe Connect)", settings: [
+            (["STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_API_BASE"], "Stripe (unset: built-in sandbox; webhook secret generated in development)"),
+            (["STRIPE_SANDBOX_SECRET_KEY", "STRIPE_SANDBOX_PLATFORM_PROFILE"], "the key the sandbox accepts; incomplete: answer as an unready platform"),
+            (["CONNECT_ALLOWED_ORIGINS"], "origins allowed for onboarding links (required in production)"),
+        ]),
+        Group(title: "ChippiPay and Starknet", settings: [
+            (["STARKNET_RPC_URL", "STARKNET_VAULT_ADDRESS", "STARKNET_TOKEN_ADDRESS"], "the node, vault and STRK (unset: the built-in sandbox node)"),
+            (["STARKNET_SANDBOX_CHAIN_ID", "STARKNET_SANDBOX_BLOCK_SECONDS", "STARKNET_SANDBOX_ACCOUNTS", "STARKNET_SANDBOX_SEED", "STARKNET_SANDBOX_ACCOUNT_STRK"],
+             "the sandbox node (SN_SEPOLIA, a block per transaction, 5 accounts, seed purse, 1000 STRK each)"),
+            (["CHIPPI_PAYMENT_ADDRESS", "CHIPPI_PAYMENT_PRIVATE_KEY"], "the provider's account vault payments go to (sandbox: an account of the node)"),
+            (["CHIPPI_ACCOUNT_CLASS_HASH"], "the class gasless wallets are deployed from"),
+            (["CHIPPI_MXN_PER_STRK", "CHIPPI_QUOTE_SECONDS"], "the exchange rate (default 20) and how long a quote holds (300 s)"),
+            (["CHIPPI_RATE_LIMIT", "CHIPPI_KEY_CACHE_SECONDS"], "requests per second per API key (50) and how long a checked key is remembered (5 s)"),
+            (["CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT", "CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT"], "gasless withdrawals sponsored a day (50, 10000)"),
+            (["CHIPPI_PAYMASTER_FEE_PER_ACCOUNT", "CHIPPI_PAYMASTER_FEE_PER_MERCHANT"], "fee in STRK sponsored a day (5, 1000)"),
+            (["CHIPPI_SANDBOX_MERCHANT_KEYS", "CHIPPI_SANDBOX_WEBHOOK_URL", "CHIPPI_SANDBOX_FULFILMENT_SECONDS"],
+             "the sandbox merchant's pk_…:sk_… (written to DATA_DIR/secrets/chippi-sandbox-merchant.json), its webhook URL, the supplier's delay"),
+        ]),
+        Group(title: "Cuti-E", settings: [
+            (["CUTIE_LINK_SECONDS", "CUTIE_MAX_MESSAGE_LENGTH", "CUTIE_SIGNATURE_WINDOW_SECONDS"], "link token life (600 s), message length (5000), signature window (300 s)"),
+            (["CUTIE_ADMIN_SESSION_HOURS"], "how long an admin stays signed in (12)"),
+            (["CUTIE_APP_ATTEST_DEV_ROOT", "CUTIE_ATTEST_CHALLENGE_SECONDS"], "an extra App Attest root (PEM), challenge life (300 s)"),
+            (["CUTIE_STOREKIT_ROOT"], "an extra StoreKit root (PEM)"),
+            (["CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR", "CUTIE_CONVERSATIONS_PER_DEVICE_DAY", "CUTIE_ADDRESS_QUOTA_PERCENT"],
+             "new devices per address an hour (30), conversations per device a day (20), one address's share of a month (20 %)"),
+        ]),
+        Group(title: "Pushes (Cuti-E and MyCHIPs)", settings: [
+            (["APNS_URL"], "where pushes go (default: the APNs sandbox in this process; with a key, Apple's)"),
+            (["APNS_KEY_FILE", "APNS_KEY_ID", "APNS_TEAM_ID"], "the .p8 key from the developer account (required in production)"),
+            (["APNS_ENVIRONMENT", "APNS_CA_FILE"], "sandbox or production; an extra trust root"),
+        ]),
+        Group(title: "MyCHIPs", settings: [
+            (["CHIPS_WS_PORT"], "the websocket's own port (default PORT+1, 0 for none; /clientinfo one below)"),
+            (["CHIPS_HOST", "CHIPS_PORT", "CHIPS_ORIGIN"], "where clients reach the websocket and the HTTP side (tickets, report links)"),
+            (["CHIPS_AGENT"], "the agent id in CHIP addresses (default: made for the data dir)"),
+            (["CHIPS_TICKET_MINUTES", "CHIPS_DATE_WINDOW_SECONDS", "CHIPS_MAX_MESSAGE_BYTES"], "ticket life (30), login date window (60 s), largest request (768 KiB)"),
+            (["CHIPS_APNS_TOPIC"], "the wallet app's bundle id (org.mychips.chark)"),
+        ]),
+    ]
+
+    /// Every setting's name.
+    static var names: Set<String> { Set(groups.flatMap { $0.settings.flatMap(\.names) }) }
+
+    /// The table as `serve --help` prints it.
+    static var help: String {
+        groups.map { group in
+            "  \(group.title):\n" + group.settings.map { "    \($0.names.joined(separator: ", "))\n        \($0.help)" }.joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+}
