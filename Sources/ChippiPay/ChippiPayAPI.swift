@@ -324,10 +324,14 @@ public struct ChippiPayAPI: Sendable {
         public var encryptedPrivateKey: String?
         public var status: String
         public var deployTransactionHash: String?
+        /// Unix milliseconds.
+        public var createdAt: Int64?
+        /// What the app sent when it prepared the wallet (`source`, `email`).
+        public var metadata: [String: JSONValue]?
 
         enum CodingKeys: String, CodingKey {
             case walletId = "wallet_id", externalUserId = "external_user_id", publicKey = "public_key", address
-            case encryptedPrivateKey = "encrypted_private_key", status, deployTransactionHash = "deploy_transaction_hash"
+            case encryptedPrivateKey = "encrypted_private_key", status, deployTransactionHash = "deploy_transaction_hash", createdAt = "created_at", metadata
         }
     }
 

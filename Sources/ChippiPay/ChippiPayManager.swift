@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import Observation
 import PurseKit
 import Starknet
@@ -37,6 +38,8 @@ public enum PurchaseStep: Sendable, Equatable {
 public final class ChippiPayManager {
     public private(set) var availableServices: [ChippiSKU] = []
     public private(set) var currentWalletId: String?
+    /// The wallet as the provider keeps it (the seed's `currentWallet`), once created or restored.
+    public private(set) var currentWallet: ChippiWallet?
     public private(set) var isConnected = false
     public private(set) var isLoading = false
     public private(set) var errorMessage: String?
@@ -67,16 +70,22 @@ public final class ChippiPayManager {
     /// Creates the gasless wallet: the provider reserves an id, the device makes the Stark key and
     /// encrypts it with `userPassword`, the provider stores the public key and the sealed key.
     /// The wallet id is kept in the SecureStore. Returns it.
+    /// `email`, asked on the wallet creation screen, is kept with the wallet at the provider.
     @discardableResult
-    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String) async throws -> String {
+    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String, email: String? = nil) async throws -> String {
         try await run {
             guard userPassword.count >= 8 else { throw WalletKeyBackup.Failure.weakPassword }
-            let prepared = try await self.api.prepareWalletCreation(authToken: authToken, externalUserId: externalUserId)
+            var metadata = ["source": "ios_app"]
+            if let email = email?.trimmingCharacters(in: .whitespaces), !email.isEmpty { metadata["email"] = email }
+            let prepared = try await self.api.prepareWalletCreation(authToken: authToken, externalUserId: externalUserId, metadata: metadata)
             let key = StarkKey.random()
             let sealed = try WalletKeyBackup.seal(key, password: userPassword, walletId: prepared.walletId, rounds: self.keyRounds)
             try await self.api.saveWallet(walletId: prepared.walletId, publicKey: key.publicKey.description, encryptedPrivateKey: sealed, authToken: authToken)
             try await self.store.setString(prepared.walletId, for: Self.walletItem)
             self.currentWalletId = prepared.walletId
+            self.currentWallet = (try? await self.api.getWallet(prepared.walletId)).map(ChippiWallet.init)
+                ?? ChippiWallet(walletId: prepared.walletId, externalUserId: externalUserId, publicKey: key.publicKey.description, address: nil,
+                                status: "active", email: metadata["email"], createdAt: nil)
             self.isConnected = true
             return prepared.walletId
         }
@@ -88,6 +97,8 @@ public final class ChippiPayManager {
         guard let id = try await store.string(for: Self.walletItem) else { return false }
         currentWalletId = id
         isConnected = true
+        // The provider's record, when it can be reached; the id alone is enough to go on.
+        if let wallet = try? await api.getWallet(id) { currentWallet = ChippiWallet(wallet) }
         return true
     }
 
@@ -375,5 +386,35 @@ public final class ChippiPayManager {
             errorMessage = Self.message(for: error)
             throw error
         }
+    }
+}
+
+/// The user's gasless wallet (the seed's `ChippiWallet`): its id, its Stark public key and
+/// account address, its status at the provider, and the e-mail given when it was made.
+public struct ChippiWallet: Sendable, Hashable, Identifiable {
+    public var walletId: String
+    public var externalUserId: String
+    public var publicKey: String?
+    public var address: String?
+    public var status: String
+    public var email: String?
+    /// Unix milliseconds.
+    public var createdAt: Int64?
+
+    public var id: String { walletId }
+
+    public init(walletId: String, externalUserId: String, publicKey: String?, address: String?, status: String, email: String?, createdAt: Int64?) {
+        self.walletId = walletId
+        self.externalUserId = externalUserId
+        self.publicKey = publicKey
+        self.address = address
+        self.status = status
+        self.email = email
+        self.createdAt = createdAt
+    }
+
+    public init(_ wallet: ChippiPayAPI.Wallet) {
+        self.init(walletId: wallet.walletId, externalUserId: wallet.externalUserId, publicKey: wallet.publicKey, address: wallet.address,
+                  status: wallet.status, email: wallet.metadata?["email"]?.stringValue, createdAt: wallet.createdAt)
     }
 }

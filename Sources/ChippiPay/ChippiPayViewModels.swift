@@ -234,7 +234,8 @@ public final class WalletCreationViewModel {
         case .password: step = .confirm
         case .confirm:
             guard let token = await authToken() else { return }
-            if let id = try? await chippi.createGaslessWallet(userPassword: password, authToken: token, externalUserId: externalUserId) {
+            if let id = try? await chippi.createGaslessWallet(userPassword: password, authToken: token, externalUserId: externalUserId,
+                                                              email: email.trimmingCharacters(in: .whitespaces)) {
                 walletId = id
                 password = ""
                 passwordAgain = ""

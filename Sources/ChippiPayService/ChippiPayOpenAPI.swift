@@ -101,7 +101,7 @@ enum ChippiPayOpenAPI {
                              responses: [(200, "Wallet", Schema.object([
                                  ("wallet_id", Schema.string), ("external_user_id", Schema.string), ("public_key", Schema.nullableString),
                                  ("address", Schema.nullableString), ("encrypted_private_key", Schema.nullableString),
-                                 ("status", Schema.oneOf(["prepared", "active"])), ("deploy_transaction_hash", Schema.nullableString), ("created_at", Schema.integer),
+                                 ("status", Schema.oneOf(["prepared", "active"])), ("deploy_transaction_hash", Schema.nullableString), ("created_at", Schema.integer), ("metadata", ["type": ["object", "null"]]),
                              ])), (404, "Not found", Schema.error)] + refusals,
                              headers: keyHeaders),
             OpenAPIOperation(.post, "/v1/paymaster/build", summary: "SNIP-12 typed data of a SNIP-9 outside execution the relayer will submit (vault withdrawals to the payment address only)", tag: "chippipay",

@@ -177,6 +177,13 @@ struct ChippiPayManagerTests {
             await creation.next()
             #expect(creation.step == .done && creation.walletId != nil && creation.password.isEmpty)
             #expect(home.nextStep == .buyServices)
+            // The seed's currentWallet, with the e-mail kept at the provider; a restart restores it.
+            let wallet = try #require(app.chippi.currentWallet)
+            #expect(wallet.walletId == creation.walletId && wallet.email == "ana@example.com" && wallet.externalUserId == "user_screens" && wallet.publicKey != nil)
+            let (_, saved, _) = try await h.call(.get, "/v1/chipi-wallets/\(wallet.walletId)")
+            #expect(saved["metadata"]?["email"] == "ana@example.com")
+            let restarted = ChippiPayManager(api: app.chippi.api, store: app.store, keyRounds: 1_000)
+            #expect(try await restarted.restoreWallet() && restarted.currentWallet?.email == "ana@example.com")
 
             let services = ServicesViewModel(chippi: app.chippi)
             await services.load()

@@ -51,6 +51,8 @@ struct WalletRoutes: Sendable {
         var status: String
         var deploy_transaction_hash: String?
         var created_at: Int64
+        /// What the app sent when preparing the wallet (its source, the user's e-mail).
+        var metadata: JSONValue? = nil
     }
 
     struct PayerRequest: Decodable {
@@ -168,7 +170,7 @@ struct WalletRoutes: Sendable {
             let id = try context.parameters.require("id")
             guard let row = try await environment.database.read({ db in
                 try await db.raw("""
-                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, deploy_transaction_hash, created_at FROM chippi_wallets
+                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, deploy_transaction_hash, created_at, metadata FROM chippi_wallets
                     WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)
                     """).first()
             }) else {
@@ -180,7 +182,8 @@ struct WalletRoutes: Sendable {
                 encrypted_private_key: try row.decode(column: "encrypted_private_key", as: String?.self),
                 status: try row.decode(column: "status", as: String.self),
                 deploy_transaction_hash: try row.decode(column: "deploy_transaction_hash", as: String?.self),
-                created_at: try row.decode(column: "created_at", as: Int64.self)))
+                created_at: try row.decode(column: "created_at", as: Int64.self),
+                metadata: try row.decode(column: "metadata", as: String?.self).flatMap { try? StrictJSON.parse(Array($0.utf8)) }))
         }
     }
 
