@@ -209,5 +209,12 @@ enum ChippiPayMigrations {
             )
             """,
         ]),
+        // A merchant account may be suspended, and its keys limited to some of the API's areas
+        // (catalogue, purchases, wallets, paymaster): the seed's "is the account active, does it
+        // have permissions".
+        Migration("chippi_0010_merchant_status", [
+            "ALTER TABLE chippi_merchants ADD COLUMN active BOOLEAN NOT NULL DEFAULT TRUE",
+            "ALTER TABLE chippi_merchants ADD COLUMN permissions TEXT NOT NULL DEFAULT 'catalogue,purchases,wallets,paymaster'",
+        ]),
     ]
 }

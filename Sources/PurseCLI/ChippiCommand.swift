@@ -14,7 +14,7 @@ struct ChippiCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chippi",
         abstract: "ChippiPay: the Starknet vault (STARKNET_RPC_URL, default: the sandbox node of --server) and service purchases paid from it.",
-        subcommands: [Vault.self, Configure.self, Services.self, Quote.self, Wallet.self, Buy.self, Status.self, History.self, Keys.self]
+        subcommands: [Vault.self, Configure.self, Services.self, Quote.self, Wallet.self, Buy.self, Status.self, History.self, Keys.self, Merchant.self]
     )
 
     /// The Starknet side's configuration: the environment over the sandbox of `--server`.
@@ -423,6 +423,37 @@ extension ChippiCommand {
                 } catch {
                     throw CLIError("Could not create the keys: \(error)")
                 }
+            }
+        }
+    }
+
+    struct Merchant: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a merchant account's state; suspend or reactivate it, or set the API areas its keys may use.",
+            discussion: """
+                Areas: catalogue (skus, quote), purchases (sku-transactions, webhook-deliveries), wallets (chipi-wallets),
+                paymaster. A suspended account's requests, and one outside its areas, are 401 with the reason (within the
+                key cache's few seconds). Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR).
+                """)
+        @Option(help: "The merchant's id.") var merchant: String = "mer_default"
+        @Flag(help: "Refuse the account's requests.") var suspend = false
+        @Flag(help: "Accept them again.") var activate = false
+        @Option(help: "The areas its keys may use, comma-separated.") var permissions: String?
+
+        func validate() throws {
+            if suspend && activate { throw ValidationError("--suspend or --activate, not both") }
+        }
+
+        func run() async throws {
+            let areas = permissions.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+            do {
+                let state = try await OperatorEnvironment.with { environment in
+                    try await ChippiPayModule.setMerchantStatus(merchant: merchant, active: suspend ? false : activate ? true : nil, permissions: areas,
+                                                                environment: environment)
+                }
+                print("\(merchant): \(state.active ? "active" : "suspended"); may use \(state.permissions.isEmpty ? "nothing" : state.permissions.joined(separator: ", "))")
+            } catch {
+                throw CLIError("Could not change the merchant: \(error)")
             }
         }
     }

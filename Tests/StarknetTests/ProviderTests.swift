@@ -157,6 +157,33 @@ struct ProviderTests {
         }
     }
 
+    /// The seed's provider checks that the account is active and has the permission: a
+    /// suspended merchant, or a key used outside its areas, is 401 with the reason.
+    @Test func suspendedMerchantsAndPermissions() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let environment = h.server.environment
+            let keys = try await ChippiPayModule.createMerchantKeys(merchant: "mer_shop", name: "Shop", webhookURL: nil, live: false, environment: environment)
+            #expect(try await h.call(.get, "/v1/skus", keys: keys).0 == .ok)
+            let limited = try await ChippiPayModule.setMerchantStatus(merchant: "mer_shop", active: nil, permissions: ["catalogue"], environment: environment)
+            #expect(limited.active && limited.permissions == ["catalogue"])
+            #expect(try await h.call(.get, "/v1/skus", keys: keys).0 == .ok)
+            let (denied, reason, _) = try await h.call(.get, "/v1/sku-transactions", keys: keys)
+            #expect(denied == .unauthorized && reason["error"] == "This merchant's keys may not use purchases")
+            _ = try await ChippiPayModule.setMerchantStatus(merchant: "mer_shop", active: false, permissions: nil, environment: environment)
+            let (suspended, why, _) = try await h.call(.get, "/v1/skus", keys: keys)
+            #expect(suspended == .unauthorized && why["error"] == "Merchant account is not active")
+            let back = try await ChippiPayModule.setMerchantStatus(merchant: "mer_shop", active: true, permissions: ["catalogue", "purchases", "wallets", "paymaster"],
+                                                                   environment: environment)
+            #expect(back.active && back.permissions.count == 4)
+            #expect(try await h.call(.get, "/v1/sku-transactions", keys: keys).0 == .ok)
+            // Another merchant is untouched; an unknown area is refused.
+            #expect(try await h.call(.get, "/v1/sku-transactions").0 == .ok)
+            await #expect(throws: (any Error).self) {
+                _ = try await ChippiPayModule.setMerchantStatus(merchant: "mer_shop", active: nil, permissions: ["everything"], environment: environment)
+            }
+        }
+    }
+
     /// Records what a webhook receiver got.
     final class WebhookReceiver: HTTPTransport {
         let received = Mutex<[TransportRequest]>([])

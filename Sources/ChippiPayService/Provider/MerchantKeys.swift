@@ -65,7 +65,8 @@ enum MerchantKeys {
 
     static func authenticate(publicKey: String, secretHash: String, sealer: SecretSealer, in db: any DatabaseSession) async throws -> Merchant {
         guard let row = try await db.raw("""
-            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url
+            SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url,
+                CASE WHEN m.active THEN 1 ELSE 0 END AS active, m.permissions
             FROM chippi_api_keys k JOIN chippi_merchants m ON m.id = k.merchant_id WHERE k.public_key = \(bind: publicKey)
             """).first() else {
             throw ProviderError.unauthorized
@@ -78,7 +79,9 @@ enum MerchantKeys {
                         publicKey: publicKey, webhookURL: try row.decode(column: "webhook_url", as: String?.self),
                         webhookSecret: try sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: Self.webhookSecretColumn),
                         authHS256Secret: try row.decode(column: "auth_hs256_secret", as: String?.self).map { try sealer.open($0, column: Self.issuerSecretColumn) },
-                        authJWKSURL: try row.decode(column: "auth_jwks_url", as: String?.self))
+                        authJWKSURL: try row.decode(column: "auth_jwks_url", as: String?.self),
+                        active: try row.decode(column: "active", as: Int.self) != 0,
+                        permissions: Set(try row.decode(column: "permissions", as: String.self).split(separator: ",").compactMap { Merchant.Area(rawValue: String($0)) }))
     }
 }
 
@@ -94,6 +97,22 @@ struct Merchant: Sendable {
     var authHS256Secret: String?
     /// Where the merchant's issuer publishes its signing keys (RS256, ES256 … user tokens).
     var authJWKSURL: String?
+    /// A suspended account's keys are refused.
+    var active = true
+    /// The areas of the API its keys may use.
+    var permissions: Set<Area> = Set(Area.allCases)
+
+    /// The API's areas, as permissions name them.
+    enum Area: String, CaseIterable, Sendable {
+        /// `GET /v1/skus`, `GET /v1/quote`.
+        case catalogue
+        /// `/v1/sku-transactions`, `/v1/webhook-deliveries`.
+        case purchases
+        /// `/v1/chipi-wallets`.
+        case wallets
+        /// `/v1/paymaster`.
+        case paymaster
+    }
 }
 
 extension HTTPField.Name {
@@ -153,6 +172,30 @@ extension ChippiPayModule {
         }
         guard changed != nil else { throw ConfigurationError("No merchant \(merchant)") }
         return secret
+    }
+
+    /// Suspends or reactivates a merchant account, and sets the areas its keys may use (nil:
+    /// unchanged); answers the account's state (`purse chippi merchant`). A suspended account's
+    /// requests, and a request outside its permissions, are 401 with the reason.
+    public static func setMerchantStatus(merchant: String, active: Bool?, permissions: [String]?, environment: ServerEnvironment) async throws -> (active: Bool, permissions: [String]) {
+        if let permissions {
+            let unknown = permissions.filter { Merchant.Area(rawValue: $0) == nil }
+            guard unknown.isEmpty else {
+                throw ConfigurationError("Unknown permission \(unknown.joined(separator: ", ")): the areas are \(Merchant.Area.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        return try await environment.database.transaction { db in
+            if let active { try await db.raw("UPDATE chippi_merchants SET active = \(bind: active) WHERE id = \(bind: merchant)").run() }
+            if let permissions {
+                let list = Merchant.Area.allCases.map(\.rawValue).filter(permissions.contains).joined(separator: ",")
+                try await db.raw("UPDATE chippi_merchants SET permissions = \(bind: list) WHERE id = \(bind: merchant)").run()
+            }
+            guard let row = try await db.raw("SELECT CASE WHEN active THEN 1 ELSE 0 END AS active, permissions FROM chippi_merchants WHERE id = \(bind: merchant)").first() else {
+                throw ConfigurationError("No merchant \(merchant)")
+            }
+            return (try row.decode(column: "active", as: Int.self) != 0,
+                    try row.decode(column: "permissions", as: String.self).split(separator: ",").map(String.init))
+        }
     }
 
     /// Revokes a key pair by its publishable key (`purse chippi keys revoke`); false when there is

@@ -45,7 +45,7 @@ struct PaymasterRoutes: Sendable {
     func mount(on group: RouterGroup<PurseRequestContext>) {
         group.post("paymaster/build") { request, context in
             var request = request
-            _ = try await routes.merchant(request)
+            _ = try await routes.merchant(request, area: .paymaster)
             let input = try JSONBody.decode(BuildRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
             let calls = try sponsored(input.calls)
@@ -58,7 +58,7 @@ struct PaymasterRoutes: Sendable {
         }
         group.post("paymaster/execute") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request, area: .paymaster)
             let input = try JSONBody.decode(ExecuteRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
             var execution = input.outside_execution

@@ -34,7 +34,7 @@ struct ProviderRoutes: Sendable {
     func mount(on router: Router<PurseRequestContext>) {
         let v1 = router.group("v1")
         v1.get("skus") { request, _ in
-            _ = try await merchant(request)
+            _ = try await merchant(request, area: .catalogue)
             try request.requireOnlyQuery(["category"])
             let category = request.uri.queryParameters.get("category") ?? ""
             guard let answer = Self.catalogue[category], !(category.isEmpty && request.uri.queryParameters.get("category") != nil) else {
@@ -43,7 +43,7 @@ struct ProviderRoutes: Sendable {
             return Response.jsonData(answer)
         }
         v1.get("quote") { request, _ in
-            _ = try await merchant(request)
+            _ = try await merchant(request, area: .catalogue)
             try request.requireOnlyQuery(["sku_id", "amount"])
             let sku = try Self.sku(request.uri.queryParameters.get("sku_id"))
             let centavos = try Self.amount(text: request.uri.queryParameters.get("amount"), for: sku)
@@ -57,12 +57,12 @@ struct ProviderRoutes: Sendable {
         }
         v1.post("sku-transactions") { request, context in
             var request = request
-            let merchant = try await merchant(request)
+            let merchant = try await merchant(request, area: .purchases)
             let body = try await request.collectJSONBody(context: context)
             return try await purchase(request, body: body, merchant: merchant)
         }
         v1.get("sku-transactions/{id}") { request, context in
-            let merchant = try await merchant(request)
+            let merchant = try await merchant(request, area: .purchases)
             let id = try context.parameters.require("id")
             guard let purchase = try await environment.database.read({ db in try await Purchase.load(id, merchant: merchant.id, in: db) }) else {
                 throw APIError.notFound("Transaction not found")
@@ -70,7 +70,7 @@ struct ProviderRoutes: Sendable {
             return try Response.json(purchase.body)
         }
         v1.get("sku-transactions") { request, _ in
-            let merchant = try await merchant(request)
+            let merchant = try await merchant(request, area: .purchases)
             try request.requireOnlyQuery(["limit", "wallet_id", "starting_after"])
             let query = request.uri.queryParameters
             let limit = try Self.limit(query.get("limit"))
@@ -91,7 +91,7 @@ struct ProviderRoutes: Sendable {
         WalletRoutes(routes: self).mount(on: v1)
         PaymasterRoutes(routes: self).mount(on: v1)
         v1.get("webhook-deliveries") { request, _ in
-            let merchant = try await merchant(request)
+            let merchant = try await merchant(request, area: .purchases)
             try request.requireOnlyQuery(["limit"])
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             let deliveries = try await environment.database.read { db in try await WebhookDelivery.list(merchant: merchant.id, limit: limit, in: db) }
@@ -99,8 +99,9 @@ struct ProviderRoutes: Sendable {
         }
     }
 
-    /// The request's merchant, after the per-key rate limit.
-    func merchant(_ request: Request) async throws -> Merchant {
+    /// The request's merchant, after the per-key rate limit: an active account whose keys may use
+    /// `area` (401 with the reason otherwise, as the seed's provider answers).
+    func merchant(_ request: Request, area: Merchant.Area) async throws -> Merchant {
         let (publicKey, secret) = try MerchantKeys.pair(of: request)
         let secretHash = MerchantKeys.hash(secret)
         let key = publicKey + ":" + secretHash
@@ -113,6 +114,8 @@ struct ProviderRoutes: Sendable {
             }
             keyCache.remember(merchant, for: key)
         }
+        guard merchant.active else { throw APIError(.unauthorized, "Merchant account is not active") }
+        guard merchant.permissions.contains(area) else { throw APIError(.unauthorized, "This merchant's keys may not use \(area.rawValue)") }
         if let wait = try await limiter.take(merchant.publicKey, now: environment.now()) { throw ProviderError.rateLimited(wait) }
         return merchant
     }

@@ -63,7 +63,7 @@ struct WalletRoutes: Sendable {
     func mount(on group: RouterGroup<PurseRequestContext>) {
         group.post("chipi-wallets/prepare-creation") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request, area: .wallets)
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(PrepareRequest.self, from: body)
             guard (1...128).contains(input.external_user_id.utf8.count) else { throw ProviderError.invalid("external_user_id must be 1 to 128 bytes") }
@@ -94,7 +94,7 @@ struct WalletRoutes: Sendable {
         }
         group.post("chipi-wallets") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request, area: .wallets)
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(SaveRequest.self, from: body)
             guard let owner = try await environment.database.read({ db in
@@ -135,7 +135,7 @@ struct WalletRoutes: Sendable {
         // signature over `PayerLink` (checked by the account itself on chain).
         group.post("chipi-wallets/{id}/payers") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request, area: .wallets)
             let id = try context.parameters.require("id")
             let input = try JSONBody.decode(PayerRequest.self, from: try await request.collectJSONBody(context: context))
             let payer = try PaymasterRoutes.address(input.address, "address")
@@ -166,7 +166,7 @@ struct WalletRoutes: Sendable {
             return try Response.json(["wallet_id": id, "address": payer.description], status: linked ? .created : .ok)
         }
         group.get("chipi-wallets/{id}") { request, context in
-            let merchant = try await routes.merchant(request)
+            let merchant = try await routes.merchant(request, area: .wallets)
             let id = try context.parameters.require("id")
             guard let row = try await environment.database.read({ db in
                 try await db.raw("""
