@@ -31,6 +31,8 @@ public struct StarknetSandboxConfiguration: Sendable {
 /// - `CHIPPI_ACCOUNT_CLASS_HASH`: the class gasless wallets are deployed from (default: the sandbox's account).
 /// - `CHIPPI_MXN_PER_STRK`: the exchange rate (default 20).
 /// - `CHIPPI_QUOTE_SECONDS`: how long a quote is valid (default 300).
+/// - `CHIPPI_REFUNDS`: where a refund of a vault payment goes: `vault` (default: back into the
+///   payer's vault balance, by the vault's `deposit_for`) or `account` (the payer's account).
 /// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
 /// - `CHIPPI_KEY_CACHE_SECONDS`: how long a checked key pair is remembered (default 5; a revocation takes effect within it).
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
@@ -53,6 +55,9 @@ public struct ChippiProviderConfiguration: Sendable {
     public var paymentPrivateKey: Felt?
     public var rate = STRKRate(centavosPerSTRK: 2000)
     public var quoteSeconds = 300
+    /// Refunds of vault payments go back into the payer's vault balance (`CHIPPI_REFUNDS=vault`,
+    /// the default: the vault's `deposit_for`), or to the payer's account (`account`).
+    public var refundsIntoVault = true
     public var fulfilmentSeconds = 2.0
     public var rateLimit = 50.0
     /// How long a checked key pair is remembered (`CHIPPI_KEY_CACHE_SECONDS`, default 5): a
@@ -114,6 +119,10 @@ public struct ChippiPayConfiguration: Sendable {
         if let text = value("CHIPPI_MXN_PER_STRK") {
             guard let rate = STRKRate(mxnPerSTRK: text) else { throw ConfigurationError("CHIPPI_MXN_PER_STRK must be a positive amount such as 20 or 19.75") }
             provider.rate = rate
+        }
+        if let text = value("CHIPPI_REFUNDS") {
+            guard ["vault", "account"].contains(text) else { throw ConfigurationError("CHIPPI_REFUNDS must be vault or account") }
+            provider.refundsIntoVault = text == "vault"
         }
         if let text = value("CHIPPI_QUOTE_SECONDS") {
             guard let seconds = Int(text), (10...86_400).contains(seconds) else { throw ConfigurationError("CHIPPI_QUOTE_SECONDS must be 10 to 86400") }

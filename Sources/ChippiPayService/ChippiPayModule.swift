@@ -112,7 +112,9 @@ public struct ChippiPayModule: PurseModule {
             throw ConfigurationError("ChippiPay needs CHIPPI_PAYMENT_ADDRESS and CHIPPI_PAYMENT_PRIVATE_KEY")
         }
         let account = StarknetAccount(address: address, key: key, provider: provider, feeMargin: 1.5)
-        return VaultPayments(provider: provider, account: account, vaultAddress: configuration.provider.vaultAddress, tokenAddress: configuration.provider.tokenAddress)
+        var payments = VaultPayments(provider: provider, account: account, vaultAddress: configuration.provider.vaultAddress, tokenAddress: configuration.provider.tokenAddress)
+        payments.refundsIntoVault = configuration.provider.refundsIntoVault
+        return payments
     }
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {

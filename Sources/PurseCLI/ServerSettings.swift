@@ -42,6 +42,7 @@ enum ServerSettings {
             (["CHIPPI_PAYMENT_ADDRESS", "CHIPPI_PAYMENT_PRIVATE_KEY"], "the provider's account vault payments go to (sandbox: an account of the node)"),
             (["CHIPPI_ACCOUNT_CLASS_HASH"], "the class gasless wallets are deployed from"),
             (["CHIPPI_MXN_PER_STRK", "CHIPPI_QUOTE_SECONDS"], "the exchange rate (default 20) and how long a quote holds (300 s)"),
+            (["CHIPPI_REFUNDS"], "vault (default: a refund goes back into the payer's vault balance) or account"),
             (["CHIPPI_RATE_LIMIT", "CHIPPI_KEY_CACHE_SECONDS"], "requests per second per API key (50) and how long a checked key is remembered (5 s)"),
             (["CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT", "CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT"], "gasless withdrawals sponsored a day (50, 10000)"),
             (["CHIPPI_PAYMASTER_FEE_PER_ACCOUNT", "CHIPPI_PAYMASTER_FEE_PER_MERCHANT"], "fee in STRK sponsored a day (5, 1000)"),

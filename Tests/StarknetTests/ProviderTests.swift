@@ -488,22 +488,49 @@ struct ProviderTests {
         }
     }
 
-    /// 7.5 STRK paid for a 2.5 STRK quote: the purchase completes and the 5 STRK over the quote go
-    /// back to the payer on chain, once, recorded on the purchase.
+    /// 7.5 STRK paid from the vault for a 2.5 STRK quote: the purchase completes and the 5 STRK
+    /// over the quote go back into the payer's vault balance on chain, once, recorded on the purchase.
     @Test func anOverpaymentIsRefunded() async throws {
         try await Self.withProvider { (h: Harness) async throws in
             let wallet = try await h.wallet("generous")
             let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
             let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
             let hash = try await h.payFromVault(wallet, deposit: "10", pay: "7.5", to: payTo)
+            let vault = VaultContract(address: h.vault, token: h.strk)
             let before = try await h.strk.balance(of: wallet.address)
+            #expect(try await vault.balance(of: wallet.address) == SandboxNodeTests.strk("2.5"))
             let (status, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: "over")
             #expect(status == .created && created["strk_amount"] == "2.5")
             let done = try await h.settled(try #require(created["transaction_id"]?.stringValue))
             #expect(done["status"] == "completed")
             let refund = try #require(Felt(done["refund_transaction_hash"]?.stringValue ?? ""))
             #expect(try await h.provider.transactionReceipt(refund).succeeded)
-            #expect(try await h.strk.balance(of: wallet.address) == before.adding(SandboxNodeTests.strk("5")))
+            // Back where it was paid from: the vault; the account's own STRK is untouched.
+            #expect(try await vault.balance(of: wallet.address) == SandboxNodeTests.strk("7.5"))
+            #expect(try await h.strk.balance(of: wallet.address) == before)
+        }
+    }
+
+    /// Paid straight from the account (a STRK transfer, not the vault): the refund goes back to the
+    /// account.
+    @Test func aDirectPaymentIsRefundedToTheAccount() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let wallet = try await h.wallet("direct")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let account = StarknetAccount(address: wallet.address, key: wallet.key, provider: h.provider)
+            let before = try await h.strk.balance(of: wallet.address)
+            let hash = try await account.executeAndWait([h.strk.transfer(to: payTo, SandboxNodeTests.strk("7.5"))],
+                                                        poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100)).transactionHash
+            let (status, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: "direct")
+            #expect(status == .created)
+            let done = try await h.settled(try #require(created["transaction_id"]?.stringValue))
+            #expect(done["status"] == "completed" && done["refund_transaction_hash"]?.stringValue != nil)
+            let vault = VaultContract(address: h.vault, token: h.strk)
+            #expect(try await vault.balance(of: wallet.address) == .zero)
+            // 7.5 went out, 5 came back: 2.5 and the fee (the account paid its own transfer's fee).
+            let after = try await h.strk.balance(of: wallet.address)
+            #expect(after > before.subtracting(SandboxNodeTests.strk("2.6"))! && after < before.subtracting(SandboxNodeTests.strk("2.5"))!)
         }
     }
 
@@ -514,6 +541,7 @@ struct ProviderTests {
             let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
             let payer = wallet.address
             let hash = try await h.payFromVault(wallet, deposit: "5", pay: "2.5", to: payTo)
+            let vault = VaultContract(address: h.vault, token: h.strk)
             let before = try await h.strk.balance(of: payer)
             // The sandbox supplier refuses references ending in 0000.
             let (_, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash, reference: "5512340000"),
@@ -523,7 +551,8 @@ struct ProviderTests {
             #expect(failed["status"] == "failed" && failed["failure_reason"]?.stringValue?.contains("2.5 STRK refunded") == true)
             let refund = try #require(Felt(failed["refund_transaction_hash"]?.stringValue ?? ""))
             #expect(try await h.provider.transactionReceipt(refund).succeeded)
-            #expect(try await h.strk.balance(of: payer) == before.adding(SandboxNodeTests.strk("2.5")))
+            #expect(try await vault.balance(of: payer) == SandboxNodeTests.strk("5"))
+            #expect(try await h.strk.balance(of: payer) == before)
             // A crash after the refund was sent but before it was recorded: the purchase is still
             // pending when the job runs again, which finds the refund on chain and sends no other.
             let environment = h.server.environment
@@ -533,7 +562,8 @@ struct ProviderTests {
             }
             let again = try await h.settled(id)
             #expect(again["status"] == "failed" && again["refund_transaction_hash"] == .string(refund.description))
-            #expect(try await h.strk.balance(of: payer) == before.adding(SandboxNodeTests.strk("2.5")))
+            #expect(try await vault.balance(of: payer) == SandboxNodeTests.strk("5"))
+            #expect(try await h.strk.balance(of: payer) == before)
         }
     }
 

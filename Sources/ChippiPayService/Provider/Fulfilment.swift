@@ -45,15 +45,18 @@ struct Fulfilment: Sendable {
         }
     }
 
-    /// The refund of `amount` for `purchase`: the one already on chain when the provider's
-    /// account has sent it (found by its transfer event to the payer carrying that amount after
-    /// the purchase), else a new one.
+    /// The refund of `amount` for `purchase`, back where it was paid from (the payer's vault
+    /// balance, or account): the one already on chain when the provider's account has sent it
+    /// (found by its deposit or transfer event for the payer carrying that amount after the
+    /// purchase), else a new one.
     func refundOnce(_ purchase: Purchase, amount: UInt256) async throws -> Felt {
-        let paidIn = try await payments.provider.transactionReceipt(purchase.vaultHash).blockNumber
+        let paid = try await payments.provider.transactionReceipt(purchase.vaultHash)
+        let paidIn = paid.blockNumber
+        let intoVault = payments.refundsIntoVault && payments.paidFromVault(paid)
+        let (source, key) = intoVault ? (payments.vaultAddress, VaultPayments.depositKey) : (payments.tokenAddress, VaultPayments.transferKey)
         var token: String?
         for _ in 0..<20 {
-            let page = try await payments.provider.events(address: payments.tokenAddress,
-                                                          keys: [[VaultPayments.transferKey], [payments.paymentAddress], [purchase.payer]],
+            let page = try await payments.provider.events(address: source, keys: [[key], [payments.paymentAddress], [purchase.payer]],
                                                           from: paidIn.map { .number($0) }, chunkSize: 1000, continuationToken: token)
             for event in page.events where event.data == amount.felts {
                 let claimed = try await environment.database.read { db in
@@ -64,7 +67,7 @@ struct Fulfilment: Sendable {
             guard let next = page.continuationToken else { break }
             token = next
         }
-        return try await payments.refund(amount, to: purchase.payer)
+        return try await payments.refund(amount, to: purchase.payer, intoVault: intoVault)
     }
 
     /// Moves a pending purchase to its final state and queues the webhook, in one transaction.

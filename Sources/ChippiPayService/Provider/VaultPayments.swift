@@ -15,6 +15,9 @@ struct VaultPayments: Sendable {
     let account: StarknetAccount
     let vaultAddress: Felt
     let tokenAddress: Felt
+    /// Whether refunds of vault payments go back into the payer's vault balance
+    /// (`deposit_for`), or to the payer's account (`CHIPPI_REFUNDS=account`, for a vault without it).
+    var refundsIntoVault = true
     let sender = SerialRunner()
 
     var paymentAddress: Felt { account.address }
@@ -26,6 +29,7 @@ struct VaultPayments: Sendable {
     }
 
     static let withdrawKey = Selector.from(name: "Withdraw")
+    static let depositKey = Selector.from(name: "Deposit")
     static let transferKey = Selector.from(name: "Transfer")
 
     /// The STRK `hash` paid to the payment address — a vault `Withdraw` to it, or a plain STRK
@@ -88,9 +92,19 @@ struct VaultPayments: Sendable {
     }
 
     /// Sends `amount` of STRK back to `payer`; returns the refund's transaction hash once accepted.
-    func refund(_ amount: UInt256, to payer: Felt) async throws -> Felt {
-        let transfer = ERC20(address: tokenAddress, provider: provider).transfer(to: payer, amount)
-        let hash = try await relay([transfer])
+    /// Whether a payment's transaction took the STRK out of the vault (else straight from the account).
+    func paidFromVault(_ receipt: TransactionReceipt) -> Bool {
+        receipt.events.contains { $0.fromAddress == vaultAddress && $0.keys.count == 3 && $0.keys[0] == Self.withdrawKey && $0.keys[2] == paymentAddress }
+    }
+
+    /// Sends `amount` back where it came from: into the payer's vault balance when the purchase
+    /// was paid from the vault (approve, then `deposit_for`), else to the payer's account.
+    func refund(_ amount: UInt256, to payer: Felt, intoVault: Bool) async throws -> Felt {
+        let token = ERC20(address: tokenAddress, provider: provider)
+        let calls = intoVault && refundsIntoVault
+            ? Starknet.VaultContract(address: vaultAddress, token: token).depositCalls(for: payer, amount)
+            : [token.transfer(to: payer, amount)]
+        let hash = try await relay(calls)
         let receipt = try await provider.waitForTransaction(hash, poller: Poller(interval: .milliseconds(200), multiplier: 1.5, maxInterval: .seconds(5), maxAttempts: 30))
         guard receipt.succeeded else { throw RefundError(reason: receipt.revertReason ?? "reverted") }
         return hash

@@ -32,7 +32,7 @@ enum SandboxClass: String, CaseIterable, Sendable {
             ["name", "symbol", "decimals", "total_supply", "totalSupply", "balance_of", "balanceOf", "allowance",
              "transfer", "transfer_from", "transferFrom", "approve"]
         case .vault:
-            ["deposit", "withdraw", "balance_of", "total_assets", "asset"]
+            ["deposit", "deposit_for", "withdraw", "balance_of", "total_assets", "asset"]
         case .account:
             ["__validate__", "__validate_deploy__", "__execute__", "get_public_key", "is_valid_signature", "supports_interface",
              "execute_from_outside_v2", "is_valid_outside_execution_nonce"]
@@ -195,7 +195,9 @@ struct ERC20Contract {
 }
 
 /// The vault: holds STRK for each depositor. `deposit(amount)` pulls the caller's STRK (after
-/// an `approve`), `withdraw(recipient, amount)` sends it out of the caller's vault balance.
+/// an `approve`), `deposit_for(recipient, amount)` the same into another's vault balance (a
+/// refund returning where a purchase was paid from), `withdraw(recipient, amount)` sends it out
+/// of the caller's vault balance.
 struct VaultContract {
     let vm: SandboxVM
     let address: Felt
@@ -218,6 +220,14 @@ struct VaultContract {
             _ = try await vm.call(asset, Selector.from(name: "transfer_from"), [caller, address] + amount.felts, caller: address, depth: depth + 1)
             try await credit(caller, amount)
             state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Deposit"), caller], data: amount.felts))
+            return []
+        case "deposit_for":
+            let recipient = try arguments.felt(), amount = try arguments.u256()
+            guard amount > .zero else { throw ContractRevert(reason: "Vault: amount is zero") }
+            let asset = try await state.read(address, Self.assetKey)
+            _ = try await vm.call(asset, Selector.from(name: "transfer_from"), [caller, address] + amount.felts, caller: address, depth: depth + 1)
+            try await credit(recipient, amount)
+            state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Deposit"), caller, recipient], data: amount.felts))
             return []
         case "withdraw":
             let recipient = try arguments.felt(), amount = try arguments.u256()

@@ -154,7 +154,8 @@ public struct ERC20: Sendable {
 }
 
 /// The vault contract: per-depositor STRK balances. `deposit` pulls approved STRK from the
-/// caller; `withdraw(recipient, amount)` sends from the caller's vault balance.
+/// caller (`deposit_for` into another's balance); `withdraw(recipient, amount)` sends from the
+/// caller's vault balance.
 public struct VaultContract: Sendable {
     public let address: Felt
     public let token: ERC20
@@ -171,6 +172,11 @@ public struct VaultContract: Sendable {
     /// Approve and deposit, as one multicall.
     public func depositCalls(_ amount: UInt256) -> [Call] {
         [token.approve(address, amount), Call(to: address, entrypoint: "deposit", calldata: amount.felts)]
+    }
+
+    /// Approve and deposit into `recipient`'s vault balance (`deposit_for`), as one multicall.
+    public func depositCalls(for recipient: Felt, _ amount: UInt256) -> [Call] {
+        [token.approve(address, amount), Call(to: address, entrypoint: "deposit_for", calldata: [recipient] + amount.felts)]
     }
 
     public func withdraw(to recipient: Felt, _ amount: UInt256) -> Call {
