@@ -188,8 +188,9 @@ struct APIClientDeadlineTests {
         let start = clock.now
         await #expect(throws: PurseError.self) { _ = try await client.sendRaw("GET", "/v1/skus") }
         let elapsed = clock.now - start
-        // Without the deadline: four tries of 30 s. With it: what is left of 0.6 s, shared out.
-        #expect(elapsed < .seconds(2), "\(elapsed)")
+        // Without the deadline: four tries of 30 s. With it: what is left of 0.6 s, shared out
+        // (the bound is loose: a loaded machine schedules late, but never by minutes).
+        #expect(elapsed < .seconds(20), "\(elapsed)")
         let given = hung.timeouts.withLock { $0 }
         #expect(!given.isEmpty && given.allSatisfy { $0 <= .milliseconds(600) })
         #expect(given.reduce(Duration.zero, +) <= .milliseconds(600))
