@@ -106,14 +106,21 @@ struct ChippiPayManagerTests {
         }
     }
 
+    /// An app with 10 STRK in the vault and a wallet, whose first purchase's answer is lost
+    /// (after the vault paid), and the Telcel top-up.
+    @MainActor
+    static func appLosingTheFirstPurchase(_ h: ProviderTests.Harness, user: String) async throws -> (App, ChippiSKU) {
+        let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
+        let app = try await Self.app(h, transport: losing, account: 2)
+        try await app.starknet.depositToVault(amount: "10")
+        try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token(user), externalUserId: user)
+        try await app.chippi.fetchAvailableServices()
+        return (app, try #require(app.chippi.availableServices.first { $0.id == "telcel_50" }))
+    }
+
     @Test func aLostAnswerResumesWithoutPayingTwice() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
-            let app = try await Self.app(h, transport: losing, account: 2)
-            try await app.starknet.depositToVault(amount: "10")
-            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_lost"), externalUserId: "user_lost")
-            try await app.chippi.fetchAvailableServices()
-            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let (app, telcel) = try await Self.appLosingTheFirstPurchase(h, user: "user_lost")
             let first = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
             #expect(first == .failed(message: "Check your internet connection", transactionId: nil))
             // The user taps Retry (the same purchase, no restart): it carries on with the same payment.
@@ -132,12 +139,7 @@ struct ChippiPayManagerTests {
     /// its own payment), then makes its own: two payments, two purchases.
     @Test func anotherPurchaseFinishesTheUnfinishedOneFirst() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let losing = LosingTransport(RouterTransport(client: h.client), losingFirst: "/v1/sku-transactions")
-            let app = try await Self.app(h, transport: losing, account: 2)
-            try await app.starknet.depositToVault(amount: "10")
-            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_two"), externalUserId: "user_two")
-            try await app.chippi.fetchAvailableServices()
-            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+            let (app, telcel) = try await Self.appLosingTheFirstPurchase(h, user: "user_two")
             guard case .failed = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet) else { Issue.record("the first did not fail"); return }
             guard case .completed(let second) = await app.chippi.buyService(telcel, reference: "5587654321", starknet: app.starknet) else {
                 Issue.record("the second did not complete"); return
