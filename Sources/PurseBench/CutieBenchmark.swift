@@ -156,7 +156,7 @@ public struct CutieBenchmark: PurseBenchmark {
             throw BenchmarkError("the App Attest challenge answered \(answer.status) (--assert needs the server's sandbox)")
         }
         let keyID = try await attester.generateKey()
-        let attestation = try await attester.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8) + (Data(base64Encoded: keyID) ?? Data()))))
+        let attestation = try await attester.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8))))
         let body = try JSONSerialization.data(withJSONObject: ["key_id": keyID, "attestation": attestation.base64EncodedString(), "challenge": challenge])
         let attested = try await device.connection.send(signed("POST", "/v1/device/attest", base: base, device: device, body: body))
         guard attested.status == 200 else { throw BenchmarkError("the attestation answered \(attested.status): \(String(decoding: attested.body, as: UTF8.self))") }
