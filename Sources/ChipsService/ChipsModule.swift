@@ -102,9 +102,7 @@ public struct ChipsModule: PurseModule {
             case .invalid: return Self.refusal(.forbidden, "Invalid Login")
             case .valid(let record):
                 let tallies = try await environment.database.read { db in try await TallyRecord.all(of: record.userEnt, in: db) }
-                let sheet = BalanceSheet(entries: tallies.filter { $0.status == "open" || ($0.status == "close" && $0.netC != 0) }.map {
-                    BalanceSheet.Entry(id: String($0.seq), partner: TalliesView.name(of: $0.partCert) ?? $0.partCid ?? "?", net: $0.netC)
-                })
+                let sheet = TallyRecord.balanceSheet(tallies)
                 let title = query["title"].map(String.init) ?? "Balance sheet"
                 var response = Response(status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8", .cacheControl: "no-store"],
                                         body: .init(byteBuffer: ByteBuffer(string: BalanceSheetChart(sheet).svg(title: title))))

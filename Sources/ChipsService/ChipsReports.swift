@@ -172,9 +172,7 @@ struct ChipsReports: Sendable {
             guard let user = try await ChipsUserRecord.load(username, in: db) else { return [] }
             return try await TallyRecord.all(of: user.userEnt, in: db)
         }
-        let sheet = BalanceSheet(entries: tallies.filter { $0.status == "open" || ($0.status == "close" && $0.netC != 0) }.map {
-            BalanceSheet.Entry(id: String($0.seq), partner: TalliesView.name(of: $0.partCert) ?? $0.partCid ?? "?", net: $0.netC)
-        })
+        let sheet = TallyRecord.balanceSheet(tallies)
         let texts = Texts.of(language)
         let chart = BalanceSheetChart(sheet).svg(title: texts.balance) { "click?seq=\($0.id)" }
         let empty = sheet.entries.isEmpty ? "<p>\(HTML.escape(texts.noTallies))</p>" : ""

@@ -223,3 +223,12 @@ struct TallyRecord: Sendable, Equatable {
 
     static func text(_ json: JSONValue) -> String { JavaScriptJSON.stringify(json) }
 }
+
+extension TallyRecord {
+    /// A user's balance sheet from their tallies: the open ones, and closed ones still owing.
+    static func balanceSheet(_ tallies: [TallyRecord]) -> BalanceSheet {
+        BalanceSheet(entries: tallies.filter { $0.status == "open" || ($0.status == "close" && $0.netC != 0) }.map {
+            BalanceSheet.Entry(id: String($0.seq), partner: TalliesView.name(of: $0.partCert) ?? $0.partCid ?? "?", net: $0.netC)
+        })
+    }
+}

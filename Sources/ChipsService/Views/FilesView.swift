@@ -141,28 +141,12 @@ struct FilesView: ChipsView {
             }
             return bytes
         case .string(let text) where text.hasPrefix("\\x"):
-            let hex = Array(text.utf8.dropFirst(2))
-            guard hex.count % 2 == 0 else { throw invalid }
-            guard hex.count / 2 <= maxBytes else { throw .constraint("a file is at most \(maxBytes) bytes", code: "!base.file:SIZ") }
-            var bytes = Data(capacity: hex.count / 2)
-            var index = 0
-            while index < hex.count {
-                guard let high = hexValue(hex[index]), let low = hexValue(hex[index + 1]) else { throw invalid }
-                bytes.append(high << 4 | low)
-                index += 2
-            }
-            return bytes
+            let hex = text.dropFirst(2)
+            guard hex.utf8.count / 2 <= maxBytes else { throw .constraint("a file is at most \(maxBytes) bytes", code: "!base.file:SIZ") }
+            guard let bytes = Hex.decode(String(hex)) else { throw invalid }
+            return Data(bytes)
         default:
             throw invalid
-        }
-    }
-
-    private static func hexValue(_ char: UInt8) -> UInt8? {
-        switch char {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 
