@@ -12,7 +12,8 @@ import Testing
 // A typical app's Cuti-E code, written against the Cuti-E SDK's documented interface (its
 // README and public declarations, github cuti-e/ios-sdk 2.4): it must build against this
 // module unchanged. Only the UIKit and SwiftUI presenters (`showInbox`, `showFeedback`,
-// `CutiEInboxView`) are left out: they exist on Apple platforms only.
+// `requestAnalyticsConsent(from:)`, `CutiEInboxView`) are left out: SwiftUI and UIKit exist on
+// Apple platforms only, and their behaviour is the view models' (CutiEViewModelTests).
 
 /// At launch (`application(_:didFinishLaunchingWithOptions:)`).
 func configureCutiEAtLaunch() {
