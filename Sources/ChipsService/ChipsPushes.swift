@@ -25,14 +25,12 @@ struct ChipsPushes: Sendable {
 
     /// Queues pushes of `notice` to its user's devices.
     func enqueue(_ notice: ChipsNotifier.Notice, in db: any DatabaseSession) async throws {
-        guard configuration.apns != nil, let (title, body) = Self.text(of: notice.data) else { return }
+        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), let (title, body) = Self.text(of: notice.data) else { return }
         let devices = try await db.raw("SELECT device_token FROM chips_devices WHERE username = \(bind: notice.username) AND active = TRUE")
             .all().map { try $0.decode(column: "device_token", as: String.self) }
         guard !devices.isEmpty else { return }
         let now = environment.now()
-        var route: [String: JSONValue] = [:]
-        for key in ["target", "sequence", "uuid", "state", "action"] { route[key] = notice.data[key] }
-        let data = JavaScriptJSON.stringify(.object(route))
+        let data = JavaScriptJSON.stringify(.object(route.members))
         for device in devices {
             let id = UUID().uuidString.lowercased()
             try await db.raw("""
@@ -104,10 +102,7 @@ struct ChipsPushes: Sendable {
             }
             return
         }
-        var extra: [String: String] = [:]
-        if case .object(let members)? = try? StrictJSON.parse(push.data.utf8) {
-            for (key, value) in members { extra[key] = value.stringValue ?? value.int64Value.map(String.init) ?? JavaScriptJSON.stringify(value) }
-        }
+        let extra = (try? StrictJSON.parse(push.data.utf8))?.objectValue ?? [:]
         var notification = APNsNotification(deviceToken: push.token, topic: configuration.pushTopic, pushType: .alert, priority: 10,
                                              expiration: environment.now().addingTimeInterval(24 * 3600), collapseID: nil,
                                              payload: APNsNotification.alertPayload(title: push.title, body: push.body, badge: nil, extra: extra))

@@ -37,14 +37,12 @@ public enum ChipsRouter {
     /// A provider notice to the page it concerns: a tally offer to the tally, a request to pay to
     /// the chit, a payment received to the tally's chits. Nil for notices with no page.
     public static func route(_ notification: ChipsNotification) -> ChipsRoute? {
-        let data = notification.data
-        guard let seq = data["sequence"]?.int64Value else { return nil }
-        switch data["target"]?.stringValue {
-        case "tally": return .tally(seq: seq)
-        case "chit":
-            if data["action"] == .bool(true), case .string(let uuid)? = data["uuid"] { return .answerRequest(seq: seq, chit: uuid) }
-            return .chits(seq: seq)
-        default: return nil
+        guard let route = ChipsPushRoute(notification.data) else { return nil }
+        switch route.target {
+        case .tally: return .tally(seq: route.sequence)
+        case .chit:
+            if route.action, let uuid = route.uuid { return .answerRequest(seq: route.sequence, chit: uuid) }
+            return .chits(seq: route.sequence)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import PurseKit
 
 /// One notification for one device.
@@ -33,15 +34,16 @@ public struct APNsNotification: Sendable, Equatable {
     }
 
     /// The payload of a visible alert: `{aps: {alert: {title, body}, badge, sound}, …extra}`.
-    public static func alertPayload(title: String, body: String, badge: Int?, sound: String? = "default", extra: [String: String] = [:]) -> Data {
-        var alert: [String: Any] = ["title": title, "body": body]
-        alert = alert.filter { !($0.value as? String ?? "x").isEmpty }
-        var aps: [String: Any] = ["alert": alert]
-        if let badge { aps["badge"] = badge }
-        if let sound { aps["sound"] = sound }
-        var object: [String: Any] = ["aps": aps]
-        for (key, value) in extra { object[key] = value }
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    public static func alertPayload(title: String, body: String, badge: Int?, sound: String? = "default", extra: [String: JSONValue] = [:]) -> Data {
+        var alert: [String: JSONValue] = [:]
+        if !title.isEmpty { alert["title"] = .string(title) }
+        if !body.isEmpty { alert["body"] = .string(body) }
+        var aps: [String: JSONValue] = ["alert": .object(alert)]
+        if let badge { aps["badge"] = .int(Int64(badge)) }
+        if let sound { aps["sound"] = .string(sound) }
+        var object = extra
+        object["aps"] = .object(aps)
+        return Data(JavaScriptJSON.stringify(.object(object)).utf8)
     }
 }
 

@@ -304,7 +304,8 @@ struct ChipsWalletTests {
             })
             let received = try #require(payloads.first { ($0["payload"]?.stringValue ?? "").contains("Payment received") })
             let payload = try StrictJSON.parse(Array((received["payload"]?.stringValue ?? "").utf8))
-            #expect(payload["aps"]?["alert"]?["body"] == "You received 2.5 CHIP: Seeds" && payload["target"] == "chit" && payload["sequence"] == .string(String(aliceTally.seq)))
+            #expect(payload["aps"]?["alert"]?["body"] == "You received 2.5 CHIP: Seeds" && payload["target"] == "chit")
+            #expect(ChipsRouter.route(ChipsNotification(channel: nil, data: payload)) == .chits(seq: aliceTally.seq), "the app opens the tally's chits")
             #expect(received["topic"] == "org.mychips.chark")
 
             // Connected again: the next payment is a websocket notice, and its push is skipped.

@@ -32,7 +32,7 @@ struct APNsClientTests {
 
     func notification() -> APNsNotification {
         APNsNotification(deviceToken: Self.token, topic: "com.example.app", expiration: Date(timeIntervalSince1970: 1_900_000_000), collapseID: "c1",
-                         payload: APNsNotification.alertPayload(title: "Support", body: "Hi", badge: 2, extra: ["conversation_id": "conv_1"]))
+                         payload: APNsNotification.alertPayload(title: "Support", body: "Hi", badge: 2, extra: ["conversation_id": .string("conv_1")]))
     }
 
     @Test("the request: path, headers, ES256 provider token, payload")

@@ -2,6 +2,7 @@ import Foundation
 import PurseAPNs
 import Logging
 import PurseDatabase
+import PurseFormats
 import PurseServer
 import SQLKit
 
@@ -26,7 +27,7 @@ struct PushDelivery: Sendable {
             deviceToken: push.token, topic: push.topic, pushType: .alert, priority: 10,
             expiration: environment.now().addingTimeInterval(24 * 3600), collapseID: nil,
             payload: APNsNotification.alertPayload(
-                title: push.title, body: Self.preview(push.body), badge: push.badge, extra: ["conversation_id": push.conversationID]))
+                title: push.title, body: Self.preview(push.body), badge: push.badge, extra: ["conversation_id": .string(push.conversationID)]))
         var sending = notification
         sending.id = payload.push_id
         let outcome = await client.send(sending)

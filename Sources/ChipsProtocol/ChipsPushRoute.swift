@@ -1,0 +1,63 @@
+import PurseFormats
+
+/// Where a tally or chit notice leads in the app, in the one form both ends use: the provider
+/// puts it beside `aps` in each push, and the app reads it from a push's `userInfo` or from a
+/// websocket notice alike.
+///
+/// ```json
+/// {"target": "chit", "sequence": 3, "state": "L.pend", "uuid": "6179c2e0-…", "action": true}
+/// ```
+///
+/// `sequence` is the notified user's tally (a number), `uuid` the chit for chit notices, and
+/// `action` (a boolean) says the user is asked to do something: sign a tally offer, or pay a
+/// request.
+public struct ChipsPushRoute: Equatable, Sendable {
+    public enum Target: String, Sendable { case tally, chit }
+
+    public var target: Target
+    public var sequence: Int64
+    public var state: String
+    public var uuid: String?
+    public var action: Bool
+
+    public init(target: Target, sequence: Int64, state: String, uuid: String? = nil, action: Bool) {
+        self.target = target
+        self.sequence = sequence
+        self.state = state
+        self.uuid = uuid
+        self.action = action
+    }
+
+    /// Reads a provider notice (`{target, sequence, state, action, object, …}`) or a push's
+    /// route members. Nil when it names no tally.
+    public init?(_ data: JSONValue) {
+        guard let target = data["target"]?.stringValue.flatMap(Target.init(rawValue:)),
+              let sequence = data["sequence"]?.int64Value, sequence > 0 else { return nil }
+        let state = data["state"]?.stringValue ?? ""
+        self.target = target
+        self.sequence = sequence
+        self.state = state
+        switch target {
+        case .tally:
+            uuid = nil
+            action = Self.flag(data["action"]) ?? false
+        case .chit:
+            uuid = data["uuid"]?.stringValue ?? data["object"]?["uuid"]?.stringValue
+            // A chit notice carries no `action`: a pending request (`L.pend`) is the one to answer.
+            action = Self.flag(data["action"]) ?? (state == "L.pend")
+        }
+    }
+
+    private static func flag(_ value: JSONValue?) -> Bool? {
+        if case .bool(let flag)? = value { return flag }
+        return nil
+    }
+
+    /// The members a push carries beside `aps`.
+    public var members: [String: JSONValue] {
+        var members: [String: JSONValue] = ["target": .string(target.rawValue), "sequence": .int(sequence),
+                                            "state": .string(state), "action": .bool(action)]
+        if let uuid { members["uuid"] = .string(uuid) }
+        return members
+    }
+}
