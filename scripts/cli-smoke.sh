@@ -183,12 +183,16 @@ expect_in "pro (active)" "$PURSE" cutie usage --server "$url" --profile attested
 
 # MyCHIPs: the provider makes a ticket; the wallet connects with it (a new P-521 connection key),
 # logs in again by signature, switches language; the same ticket is refused a second time.
-CHIPS_PORT="$port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --name Smith --json > "$work/ticket.json"
+# The ticket names where the running server serves (recorded by it): no CHIPS_PORT needed.
+PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --name Smith --json > "$work/ticket.json"
+grep -q "\"port\":$((port + 1))" "$work/ticket.json" || { echo "the ticket does not name the running server's websocket port"; cat "$work/ticket.json"; exit 1; }
 expect_in "CHIP address: alice:" "$PURSE" chips connect "@$work/ticket.json"
 expect_in "certificate: {\"chad\"" "$PURSE" chips whoami
 expect_in "Fecha de nacimiento" "$PURSE" chips lang spa
 expect_in "* spa" "$PURSE" chips lang
 expect_in "state: connected" "$PURSE" chips status
+if "$PURSE" chips lang xx 2>"$work/err"; then echo "chips lang accepted a language the provider does not have"; exit 1; fi
+grep -q "no language xx" "$work/err"
 if "$PURSE" chips connect --profile second "@$work/ticket.json" 2>"$work/err"; then echo "a used MyCHIPs ticket logged in again"; exit 1; fi
 grep -q "refused the login" "$work/err"
 # The signing key's backup link opens with its passphrase only; links name their kind.
@@ -199,7 +203,7 @@ if echo "another passphrase" | "$PURSE" chips key import "$signkey" 2>/dev/null;
 expect_in "kind: pay" "$PURSE" chips link parse "https://mychips.org/pay?chad=alice:agent&units=2500"
 # Two users in two terminals open a tally and pay each other: Alice drafts and invites, Bob
 # presents the ticket, Alice offers, Bob accepts; Bob pays, Alice asks for more, Bob pays that.
-CHIPS_PORT="$port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user bob --name Baker --json > "$work/bob.json"
+PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user bob --name Baker --json > "$work/bob.json"
 expect_in "CHIP address: bob:" "$PURSE" chips connect --profile bob "@$work/bob.json"
 expect_in "draft" "$PURSE" chips tally new --lend 50 --borrow 20 --comment "Garden work"
 invite=$("$PURSE" chips tally invite 1 | head -1)
@@ -218,6 +222,27 @@ expect_in "A.good" "$PURSE" chips receive "$chit_link"
 expect_in "chain: 3 links intact" "$PURSE" chips chits 1
 if "$PURSE" chips pay --profile bob Smith 40 2>"$work/err"; then echo "a payment beyond the credit limit was taken"; exit 1; fi
 grep -q "LMT" "$work/err"
+# A payment whose answer is lost (a relay forwards it, then drops the connection before the
+# provider's answer): the CLI logs in again and sends the same chit, stored once.
+relay_port=$(free_port)
+python3 scripts/lib/lose_answer_relay.py "$relay_port" "$port" "$work/lost" 60 &
+relay=$!
+for _ in $(seq 1 50); do (echo > "/dev/tcp/127.0.0.1/$relay_port") 2>/dev/null && break; sleep 0.1; done
+expect_in "L.good" "$PURSE" chips pay --profile bob --via "127.0.0.1:$relay_port" Smith 1.5 --memo "through the relay"
+kill "$relay" 2>/dev/null || true
+[ "$(cat "$work/lost" 2>/dev/null)" = 1 ] || { echo "the relay lost no answer"; exit 1; }
+relayed=$("$PURSE" chips history --profile bob --json | python3 -c 'import json,sys; print(sum(1 for c in map(json.loads, sys.stdin) if c.get("memo")=="through the relay"))')
+[ "$relayed" = 1 ] || { echo "the relayed payment was stored $relayed times"; exit 1; }
+# A second device of Alice: it reads, but does not sign with, or replace, a key it does not hold;
+# the backup brings it; replacing is explicit.
+PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --json > "$work/tablet.json"
+expect_in "CHIP address: alice:" "$PURSE" chips connect --profile tablet "@$work/tablet.json"
+expect_in "Baker" "$PURSE" chips tally list --profile tablet
+if "$PURSE" chips pay --profile tablet Baker 0.1 2>"$work/err"; then echo "a device without the signing key paid"; exit 1; fi
+grep -q "purse chips key import --profile tablet" "$work/err"
+echo "a backup passphrase" | expect_in "stored" "$PURSE" chips key import --profile tablet "$signkey"
+expect_in "L.good" "$PURSE" chips pay --profile tablet Baker 0.1 --memo "from the tablet"
+if echo "no" | "$PURSE" chips key replace --profile tablet --new 2>/dev/null; then echo "the signing key was replaced unconfirmed"; exit 1; fi
 
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server

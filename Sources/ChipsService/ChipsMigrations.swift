@@ -285,5 +285,17 @@ enum ChipsMigrations {
             """,
             "CREATE INDEX chips_reports_expiry ON chips_reports (expires_at)",
         ]),
+        // Where the serving provider's clients connect (one row, written while it serves), for
+        // tickets made beside it (`purse chips ticket`).
+        Migration("chips_0008_serving", [
+            """
+            CREATE TABLE chips_serving (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                host TEXT NOT NULL,
+                port INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
+                updated_at BIGINT NOT NULL
+            )
+            """,
+        ]),
     ]
 }

@@ -9,6 +9,7 @@ import PurseDatabase
 import PurseKit
 import PurseFormats
 import PurseServer
+import SQLKit
 import ServiceLifecycle
 import Synchronization
 
@@ -116,7 +117,38 @@ public struct ChipsModule: PurseModule {
             try await ChipsReports.serve(token: try context.parameters.require("token"), resource: try context.parameters.require("resource"),
                                          environment: environment, configuration: chipsConfiguration)
         }
-        return [notifier.listener].compactMap { $0 }
+        let serving = ServingRecord(database: environment.database, host: configuration.publicHost, port: configuration.publicPort, now: environment.now)
+        return [notifier.listener, serving].compactMap { $0 }
+    }
+
+    /// Records where clients reach this provider while it serves, so a ticket made beside it
+    /// (`purse chips ticket`, another process on the same database) names this server.
+    struct ServingRecord: Service {
+        let database: Database
+        let host: String
+        let port: Int
+        let now: @Sendable () -> Date
+
+        func run() async throws {
+            if (1...65535).contains(port) {
+                let millis = now().epochMillis
+                try? await database.transaction { db in
+                    try await db.raw("""
+                        INSERT INTO chips_serving (id, host, port, updated_at) VALUES (1, \(bind: host), \(bind: port), \(bind: millis))
+                        ON CONFLICT (id) DO UPDATE SET host = excluded.host, port = excluded.port, updated_at = excluded.updated_at
+                        """).run()
+                }
+            }
+            try? await gracefulShutdown()
+        }
+    }
+
+    /// Where the serving provider's clients connect, as it last recorded it; nil when none has served.
+    public static func servingAddress(environment: ServerEnvironment) async throws -> (host: String, port: Int)? {
+        try await environment.database.read { db in
+            guard let row = try await db.raw("SELECT host, port FROM chips_serving WHERE id = 1").first() else { return nil }
+            return (try row.decode(column: "host", as: String.self), try row.decode(column: "port", as: Int.self))
+        }
     }
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {

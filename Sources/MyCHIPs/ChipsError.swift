@@ -33,6 +33,16 @@ public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let disconnected = ChipsError(.disconnected, "the connection to the provider was lost before the answer came")
     public static let timeout = ChipsError(.timeout, "the provider did not answer in time")
     public static let offline = ChipsError(.offline, "the provider cannot be reached")
+    /// The user's certificate publishes a signing key this device does not hold: it was made on
+    /// another device, whose backup (`signkey`) brings it here.
+    public static let signingKeyElsewhere = ChipsError(.keyStore, "your signing key is on another device: import its backup here, or replace it",
+                                                       code: "signing-key-elsewhere")
+    /// This device's signing key is not the one the user's certificate publishes.
+    public static let signingKeyDiffers = ChipsError(.keyStore, "this device's signing key is not the one your certificate publishes: import that key's backup, or replace it",
+                                                     code: "signing-key-differs")
+    /// True when no answer came (the connection dropped, timed out, or is down): the request may
+    /// or may not have been acted on, and only a request that is safe to repeat may be sent again.
+    public var isAnswerLost: Bool { [.disconnected, .timeout, .offline].contains(kind) }
     public static func invalidResponse(_ reason: String) -> ChipsError { ChipsError(.invalidResponse, reason) }
     public static func keyStore(_ reason: String) -> ChipsError { ChipsError(.keyStore, reason) }
     /// An error the provider answered a request with.

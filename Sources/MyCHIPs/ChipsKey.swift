@@ -158,14 +158,6 @@ public struct ChipsKeychain: Sendable {
         return backup
     }
 
-    /// The signing key, made and stored when first needed (the first tally).
-    public func signingKeyMakingIfNeeded(unlockingWith gate: any BiometricGate, reason: String) async throws -> SigningKey {
-        if let key = try await signingKey(unlockingWith: gate, reason: reason) { return key }
-        let key = SigningKey()
-        try await save(key)
-        return key
-    }
-
     public func save(_ key: SigningKey) async throws { try await store.setString(key.privateJWK, for: Self.signingKeyItem) }
 
     /// Forgets the key and the account (signing out this device).

@@ -36,6 +36,11 @@ public actor ChipsOutbox {
         store(chits)
     }
 
+    /// Takes a chit out: the provider has it, or refused it for good.
+    public func remove(_ chit: SignedChit) {
+        store(pending.filter { $0.core.uuid != chit.core.uuid })
+    }
+
     /// Delivers what is waiting, in order; stops at the first that cannot be sent now (offline,
     /// dropped, timed out) and keeps it and the rest. Returns the chits the provider took.
     @discardableResult
@@ -45,7 +50,7 @@ public actor ChipsOutbox {
         while let chit = remaining.first {
             do {
                 delivered.append(try await session.deliver(chit))
-            } catch let error as ChipsError where [.disconnected, .timeout, .offline, .notLoggedIn].contains(error.kind) {
+            } catch let error as ChipsError where error.isAnswerLost || error.kind == .notLoggedIn {
                 break
             } catch {
                 refused.append(Refusal(chit: chit, reason: "\(error)"))

@@ -201,6 +201,43 @@ extension ChipsSession {
         _ = try await updateProfile(["user_psig": jwk])
     }
 
+    /// The key this device signs with, checked against the one the user's certificate publishes:
+    /// - the certificate publishes this device's key: that key;
+    /// - the user has no key yet (their first device): a new one, stored and published;
+    /// - this device holds a key the certificate does not publish yet: published;
+    /// - the certificate publishes a key this device does not hold (made on another device), or
+    ///   another key than this device's: ``ChipsError/signingKeyElsewhere`` or
+    ///   ``ChipsError/signingKeyDiffers``. The app asks for the key's backup; replacing the
+    ///   published key is the user's explicit choice (``replaceSigningKey(with:in:)``).
+    public func signingKey(in keychain: ChipsKeychain, unlockingWith gate: any BiometricGate, reason: String) async throws -> SigningKey {
+        let local = try await keychain.signingKey(unlockingWith: gate, reason: reason)
+        var published = try await me().certificate["public"]
+        if published?.isNull == true { published = nil }
+        switch (local, published) {
+        case (let key?, let published?):
+            guard ChipsSignature.sameKey(published, .string(key.publicJWK)) else { throw ChipsError.signingKeyDiffers }
+            return key
+        case (let key?, nil):
+            try await publish(signingKey: key)
+            return key
+        case (nil, nil):
+            let key = SigningKey()
+            try await keychain.save(key)
+            try await publish(signingKey: key)
+            return key
+        case (nil, _?):
+            throw ChipsError.signingKeyElsewhere
+        }
+    }
+
+    /// Makes `key` the user's signing key: stored on this device and published in the
+    /// certificate, in place of any other. Partners check the user's new chits against it; chits
+    /// already signed stay as they are. Only on the user's explicit, confirmed choice.
+    public func replaceSigningKey(with key: SigningKey, in keychain: ChipsKeychain) async throws {
+        try await keychain.save(key)
+        try await publish(signingKey: key)
+    }
+
     /// Registers this device's APNs token (hex) for pushes of tally and chit notices while the
     /// app is not connected; `enabled: false` stops them.
     @discardableResult
@@ -292,7 +329,7 @@ extension ChipsSession {
 
     private func requireOwnKey(_ tally: ChipsTally, _ key: SigningKey) throws {
         guard ChipsSignature.sameKey(tally.holdCert["public"], .string(key.publicJWK)) else {
-            throw ChipsError.keyStore("this signing key is not the one in your certificate: publish it first (publish(signingKey:))")
+            throw ChipsError.signingKeyDiffers
         }
     }
 
@@ -326,8 +363,31 @@ extension ChipsSession {
         guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && ($0.status == "open" || $0.status == "C.open") }) else {
             throw ChipsError.invalidLink("the chit is for a tally you do not have open")
         }
+        return try await insert(chit, seq: tally.seq)
+    }
+
+    /// Delivers a chit and, when its answer is lost (the connection drops, or no answer comes
+    /// in time), logs in again and sends the very same chit, up to `attempts` times. The
+    /// provider stores a chit id once, so the payment is made once whichever attempt arrived.
+    /// Throws ``ChipsError/disconnected``, ``ChipsError/timeout`` or ``ChipsError/offline``
+    /// when no attempt was answered: the chit may be stored, and sending it again is safe.
+    public func deliverConfirmed(_ chit: SignedChit, seq: Int64? = nil, attempts: Int = 4) async throws -> ChipsChit {
+        var attempt = 1
+        while true {
+            do {
+                if let seq { return try await insert(chit, seq: seq) }
+                return try await deliver(chit)
+            } catch let error as ChipsError where error.isAnswerLost && attempt < attempts {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(250 * attempt))
+                try? await connection.connect()
+            }
+        }
+    }
+
+    private func insert(_ chit: SignedChit, seq: Int64) async throws -> ChipsChit {
         var fields: [String: JSONValue] = [
-            "chit_seq": .int(tally.seq), "chit_uuid": .string(chit.core.uuid), "chit_type": .string(chit.core.type.rawValue),
+            "chit_seq": .int(seq), "chit_uuid": .string(chit.core.uuid), "chit_type": .string(chit.core.type.rawValue),
             "issuer": .string(chit.core.by.rawValue), "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)),
             "request": "good", "signature": .string(chit.signature),
         ]
@@ -367,14 +427,7 @@ extension ChipsSession {
         try requireOwnKey(tally, key)
         let core = ChitCore(tally: tally.uuid, by: tally.type, type: type, uuid: UUID().uuidString.lowercased(),
                             date: Date().epochMillisForChits, units: units, reference: reference, memo: memo)
-        var fields: [String: JSONValue] = [
-            "chit_seq": .int(tally.seq), "chit_uuid": .string(core.uuid), "chit_type": .string(type.rawValue), "issuer": .string(core.by.rawValue),
-            "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good", "signature": .string(try key.sign(core.signingText)),
-        ]
-        if let units { fields["units"] = .int(units) }
-        if let reference { fields["reference"] = reference }
-        if let memo { fields["memo"] = .string(memo) }
-        return try ChipsChit(row: try await insert(Self.chitsView, fields: fields))
+        return try await deliverConfirmed(SignedChit(core: core, signature: try key.sign(core.signingText)), seq: tally.seq)
     }
 
     /// Checks a tally's history on this device: each good chit's signature by its issuer's key

@@ -337,7 +337,7 @@ public final class PayViewModel {
                                                       signingKey: try await signer())
                 }
                 attempt = (chit, form)
-                sent = try await session.deliver(chit)
+                sent = try await session.deliverConfirmed(chit, seq: tally.seq)
                 attempt = nil
                 error = nil
             } catch {
@@ -519,7 +519,7 @@ public final class AccountViewModel {
 
     public func export(passphrase: String) async {
         do {
-            let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: gate, reason: "Export your signing key")
+            let key = try await session.signingKey(in: keychain, unlockingWith: gate, reason: "Export your signing key")
             exported = try SigningKeyBackup.seal(key, passphrase: passphrase)
             error = nil
         } catch {

@@ -79,15 +79,24 @@ struct ChipsCommand: AsyncParsableCommand {
 
     struct Ticket: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a connection ticket for a user (made if new), as JSON, a link and a QR code.",
-                                                        discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR, CHIPS_HOST, CHIPS_PORT).")
+                                                        discussion: """
+                                                            Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR). The ticket names \
+                                                            CHIPS_HOST and CHIPS_PORT when set, else where the server on this database serves.
+                                                            """)
         @Option(help: "The username.") var user: String
         @Option(help: "The user's name, for a new user (default: the username).") var name: String?
         @Flag(help: "Print only the ticket's JSON.") var json = false
 
         func run() async throws {
-            let configuration = try ChipsConfiguration.from(try PurseConfiguration.fromEnvironment())
+            var configuration = try ChipsConfiguration.from(try PurseConfiguration.fromEnvironment())
+            let variables = ProcessInfo.processInfo.environment
+            let explicit = (host: variables["CHIPS_HOST"].map { !$0.isEmpty } ?? false, port: variables["CHIPS_PORT"].map { !$0.isEmpty } ?? false)
             let ticket = try await CutieCommand.withServer { environment in
-                try await ChipsModule.makeTicket(username: user, name: name, configuration: configuration, environment: environment)
+                if let serving = try await ChipsModule.servingAddress(environment: environment) {
+                    if !explicit.host { configuration.publicHost = serving.host }
+                    if !explicit.port { configuration.publicPort = serving.port }
+                }
+                return try await ChipsModule.makeTicket(username: user, name: name, configuration: configuration, environment: environment)
             }
             if json {
                 print(ticket.json)
@@ -160,6 +169,11 @@ struct ChipsCommand: AsyncParsableCommand {
                     await session.connection.disconnect()
                     return
                 }
+                let offered = try await session.languages()
+                guard offered.contains(where: { $0.code == code }) else {
+                    await session.connection.disconnect()
+                    throw CLIError("the provider has no language \(code): it offers \(offered.map(\.code).joined(separator: ", "))")
+                }
                 let texts = try await session.setLanguage(code)
                 await session.connection.disconnect()
                 guard let users = texts[ChipsSession.usersView] else { return }
@@ -188,10 +202,11 @@ struct ChipsCommand: AsyncParsableCommand {
             let session = try await options.session()
             do {
                 try await session.connection.connect()
-                print("state: \(await session.connection.state)")
+                print("state: connected")
                 await session.connection.disconnect()
             } catch let error as ChipsError {
-                print("state: \(await session.connection.state) — \(error.message)")
+                let state = error.kind == .loginRefused || error.kind == .notLoggedIn ? "login refused" : "not connected"
+                throw CLIError("state: \(state) — \(error.message)")
             }
         }
     }
@@ -242,7 +257,9 @@ struct ChipsCommand: AsyncParsableCommand {
 
     struct Key: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The signing key: export it as a passphrase-protected signkey link, or import one.",
-                                                        subcommands: [Export.self, Import.self])
+                                                        subcommands: [Export.self, Import.self, Replace.self])
+
+        static let noBiometrics = SoftwareBiometricGate(available: false) { _ in .unavailable }
 
         static func passphrase(_ prompt: String) throws -> String {
             guard let passphrase = readSecret(prompt), !passphrase.isEmpty else { throw CLIError("a passphrase is needed") }
@@ -256,8 +273,14 @@ struct ChipsCommand: AsyncParsableCommand {
 
             func run() async throws {
                 let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
-                let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: SoftwareBiometricGate(available: false) { _ in .unavailable },
-                                                                      reason: "export the signing key")
+                let key: SigningKey
+                if let held = try await keychain.signingKey(unlockingWith: Key.noBiometrics, reason: "export the signing key") {
+                    key = held
+                } else {
+                    // None here yet: the user's first key (made and published), unless the
+                    // certificate publishes one made elsewhere.
+                    key = try await ChipsCommand.withWallet(options) { _, key in key }
+                }
                 let backup = try SigningKeyBackup.seal(key, passphrase: try Key.passphrase("Passphrase for the backup: "))
                 if options.json {
                     print(backup.json)
@@ -286,6 +309,34 @@ struct ChipsCommand: AsyncParsableCommand {
                 }
                 try await ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory)).save(key)
                 print("stored")
+            }
+        }
+
+        struct Replace: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Publish this profile's signing key (or, with --new, a new one) in place of the key your certificate publishes.",
+                discussion: """
+                    Partners check your new chits against the key you publish; chits already signed stay as they are. \
+                    Asks you to type 'replace' unless --yes is given.
+                    """)
+            @OptionGroup var options: ProfileOptions
+            @Flag(help: "Make a new signing key rather than publishing the one this profile holds.") var new = false
+            @Flag(help: "Do not ask for confirmation.") var yes = false
+
+            func run() async throws {
+                let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+                let held = try await keychain.signingKey(unlockingWith: Key.noBiometrics, reason: "replace the signing key")
+                guard new || held != nil else {
+                    throw CLIError("this profile holds no signing key: import its backup (purse chips key import), or give --new to make one")
+                }
+                if !yes {
+                    print("Your certificate will publish \(new ? "a new signing key" : "this profile's signing key"); partners check your new chits against it.")
+                    print("Type 'replace' to confirm: ", terminator: "")
+                    guard readLine()?.trimmingCharacters(in: .whitespaces) == "replace" else { throw CLIError("not replaced") }
+                }
+                let key = new ? SigningKey() : held!
+                try await ChipsCommand.withSession(options) { session in try await session.replaceSigningKey(with: key, in: keychain) }
+                print("replaced: your certificate publishes \(new ? "a new" : "this profile's") signing key")
             }
         }
     }

@@ -6,22 +6,32 @@ import PurseKit
 
 /// `purse chips tally|pay|request|answer|chits|balance|history`: the wallet as two people in two
 /// terminals use it — open a tally and pay each other. Each logs in with the profile's stored
-/// connection key and signs with its signing key (made, and published in the certificate, when
-/// first needed).
+/// connection key. Commands that sign use the profile's signing key, made and published with the
+/// user's first tally; a profile that does not hold the key the certificate publishes is told
+/// to import its backup, and never replaces it unasked (`purse chips key replace`).
 extension ChipsCommand {
+    /// Runs `work` logged in, with the signing key the user's certificate publishes.
     static func withWallet<T: Sendable>(_ options: ProfileOptions, _ work: @Sendable (ChipsSession, SigningKey) async throws -> T) async throws -> T {
-        let session = try await options.session()
         let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+        return try await withSession(options) { session in
+            let key: SigningKey
+            do {
+                key = try await session.signingKey(in: keychain, unlockingWith: SoftwareBiometricGate(available: false) { _ in .unavailable },
+                                                   reason: "sign MyCHIPs tallies and chits")
+            } catch let error as ChipsError where error == .signingKeyElsewhere || error == .signingKeyDiffers {
+                throw CLIError(Self.keyAdvice(error, profile: options.profile))
+            }
+            return try await work(session, key)
+        }
+    }
+
+    /// Runs `work` logged in, for commands that sign nothing.
+    static func withSession<T: Sendable>(_ options: ProfileOptions, _ work: @Sendable (ChipsSession) async throws -> T) async throws -> T {
+        let session = try await options.session()
         return try await run {
             try await session.connection.connect()
             do {
-                let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: SoftwareBiometricGate(available: false) { _ in .unavailable },
-                                                                      reason: "sign MyCHIPs tallies and chits")
-                let published = try await session.me().certificate["public"]
-                if !ChipsSignature.sameKey(published, .string(key.publicJWK)) {
-                    try await session.publish(signingKey: key)
-                }
-                let result = try await work(session, key)
+                let result = try await work(session)
                 await session.connection.disconnect()
                 return result
             } catch {
@@ -29,6 +39,18 @@ extension ChipsCommand {
                 throw error
             }
         }
+    }
+
+    static func keyAdvice(_ error: ChipsError, profile: String) -> String {
+        let flag = profile == "default" ? "" : " --profile \(profile)"
+        let head = error == .signingKeyElsewhere
+            ? "your certificate publishes a signing key this profile does not hold: it was made on another device."
+            : "this profile's signing key is not the one your certificate publishes."
+        return head + """
+
+             Bring that key here: on the other device run `purse chips key export`, then here `purse chips key import\(flag) LINK`.
+             Or replace it (partners check your new chits against the new key): `purse chips key replace\(flag)`.
+            """
     }
 
     /// A tally named by its number, its partner's CHIP user id, or the partner's name.
@@ -102,7 +124,7 @@ extension ChipsCommand {
             @Argument(help: "The draft's number.") var id: Int64
 
             func run() async throws {
-                let invite = try await ChipsCommand.withWallet(options) { session, _ in try await session.invite(id) }
+                let invite = try await ChipsCommand.withSession(options) { session in try await session.invite(id) }
                 if options.json {
                     print(JavaScriptJSON.stringify(.object(["token": .string(invite.token), "chad": invite.chad.json, "link": .string(invite.link)])))
                     return
@@ -164,7 +186,7 @@ extension ChipsCommand {
             @Argument(help: "The tally's number.") var id: Int64
 
             func run() async throws {
-                let tally = try await ChipsCommand.withWallet(options) { session, _ in try await session.reject(id) }
+                let tally = try await ChipsCommand.withSession(options) { session in try await session.reject(id) }
                 ChipsCommand.printTally(tally, json: options.json)
             }
         }
@@ -188,7 +210,7 @@ extension ChipsCommand {
             @OptionGroup var options: ProfileOptions
 
             func run() async throws {
-                let tallies = try await ChipsCommand.withWallet(options) { session, _ in try await session.tallies() }
+                let tallies = try await ChipsCommand.withSession(options) { session in try await session.tallies() }
                 if options.json {
                     print("[" + tallies.map { tally -> String in
                         JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "state": .string(tally.state),
@@ -224,9 +246,34 @@ extension ChipsCommand {
                 if !options.json, let code = try? QRCode.encode(text: signed.link, errorCorrection: .low) { print(code.terminal()) }
                 return
             }
+            let outbox = ChipsOutbox(preferences: FilePreferences(file: try options.directory.appendingPathComponent("preferences.json")))
             let chit = try await ChipsCommand.withWallet(options) { session, key in
                 let tally = try await ChipsCommand.tally(partner, in: session)
-                return try await session.pay(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string), signingKey: key)
+                let reference = ref.map(JSONValue.string)
+                // The same payment whose answer was lost before is sent again as it was signed,
+                // never signed anew: the provider stores its id once.
+                let signed: SignedChit
+                if let earlier = await outbox.pending.first(where: {
+                    $0.core.tally == tally.uuid && $0.core.units == units && $0.core.memo == memo && $0.core.reference == reference
+                }) {
+                    signed = earlier
+                } else {
+                    signed = try await session.signChit(tally.seq, units: units, memo: memo, reference: reference, signingKey: key)
+                }
+                await outbox.enqueue(signed)
+                do {
+                    let stored = try await session.deliverConfirmed(signed, seq: tally.seq)
+                    await outbox.remove(signed)
+                    return stored
+                } catch let error as ChipsError where error.isAnswerLost {
+                    throw CLIError("""
+                        no answer came from the provider (\(error.message)), so this payment may or may not be stored.
+                        It is kept: run the same command again to send the very same payment; the provider stores it once.
+                        """)
+                } catch {
+                    await outbox.remove(signed)
+                    throw error
+                }
             }
             ChipsCommand.printChit(chit, json: options.json)
         }
@@ -240,7 +287,7 @@ extension ChipsCommand {
         func run() async throws {
             let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
             guard case .chit(let signed) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a chit") }
-            let chit = try await ChipsCommand.withWallet(options) { session, _ in try await session.deliver(signed) }
+            let chit = try await ChipsCommand.withSession(options) { session in try await session.deliver(signed) }
             ChipsCommand.printChit(chit, json: options.json)
         }
     }
@@ -256,7 +303,7 @@ extension ChipsCommand {
         func run() async throws {
             let units = try ChipsCommand.units(amount)
             let (partner, memo, ref) = (partner, memo, ref)
-            let chit = try await ChipsCommand.withWallet(options) { session, _ in
+            let chit = try await ChipsCommand.withSession(options) { session in
                 let tally = try await ChipsCommand.tally(partner, in: session)
                 return try await session.request(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string))
             }
@@ -267,15 +314,25 @@ extension ChipsCommand {
     struct Answer: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Answer a partner's request to pay: --pay signs it, --refuse voids it.")
         @OptionGroup var options: ProfileOptions
-        @Argument(help: "The chit's id (from purse chips chits).") var chit: String
+        @Argument(help: "The request's chit id (from purse chips history); none: the one request waiting for you.") var chit: String?
         @Flag(help: "Pay it.") var pay = false
         @Flag(help: "Refuse it.") var refuse = false
 
         func run() async throws {
             guard pay != refuse else { throw ValidationError("give --pay or --refuse") }
-            let (uuid, paying) = (chit.lowercased(), pay)
+            let (uuid, paying) = (chit?.lowercased(), pay)
             let answered = try await ChipsCommand.withWallet(options) { session, key in
-                guard let found = try await session.chits().first(where: { $0.uuid == uuid }) else { throw CLIError("no chit \(uuid)") }
+                let found: ChipsChit
+                if let uuid {
+                    guard let chit = try await session.chits().first(where: { $0.uuid == uuid }) else { throw CLIError("no chit \(uuid)") }
+                    found = chit
+                } else {
+                    let waiting = try await session.chits().filter(\.needsAction)
+                    guard waiting.count == 1 else {
+                        throw CLIError(waiting.isEmpty ? "no request is waiting for you" : "\(waiting.count) requests are waiting: name one by its id (purse chips history)")
+                    }
+                    found = waiting[0]
+                }
                 return paying ? try await session.acceptRequest(found, signingKey: key) : try await session.refuseRequest(found)
             }
             ChipsCommand.printChit(answered, json: options.json)
@@ -290,7 +347,7 @@ extension ChipsCommand {
 
         func run() async throws {
             let (count, seconds, json) = (count, seconds, options.json)
-            let seen = try await ChipsCommand.withWallet(options) { session, _ -> Int in
+            let seen = try await ChipsCommand.withSession(options) { session -> Int in
                 let notices = await session.connection.notifications()
                 print(json ? #"{"state":"connected"}"# : "connected; waiting for notices")
                 fflush(nil)
@@ -325,7 +382,7 @@ extension ChipsCommand {
 
         func run() async throws {
             let id = id
-            let (chits, report) = try await ChipsCommand.withWallet(options) { session, _ in
+            let (chits, report) = try await ChipsCommand.withSession(options) { session in
                 let chits = try await session.chits(tally: id)
                 let tally = try await session.tally(id)
                 return (chits, tally.digest == nil ? nil : try await session.verifyChain(id))
@@ -344,7 +401,7 @@ extension ChipsCommand {
 
         func run() async throws {
             let wantsVisual = visual != nil
-            let (sheet, svg) = try await ChipsCommand.withWallet(options) { session, _ in
+            let (sheet, svg) = try await ChipsCommand.withSession(options) { session in
                 // The provider draws the chart (/chips/balance.svg) from the same balances.
                 (try await session.balanceSheet(), wantsVisual ? try await session.balanceSheetSVG() : nil)
             }
@@ -372,7 +429,7 @@ extension ChipsCommand {
 
         func run() async throws {
             let partner = partner
-            let chits = try await ChipsCommand.withWallet(options) { session, _ -> [ChipsChit] in
+            let chits = try await ChipsCommand.withSession(options) { session -> [ChipsChit] in
                 var chits = try await session.chits()
                 if let partner {
                     let tally = try await ChipsCommand.tally(partner, in: session, open: false)

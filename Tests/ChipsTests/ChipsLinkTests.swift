@@ -125,7 +125,8 @@ struct ChipsLinkTests {
     func passphraseProtectedKey() async throws {
         let keychain = ChipsKeychain(store: InMemorySecureStore())
         let gate = SoftwareBiometricGate(available: false) { _ in .unavailable }
-        let key = try await keychain.signingKeyMakingIfNeeded(unlockingWith: gate, reason: "sign")
+        let key = SigningKey()
+        try await keychain.save(key)
         try await keychain.protectSigningKey(passphrase: "river stone 42")
         #expect(try await keychain.signingKeyNeedsPassphrase())
         await #expect(throws: ChipsError.self) { _ = try await keychain.signingKey(unlockingWith: gate, reason: "sign") }
