@@ -25,7 +25,9 @@ struct ChipsPushes: Sendable {
 
     /// Queues pushes of `notice` to its user's devices.
     func enqueue(_ notice: ChipsNotifier.Notice, in db: any DatabaseSession) async throws {
-        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), let (title, body) = Self.text(of: notice.data) else { return }
+        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), Self.messageCode(of: notice.data) != nil else { return }
+        let messages = try await Self.messages(for: notice.username, in: db)
+        guard let (title, body) = Self.text(of: notice.data, messages: messages) else { return }
         let devices = try await db.raw("SELECT device_token FROM chips_devices WHERE username = \(bind: notice.username) AND active = TRUE")
             .all().map { try $0.decode(column: "device_token", as: String.self) }
         guard !devices.isEmpty else { return }
@@ -42,29 +44,43 @@ struct ChipsPushes: Sendable {
         }
     }
 
-    /// What the push says: a tally offer, a request to pay, a payment received, a tally opened or
-    /// closed. Nil for notices the user needs no push for.
-    static func text(of data: JSONValue) -> (title: String, body: String)? {
+    /// The app's texts (`mychips.chark` messages) in the user's language, English where it
+    /// has none: `code → (title, help)`.
+    static func messages(for username: String, in db: any DatabaseSession) async throws -> [String: (title: String, help: String)] {
+        let language = try await db.raw("SELECT language FROM chips_users WHERE username = \(bind: username)").first()?
+            .decode(column: "language", as: String.self) ?? "eng"
+        var messages: [String: (title: String, help: String)] = [:]
+        for code in language == "eng" ? ["eng"] : ["eng", language] {
+            guard let row = try await db.raw("SELECT messages FROM chips_lang WHERE obj = 'mychips.chark' AND language = \(bind: code)").first(),
+                  let list = try? StrictJSON.parse(try row.decode(column: "messages", as: String.self).utf8).arrayValue else { continue }
+            for item in list {
+                guard let code = item["code"]?.stringValue, let title = item["title"]?.stringValue else { continue }
+                messages[code] = (title, item["help"]?.stringValue ?? title)
+            }
+        }
+        return messages
+    }
+
+    /// Which of the app's push messages a notice is: a tally offer, a request to pay, a payment
+    /// received, a tally opened or closed. Nil for notices the user needs no push for.
+    static func messageCode(of data: JSONValue) -> String? {
         let state = data["state"]?.stringValue ?? ""
         switch data["target"]?.stringValue {
         case "tally":
-            let partner = partnerName(data["object"], holder: data["tally_type"]?.stringValue)
             switch state {
-            case "P.offer": return ("Tally offer", "\(partner) offers you a tally")
-            case "P.draft": return ("Tally invitation accepted", "\(partner) joined your tally: sign it to offer it")
-            case "open": return ("Tally open", "Your tally with \(partner) is open")
-            case "void": return ("Tally withdrawn", "The tally with \(partner) was withdrawn or rejected")
-            case "C.open", "close": return ("Tally closing", "Your tally with \(partner) is closing")
+            case "P.offer": return "pshoffer"
+            case "P.draft": return "pshjoined"
+            case "open": return "pshopen"
+            case "void": return "pshvoid"
+            case "C.open", "close": return "pshclose"
             default: return nil
             }
         case "chit":
-            let units = data["object"]?["units"]?.int64Value.map { DecimalAmount.format($0, decimals: 3) + " CHIP" } ?? ""
-            let memo = data["object"]?["memo"]?.stringValue.map { ": " + String($0.prefix(120)) } ?? ""
             switch state {
-            case "L.pend": return ("Payment requested", "You are asked to pay \(units)\(memo)")
-            case "A.good": return ("Payment received", "You received \(units)\(memo)")
-            case "A.void", "L.void": return ("Request refused", "A request for \(units) was refused or withdrawn")
-            case "L.good": return ("Request paid", "Your partner's request for \(units) is paid")
+            case "L.pend": return "pshreq"
+            case "A.good": return "pshpaid"
+            case "A.void", "L.void": return "pshrefused"
+            case "L.good": return "pshreqpaid"
             default: return nil
             }
         default:
@@ -72,14 +88,25 @@ struct ChipsPushes: Sendable {
         }
     }
 
+    /// What the push says, from the app's messages in the user's language.
+    static func text(of data: JSONValue, messages: [String: (title: String, help: String)]) -> (title: String, body: String)? {
+        guard let code = messageCode(of: data), let message = messages[code] else { return nil }
+        let partner = partnerName(data["object"], holder: data["tally_type"]?.stringValue) ?? messages["partner"]?.title ?? "Your partner"
+        let units = data["object"]?["units"]?.int64Value.map { DecimalAmount.format($0, decimals: 3) + " CHIP" } ?? ""
+        let memo = data["object"]?["memo"]?.stringValue.map { ": " + String($0.prefix(120)) } ?? ""
+        let body = message.help.replacingOccurrences(of: "{partner}", with: partner).replacingOccurrences(of: "{units}", with: units)
+            .replacingOccurrences(of: "{memo}", with: memo)
+        return (message.title, body)
+    }
+
     /// The partner's name from a tally notice's record: the certificate of the end the
     /// notified holder does not hold.
-    static func partnerName(_ object: JSONValue?, holder: String?) -> String {
+    static func partnerName(_ object: JSONValue?, holder: String?) -> String? {
         let side = holder == "stock" ? "foil" : "stock"
-        guard let name = object?[side]?["cert"]?["name"] else { return "Your partner" }
+        guard let name = object?[side]?["cert"]?["name"] else { return nil }
         if let text = name.stringValue { return text }
         let parts = [name["first"]?.stringValue, name["surname"]?.stringValue].compactMap { $0 }
-        return parts.isEmpty ? "Your partner" : parts.joined(separator: " ")
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
     /// The push job: sends one queued push, or skips it while the user's app is connected.

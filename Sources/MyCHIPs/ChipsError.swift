@@ -15,12 +15,15 @@ public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
     /// (`!wm.lang:badWhere`) or the bare SQLSTATE.
     public let code: String?
     public let detail: String?
+    /// Values for the placeholders of the language data's text for ``code`` (`units` …).
+    public let values: [String: String]
 
-    init(_ kind: Kind, _ message: String, code: String? = nil, detail: String? = nil) {
+    init(_ kind: Kind, _ message: String, code: String? = nil, detail: String? = nil, values: [String: String] = [:]) {
         self.kind = kind
         self.message = message
         self.code = code
         self.detail = detail
+        self.values = values
     }
 
     public static func invalidTicket(_ reason: String) -> ChipsError { ChipsError(.invalidTicket, reason) }

@@ -78,7 +78,7 @@ public final class HomeViewModel {
             sheet = try await session.balanceSheet()
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -155,7 +155,7 @@ public final class TallyEditViewModel {
             }
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -225,7 +225,7 @@ public final class TallyEditViewModel {
             }
             await load()
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -242,7 +242,7 @@ public final class TallyEditViewModel {
             }
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 }
@@ -269,7 +269,7 @@ public final class ChitsViewModel {
             chain = try await session.verifyChain(seq)
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -313,19 +313,20 @@ public final class PayViewModel {
     public var check: Result<Int64, ChipsError> {
         do {
             let units = try ChipsUnits.parse(amount)
-            guard units > 0 else { return .failure(.invalidLink("enter an amount above zero")) }
+            guard units > 0 else { return .failure(ChipsError(.invalidLink, "enter an amount above zero", code: "amount")) }
             guard units <= available else {
-                return .failure(.invalidLink("that is more than your partner's credit allows: at most \(ChipsUnits.format(max(0, available))) CHIP"))
+                let most = "\(ChipsUnits.format(max(0, available))) CHIP"
+                return .failure(ChipsError(.invalidLink, "that is more than your partner's credit allows: at most \(most)", code: "overlimit", values: ["units": most]))
             }
             return .success(units)
         } catch {
-            return .failure(error)
+            return .failure(ChipsError(.invalidLink, error.message, code: "amount"))
         }
     }
 
     public func send() async {
         switch check {
-        case .failure(let failure): error = failure.message
+        case .failure(let failure): error = await session.describe(failure)
         case .success(let units):
             let form = [String(tally.seq), String(units), memo, reference ?? ""]
             do {
@@ -341,7 +342,7 @@ public final class PayViewModel {
                 attempt = nil
                 error = nil
             } catch {
-                self.error = "\(error)"
+                self.error = await session.describe(error)
             }
         }
     }
@@ -368,7 +369,7 @@ public final class RequestViewModel {
             sent = try await session.request(seq, units: units, memo: memo.isEmpty ? nil : memo, reference: reference.isEmpty ? nil : .string(reference))
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -409,7 +410,7 @@ public final class HistoryViewModel {
             chits = try await session.chits().filter { $0.core.type == .tran }
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -523,7 +524,7 @@ public final class AccountViewModel {
             exported = try SigningKeyBackup.seal(key, passphrase: passphrase)
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 
@@ -535,7 +536,7 @@ public final class AccountViewModel {
             try await session.publish(signingKey: key)
             error = nil
         } catch {
-            self.error = "\(error)"
+            self.error = await session.describe(error)
         }
     }
 }
