@@ -79,11 +79,9 @@ public struct BalanceSheetChart: Sendable {
 
     /// The chart as SVG. `rate` adds the local-currency value under the net total; `link` makes
     /// each bubble a link to the address it gives for its tally.
-    public func svg(rate: ChipsExchangeRate? = nil, title: String = "Balance sheet", link: ((BalanceSheet.Entry) -> String)? = nil) -> String {
-        func escaped(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+    public func svg(rate: ChipsExchangeRate? = nil, title: String = "Balance sheet", assetsLabel: String = "Assets", liabilitiesLabel: String = "Liabilities",
+                    link: ((BalanceSheet.Entry) -> String)? = nil) -> String {
+        func escaped(_ text: String) -> String { HTML.escape(text) }
         func number(_ value: Double) -> String { String(format: "%.1f", value) }
         var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(number(width)) \(number(height))\" width=\"\(number(width))\" height=\"\(number(height))\" role=\"img\" aria-label=\"\(escaped(title))\">"
         out += "<title>\(escaped(title))</title>"
@@ -108,6 +106,11 @@ public struct BalanceSheetChart: Sendable {
             let local = DecimalAmount.format(rate.convert(net), decimals: rate.currencyDecimals, minimumDecimals: rate.currencyDecimals)
             out += "<text x=\"\(number(width / 2))\" y=\"\(number(height / 2 + 12))\" font-size=\"11\" fill=\"#555\">≈ \(escaped(local)) \(escaped(rate.currency))</text>"
         }
+        out += "</g>"
+        // The totals the net comes from: assets on the right, liabilities on the left.
+        out += "<g class=\"totals\" font-size=\"12\">"
+        out += "<text x=\"\(number(width - 8))\" y=\"\(number(height - 10))\" style=\"text-anchor:end\" fill=\"#2f7d49\">\(escaped(assetsLabel)) \(escaped(ChipsUnits.format(sheet.totalAssets)))</text>"
+        out += "<text x=\"8\" y=\"\(number(height - 10))\" style=\"text-anchor:start\" fill=\"#a8372f\">\(escaped(liabilitiesLabel)) \(escaped(ChipsUnits.format(sheet.totalLiabilities)))</text>"
         out += "</g></svg>"
         return out
     }

@@ -9,8 +9,8 @@ import PurseFormats
 /// ```
 ///
 /// `sequence` is the notified user's tally (a number), `uuid` the chit for chit notices, and
-/// `action` (a boolean) says the user is asked to do something: sign a tally offer, or pay a
-/// request.
+/// `action` (a boolean) says the user is asked to do something: sign a tally offer, pay a
+/// request, or (`reason: "invoice"`, with `memo` and `units` when given) send an invoice.
 public struct ChipsPushRoute: Equatable, Sendable {
     public enum Target: String, Sendable { case tally, chit }
 
@@ -19,13 +19,21 @@ public struct ChipsPushRoute: Equatable, Sendable {
     public var state: String
     public var uuid: String?
     public var action: Bool
+    /// Why a tally notice came when it is not a change of state: `invoice` (the partner asks
+    /// the user for an invoice, with ``memo`` and ``units``).
+    public var reason: String?
+    public var memo: String?
+    public var units: Int64?
 
-    public init(target: Target, sequence: Int64, state: String, uuid: String? = nil, action: Bool) {
+    public init(target: Target, sequence: Int64, state: String, uuid: String? = nil, action: Bool, reason: String? = nil, memo: String? = nil, units: Int64? = nil) {
         self.target = target
         self.sequence = sequence
         self.state = state
         self.uuid = uuid
         self.action = action
+        self.reason = reason
+        self.memo = memo
+        self.units = units
     }
 
     /// Reads a provider notice (`{target, sequence, state, action, object, …}`) or a push's
@@ -41,6 +49,11 @@ public struct ChipsPushRoute: Equatable, Sendable {
         case .tally:
             uuid = nil
             action = Self.flag(data["action"]) ?? false
+            if data["reason"]?.stringValue == "invoice" {
+                reason = "invoice"
+                memo = data["memo"]?.stringValue
+                units = data["units"]?.int64Value
+            }
         case .chit:
             uuid = data["uuid"]?.stringValue ?? data["object"]?["uuid"]?.stringValue
             // A chit notice carries no `action`: a pending request (`L.pend`) is the one to answer.
@@ -58,6 +71,9 @@ public struct ChipsPushRoute: Equatable, Sendable {
         var members: [String: JSONValue] = ["target": .string(target.rawValue), "sequence": .int(sequence),
                                             "state": .string(state), "action": .bool(action)]
         if let uuid { members["uuid"] = .string(uuid) }
+        if let reason { members["reason"] = .string(reason) }
+        if let memo { members["memo"] = .string(memo) }
+        if let units { members["units"] = .int(units) }
         return members
     }
 }

@@ -67,6 +67,7 @@ struct ChipsPushes: Sendable {
         let state = data["state"]?.stringValue ?? ""
         switch data["target"]?.stringValue {
         case "tally":
+            if data["reason"]?.stringValue == "invoice" { return "pshinvoice" }
             switch state {
             case "P.offer": return "pshoffer"
             case "P.draft": return "pshjoined"
@@ -93,7 +94,7 @@ struct ChipsPushes: Sendable {
         guard let code = messageCode(of: data), let message = messages[code] else { return nil }
         let partner = partnerName(data["object"], holder: data["tally_type"]?.stringValue) ?? messages["partner"]?.title ?? "Your partner"
         let units = data["object"]?["units"]?.int64Value.map { DecimalAmount.format($0, decimals: 3) + " CHIP" } ?? ""
-        let memo = data["object"]?["memo"]?.stringValue.map { ": " + String($0.prefix(120)) } ?? ""
+        let memo = (data["object"]?["memo"] ?? data["memo"])?.stringValue.map { ": " + String($0.prefix(120)) } ?? ""
         let body = message.help.replacingOccurrences(of: "{partner}", with: partner).replacingOccurrences(of: "{units}", with: units)
             .replacingOccurrences(of: "{memo}", with: memo)
         return (message.title, body)

@@ -75,6 +75,15 @@ struct ChipsReports: Sendable {
             }
             return Response(status: .ok, headers: [.contentType: "application/pdf", .contentDisposition: "inline; filename=TallyAgreement.pdf", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(bytes: pdf)))
+        case ("agree", "agree.html"):
+            guard let seq = report.key["tally_seq"]?.int64Value,
+                  let page = try await agreementPage(of: report.username, seq: seq, language: report.language, database: environment.database) else {
+                return ChipsModule.refusal(.notFound, "The tally is no longer there")
+            }
+            var response = Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                                    body: .init(byteBuffer: ByteBuffer(string: page)))
+            response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'"
+            return response
         case ("graph", "graph.html"):
             let page = try await balanceSheetPage(of: report.username, language: report.language, database: environment.database)
             var response = Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
@@ -109,6 +118,39 @@ struct ChipsReports: Sendable {
 
     /// The tally agreement of the user's tally `seq`, as a PDF; nil when there is no such tally.
     static func agreement(of username: String, seq: Int64, language: String, database: Database) async throws -> [UInt8]? {
+        guard let (title, blocks) = try await agreementBlocks(of: username, seq: seq, language: language, database: database) else { return nil }
+        var document = PDFText(title: title)
+        for (text, style) in blocks { document.add(text, style: style) }
+        return [UInt8](document.data())
+    }
+
+    /// The same agreement as a web page, for the app's printable view and the browser.
+    static func agreementPage(of username: String, seq: Int64, language: String, database: Database) async throws -> String? {
+        guard let (title, blocks) = try await agreementBlocks(of: username, seq: seq, language: language, database: database) else { return nil }
+        var body = ""
+        for (text, style) in blocks {
+            let escaped = HTML.escape(text).replacingOccurrences(of: "\n", with: "<br>")
+            switch style {
+            case .title: body += "<h1>\(escaped)</h1>"
+            case .heading: body += "<h2>\(escaped)</h2>"
+            case .body: body += "<p>\(escaped)</p>"
+            case .small: body += "<p class=\"small\">\(escaped)</p>"
+            case .monospace: body += "<p class=\"mono\">\(escaped)</p>"
+            }
+        }
+        return """
+            <!doctype html><html lang="\(language == "spa" ? "es" : "en")"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(HTML.escape(title))</title><style>
+            body{font-family:-apple-system,system-ui,sans-serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.45;color:#1b1b1b}
+            h1{font-size:1.6em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
+            .small{font-size:.85em;color:#555}.mono{font-family:ui-monospace,monospace;font-size:.8em;word-break:break-all}
+            @media print{body{margin:0}}
+            </style></head><body>\(body)</body></html>
+            """
+    }
+
+    /// The agreement's text as blocks of a style, for either form.
+    static func agreementBlocks(of username: String, seq: Int64, language: String, database: Database) async throws -> (String, [(String, PDFText.Style)])? {
         let found: (TallyRecord, ContractCatalog.Contract?)? = try await database.read { db in
             guard let user = try await ChipsUserRecord.load(username, in: db),
                   let tally = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db) else { return nil }
@@ -117,9 +159,9 @@ struct ChipsReports: Sendable {
         }
         guard let (tally, contract) = found else { return nil }
         let texts = Texts.of(language)
-        var document = PDFText(title: contract?.title ?? texts.agreement)
-        document.add(contract?.title ?? texts.agreement, style: .title)
-        document.add("\(texts.tally) \(tally.uuid) — \(texts.date) \(JavaScriptDate.string(epochMillis: tally.date))", style: .small)
+        var blocks: [(String, PDFText.Style)] = []
+        blocks.append((contract?.title ?? texts.agreement, .title))
+        blocks.append(("\(texts.tally) \(tally.uuid) — \(texts.date) \(JavaScriptDate.string(epochMillis: tally.date))", .small))
 
         let holder = (cert: tally.holdCert, terms: tally.holdTerms)
         let partner = (cert: tally.partCert ?? .null, terms: tally.partTerms)
@@ -129,38 +171,38 @@ struct ChipsReports: Sendable {
             guard let cuid = cert["chad"]?["cuid"]?.stringValue, let agent = cert["chad"]?["agent"]?.stringValue else { return "—" }
             return "\(cuid):\(agent)"
         }
-        document.add(texts.parties, style: .heading)
-        document.add("\(texts.stock): \(name(stock.cert)) — \(texts.address) \(address(stock.cert))")
-        document.add("\(texts.foil): \(name(foil.cert)) — \(texts.address) \(address(foil.cert))")
-        document.add(texts.terms, style: .heading)
+        blocks.append((texts.parties, .heading))
+        blocks.append(("\(texts.stock): \(name(stock.cert)) — \(texts.address) \(address(stock.cert))", .body))
+        blocks.append(("\(texts.foil): \(name(foil.cert)) — \(texts.address) \(address(foil.cert))", .body))
+        blocks.append((texts.terms, .heading))
         for (side, other) in [(stock, foil), (foil, stock)] {
             let limit = side.terms["limit"].map { $0.stringValue ?? JavaScriptJSON.stringify($0) } ?? "0"
             let call = side.terms["call"]?.int64Value.map { ", \(texts.call) \($0) \(texts.days)" } ?? ""
-            document.add("\(name(side.cert)) \(texts.grants) \(name(other.cert)) \(texts.limit) \(limit) CHIP\(call)")
+            blocks.append(("\(name(side.cert)) \(texts.grants) \(name(other.cert)) \(texts.limit) \(limit) CHIP\(call)", .body))
         }
         if let comment = tally.comment, !comment.isEmpty {
-            document.add(texts.memo, style: .heading)
-            document.add(comment)
+            blocks.append((texts.memo, .heading))
+            blocks.append((comment, .body))
         }
         if let contract {
-            document.add("\(texts.contract): \(contract.title)", style: .heading)
-            document.add(contract.text)
+            blocks.append(("\(texts.contract): \(contract.title)", .heading))
+            blocks.append((contract.text, .body))
             func sections(_ value: JSONValue, depth: Int) {
                 for section in value.arrayValue ?? [] {
-                    if let title = section["title"]?.stringValue { document.add(title, style: depth == 0 ? .heading : .body) }
-                    if let text = section["text"]?.stringValue { document.add(text) }
+                    if let title = section["title"]?.stringValue { blocks.append((title, depth == 0 ? .heading : .body)) }
+                    if let text = section["text"]?.stringValue { blocks.append((text, .body)) }
                     if depth < 4, let inner = section["sections"] { sections(inner, depth: depth + 1) }
                 }
             }
             sections(contract.sections, depth: 0)
-            document.add("rid \(contract.rid)", style: .small)
+            blocks.append(("rid \(contract.rid)", .small))
         }
-        document.add(texts.signatures, style: .heading)
-        document.add("\(texts.digest): \(tally.digest ?? texts.unsigned)", style: .monospace)
+        blocks.append((texts.signatures, .heading))
+        blocks.append(("\(texts.digest): \(tally.digest ?? texts.unsigned)", .monospace))
         let (stockSig, foilSig) = tally.type == .stock ? (tally.holdSig, tally.partSig) : (tally.partSig, tally.holdSig)
-        document.add("\(name(stock.cert)): \(stockSig ?? texts.unsigned)", style: .monospace)
-        document.add("\(name(foil.cert)): \(foilSig ?? texts.unsigned)", style: .monospace)
-        return [UInt8](document.data())
+        blocks.append(("\(name(stock.cert)): \(stockSig ?? texts.unsigned)", .monospace))
+        blocks.append(("\(name(foil.cert)): \(foilSig ?? texts.unsigned)", .monospace))
+        return (contract?.title ?? texts.agreement, blocks)
     }
 
     // MARK: - The visual balance sheet

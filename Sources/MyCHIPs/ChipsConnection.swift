@@ -196,6 +196,19 @@ public actor ChipsConnection {
         }
     }
 
+    /// A `GET` of a link the provider gave (a report's), with this app's user agent: over
+    /// HTTPS, or plain HTTP to the provider's own host (a development provider).
+    public func fetch(_ url: URL) async throws -> TransportResponse {
+        guard let account = try await keychain.account(), url.scheme == "https" || (url.scheme == "http" && url.host == account.host) else {
+            throw ChipsError.invalidResponse("the link is not a secure one or at your provider")
+        }
+        do {
+            return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))
+        } catch {
+            throw ChipsError.offline
+        }
+    }
+
     /// Where the provider's HTTP resources are: the account's `httpPort` when set; else, as
     /// Wyseman's client looks, the port just below the websocket's — then the websocket's own,
     /// for a provider serving both on one port (behind a proxy).

@@ -119,6 +119,41 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
 }
 
 /// A chit as the holder sees it: a row of `mychips.chits_v_me`.
+/// What a tally ticket offers, seen before joining.
+public struct TallyPreview: Sendable, Equatable {
+    /// The inviter's name as their certificate gives it.
+    public var inviter: String
+    public var inviterAddress: ChipsAddress?
+    /// The joining user's end (`stock` or `foil`).
+    public var side: TallySide?
+    public var comment: String?
+    /// The credit the joining user would grant, and the credit the inviter grants them (CHIPs).
+    public var lend: Int64?
+    public var borrow: Int64?
+    /// Days of notice to call a balance due, each way.
+    public var call: Int64?
+    public var contract: JSONValue
+    public var expires: Date?
+
+    init?(_ value: JSONValue) {
+        guard case .object = value else { return nil }
+        let name = value["inviter"]
+        if let text = name?.stringValue {
+            inviter = text
+        } else {
+            inviter = [name?["first"]?.stringValue, name?["surname"]?.stringValue].compactMap { $0 }.joined(separator: " ")
+        }
+        inviterAddress = ChipsAddress(chad: value["inviter_chad"])
+        side = value["tally_type"]?.stringValue.flatMap(TallySide.init(rawValue:))
+        comment = value["comment"]?.stringValue
+        lend = value["hold_terms"]?["limit"]?.int64Value
+        borrow = value["part_terms"]?["limit"]?.int64Value
+        call = value["part_terms"]?["call"]?.int64Value ?? value["hold_terms"]?["call"]?.int64Value
+        contract = value["contract"] ?? .null
+        expires = value["expires"]?.stringValue.flatMap(JavaScriptDate.parse)
+    }
+}
+
 public struct ChipsChit: Sendable, Equatable, Identifiable {
     public var seq: Int64
     public var index: Int64
@@ -284,6 +319,46 @@ extension ChipsSession {
         if let expires = invite.expires { ticket["expires"] = .string(JavaScriptDate.string(expires)) }
         let rows = try await select("mychips.ticket_process", params: [.object(ticket)])
         guard rows.first?["ticket_process"] == .bool(true) else { throw ChipsError.invalidResponse("the provider did not take the ticket") }
+    }
+
+    /// What a tally ticket offers, before joining: the inviter, the terms from the joining
+    /// user's side (`hold_terms` what they would grant), the comment and contract. Nil when the
+    /// provider offers no preview (a MyCHIPs provider shows the terms with its offer instead).
+    public func preview(_ invite: TallyInvite) async throws -> TallyPreview? {
+        do {
+            let answer = try await action(Self.talliesView, "preview", options: ["token": .string(invite.token)])
+            return TallyPreview(answer)
+        } catch let error as ChipsError where error.kind == .server && error.code?.hasPrefix("!mychips.tokens") != true {
+            return nil
+        }
+    }
+
+    /// The link to tally `seq`'s agreement — the partners, terms, contract and signatures — as
+    /// the provider renders it: `page` a web page, else a PDF. The link works for a few minutes.
+    public func agreementLink(_ seq: Int64, page: Bool = true) async throws -> URL {
+        let answer = try await action(Self.talliesView, "agree", keys: [.object(["tally_seq": .int(seq)])], options: ["format": [page ? "page" : "url"]])
+        guard let text = (answer.arrayValue?.first ?? answer).stringValue, let url = URL(string: text), url.scheme == "https" || url.scheme == "http" else {
+            throw ChipsError.invalidResponse("the provider's agreement has no link")
+        }
+        return url
+    }
+
+    /// Tally `seq`'s agreement as a printable web page, fetched from the provider.
+    public func agreementPage(_ seq: Int64) async throws -> String {
+        let response = try await connection.fetch(try await agreementLink(seq))
+        guard response.status == 200, let page = String(data: response.body, encoding: .utf8) else {
+            throw ChipsError.invalidResponse("the provider did not give the agreement (HTTP \(response.status))")
+        }
+        return page
+    }
+
+    /// Asks the partner of an open tally for an invoice: they are notified (and pushed) with the
+    /// memo and amount hinted, and answer with a request to pay.
+    public func requestInvoice(_ seq: Int64, memo: String? = nil, units: Int64? = nil) async throws {
+        var options: [String: JSONValue] = [:]
+        if let memo { options["memo"] = .string(memo) }
+        if let units { options["units"] = .int(units) }
+        _ = try await action(Self.talliesView, "invoice", keys: [.object(["tally_seq": .int(seq)])], options: options)
     }
 
     /// Offers a tally to the partner (or counters the partner's offer): applies `changes`

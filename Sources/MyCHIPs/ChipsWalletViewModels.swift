@@ -14,6 +14,8 @@ public enum ChipsRoute: Equatable, Sendable {
     case tally(seq: Int64)
     case chits(seq: Int64)
     case answerRequest(seq: Int64, chit: String)
+    /// The partner asks for an invoice: the Request page for that tally, filled in.
+    case invoiceRequested(seq: Int64, memo: String?, units: Int64?)
     case invalid(String)
 }
 
@@ -39,7 +41,9 @@ public enum ChipsRouter {
     public static func route(_ notification: ChipsNotification) -> ChipsRoute? {
         guard let route = ChipsPushRoute(notification.data) else { return nil }
         switch route.target {
-        case .tally: return .tally(seq: route.sequence)
+        case .tally:
+            if route.reason == "invoice" { return .invoiceRequested(seq: route.sequence, memo: route.memo, units: route.units) }
+            return .tally(seq: route.sequence)
         case .chit:
             if route.action, let uuid = route.uuid { return .answerRequest(seq: route.sequence, chit: uuid) }
             return .chits(seq: route.sequence)
@@ -82,9 +86,13 @@ public final class HomeViewModel {
         }
     }
 
-    /// Open tallies in the chosen order.
+    /// Closed tallies are listed too when set ("show closed"); by default only those with a
+    /// balance left.
+    public var showClosed = false
+
+    /// Open tallies (and closed ones, when shown) in the chosen order.
     public var rows: [ChipsTally] {
-        let open = tallies.filter { $0.status == "open" || $0.status == "close" && $0.net != 0 }
+        let open = tallies.filter { $0.status == "open" || $0.status == "close" && ($0.net != 0 || showClosed) }
         switch sort {
         case .name: return open.sorted { ($0.partnerName ?? "") < ($1.partnerName ?? "") }
         case .balance: return open.sorted { $0.net > $1.net }
@@ -94,6 +102,17 @@ public final class HomeViewModel {
 
     /// Drafts and offers that wait for the user.
     public var waiting: [ChipsTally] { tallies.filter(\.needsAction) }
+
+    /// The user's own drafts not yet offered (with or without a partner), to invite or offer.
+    public var drafts: [ChipsTally] { tallies.filter { ($0.state == "draft" || $0.state == "P.draft") && !$0.needsAction } }
+
+    /// The user's offers that wait for the partner.
+    public var offered: [ChipsTally] { tallies.filter { $0.state == "H.offer" } }
+
+    /// The totals the net comes from, as Home shows them above the list or the chart.
+    public var totals: (assets: String, liabilities: String, net: String) {
+        (amount(sheet.totalAssets), amount(sheet.totalLiabilities), amount(sheet.net))
+    }
 
     public var chart: BalanceSheetChart { BalanceSheetChart(sheet) }
 
@@ -129,6 +148,11 @@ public final class TallyEditViewModel {
     public var bound = ""
     public var reward = ""
     public var clutch = ""
+    /// Days of notice to call a balance due (both ends' `call`), while a draft or offer.
+    public var call = ""
+    /// The contract (its `rid`), chosen among ``contracts`` while a draft or offer.
+    public var contractID = ""
+    public private(set) var contracts: [JSONValue] = []
     let session: ChipsSession
     let signer: ChipsSigner
     public let seq: Int64
@@ -150,9 +174,12 @@ public final class TallyEditViewModel {
             bound = ChipsUnits.format(tally.bound)
             reward = String(tally.reward)
             clutch = String(tally.clutch)
+            call = tally.holdTerms["call"].map(Self.text) ?? ""
+            contractID = tally.contract["source"]?.stringValue ?? ""
             if case .string(let rid)? = tally.contract["source"] {
                 contract = try await session.select(ChipsSession.contractsView, where: .object(["rid": .string(rid)])).first
             }
+            if isEditable { contracts = try await session.select(ChipsSession.contractsView) }
             error = nil
         } catch {
             self.error = await session.describe(error)
@@ -195,7 +222,50 @@ public final class TallyEditViewModel {
             members["limit"] = .int(limit)
             changes[column] = .object(members)
         }
+        if call != (tally.holdTerms["call"].map(Self.text) ?? "") {
+            guard let days = Int64(call), (0...3650).contains(days) else { throw ChipsError.invalidLink("the call is a number of days, 0 to 3650") }
+            for (column, terms) in [("hold_terms", tally.holdTerms), ("part_terms", tally.partTerms)] {
+                var members = changes[column]?.objectValue ?? terms.objectValue ?? [:]
+                members["call"] = .int(days)
+                changes[column] = .object(members)
+            }
+        }
+        if !contractID.isEmpty, contractID != (tally.contract["source"]?.stringValue ?? "") {
+            guard contracts.contains(where: { $0["rid"]?.stringValue == contractID }) else { throw ChipsError.invalidLink("choose one of the provider's contracts") }
+            changes["contract"] = .object(["source": .string(contractID)])
+        }
         return changes
+    }
+
+    /// The draft's invitation as a QR code, once made (``Action/invite``), for the partner to scan.
+    public var inviteQR: QRCode? { invite.flatMap { try? QRCode.encode(text: $0.link, errorCorrection: .medium) } }
+
+    /// The invitation for the share sheet.
+    public var inviteShare: ChipsShare? { invite.map { ChipsShare(title: "MyCHIPs tally invitation", link: $0.link) } }
+
+    /// An open tally can be paid on and asked for payment from here.
+    public var canTrade: Bool { tally?.status == "open" }
+
+    /// The Pay page on this tally.
+    public func pay() -> PayViewModel? {
+        guard canTrade, let tally else { return nil }
+        return PayViewModel(session: session, tally: tally, signer: signer)
+    }
+
+    /// The Request page on this tally.
+    public func request() -> RequestViewModel? {
+        guard canTrade, let tally else { return nil }
+        return RequestViewModel(session: session, tally: tally)
+    }
+
+    /// The tally and its contract as a printable page (HTML), from the provider.
+    public func agreementPage() async -> String? {
+        do {
+            return try await session.agreementPage(seq)
+        } catch {
+            self.error = await session.describe(error)
+            return nil
+        }
     }
 
     /// The trading variables that changed, as a tally's fields or a settings chit's settings.
@@ -290,6 +360,8 @@ public final class PayViewModel {
     let session: ChipsSession
     let signer: ChipsSigner
     public var tally: ChipsTally
+    /// The local currency beside the amount, when the user set one.
+    public var rate: ChipsExchangeRate?
     /// The signed chit of an attempt not known to have arrived, and the form it was signed for:
     /// sending the same form again delivers the same chit, which the provider stores once — a
     /// payment whose answer was lost is not paid twice.
@@ -304,6 +376,13 @@ public final class PayViewModel {
             memo = invoice.memo ?? ""
             reference = invoice.reference
         }
+    }
+
+    /// The amount typed so far in the local currency ("≈ 29.38 USD"), when a rate is set and the
+    /// amount reads.
+    public var localAmount: String? {
+        guard let rate, let units = try? ChipsUnits.parse(amount) else { return nil }
+        return "≈ \(DecimalAmount.format(rate.convert(units), decimals: rate.currencyDecimals, minimumDecimals: rate.currencyDecimals)) \(rate.currency)"
     }
 
     /// What the user can pay before passing the partner's credit limit.
@@ -358,9 +437,23 @@ public final class RequestViewModel {
     public var reference = ""
     public private(set) var sent: ChipsChit?
     public private(set) var error: String?
+    /// The tally the request is for, when the page was opened from one (Tally Edit, Home, an
+    /// invoice asked for).
+    public private(set) var tally: ChipsTally?
     let session: ChipsSession
 
-    public init(session: ChipsSession) { self.session = session }
+    public init(session: ChipsSession, tally: ChipsTally? = nil, memo: String? = nil, units: Int64? = nil) {
+        self.session = session
+        self.tally = tally
+        self.memo = memo ?? ""
+        self.amount = units.map { ChipsUnits.format($0) } ?? ""
+    }
+
+    /// Asks the partner of the page's tally to pay.
+    public func send() async {
+        guard let tally else { return }
+        await send(on: tally.seq)
+    }
 
     /// Asks the partner on tally `seq` to pay.
     public func send(on seq: Int64) async {
@@ -461,9 +554,30 @@ public final class WalletSettingsViewModel {
     public var rate: ChipsExchangeRate? {
         didSet { preferences.set(rate.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }, forKey: Self.currencyKey) }
     }
+    /// Where the rate comes from automatically: an HTTPS URL answering
+    /// `{"currency": "USD", "per_chip": "2.35"}` (the currency's units per CHIP, as a decimal
+    /// string); nil: the rate set by hand.
+    public var rateURL: String? { didSet { preferences.set(rateURL, forKey: Self.rateURLKey) } }
+    static let rateURLKey = "mychips.rateURL"
     public private(set) var contracts: [JSONValue] = []
     let preferences: any Preferences
     let session: ChipsSession
+
+    /// Fetches the rate from ``rateURL`` and keeps it as ``rate``.
+    public func refreshRate() async throws {
+        guard let text = rateURL, let url = URL(string: text) else { return }
+        let response = try await session.connection.fetch(url)
+        guard response.status == 200, let body = try? StrictJSON.parse(Array(response.body)),
+              let currency = body["currency"]?.stringValue, currency.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil,
+              let perChip = body["per_chip"]?.stringValue else {
+            throw ChipsError.invalidResponse("the rate at \(text) is not {currency, per_chip}")
+        }
+        let decimals = Int(body["decimals"]?.int64Value ?? 2)
+        guard (0...4).contains(decimals), let minor = try? DecimalAmount.parse(perChip, decimals: decimals), minor > 0 else {
+            throw ChipsError.invalidResponse("the rate at \(text) is not a positive amount")
+        }
+        rate = ChipsExchangeRate(currency: currency, minorUnitsPerCHIP: minor, currencyDecimals: decimals)
+    }
 
     public init(session: ChipsSession, preferences: any Preferences) {
         self.session = session
@@ -472,6 +586,7 @@ public final class WalletSettingsViewModel {
         defaultCredit = preferences.string(forKey: Self.creditKey).flatMap { Int64($0) } ?? 0
         defaultContract = preferences.string(forKey: Self.contractKey)
         rate = preferences.string(forKey: Self.currencyKey).flatMap { try? JSONDecoder().decode(ChipsExchangeRate.self, from: Data($0.utf8)) }
+        rateURL = preferences.string(forKey: Self.rateURLKey)
     }
 
     /// Registers the device for pushes, or retires it, as `notifications` says.

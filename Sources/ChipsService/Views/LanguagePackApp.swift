@@ -121,6 +121,8 @@ extension LanguagePack {
         AppMessage(code: "pshvoid", eng: ("Tally withdrawn", "The tally with {partner} was withdrawn or rejected"),
                    spa: ("Cuenta retirada", "La cuenta con {partner} fue retirada o rechazada")),
         AppMessage(code: "pshclose", eng: ("Tally closing", "Your tally with {partner} is closing"), spa: ("Cuenta cerrándose", "Su cuenta con {partner} se está cerrando")),
+        AppMessage(code: "pshinvoice", eng: ("Invoice requested", "{partner} asks you for an invoice{memo}"),
+                   spa: ("Factura solicitada", "{partner} le pide una factura{memo}")),
         AppMessage(code: "pshreq", eng: ("Payment requested", "You are asked to pay {units}{memo}"), spa: ("Pago solicitado", "Se le pide pagar {units}{memo}")),
         AppMessage(code: "pshpaid", eng: ("Payment received", "You received {units}{memo}"), spa: ("Pago recibido", "Recibió {units}{memo}")),
         AppMessage(code: "pshrefused", eng: ("Request refused", "A request for {units} was refused or withdrawn"),

@@ -155,6 +155,23 @@ struct TalliesView: ChipsView {
     func perform(_ action: NamedAction, context: ViewContext) async throws -> JSONValue? {
         if action.name == "file" { return try await partnerFiles(action, context: context) }
         if action.name == "agree" { return try await agreement(action, context: context) }
+        if action.name == "preview" {
+            // What a tally ticket offers, before joining (`options: {token}`).
+            guard case .string(let token)? = action.options["token"], !token.isEmpty else {
+                throw WysemanError.constraint("a preview names the tally ticket's token", code: "!mychips.tokens:TNF", sqlState: "P0001")
+            }
+            return try await TallyStore(context: context).preview(token: token)
+        }
+        if action.name == "invoice" {
+            // Ask the partner of an open tally for an invoice (`keys: [{tally_seq}]`, `options: {memo, units}`).
+            guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
+                throw WysemanError.constraint("the invoice action names its tally: keys [{tally_seq}]", code: "!\(name):TMK")
+            }
+            let units = action.options["units"]?.int64Value
+            if let units, units <= 0 { throw WysemanError.constraint("an amount is above zero", code: "!mychips.chits:BVL") }
+            try await TallyStore(context: context).requestInvoice(seq: seq, memo: action.options["memo"]?.stringValue.map { String($0.prefix(500)) }, units: units)
+            return .object(["invoice": .bool(true)])
+        }
         guard action.name == "invite" else { return nil }
         guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
             throw WysemanError.constraint("the invitation names its draft: keys [{tally_seq}]", code: "!\(name):GTK")
@@ -191,11 +208,17 @@ struct TalliesView: ChipsView {
         guard let tally, tally.contract["source"]?.stringValue != nil else {
             throw WysemanError.constraint("the tally has no contract", code: "!\(name):CNF")
         }
-        let link = try await ChipsReports.register(view: name, name: "agree", key: ["tally_seq": .int(seq)], context: context) + "/agree.pdf"
+        let base = try await ChipsReports.register(view: name, name: "agree", key: ["tally_seq": .int(seq)], context: context)
+        let link = base + "/agree.pdf"
         let title = ChipsReports.Texts.of(context.user.language).agreement
         return action.content { format in
-            format == "url" ? .string(link)
-                : .string("<div>\(HTML.escape(title))</div><object data=\"\(HTML.escape(link))\" type=\"application/pdf\" style=\"width:100%; height:100%\"></object>")
+            switch format {
+            case "url": .string(link)
+            // The same agreement as a web page (`agree.html`), for an app's printable view.
+            case "page": .string(base + "/agree.html")
+            default:
+                .string("<div>\(HTML.escape(title))</div><object data=\"\(HTML.escape(link))\" type=\"application/pdf\" style=\"width:100%; height:100%\"></object>")
+            }
         }
     }
 

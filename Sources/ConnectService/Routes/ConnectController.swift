@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import PurseAPNs
 import HTTPTypes
 import Hummingbird

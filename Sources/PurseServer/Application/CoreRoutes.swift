@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import HTTPTypes
 import Hummingbird
 import PurseDatabase
@@ -113,21 +114,3 @@ public enum PurseVersion {
     public static let current = "0.1.0"
 }
 
-/// Escaping for server-rendered pages.
-public enum HTML {
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-}
