@@ -243,6 +243,11 @@ grep -q "purse chips key import --profile tablet" "$work/err"
 echo "a backup passphrase" | expect_in "stored" "$PURSE" chips key import --profile tablet "$signkey"
 expect_in "L.good" "$PURSE" chips pay --profile tablet Baker 0.1 --memo "from the tablet"
 if echo "no" | "$PURSE" chips key replace --profile tablet --new 2>/dev/null; then echo "the signing key was replaced unconfirmed"; exit 1; fi
+# The connection key moves to another profile sealed with a passphrase; that profile logs in as Alice.
+echo "a backup passphrase" | "$PURSE" chips key export --connection --profile tablet > "$work/connect.txt"
+connect_link=$(head -1 "$work/connect.txt")
+echo "a backup passphrase" | expect_in "stored: this profile logs in as alice" "$PURSE" chips key import --profile phone "$connect_link"
+expect_in "state: connected" "$PURSE" chips status --profile phone
 
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server

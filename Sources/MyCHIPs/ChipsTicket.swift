@@ -168,6 +168,8 @@ public enum ChipsLink: Sendable, Equatable {
     case pay(PaymentRequest)
     case signkey(SigningKeyBackup)
     case chit(SignedChit)
+    /// A connection key and its provider, sealed (``ConnectionKeyBackup``).
+    case connectKey(ConnectionKeyBackup)
 
     public var kind: String {
         switch self {
@@ -176,6 +178,7 @@ public enum ChipsLink: Sendable, Equatable {
         case .pay: "pay"
         case .signkey: "signkey"
         case .chit: "chit"
+        case .connectKey: "connect"
         }
     }
 
@@ -186,6 +189,7 @@ public enum ChipsLink: Sendable, Equatable {
         case .pay(let request): request.link
         case .signkey(let backup): backup.link
         case .chit(let chit): chit.link
+        case .connectKey(let backup): backup.link
         }
     }
 
@@ -194,6 +198,7 @@ public enum ChipsLink: Sendable, Equatable {
         if trimmed.hasPrefix("{") {
             guard let value = try? StrictJSON.parse(Array(trimmed.utf8)) else { throw .invalidLink("the code is not valid JSON") }
             if value["signkey"] != nil { return .signkey(try SigningKeyBackup(fields: value)) }
+            if value["connect"] != nil { return .connectKey(try ConnectionKeyBackup(fields: value)) }
             return .ticket(try ChipsTicket.fromJSON(value))
         }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
@@ -231,6 +236,8 @@ public enum ChipsLink: Sendable, Equatable {
                 units = value
             }
             return .pay(PaymentRequest(chad: chad, units: units, reference: query["ref"]?.stringValue, memo: query["memo"]?.stringValue))
+        case "connect":
+            return .connectKey(try ConnectionKeyBackup(fields: .object(query)))
         case "signkey":
             return .signkey(try SigningKeyBackup(fields: .object(query)))
         case "chit":

@@ -9,6 +9,8 @@ public enum ChipsRoute: Equatable, Sendable {
     case tallyInvite(TallyInvite)
     case pay(PaymentRequest)
     case importKey(SigningKeyBackup)
+    /// A connection key backup: to the Account page's import.
+    case importConnection(ConnectionKeyBackup)
     /// A signed chit handed over: to the outbox, delivered when connected.
     case chit(SignedChit)
     case tally(seq: Int64)
@@ -30,6 +32,7 @@ public enum ChipsRouter {
             case .pay(let request): return .pay(request)
             case .signkey(let backup): return .importKey(backup)
             case .chit(let chit): return .chit(chit)
+            case .connectKey(let backup): return .importConnection(backup)
             }
         } catch {
             return .invalid(error.description)
@@ -637,6 +640,29 @@ public final class AccountViewModel {
         do {
             let key = try await session.signingKey(in: keychain, unlockingWith: gate, reason: "Export your signing key")
             exported = try SigningKeyBackup.seal(key, passphrase: passphrase)
+            error = nil
+        } catch {
+            self.error = await session.describe(error)
+        }
+    }
+
+    /// The connection key and provider, sealed with `passphrase` behind the biometric gate, as
+    /// a link and QR for another device.
+    public private(set) var exportedConnection: ConnectionKeyBackup?
+
+    public func exportConnection(passphrase: String) async {
+        do {
+            exportedConnection = try await keychain.exportConnection(passphrase: passphrase, unlockingWith: gate, reason: "Export your connection key")
+            error = nil
+        } catch {
+            self.error = await session.describe(error)
+        }
+    }
+
+    /// Opens a connection key backup and stores it: this device logs in as the other one.
+    public func importConnection(_ backup: ConnectionKeyBackup, passphrase: String) async {
+        do {
+            account = try await keychain.importConnection(backup, passphrase: passphrase)
             error = nil
         } catch {
             self.error = await session.describe(error)

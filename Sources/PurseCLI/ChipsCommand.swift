@@ -23,6 +23,7 @@ struct ChipsCommand: AsyncParsableCommand {
         @Option(help: "Request timeout in seconds.") var timeout: Int = 15
         @Flag(help: "Print JSON.") var json = false
         @Option(help: "Talk to this HOST:PORT instead of the provider named in the ticket (one replica behind a load balancer).") var via: String?
+        @Option(help: "Trust this CA (a PEM file) for the provider's TLS too, beside the system's: a development provider's own CA.") var caFile: String?
 
         var directory: URL {
             get throws {
@@ -51,7 +52,19 @@ struct ChipsCommand: AsyncParsableCommand {
                 try await copy.importKey(jwk: key.privateJWK, account: account)
                 keychain = copy
             }
-            let connection = ChipsConnection(keychain: keychain, transport: NIOWebSocketTransport(), http: AsyncHTTPClientTransport(), options: options)
+            let transport: NIOWebSocketTransport
+            let http: any HTTPTransport
+            if let caFile {
+                do {
+                    transport = try NIOWebSocketTransport(trustRootsFile: caFile)
+                    http = TrustingTransport(tls: try PinnedTLSTransport(extraTrustRootFile: caFile) { _ in true })
+                } catch {
+                    throw ValidationError("--ca-file \(caFile) holds no PEM certificate: \(error)")
+                }
+            } else {
+                (transport, http) = (NIOWebSocketTransport(), AsyncHTTPClientTransport())
+            }
+            let connection = ChipsConnection(keychain: keychain, transport: transport, http: http, options: options)
             return ChipsSession(connection: connection, preferences: FilePreferences(file: directory.appendingPathComponent("preferences.json")))
         }
     }
@@ -245,6 +258,10 @@ struct ChipsCommand: AsyncParsableCommand {
                 case .chit(let chit):
                     fields["chit"] = chit.json
                     fields["units"] = chit.core.units.map(JSONValue.int) ?? .null
+                case .connectKey(let backup):
+                    fields["salt"] = .string(Hex.encode(backup.salt))
+                    fields["iv"] = .string(Hex.encode(backup.iv))
+                    fields["sealed_bytes"] = .int(Int64(backup.sealed.count))
                 }
                 if json {
                     print(JavaScriptJSON.stringify(.object(fields)))
@@ -267,12 +284,23 @@ struct ChipsCommand: AsyncParsableCommand {
         }
 
         struct Export: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Print the signing key as a signkey link and a QR code (made first if this install has none).",
-                                                            discussion: "The passphrase is read from the terminal, or from the first line of stdin.")
+            static let configuration = CommandConfiguration(
+                abstract: "Print the signing key (or, with --connection, the connection key and its provider) as a sealed link and a QR code.",
+                discussion: "The passphrase is read from the terminal, or from the first line of stdin. The signing key is made first if the user has none.")
             @OptionGroup var options: ProfileOptions
+            @Flag(help: "Export the connection key and provider instead: another device imports it and logs in as this one.") var connection = false
 
             func run() async throws {
                 let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+                if connection {
+                    let passphrase = try Key.passphrase("Passphrase for the backup: ")
+                    let backup = try await ChipsCommand.run {
+                        try await keychain.exportConnection(passphrase: passphrase, unlockingWith: Key.noBiometrics, reason: "export the connection key")
+                    }
+                    print(options.json ? backup.json : backup.link)
+                    if !options.json, let code = try? QRCode.encode(text: backup.link, errorCorrection: .low) { print(code.terminal()) }
+                    return
+                }
                 let key: SigningKey
                 if let held = try await keychain.signingKey(unlockingWith: Key.noBiometrics, reason: "export the signing key") {
                     key = held
@@ -292,14 +320,27 @@ struct ChipsCommand: AsyncParsableCommand {
         }
 
         struct Import: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Open a signkey link with its passphrase and store the key (--dry-run: only show it).")
+            static let configuration = CommandConfiguration(abstract: "Open a signkey or connection key link with its passphrase and store the key (--dry-run: only show it).")
             @OptionGroup var options: ProfileOptions
             @Argument(help: "The signkey link or its JSON.") var link: String
             @Flag(help: "Decrypt and show the key's type without storing it.") var dryRun = false
 
             func run() async throws {
                 let parsed = try await ChipsCommand.run { try ChipsLink.parse(link) }
-                guard case .signkey(let backup) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a signkey") }
+                if case .connectKey(let backup) = parsed {
+                    let passphrase = try Key.passphrase("Passphrase: ")
+                    let (_, account) = try await ChipsCommand.run { try backup.open(passphrase: passphrase) }
+                    print("connection key for \(account.user) at \(account.host):\(account.port)")
+                    guard !dryRun else {
+                        print("not stored (--dry-run)")
+                        return
+                    }
+                    let keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: try options.directory))
+                    _ = try await ChipsCommand.run { try await keychain.importConnection(backup, passphrase: passphrase) }
+                    print("stored: this profile logs in as \(account.user)")
+                    return
+                }
+                guard case .signkey(let backup) = parsed else { throw CLIError("this is a \(parsed.kind) link, not a signkey or connection key") }
                 let passphrase = try Key.passphrase("Passphrase: ")
                 let key = try await ChipsCommand.run { try backup.open(passphrase: passphrase) }
                 print("signing key: EC P-521 (ECDSA, SHA-384)")
@@ -339,5 +380,16 @@ struct ChipsCommand: AsyncParsableCommand {
                 print("replaced: your certificate publishes \(new ? "a new" : "this profile's") signing key")
             }
         }
+    }
+}
+
+/// HTTPS with an extra trust root (``PinnedTLSTransport`` accepting every chain it verifies);
+/// plain HTTP to a loopback development provider as usual.
+struct TrustingTransport: HTTPTransport {
+    let tls: PinnedTLSTransport
+    let plain = AsyncHTTPClientTransport()
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        request.url.scheme?.lowercased() == "https" ? try await tls.send(request) : try await plain.send(request)
     }
 }

@@ -10,21 +10,26 @@ import Synchronization
 import WSClient
 
 /// Websockets through swift-websocket's client (SwiftNIO): the transport of the client cores on
-/// Linux and in the CLI. TLS for `wss` uses the system's trust roots, or `trustRoots` when given.
+/// Linux and in the CLI. TLS for `wss` uses the system's trust roots, and the certificates of
+/// `trustRootsFile` (a PEM file: a development CA) too when given.
 public struct NIOWebSocketTransport: WebSocketTransport {
     let maxMessageBytes: Int
     let tlsConfiguration: TLSConfiguration?
     let logger: Logger
 
-    public init(maxMessageBytes: Int = 1 << 20, trustRootsFile: String? = nil, logger: Logger = Logger(label: "purse.websocket")) {
+    public init(maxMessageBytes: Int = 1 << 20, logger: Logger = Logger(label: "purse.websocket")) {
         self.maxMessageBytes = maxMessageBytes
-        if let trustRootsFile {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(trustRootsFile)
-            self.tlsConfiguration = tls
-        } else {
-            self.tlsConfiguration = nil
-        }
+        self.tlsConfiguration = nil
+        self.logger = logger
+    }
+
+    /// Trusts the certificates of `trustRootsFile` (PEM) beside the system's; throws when the
+    /// file holds none.
+    public init(maxMessageBytes: Int = 1 << 20, trustRootsFile: String, logger: Logger = Logger(label: "purse.websocket")) throws {
+        self.maxMessageBytes = maxMessageBytes
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(trustRootsFile))]
+        self.tlsConfiguration = tls
         self.logger = logger
     }
 

@@ -34,6 +34,37 @@ struct ChipsDeviceTests {
         }
     }
 
+    @MainActor
+    @Test("the connection key moves to another device sealed with a passphrase, behind the biometric gate; that device logs in by signature")
+    func connectionKeyExport() async throws {
+        try await ChipsProvider.with { provider in
+            let store = InMemorySecureStore()
+            let phone = provider.client(store: store)
+            try await phone.connection.connect(ticket: try await provider.ticket(for: "alice", name: "Anders"))
+            let refused = SoftwareBiometricGate(available: true) { _ in .failed }
+            let account = AccountViewModel(keychain: ChipsKeychain(store: store), session: phone, gate: refused)
+            await account.exportConnection(passphrase: "two devices")
+            #expect(account.exportedConnection == nil && account.error != nil, "not without the owner's biometrics")
+            let allowed = AccountViewModel(keychain: ChipsKeychain(store: store), session: phone, gate: SoftwareBiometricGate(available: true) { _ in .success })
+            await allowed.exportConnection(passphrase: "two devices")
+            let backup = try #require(allowed.exportedConnection)
+            guard case .connectKey(let scanned) = try ChipsLink.parse(backup.link), case .connectKey(let fromJSON) = try ChipsLink.parse(backup.json) else {
+                Issue.record("the backup reads back as a connection key"); return
+            }
+            #expect(scanned == backup && fromJSON == backup)
+            #expect(throws: ChipsError.self) { _ = try backup.open(passphrase: "wrong") }
+
+            let tabletStore = InMemorySecureStore()
+            let tablet = provider.client(store: tabletStore)
+            let page = AccountViewModel(keychain: ChipsKeychain(store: tabletStore), session: tablet, gate: Self.noBiometrics)
+            await page.importConnection(scanned, passphrase: "two devices")
+            #expect(page.account?.user == "alice" && page.error == nil)
+            try await tablet.connection.connect()
+            #expect(try await tablet.me().username == "alice")
+            for session in [phone, tablet] { await connectionDone(session) }
+        }
+    }
+
     @Test("a second device finds the published signing key it does not hold: it asks for the backup and replaces the key only when told")
     func secondDevice() async throws {
         try await ChipsProvider.with { provider in
