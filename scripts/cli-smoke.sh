@@ -233,6 +233,17 @@ kill "$relay" 2>/dev/null || true
 [ "$(cat "$work/lost" 2>/dev/null)" = 1 ] || { echo "the relay lost no answer"; exit 1; }
 relayed=$("$PURSE" chips history --profile bob --json | python3 -c 'import json,sys; print(sum(1 for c in map(json.loads, sys.stdin) if c.get("memo")=="through the relay"))')
 [ "$relayed" = 1 ] || { echo "the relayed payment was stored $relayed times"; exit 1; }
+# Scan → invoice → pay: Bob's scanner pays Alice's invoice on their tally; at her payment address
+# (no amount) he asks her for an invoice instead. The agreement comes as a page.
+invoice_link=$("$PURSE" chips invoice 2.5 --memo Tomatoes --json)
+expect_in "invoice from Smith" "$PURSE" chips scan --profile bob "$invoice_link"
+expect_in "L.good" "$PURSE" chips scan --profile bob --pay "$invoice_link"
+address_link=$("$PURSE" chips invoice --json)
+if "$PURSE" chips scan --profile bob --pay "$address_link" 2>"$work/err"; then echo "a payment address without an amount was paid"; exit 1; fi
+grep -q "names no amount" "$work/err"
+expect_in "asked Smith for an invoice" "$PURSE" chips invoice --profile bob --ask Smith --memo "Table 4"
+expect_in "wrote" "$PURSE" chips tally agreement 1 --out "$work/agreement.html"
+grep -q "<h1>" "$work/agreement.html"
 # A second device of Alice: it reads, but does not sign with, or replace, a key it does not hold;
 # the backup brings it; replacing is explicit.
 PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --json > "$work/tablet.json"

@@ -14,7 +14,7 @@ struct ChipsCommand: AsyncParsableCommand {
         commandName: "chips",
         abstract: "MyCHIPs: connection tickets, connect and log in by key, profile and language, tallies, payments and requests, the balance sheet.",
         subcommands: [Ticket.self, Connect.self, Whoami.self, Lang.self, Status.self, Link.self, Key.self, Tally.self, Pay.self, Request.self,
-                      Answer.self, Receive.self, Watch.self, Chits.self, Balance.self, History.self]
+                      Invoice.self, Scan.self, Answer.self, Receive.self, Watch.self, Chits.self, Balance.self, History.self]
     )
 
     /// Who the CLI is, as an app install: each profile keeps its own connection key.

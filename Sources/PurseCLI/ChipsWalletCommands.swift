@@ -97,7 +97,8 @@ extension ChipsCommand {
 
     struct Tally: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Tallies: draft one, invite a partner, accept an invitation, offer, accept an offer, close, list.",
-                                                        subcommands: [New.self, Invite.self, Accept.self, Offer.self, Open.self, Reject.self, Close.self, List.self])
+                                                        subcommands: [New.self, Invite.self, Accept.self, Offer.self, Open.self, Reject.self, Close.self, List.self,
+                                                                      Agreement.self])
 
         struct New: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Draft a tally.")
@@ -205,6 +206,28 @@ extension ChipsCommand {
             }
         }
 
+        struct Agreement: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "The tally agreement as the provider renders it: a web page (or --pdf), its link or --out FILE.")
+            @OptionGroup var options: ProfileOptions
+            @Argument(help: "The tally's number.") var id: Int64
+            @Flag(help: "The PDF rather than the web page.") var pdf = false
+            @Option(help: "Write the page (or PDF) to this file instead of printing its link.") var out: String?
+
+            func run() async throws {
+                let (asPDF, file) = (pdf, out)
+                let link = try await ChipsCommand.withSession(options) { session -> URL in
+                    let link = try await session.agreementLink(id, page: !asPDF)
+                    if let file {
+                        let response = try await session.connection.fetch(link)
+                        guard response.status == 200 else { throw CLIError("the provider answered \(response.status) for the agreement") }
+                        try response.body.write(to: URL(fileURLWithPath: file))
+                    }
+                    return link
+                }
+                print(file.map { "wrote \($0)" } ?? link.absoluteString)
+            }
+        }
+
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "List your tallies.")
             @OptionGroup var options: ProfileOptions
@@ -308,6 +331,72 @@ extension ChipsCommand {
                 return try await session.request(tally.seq, units: units, memo: memo, reference: ref.map(JSONValue.string))
             }
             ChipsCommand.printChit(chit, json: options.json)
+        }
+    }
+
+    struct Invoice: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an invoice (your payment code) for anyone to scan and pay, or --ask a partner for theirs.",
+            discussion: """
+                purse chips invoice 4.2 --memo Tomatoes      a link and a QR code: pay me 4.2 CHIP
+                purse chips invoice                          your payment address: the payer chooses the amount
+                purse chips invoice --ask Baker --memo "Table 4"   ask a partner (at their payment code) to invoice you
+                """)
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "CHIPs, up to three decimals (none: the payer chooses).") var amount: String?
+        @Option(help: "A note for the payer.") var memo: String?
+        @Option(help: "An invoice or order reference.") var ref: String?
+        @Option(help: "Ask this partner (tally number, CHIP user id or name) for an invoice instead.") var ask: String?
+
+        func run() async throws {
+            let units = try amount.map(ChipsCommand.units)
+            let (memo, ref, ask) = (memo, ref, ask)
+            if let ask {
+                try await ChipsCommand.withSession(options) { session in
+                    let tally = try await ChipsCommand.tally(ask, in: session)
+                    try await session.requestInvoice(tally.seq, memo: memo, units: units)
+                }
+                print(options.json ? #"{"invoice":"asked"}"# : "asked \(ask) for an invoice; their request to pay will follow")
+                return
+            }
+            let request = try await ChipsCommand.withSession(options) { session in
+                let me = try await session.me()
+                return PaymentRequest(chad: ChipsAddress(cuid: me.address.cuid, agent: me.address.agent), units: units, reference: ref, memo: memo)
+            }
+            print(request.link)
+            if !options.json, let code = try? QRCode.encode(text: request.link, errorCorrection: .medium) { print(code.terminal()) }
+        }
+    }
+
+    struct Scan: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What a scanned code or opened link leads to, as the app's scanner does: an invoice is paid (with --pay) on the tally with its owner.")
+        @OptionGroup var options: ProfileOptions
+        @Argument(help: "The code's text: a mychips.org link or a ticket's JSON.") var code: String
+        @Flag(help: "Pay the invoice it names.") var pay = false
+        @Option(help: "The amount to pay, when the code names none (CHIPs).") var amount: String?
+
+        func run() async throws {
+            let parsed = try await ChipsCommand.run { try ChipsLink.parse(code) }
+            guard case .pay(let request) = parsed else {
+                print("\(parsed.kind): open it with the command for it (connect, tally accept, receive, key import)")
+                return
+            }
+            let units = try amount.map(ChipsCommand.units) ?? request.units
+            let (paying, memo, reference) = (pay, request.memo, request.reference.map(JSONValue.string))
+            let outcome = try await ChipsCommand.withWallet(options) { session, key -> ChipsChit? in
+                let tally = try await session.tallies().first {
+                    $0.status == "open" && $0.partner?.cuid == request.chad.cuid && $0.partner?.agent == request.chad.agent
+                }
+                guard let tally else { throw CLIError("no open tally with \(request.chad.text): ask for their tally invitation, or invite them") }
+                guard paying else {
+                    print("invoice from \(tally.partnerName ?? request.chad.text) on tally \(tally.seq): \(units.map { ChipsUnits.format($0) + " CHIP" } ?? "amount of your choice")\(memo.map { " — " + $0 } ?? "")")
+                    return nil
+                }
+                guard let units else { throw CLIError("the code names no amount: give --amount, or ask for an invoice (purse chips invoice --ask)") }
+                return try await session.pay(tally.seq, units: units, memo: memo, reference: reference, signingKey: key)
+            }
+            if let outcome { ChipsCommand.printChit(outcome, json: options.json) }
         }
     }
 

@@ -3,7 +3,8 @@
 tallies with Alice (through the CLI, as two people in two terminals would) and pay or are paid;
 the provider draws Alice's balance sheet (/chips/balance.svg, fetched with her signature login by
 `purse chips balance --visual`), and Chromium renders it: a bubble per partner on the right side
-(assets) or the left (liabilities), the net in the centre, sized by balance.
+(assets) or the left (liabilities), the net in the centre, sized by balance, with the totals. Then
+the tally agreement page the provider renders for the app (`agree.html`) in the same browser.
 
 usage: chips_balance.py SERVER_URL PURSE_BINARY [SCREENSHOT.png]   (PURSE_DATA_DIR: the server's data directory)
 """
@@ -67,11 +68,24 @@ def main():
         by_name = {("Baker" if "Baker" in b["text"] else "Cruz" if "Cruz" in b["text"] else "Diaz"): b for b in bubbles}
         check("bigger balances, bigger bubbles", by_name["Cruz"]["r"] > by_name["Baker"]["r"] > 0, by_name)
         check("the net in the centre", "34.5 CHIP" in cdp.js("document.querySelector('g.net').textContent"))
+        check("the asset and liability totals beside the chart", "Assets 42.5" in cdp.js("document.querySelector('g.totals').textContent")
+              and "Liabilities -8" in cdp.js("document.querySelector('g.totals').textContent"))
         if shot:
             data = cdp.call("Page.captureScreenshot", {"format": "png"})["data"]
             open(shot, "wb").write(base64.b64decode(data))
             print(f"screenshot: {shot}")
-    finish("chips balance sheet")
+        # The tally agreement as the provider renders it for the app (`agree.html`, by the agree action's link).
+        link = chips("tally", "agreement", "1").strip()
+        check("Chromium renders the tally agreement page", cdp.goto(link, "!!document.querySelector('h1')"), link)
+        text = cdp.js("document.body.innerText")
+        check("the agreement names both partners, their terms and the signatures",
+              "Anders" in text and "Baker" in text and "100 CHIP" in text and "Signatures" in text, text[:400])
+        if shot:
+            agreement_shot = shot.replace(".png", "-agreement.png")
+            data = cdp.call("Page.captureScreenshot", {"format": "png"})["data"]
+            open(agreement_shot, "wb").write(base64.b64decode(data))
+            print(f"screenshot: {agreement_shot}")
+    finish("chips balance sheet and tally agreement")
 
 
 if __name__ == "__main__":
