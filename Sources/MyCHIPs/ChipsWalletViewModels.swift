@@ -178,6 +178,7 @@ public final class TallyEditViewModel {
             reward = String(tally.reward)
             clutch = String(tally.clutch)
             call = tally.holdTerms["call"].map(Self.text) ?? ""
+            if let words = try? await session.words() { invitationTitle = words.message("invitation").title }
             contractID = tally.contract["source"]?.stringValue ?? ""
             if case .string(let rid)? = tally.contract["source"] {
                 contract = try await session.select(ChipsSession.contractsView, where: .object(["rid": .string(rid)])).first
@@ -244,7 +245,9 @@ public final class TallyEditViewModel {
     public var inviteQR: QRCode? { invite.flatMap { try? QRCode.encode(text: $0.link, errorCorrection: .medium) } }
 
     /// The invitation for the share sheet.
-    public var inviteShare: ChipsShare? { invite.map { ChipsShare(title: "MyCHIPs tally invitation", link: $0.link) } }
+    public var inviteShare: ChipsShare? { invite.map { ChipsShare(title: invitationTitle, link: $0.link) } }
+    /// The invitation's title in the user's language (the app message `invitation`).
+    private var invitationTitle = "Tally invitation"
 
     /// An open tally can be paid on and asked for payment from here.
     public var canTrade: Bool { tally?.status == "open" }

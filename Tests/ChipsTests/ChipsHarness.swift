@@ -130,8 +130,8 @@ final class ChipsProvider: Sendable {
     }
 }
 
-/// Waits for `condition` (polled), up to `seconds`.
-func eventually(_ seconds: Double = 5, isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool) async throws -> Bool {
+/// Waits for `condition` (polled), up to `seconds` (generous: the whole suite runs at once on two cores).
+func eventually(_ seconds: Double = 30, isolation: isolated (any Actor)? = #isolation, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if try await condition() { return true }

@@ -18,7 +18,7 @@ struct WalletPair {
     let aliceKey: SigningKey
     let bobKey: SigningKey
 
-    static func make(_ provider: ChipsProvider, alice: String = "alice", bob: String = "bob", timeout: Duration = .seconds(5)) async throws -> WalletPair {
+    static func make(_ provider: ChipsProvider, alice: String = "alice", bob: String = "bob", timeout: Duration = .seconds(20)) async throws -> WalletPair {
         let a = provider.client(timeout: timeout)
         try await a.connection.connect(ticket: try await provider.ticket(for: alice, name: "Anders"))
         let b = provider.client(timeout: timeout)

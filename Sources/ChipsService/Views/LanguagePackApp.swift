@@ -93,6 +93,8 @@ extension LanguagePack {
                    spa: ("Su certificado", "Lo que sus socios ven de usted al abrir una cuenta: su nombre, contactos y direcciones.")),
         AppMessage(code: "hlphistory", eng: ("History", "Every payment and request, newest first. Select one to pay or request again."),
                    spa: ("Historial", "Cada pago y solicitud, los más recientes primero. Elija uno para pagar o pedir de nuevo.")),
+        AppMessage(code: "invitation", eng: ("Tally invitation", "An invitation to open a tally with you"),
+                   spa: ("Invitación a una cuenta", "Una invitación a abrir una cuenta con usted")),
         AppMessage(code: "payinst", eng: ("How to Pay", "Choose a partner on your balance sheet and tap Pay, or scan the payment code or invoice of the person you pay. CHIP addresses are never typed."),
                    spa: ("Cómo pagar", "Elija un socio en su balance y toque Pagar, o escanee el código de pago o la factura de la persona a quien paga. Las direcciones CHIP nunca se escriben.")),
         AppMessage(code: "reqinst", eng: ("How to Request", "Choose a partner on your balance sheet and tap Request, or show your invoice code for the payer to scan."),
