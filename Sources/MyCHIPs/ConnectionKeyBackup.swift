@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
@@ -9,36 +8,35 @@ import PurseKit
 /// or as JSON `{"connect": {"s", "i", "d"}}`; the sealed text is
 /// `{"key": PRIVATE_JWK, "account": {host, port, user, httpPort, secure}}`.
 public struct ConnectionKeyBackup: Sendable, Equatable {
-    public var salt: [UInt8]
-    public var iv: [UInt8]
-    public var sealed: Data
+    static let kind = "connect"
+    var seal: PassphraseSeal
+    public var salt: [UInt8] {
+        get { seal.salt }
+        set { seal.salt = newValue }
+    }
+    public var iv: [UInt8] {
+        get { seal.iv }
+        set { seal.iv = newValue }
+    }
+    public var sealed: Data {
+        get { seal.sealed }
+        set { seal.sealed = newValue }
+    }
 
     public init(salt: [UInt8], iv: [UInt8], sealed: Data) throws(ChipsError) {
-        guard salt.count == 8, iv.count == 12, sealed.count > 16 else { throw .invalidLink("a connection key backup needs an 8-byte salt, a 12-byte IV and sealed data") }
-        self.salt = salt
-        self.iv = iv
-        self.sealed = Data(sealed)
+        seal = try PassphraseSeal(salt: salt, iv: iv, sealed: sealed, kind: "connection key backup")
     }
 
     public static func seal(_ key: ConnectionKey, account: ChipsKeychain.Account, passphrase: String) throws -> ConnectionKeyBackup {
-        guard !passphrase.isEmpty else { throw ChipsError.keyStore("a connection key backup needs a passphrase") }
-        let salt = (0..<8).map { _ in UInt8.random(in: 0...255) }
-        let iv = (0..<12).map { _ in UInt8.random(in: 0...255) }
         let accountJSON = try StrictJSON.parse(Array(try JSONEncoder().encode(account)))
         let plain = JavaScriptJSON.stringify(.object(["key": .string(key.privateJWK), "account": accountJSON]))
-        let box = try AES.GCM.seal(Data(plain.utf8), using: try SigningKeyBackup.derive(passphrase, salt: salt), nonce: try AES.GCM.Nonce(data: iv))
-        return try ConnectionKeyBackup(salt: salt, iv: iv, sealed: box.ciphertext + box.tag)
+        let seal = try PassphraseSeal.seal(Data(plain.utf8), passphrase: passphrase, kind: "connection key backup")
+        return try ConnectionKeyBackup(salt: seal.salt, iv: seal.iv, sealed: seal.sealed)
     }
 
     /// The key and its provider, or ``ChipsError/keyStore(_:)`` when the passphrase does not open it.
     public func open(passphrase: String) throws(ChipsError) -> (key: ConnectionKey, account: ChipsKeychain.Account) {
-        let plain: Data
-        do {
-            let box = try AES.GCM.SealedBox(nonce: try AES.GCM.Nonce(data: iv), ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
-            plain = try AES.GCM.open(box, using: try SigningKeyBackup.derive(passphrase, salt: salt))
-        } catch {
-            throw .keyStore("the passphrase does not open this connection key")
-        }
+        guard let plain = seal.open(passphrase: passphrase) else { throw .keyStore("the passphrase does not open this connection key") }
         guard let value = try? StrictJSON.parse(Array(plain)), let jwk = value["key"]?.stringValue, let accountValue = value["account"],
               let account = try? JSONDecoder().decode(ChipsKeychain.Account.self, from: Data(JavaScriptJSON.stringify(accountValue).utf8)) else {
             throw .invalidLink("the connection key backup does not hold a key and its provider")
@@ -46,21 +44,12 @@ public struct ConnectionKeyBackup: Sendable, Equatable {
         return (try ConnectionKey(jwk: jwk), account)
     }
 
-    public var link: String {
-        "https://mychips.org/connect?s=\(Hex.encode(salt))&i=\(Hex.encode(iv))&d=\(URIComponent.encode(sealed.base64EncodedString()))"
-    }
+    public var link: String { seal.link(kind: Self.kind) }
 
-    public var json: String {
-        JavaScriptJSON.stringify(["connect": ["s": .string(Hex.encode(salt)), "i": .string(Hex.encode(iv)), "d": .string(sealed.base64EncodedString())]])
-    }
+    public var json: String { seal.json(kind: Self.kind) }
 
     init(fields: JSONValue) throws(ChipsError) {
-        let body = fields["connect"] ?? fields
-        guard let s = body["s"]?.stringValue.flatMap(Hex.decode), let i = body["i"]?.stringValue.flatMap(Hex.decode),
-              let d = body["d"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else {
-            throw .invalidLink("a connection key backup needs s (hex salt), i (hex IV) and d (base64 data)")
-        }
-        try self.init(salt: s, iv: i, sealed: d)
+        seal = try PassphraseSeal(fields: fields, kind: Self.kind)
     }
 }
 
