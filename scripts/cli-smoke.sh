@@ -260,6 +260,19 @@ connect_link=$(head -1 "$work/connect.txt")
 echo "a backup passphrase" | expect_in "stored: this profile logs in as alice" "$PURSE" chips key import --profile phone "$connect_link"
 expect_in "state: connected" "$PURSE" chips status --profile phone
 
+# A provider behind its own development CA (a TLS relay): the CLI trusts it only with --ca-file.
+tls_port=$(free_port)
+python3 scripts/lib/tls_relay.py "$tls_port" "$port" "$work/dev-ca.pem" 60 > "$work/tls.log" 2>&1 &
+tls_relay=$!
+for _ in $(seq 1 100); do grep -q ready "$work/tls.log" 2>/dev/null && break; sleep 0.1; done
+CHIPS_HOST=localhost CHIPS_PORT="$tls_port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user erin --name Ellis --json > "$work/erin.json"
+if "$PURSE" chips connect --profile erin --secure "@$work/erin.json" 2>"$work/err"; then echo "an untrusted development CA was accepted"; exit 1; fi
+CHIPS_HOST=localhost CHIPS_PORT="$tls_port" PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user erin --json > "$work/erin.json"
+expect_in "CHIP address: erin:" "$PURSE" chips connect --profile erin --secure --ca-file "$work/dev-ca.pem" "@$work/erin.json"
+expect_in "state: connected" "$PURSE" chips status --profile erin --ca-file "$work/dev-ca.pem"
+expect_in "wss://localhost:$tls_port" "$PURSE" chips status --profile erin --ca-file "$work/dev-ca.pem"
+kill "$tls_relay" 2>/dev/null || true
+
 # Graceful shutdown: SIGTERM stops the server cleanly (exit 0) within 30 s.
 stop_server
 

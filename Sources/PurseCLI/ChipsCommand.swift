@@ -128,6 +128,7 @@ struct ChipsCommand: AsyncParsableCommand {
         @Option(help: "The username, when the ticket has none.") var username: String?
         @Option(help: "The provider's HTTP port for /clientinfo, when not the websocket's.") var httpPort: Int?
         @Flag(help: "Plain ws/http even to a host that is not this machine.") var insecure = false
+        @Flag(help: "TLS (wss/https) even to this machine: a development provider behind its own CA (with --ca-file).") var secure = false
 
         func run() async throws {
             var text = ticket
@@ -138,7 +139,8 @@ struct ChipsCommand: AsyncParsableCommand {
             let session = try await options.session()
             try await ChipsCommand.run {
                 let parsed = try ChipsTicket.parse(text)
-                try await session.connection.connect(ticket: parsed, username: username, httpPort: httpPort, secure: insecure ? false : nil)
+                guard !(insecure && secure) else { throw ChipsError.invalidTicket("give --secure or --insecure, not both") }
+                try await session.connection.connect(ticket: parsed, username: username, httpPort: httpPort, secure: insecure ? false : secure ? true : nil)
                 let user = try await session.me()
                 await session.connection.disconnect()
                 if !options.json { print("connected; the connection key is stored for later logins") }

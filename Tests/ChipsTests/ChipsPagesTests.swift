@@ -183,6 +183,38 @@ struct ChipsPagesTests {
         }
     }
 
+    /// Rates as a rate service answers them (`{currency, per_chip}`), over HTTPS only.
+    struct RateService: HTTPTransport {
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            switch request.url.path {
+            case "/rate": TransportResponse(status: 200, body: Data(#"{"currency": "USD", "per_chip": "2.35"}"#.utf8))
+            case "/yen": TransportResponse(status: 200, body: Data(#"{"currency": "JPY", "per_chip": "350", "decimals": 0}"#.utf8))
+            case "/negative": TransportResponse(status: 200, body: Data(#"{"currency": "USD", "per_chip": "-1"}"#.utf8))
+            default: TransportResponse(status: 200, body: Data("{}".utf8))
+            }
+        }
+    }
+
+    @Test("Settings takes the local currency's rate from a URL, refusing answers that are not a positive rate, and plain HTTP elsewhere")
+    func rateFromURL() async throws {
+        let keychain = ChipsKeychain(store: InMemorySecureStore())
+        try await keychain.save(ConnectionKey())
+        try await keychain.save(ChipsKeychain.Account(host: "127.0.0.1", port: 1025, user: "ann", secure: false))
+        let connection = ChipsConnection(keychain: keychain, transport: ScriptedProvider(), http: RateService())
+        let settings = WalletSettingsViewModel(session: ChipsSession(connection: connection, preferences: InMemoryPreferences()), preferences: InMemoryPreferences())
+        settings.rateURL = "https://rates.example/rate"
+        try await settings.refreshRate()
+        #expect(settings.rate == ChipsExchangeRate(currency: "USD", minorUnitsPerCHIP: 235))
+        settings.rateURL = "https://rates.example/yen"
+        try await settings.refreshRate()
+        #expect(settings.rate == ChipsExchangeRate(currency: "JPY", minorUnitsPerCHIP: 350, currencyDecimals: 0))
+        for bad in ["https://rates.example/negative", "https://rates.example/empty", "http://rates.example/rate"] {
+            settings.rateURL = bad
+            await #expect(throws: ChipsError.self, "\(bad)") { try await settings.refreshRate() }
+        }
+        #expect(settings.rate?.currency == "JPY", "a refused answer keeps the last rate")
+    }
+
     @Test("the share sheet: text, e-mail and a printable page with the QR code")
     func share() throws {
         let share = ChipsShare(title: "Invoice <4>", link: "https://mychips.org/pay?chad=x")
