@@ -25,12 +25,12 @@ struct ChipsPushes: Sendable {
 
     /// Queues pushes of `notice` to its user's devices.
     func enqueue(_ notice: ChipsNotifier.Notice, in db: any DatabaseSession) async throws {
-        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), Self.messageCode(of: notice.data) != nil else { return }
-        let messages = try await Self.messages(for: notice.username, in: db)
-        guard let (title, body) = Self.text(of: notice.data, messages: messages) else { return }
+        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), let code = Self.messageCode(of: notice.data) else { return }
         let devices = try await db.raw("SELECT device_token FROM chips_devices WHERE username = \(bind: notice.username) AND active = TRUE")
             .all().map { try $0.decode(column: "device_token", as: String.self) }
-        guard !devices.isEmpty else { return }
+        // The words are read only for a user who has devices to push to.
+        guard !devices.isEmpty,
+              let (title, body) = Self.text(code, of: notice.data, messages: try await Self.messages(for: notice.username, in: db)) else { return }
         let now = environment.now()
         let data = JavaScriptJSON.stringify(.object(route.members))
         for device in devices {
@@ -89,9 +89,9 @@ struct ChipsPushes: Sendable {
         }
     }
 
-    /// What the push says, from the app's messages in the user's language.
-    static func text(of data: JSONValue, messages: [String: (title: String, help: String)]) -> (title: String, body: String)? {
-        guard let code = messageCode(of: data), let message = messages[code] else { return nil }
+    /// What the push with message `code` says, from the app's messages in the user's language.
+    static func text(_ code: String, of data: JSONValue, messages: [String: (title: String, help: String)]) -> (title: String, body: String)? {
+        guard let message = messages[code] else { return nil }
         let partner = partnerName(data["object"], holder: data["tally_type"]?.stringValue) ?? messages["partner"]?.title ?? "Your partner"
         let units = data["object"]?["units"]?.int64Value.map { DecimalAmount.format($0, decimals: 3) + " CHIP" } ?? ""
         let memo = (data["object"]?["memo"] ?? data["memo"])?.stringValue.map { ": " + String($0.prefix(120)) } ?? ""

@@ -189,11 +189,7 @@ public actor ChipsConnection {
         components.percentEncodedQuery = [("user", account.user), ("sign", try key.sign(Self.loginMessage(info))), ("date", date)]
             .map { "\($0.0)=\(URIComponent.encode($0.1))" }.joined(separator: "&")
         guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
-        do {
-            return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))
-        } catch {
-            throw ChipsError.offline
-        }
+        return try await get(url)
     }
 
     /// A `GET` of a link the provider gave (a report's), with this app's user agent: over
@@ -202,6 +198,11 @@ public actor ChipsConnection {
         guard let account = try await keychain.account(), url.scheme == "https" || (url.scheme == "http" && url.host == account.host) else {
             throw ChipsError.invalidResponse("the link is not a secure one or at your provider")
         }
+        return try await get(url)
+    }
+
+    /// A `GET` with this app's user agent and the request timeout; an unreachable host is ``ChipsError/offline``.
+    private func get(_ url: URL) async throws -> TransportResponse {
         do {
             return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))
         } catch {

@@ -184,10 +184,7 @@ public final class ScanViewModel {
 
     private func payment(_ request: PaymentRequest) async -> Outcome {
         do {
-            let tallies = try await session.tallies().filter {
-                $0.status == "open" && $0.partner?.cuid == request.chad.cuid && $0.partner?.agent == request.chad.agent
-            }
-            guard let tally = tallies.first else {
+            guard let tally = try await session.openTally(with: request.chad) else {
                 let words = try await session.words()
                 return .noTally(request, message: words.line(ChipsError(.invalidLink, "no open tally with \(request.chad.text)", code: "notally")))
             }

@@ -352,6 +352,17 @@ extension ChipsSession {
         return page
     }
 
+    /// The open tally with the owner of a CHIP address (a scanned payment code's), if any.
+    public func openTally(with address: ChipsAddress) async throws -> ChipsTally? {
+        try await tallies().first { $0.status == "open" && $0.partner?.cuid == address.cuid && $0.partner?.agent == address.agent }
+    }
+
+    /// This user's payment address, or an invoice when it names `units`: the link anyone scans to pay.
+    public func paymentRequest(units: Int64? = nil, reference: String? = nil, memo: String? = nil) async throws -> PaymentRequest {
+        let me = try await me()
+        return PaymentRequest(chad: ChipsAddress(cuid: me.address.cuid, agent: me.address.agent), units: units, reference: reference, memo: memo)
+    }
+
     /// Asks the partner of an open tally for an invoice: they are notified (and pushed) with the
     /// memo and amount hinted, and answer with a request to pay.
     public func requestInvoice(_ seq: Int64, memo: String? = nil, units: Int64? = nil) async throws {

@@ -474,10 +474,8 @@ public final class RequestViewModel {
 
     /// `https://mychips.org/pay?chad=…&units=…&ref=…&memo=…` for this user.
     public func invoice() async throws -> PaymentRequest {
-        let me = try await session.me()
         let units = amount.isEmpty ? nil : try ChipsUnits.parse(amount)
-        return PaymentRequest(chad: ChipsAddress(cuid: me.address.cuid, agent: me.address.agent), units: units,
-                              reference: reference.isEmpty ? nil : reference, memo: memo.isEmpty ? nil : memo)
+        return try await session.paymentRequest(units: units, reference: reference.isEmpty ? nil : reference, memo: memo.isEmpty ? nil : memo)
     }
 
     /// The invoice link as a QR code.

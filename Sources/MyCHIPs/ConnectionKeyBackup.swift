@@ -10,18 +10,9 @@ import PurseKit
 public struct ConnectionKeyBackup: Sendable, Equatable {
     static let kind = "connect"
     var seal: PassphraseSeal
-    public var salt: [UInt8] {
-        get { seal.salt }
-        set { seal.salt = newValue }
-    }
-    public var iv: [UInt8] {
-        get { seal.iv }
-        set { seal.iv = newValue }
-    }
-    public var sealed: Data {
-        get { seal.sealed }
-        set { seal.sealed = newValue }
-    }
+    public var salt: [UInt8] { seal.salt }
+    public var iv: [UInt8] { seal.iv }
+    public var sealed: Data { seal.sealed }
 
     public init(salt: [UInt8], iv: [UInt8], sealed: Data) throws(ChipsError) {
         seal = try PassphraseSeal(salt: salt, iv: iv, sealed: sealed, kind: "connection key backup")
@@ -30,8 +21,7 @@ public struct ConnectionKeyBackup: Sendable, Equatable {
     public static func seal(_ key: ConnectionKey, account: ChipsKeychain.Account, passphrase: String) throws -> ConnectionKeyBackup {
         let accountJSON = try StrictJSON.parse(Array(try JSONEncoder().encode(account)))
         let plain = JavaScriptJSON.stringify(.object(["key": .string(key.privateJWK), "account": accountJSON]))
-        let seal = try PassphraseSeal.seal(Data(plain.utf8), passphrase: passphrase, kind: "connection key backup")
-        return try ConnectionKeyBackup(salt: seal.salt, iv: seal.iv, sealed: seal.sealed)
+        return ConnectionKeyBackup(seal: try PassphraseSeal.seal(Data(plain.utf8), passphrase: passphrase, kind: "connection key backup"))
     }
 
     /// The key and its provider, or ``ChipsError/keyStore(_:)`` when the passphrase does not open it.
@@ -47,6 +37,8 @@ public struct ConnectionKeyBackup: Sendable, Equatable {
     public var link: String { seal.link(kind: Self.kind) }
 
     public var json: String { seal.json(kind: Self.kind) }
+
+    private init(seal: PassphraseSeal) { self.seal = seal }
 
     init(fields: JSONValue) throws(ChipsError) {
         seal = try PassphraseSeal(fields: fields, kind: Self.kind)

@@ -28,8 +28,7 @@ public struct SigningKeyBackup: Sendable, Equatable {
 
     /// Encrypts `key` with `passphrase`; `salt` and `iv` are random unless given (tests).
     public static func seal(_ key: SigningKey, passphrase: String, salt: [UInt8]? = nil, iv: [UInt8]? = nil) throws -> SigningKeyBackup {
-        let seal = try PassphraseSeal.seal(Data(key.privateJWK.utf8), passphrase: passphrase, kind: "signing key backup", salt: salt, iv: iv)
-        return try SigningKeyBackup(salt: seal.salt, iv: seal.iv, sealed: seal.sealed)
+        SigningKeyBackup(seal: try PassphraseSeal.seal(Data(key.privateJWK.utf8), passphrase: passphrase, kind: "signing key backup", salt: salt, iv: iv))
     }
 
     /// The key, or ``ChipsError/keyStore(_:)`` when the passphrase does not open it.
@@ -42,6 +41,8 @@ public struct SigningKeyBackup: Sendable, Equatable {
     public var link: String { seal.link(kind: Self.kind) }
 
     public var json: String { seal.json(kind: Self.kind) }
+
+    private init(seal: PassphraseSeal) { self.seal = seal }
 
     init(fields: JSONValue) throws(ChipsError) {
         seal = try PassphraseSeal(fields: fields, kind: Self.kind)

@@ -360,8 +360,7 @@ extension ChipsCommand {
                 return
             }
             let request = try await ChipsCommand.withSession(options) { session in
-                let me = try await session.me()
-                return PaymentRequest(chad: ChipsAddress(cuid: me.address.cuid, agent: me.address.agent), units: units, reference: ref, memo: memo)
+                try await session.paymentRequest(units: units, reference: ref, memo: memo)
             }
             print(request.link)
             if !options.json, let code = try? QRCode.encode(text: request.link, errorCorrection: .medium) { print(code.terminal()) }
@@ -385,10 +384,7 @@ extension ChipsCommand {
             let units = try amount.map(ChipsCommand.units) ?? request.units
             let (paying, memo, reference) = (pay, request.memo, request.reference.map(JSONValue.string))
             let outcome = try await ChipsCommand.withWallet(options) { session, key -> ChipsChit? in
-                let tally = try await session.tallies().first {
-                    $0.status == "open" && $0.partner?.cuid == request.chad.cuid && $0.partner?.agent == request.chad.agent
-                }
-                guard let tally else { throw CLIError("no open tally with \(request.chad.text): ask for their tally invitation, or invite them") }
+                guard let tally = try await session.openTally(with: request.chad) else { throw CLIError("no open tally with \(request.chad.text): ask for their tally invitation, or invite them") }
                 guard paying else {
                     print("invoice from \(tally.partnerName ?? request.chad.text) on tally \(tally.seq): \(units.map { ChipsUnits.format($0) + " CHIP" } ?? "amount of your choice")\(memo.map { " — " + $0 } ?? "")")
                     return nil

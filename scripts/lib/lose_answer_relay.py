@@ -8,6 +8,8 @@ connection, and everything after, passes through unchanged. Bounded: exits after
 COUNT_FILE receives the number of answers lost, so a test can tell the loss happened."""
 import asyncio, struct, sys
 
+from relay_server import serve_for
+
 listen_port, target_port, count_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 lifetime = float(sys.argv[4]) if len(sys.argv) > 4 else 120
 state = {"left": 1, "lost": 0}
@@ -89,12 +91,4 @@ async def handle(client_reader, client_writer):
     await asyncio.gather(downstream(), upstream())
 
 
-async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", listen_port)
-    async with server:
-        try:
-            await asyncio.wait_for(server.serve_forever(), lifetime)
-        except asyncio.TimeoutError:
-            pass
-
-asyncio.run(main())
+serve_for(handle, listen_port, lifetime)

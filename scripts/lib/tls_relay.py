@@ -6,6 +6,8 @@ connection on LISTEN_PORT as plain TCP to TARGET_PORT. Bounded: exits after `sec
     python3 tls_relay.py LISTEN_PORT TARGET_PORT CA_FILE [SECONDS]"""
 import asyncio, os, ssl, subprocess, sys, tempfile
 
+from relay_server import serve_for
+
 listen_port, target_port, ca_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 lifetime = float(sys.argv[4]) if len(sys.argv) > 4 else 120
 work = tempfile.mkdtemp(prefix="purse-tls-")
@@ -48,13 +50,4 @@ async def handle(client_reader, client_writer):
     await asyncio.gather(pipe(client_reader, server_writer), pipe(server_reader, client_writer))
 
 
-async def main():
-    server = await asyncio.start_server(handle, "127.0.0.1", listen_port, ssl=context)
-    print("ready", flush=True)
-    async with server:
-        try:
-            await asyncio.wait_for(server.serve_forever(), lifetime)
-        except asyncio.TimeoutError:
-            pass
-
-asyncio.run(main())
+serve_for(handle, listen_port, lifetime, ssl=context, ready="ready")
