@@ -221,7 +221,10 @@ chit_link=$("$PURSE" chips pay --profile bob Smith 0.5 --memo "by hand" --link -
 expect_in "A.good" "$PURSE" chips receive "$chit_link"
 expect_in "chain: 3 links intact" "$PURSE" chips chits 1
 if "$PURSE" chips pay --profile bob Smith 40 2>"$work/err"; then echo "a payment beyond the credit limit was taken"; exit 1; fi
-grep -q "LMT" "$work/err"
+grep -q "Over Limit: The payment would go beyond the credit the partner grants (!mychips.chits:LMT)" "$work/err"
+# A refusal reads in the profile's language (Smith chose Spanish above).
+if "$PURSE" chips pay Baker 1000 2>"$work/err"; then echo "a payment beyond the credit limit was taken"; exit 1; fi
+grep -q "Sobre el límite" "$work/err"
 # A payment whose answer is lost (a relay forwards it, then drops the connection before the
 # provider's answer): the CLI logs in again and sends the same chit, stored once.
 relay_port=$(free_port)

@@ -130,7 +130,7 @@ public final class ProfileViewModel {
             meta = try await session.meta(ChipsSession.usersView)
             error = nil
         } catch {
-            self.error = describe(error)
+            self.error = await session.describe(error)
         }
     }
 
@@ -152,19 +152,12 @@ public final class ProfileViewModel {
             draft = [:]
             error = nil
         } catch {
-            self.error = describe(error)
+            // A refusal with a view-specific code (`!mychips.users_v_me:CTY`) reads as the
+            // language data's message for it.
+            self.error = await session.describe(error)
         }
     }
 
-    /// A refusal with a view-specific code (`!mychips.users_v_me:CTY`) reads as the language
-    /// data's message for it.
-    private func describe(_ error: any Error) -> String {
-        guard let error = error as? ChipsError else { return "\(error)" }
-        if let code = error.code, let colon = code.lastIndex(of: ":"), let text = labels?.messages[String(code[code.index(after: colon)...])] {
-            return text.title + ": " + text.help
-        }
-        return error.message
-    }
 }
 
 /// The language picker: the provider's languages; choosing one reloads every label.

@@ -87,14 +87,30 @@ struct ChippiCommand: AsyncParsableCommand {
 
     struct Connect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Connect the account at --address; its private key is read from a prompt (or stdin) and kept in the secure store.")
+            abstract: "Connect the account at --address; its private key is read from a prompt (or stdin) and kept in the secure store.",
+            discussion: "In development, --sandbox-account N connects the sandbox node's predeployed account N (see `purse starknet accounts`).")
         @OptionGroup var options: ClientOptions
-        @Option(help: "The account's address.") var address: String
+        @Option(help: "The account's address.") var address: String?
+        @Option(help: "A predeployed account of the sandbox node, by its index (development only).") var sandboxAccount: Int?
+
+        func validate() throws {
+            if (address == nil) == (sandboxAccount == nil) { throw ValidationError("Give --address or --sandbox-account.") }
+        }
 
         @MainActor
         func run() async throws {
             let manager = try ChippiCommand.manager(options)
-            guard let key = readSecret("Private key: "), !key.isEmpty else { throw CLIError("No private key given") }
+            let address: String, key: String
+            if let index = sandboxAccount {
+                let listing = try await StarknetCommand.Accounts.listing(options)
+                guard listing.accounts.indices.contains(index) else {
+                    throw CLIError("The sandbox node has \(listing.accounts.count) accounts (0–\(listing.accounts.count - 1)).")
+                }
+                (address, key) = (listing.accounts[index].address, listing.accounts[index].privateKey)
+            } else {
+                guard let typed = readSecret("Private key: "), !typed.isEmpty else { throw CLIError("No private key given") }
+                (address, key) = (self.address ?? "", typed)
+            }
             try await ChippiCommand.wallet {
                 try await withSpinner("Checking the account") { try await manager.connectWallet(address: address, privateKey: key) }
             }
@@ -191,12 +207,38 @@ extension ChippiCommand {
     }
 
     struct Configure: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save the merchant's API keys (the secret key is read from a prompt or stdin) in the secure store.")
+        static let configuration = CommandConfiguration(
+            abstract: "Save the merchant's API keys (the secret key is read from a prompt or stdin) in the secure store.",
+            discussion: """
+                --keys-file reads both from a merchant key file, {"x-api-key": "pk_…", "secret_key": "sk_…"}, as the \
+                sandbox writes to DATA_DIR/secrets/chippi-sandbox-merchant.json.
+                """)
         @OptionGroup var options: ClientOptions
-        @Option(help: "The publishable key, pk_….") var apiKey: String
+        @Option(help: "The publishable key, pk_….") var apiKey: String?
+        @Option(help: "A merchant key file holding both keys.") var keysFile: String?
+
+        func validate() throws {
+            if (apiKey == nil) == (keysFile == nil) { throw ValidationError("Give --api-key or --keys-file.") }
+        }
+
+        struct KeysFile: Decodable {
+            var apiKey: String
+            var secretKey: String
+            enum CodingKeys: String, CodingKey { case apiKey = "x-api-key", secretKey = "secret_key" }
+        }
 
         func run() async throws {
-            guard let secret = readSecret("Secret key (sk_…): "), !secret.isEmpty else { throw CLIError("No secret key given") }
+            let apiKey: String, secret: String
+            if let keysFile {
+                guard let data = FileManager.default.contents(atPath: keysFile),
+                      let keys = try? JSONDecoder().decode(KeysFile.self, from: data) else {
+                    throw CLIError("\(keysFile) is not a merchant key file (x-api-key and secret_key)")
+                }
+                (apiKey, secret) = (keys.apiKey, keys.secretKey)
+            } else {
+                guard let typed = readSecret("Secret key (sk_…): "), !typed.isEmpty else { throw CLIError("No secret key given") }
+                (apiKey, secret) = (self.apiKey ?? "", typed)
+            }
             let api = try ChippiCommand.api(options)
             try await ChippiCommand.provider { try await api.configure(apiKey: apiKey, secretKey: secret) }
             _ = try await ChippiCommand.provider { try await api.fetchSKUs() }

@@ -25,7 +25,8 @@ extension ChipsCommand {
         }
     }
 
-    /// Runs `work` logged in, for commands that sign nothing.
+    /// Runs `work` logged in, for commands that sign nothing. A failure once logged in reads as
+    /// the wallet words it, from the provider's language data in the profile's language.
     static func withSession<T: Sendable>(_ options: ProfileOptions, _ work: @Sendable (ChipsSession) async throws -> T) async throws -> T {
         let session = try await options.session()
         return try await run {
@@ -34,6 +35,10 @@ extension ChipsCommand {
                 let result = try await work(session)
                 await session.connection.disconnect()
                 return result
+            } catch let error as ChipsError {
+                let words = await session.describe(error)
+                await session.connection.disconnect()
+                throw CLIError(error.code.map { "\(words) (\($0))" } ?? words)
             } catch {
                 await session.connection.disconnect()
                 throw error

@@ -214,11 +214,12 @@ struct CutieCommand: AsyncParsableCommand {
         struct Confirm: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Join the inbox of the device that showed the code.")
             @OptionGroup var options: DeviceOptions
-            @Argument(help: "The link code (lnk_…).") var token: String
+            @Argument(help: "The link code (lnk_…), or @FILE as `link initiate --json` wrote it.") var token: String
             @Option(help: "This device's name, as the other devices list it.") var deviceName: String?
 
             func run() async throws {
                 let cutie = try options.cutie()
+                let token = try argumentValue(token, key: "link_token")
                 let group = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.confirmLink(token: token, deviceName: deviceName).groupId }
                 try options.client.output.emit(["success": "true", "group_id": group]) { "Linked: this device now shares the inbox (group \(group))." }
             }
@@ -412,7 +413,7 @@ struct CutieCommand: AsyncParsableCommand {
                 discussion: "Signs in to the admin API with --email and CUTIE_ADMIN_PASSWORD (or stdin).")
             @OptionGroup var client: ClientOptions
             @Option(help: "The admin's e-mail.") var email: String
-            @Argument(help: "The conversation id.") var id: String
+            @Argument(help: "The conversation id, or @FILE as `cutie feedback --json` wrote it.") var conversation: String
             @Argument(help: "The answer.") var message: String
 
             struct Login: Encodable { var email: String; var password: String }
@@ -422,6 +423,7 @@ struct CutieCommand: AsyncParsableCommand {
             func run() async throws {
                 let password = ProcessInfo.processInfo.environment["CUTIE_ADMIN_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 } ?? readLine(strippingNewline: true) ?? ""
                 let api = try client.apiClient()
+                let id = try argumentValue(conversation, key: "conversation_id")
                 do {
                     let login = try await api.sendRaw("POST", "/v1/admin/login", body: Login(email: email, password: password), authenticated: false)
                     let csrf = try JSONDecoder().decode(SignedIn.self, from: login.body).csrf_token

@@ -239,11 +239,13 @@ struct NexusCommand: AsyncParsableCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show one transaction; with --wait, follow a pending top-up until it settles.")
         @OptionGroup var options: ClientOptions
-        @Argument(help: "The transaction id (tx_…).") var transaction: String
+        @Argument(help: "The transaction id (tx_…); without it, the latest top-up.") var transaction: String?
         @Flag(help: "Wait while the top-up is pending (up to about a minute).") var wait = false
 
         func run() async throws {
             let api = NexusClient(api: try options.apiClient())
+            let transaction: String
+            if let given = self.transaction { transaction = given } else { transaction = try await latestTopUp(api) }
             let found = try await client {
                 wait ? try await api.awaitDelivery(of: transaction, poller: Poller(interval: .seconds(2), maxAttempts: 30)) : try await api.transaction(id: transaction)
             }
@@ -255,6 +257,12 @@ struct NexusCommand: AsyncParsableCommand {
                 }
             }
             if found.status == "failed" { throw ExitCode(2) }
+        }
+
+        func latestTopUp(_ api: NexusClient) async throws -> String {
+            let page = try await client { try await api.transactions(limit: 100, cursor: nil) }
+            guard let latest = page.data.first(where: { $0.kind == "topup" }) else { throw CLIError("No top-ups yet.") }
+            return latest.transactionId
         }
     }
 

@@ -66,6 +66,19 @@ func client<T: Sendable>(_ work: @Sendable () async throws -> T) async throws ->
     }
 }
 
+/// An argument that is either a value or `@FILE`, a JSON object another command wrote with
+/// `--json`, whose `key` member is the value (`cutie feedback --json > conversation.json`, then
+/// `cutie admin reply @conversation.json …`).
+func argumentValue(_ text: String, key: String) throws -> String {
+    guard text.hasPrefix("@") else { return text }
+    let path = String(text.dropFirst())
+    guard let data = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+    guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let value = object[key] as? String, !value.isEmpty else {
+        throw CLIError("\(path) has no \(key)")
+    }
+    return value
+}
+
 /// Reads a secret from the terminal without echo (or a line from stdin when not a terminal).
 func readSecret(_ prompt: String) -> String? {
     if isatty(STDIN_FILENO) != 0, let pointer = getpass(prompt) {

@@ -61,9 +61,13 @@ struct StarknetCommand: AsyncParsableCommand {
             }
         }
 
-        func run() async throws {
+        static func listing(_ options: ClientOptions) async throws -> Listing {
             let api = try options.apiClient()
-            let listing: Listing = try await client { try await api.send("GET", "/sandbox/starknet/accounts", authenticated: false) }
+            return try await client { try await api.send("GET", "/sandbox/starknet/accounts", authenticated: false) }
+        }
+
+        func run() async throws {
+            let listing = try await Self.listing(options)
             try options.output.emit(listing) {
                 var lines = ["Chain \(listing.chainId) at \(listing.rpcPath)", "STRK  \(listing.strkAddress)", "Vault \(listing.vaultAddress)"]
                 if let payments = listing.chippiPaymentAddress { lines.append("ChippiPay payments \(payments)") }
