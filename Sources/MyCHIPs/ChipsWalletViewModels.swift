@@ -637,9 +637,16 @@ public final class AccountViewModel {
         account = try? await keychain.account()
     }
 
+    /// The biometric prompt's text in the user's language; `fallback` when the language data
+    /// cannot be reached.
+    private func prompt(_ code: String, or fallback: String) async -> String {
+        guard let words = try? await session.words(), words.app?.messages[code] != nil else { return fallback }
+        return words.message(code).title
+    }
+
     public func export(passphrase: String) async {
         do {
-            let key = try await session.signingKey(in: keychain, unlockingWith: gate, reason: "Export your signing key")
+            let key = try await session.signingKey(in: keychain, unlockingWith: gate, reason: await prompt("keyexport", or: "Export your signing key"))
             exported = try SigningKeyBackup.seal(key, passphrase: passphrase)
             error = nil
         } catch {
@@ -653,7 +660,8 @@ public final class AccountViewModel {
 
     public func exportConnection(passphrase: String) async {
         do {
-            exportedConnection = try await keychain.exportConnection(passphrase: passphrase, unlockingWith: gate, reason: "Export your connection key")
+            exportedConnection = try await keychain.exportConnection(passphrase: passphrase, unlockingWith: gate,
+                                                                     reason: await prompt("connexport", or: "Export your connection key"))
             error = nil
         } catch {
             self.error = await session.describe(error)

@@ -45,8 +45,14 @@ struct ChipsDeviceTests {
             let account = AccountViewModel(keychain: ChipsKeychain(store: store), session: phone, gate: refused)
             await account.exportConnection(passphrase: "two devices")
             #expect(account.exportedConnection == nil && account.error != nil, "not without the owner's biometrics")
-            let allowed = AccountViewModel(keychain: ChipsKeychain(store: store), session: phone, gate: SoftwareBiometricGate(available: true) { _ in .success })
+            let prompts = Mutex<[String]>([])
+            let allowed = AccountViewModel(keychain: ChipsKeychain(store: store), session: phone, gate: SoftwareBiometricGate(available: true) { reason in
+                prompts.withLock { $0.append(reason) }
+                return .success
+            })
+            _ = try await phone.setLanguage("spa")
             await allowed.exportConnection(passphrase: "two devices")
+            #expect(prompts.withLock { $0 } == ["Exportar su clave de conexión"], "the biometric prompt speaks the user's language")
             let backup = try #require(allowed.exportedConnection)
             guard case .connectKey(let scanned) = try ChipsLink.parse(backup.link), case .connectKey(let fromJSON) = try ChipsLink.parse(backup.json) else {
                 Issue.record("the backup reads back as a connection key"); return

@@ -100,6 +100,12 @@ extension LanguagePack {
         AppMessage(code: "reqinst", eng: ("How to Request", "Choose a partner on your balance sheet and tap Request, or show your invoice code for the payer to scan."),
                    spa: ("Cómo pedir un pago", "Elija un socio en su balance y toque Pedir, o muestre su código de factura para que quien paga lo escanee.")),
 
+        // What the biometric prompt says when a key is read for export.
+        AppMessage(code: "keyexport", eng: ("Export your signing key", "The signing key is sealed with your pass phrase for another device"),
+                   spa: ("Exportar su clave de firma", "La clave de firma se sella con su frase de paso para otro dispositivo")),
+        AppMessage(code: "connexport", eng: ("Export your connection key", "The connection key is sealed with your pass phrase for another device"),
+                   spa: ("Exportar su clave de conexión", "La clave de conexión se sella con su frase de paso para otro dispositivo")),
+
         // Failures, as a person reads them.
         AppMessage(code: "keyelse", eng: ("Key on Another Device", "Your certificate has a signing key made on another device. Export it there and import it here; or replace it, and partners check your new payments with the new key."),
                    spa: ("Clave en otro dispositivo", "Su certificado tiene una clave de firma creada en otro dispositivo. Expórtela allí e impórtela aquí; o reemplácela, y sus socios comprobarán sus nuevos pagos con la nueva clave.")),
