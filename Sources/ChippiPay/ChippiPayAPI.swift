@@ -91,26 +91,32 @@ public struct SKUTransaction: Codable, Sendable, Hashable, Identifiable {
 
 /// The seed's error diagram: what the user is told, and whether trying again can help.
 public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
+    /// What the user is told, broadly. A struct with static members, so a kind added later
+    /// breaks no caller's `switch` (which ends in `default`).
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
         /// No connection: "Check your internet connection" (retry).
-        case offline
+        public static let offline = Kind(rawValue: "offline")
         /// 401: "API credentials invalid" (reconfigure the keys).
-        case credentials
+        public static let credentials = Kind(rawValue: "credentials")
         /// 404 from a path the provider does not serve: "Service temporarily unavailable" (logged
         /// with the details).
-        case unavailable
+        public static let unavailable = Kind(rawValue: "unavailable")
         /// 404 for a thing asked for by id: no such purchase, product or wallet (the message says which).
-        case notFound
+        public static let notFound = Kind(rawValue: "notFound")
         /// 429 after the automatic retries.
-        case rateLimited
+        public static let rateLimited = Kind(rawValue: "rateLimited")
         /// 5xx: "ChippiPay service error" (retry).
-        case service
+        public static let service = Kind(rawValue: "service")
         /// "Request timed out" (retry).
-        case timeout
+        public static let timeout = Kind(rawValue: "timeout")
         /// The provider refused the request (400, 409, 422): its own words.
-        case refused
-        case invalidResponse
-        case cancelled
+        public static let refused = Kind(rawValue: "refused")
+        public static let invalidResponse = Kind(rawValue: "invalidResponse")
+        public static let cancelled = Kind(rawValue: "cancelled")
     }
 
     public let kind: Kind
@@ -119,16 +125,24 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What the server or transport said (for the log).
     public let details: String
 
-    public var isRetryable: Bool { [.offline, .service, .timeout, .rateLimited].contains(kind) }
+    /// Whether trying again as it is can help: the transport's ``PurseError/isTransient`` for the
+    /// failure this error was made from.
+    public let isTransient: Bool
     public var description: String { message }
 
-    public init(kind: Kind, message: String, details: String = "") {
+    public init(kind: Kind, message: String, details: String = "", isTransient: Bool = false) {
         self.kind = kind
         self.message = message
         self.details = details
+        self.isTransient = isTransient
     }
 
     init(_ error: PurseError) {
+        self.init(classifying: error)
+        self = ChippiPayError(kind: kind, message: message, details: details, isTransient: error.isTransient)
+    }
+
+    private init(classifying error: PurseError) {
         switch error.kind {
         case .offline: self.init(kind: .offline, message: "Check your internet connection", details: error.message)
         case .unauthorized: self.init(kind: .credentials, message: "API credentials invalid", details: error.message)
@@ -137,7 +151,7 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
         case .timeout: self.init(kind: .timeout, message: "Request timed out", details: error.message)
         case .cancelled: self.init(kind: .cancelled, message: "Cancelled", details: error.message)
         case .invalidResponse: self.init(kind: .invalidResponse, message: "ChippiPay service error", details: error.message)
-        case .server, .domain:
+        default:
             if let status = error.status, status >= 500 {
                 self.init(kind: .service, message: "ChippiPay service error", details: error.message)
             } else {

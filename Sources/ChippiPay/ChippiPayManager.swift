@@ -175,7 +175,7 @@ public final class ChippiPayManager {
     /// `.pending` (it goes on; check it later), not a failure. Cancelling the task stops it.
     public func pollTransactionStatus(transactionId: String) async throws -> PollOutcome {
         let poller = Poller(interval: .seconds(2), multiplier: 1.5, maxInterval: .seconds(10), maxAttempts: 10, sleeper: sleeper,
-                            retryErrors: { ($0 as? ChippiPayError)?.isRetryable ?? false })
+                            retryErrors: { ($0 as? ChippiPayError)?.isTransient ?? false })
         do {
             let api = api
             let transaction = try await poller.poll { () async throws -> PollStatus<SKUTransaction> in
@@ -291,7 +291,7 @@ public final class ChippiPayManager {
                 let hash = try await api.executeOutside(account: account, execution: execution, signature: signature)
                 pending.vaultTransactionHash = hash.description
                 try await save(pending)
-            } catch let error as ChippiPayError where !error.isRetryable {
+            } catch let error as ChippiPayError where !error.isTransient {
                 // Refused for good (the window closed unrelayed, or the nonce went elsewhere): nothing was paid for this purchase.
                 try? await store.remove(Self.pendingPurchaseItem)
                 return fail(error)
@@ -326,7 +326,7 @@ public final class ChippiPayManager {
             guard let amount = Double(pending.amount) else { return fail("ChippiPay service error", nil) }
             transaction = try await purchaseService(skuId: pending.skuId, amount: amount, reference: pending.reference, vaultTransactionHash: hash)
             pending.transactionId = transaction.transactionId
-        } catch let error as ChippiPayError where !error.isRetryable {
+        } catch let error as ChippiPayError where !error.isTransient {
             // The provider refused the payment for good: nothing to resume.
             try? await store.remove(Self.pendingPurchaseItem)
             return fail(error)

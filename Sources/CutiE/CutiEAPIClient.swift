@@ -73,7 +73,7 @@ actor CutiEAPIClient {
                 } catch {
                     throw CutiEError.decodingError("\(method) \(path): \(error)")
                 }
-            } catch let error as PurseError where error.kind == .unauthorized && !reRegistered && !error.message.hasPrefix("App Attest") {
+            } catch let error as PurseError where error.kind == .unauthorized && !reRegistered && !CutiEError.isAppAttestRefusal(error) {
                 // The token was revoked or the server forgot it: register again, once.
                 reRegistered = true
                 try await forget()

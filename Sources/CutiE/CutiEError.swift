@@ -28,16 +28,26 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A push token that is not 32 to 200 hexadecimal characters: why.
     case invalidPushToken(String)
 
+    /// The `code` the service puts beside `error` in a refusal (`{"error": …, "code": …}`).
+    struct Coded: Decodable { var code: String? }
+    /// The codes of App Attest refusals: `app_attest_required`, `app_attest_refused`.
+    static let appAttestCodes: Set<String> = ["app_attest_required", "app_attest_refused"]
+
+    /// Whether a refusal is App Attest's (by the service's `code`): registering again cannot help.
+    static func isAppAttestRefusal(_ error: PurseError) -> Bool {
+        error.decodeBody(as: Coded.self)?.code.map(appAttestCodes.contains) == true
+    }
+
     public init(_ error: PurseError) {
         switch error.kind {
         case .offline: self = .networkError(error.message)
-        case .unauthorized: self = error.message.hasPrefix("App Attest") ? .appAttestRequired(error.message) : .unauthorized
+        case .unauthorized: self = Self.isAppAttestRefusal(error) ? .appAttestRequired(error.message) : .unauthorized
         case .notFound: self = .notFound
         case .rateLimited: self = .rateLimited(retryAfter: error.retryAfter)
         case .timeout: self = .timeout
         case .cancelled: self = .cancelled
         case .invalidResponse: self = .decodingError(error.message)
-        case .server, .domain:
+        default:
             if let status = error.status, status >= 500 {
                 self = .serverError(statusCode: status, message: error.message)
             } else {

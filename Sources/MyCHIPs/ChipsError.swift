@@ -3,8 +3,25 @@ import PurseKit
 /// What the MyCHIPs client reports. A struct over a private code so cases can be added without
 /// breaking callers' `switch`es.
 public struct ChipsError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
-        case invalidTicket, invalidLink, ticketExpired, needsUsername, notLoggedIn, loginRefused, disconnected, timeout, server, invalidResponse, offline, keyStore
+    /// What went wrong, broadly. A struct with static members, so a kind added later breaks no
+    /// caller's `switch` (which ends in `default`).
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let invalidTicket = Kind(rawValue: "invalidTicket")
+        public static let invalidLink = Kind(rawValue: "invalidLink")
+        public static let ticketExpired = Kind(rawValue: "ticketExpired")
+        public static let needsUsername = Kind(rawValue: "needsUsername")
+        public static let notLoggedIn = Kind(rawValue: "notLoggedIn")
+        public static let loginRefused = Kind(rawValue: "loginRefused")
+        public static let disconnected = Kind(rawValue: "disconnected")
+        public static let timeout = Kind(rawValue: "timeout")
+        public static let server = Kind(rawValue: "server")
+        public static let invalidResponse = Kind(rawValue: "invalidResponse")
+        public static let offline = Kind(rawValue: "offline")
+        public static let keyStore = Kind(rawValue: "keyStore")
     }
 
     public let kind: Kind

@@ -224,7 +224,7 @@ public struct TransactionAuthorizer: Sendable, Equatable {
             step = .deliveryPending(receipt)
             return []
         case (.submitting, .topupFailed(let error)):
-            if Self.isTransient(error) {
+            if error.isTransient {
                 step = .failed(error, during: .topup)
                 return []
             }
@@ -279,14 +279,5 @@ public struct TransactionAuthorizer: Sendable, Equatable {
         pendingAuthorization = authorization
         step = .submitting(authorization)
         return [.submitTopup(order, authorization, idempotencyKey: idempotencyKey)]
-    }
-
-    /// Errors worth retrying as they are.
-    static func isTransient(_ error: PurseError) -> Bool {
-        switch error.kind {
-        case .offline, .timeout, .rateLimited: true
-        case .server: (error.status ?? 500) >= 500
-        default: false
-        }
     }
 }

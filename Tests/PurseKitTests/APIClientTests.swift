@@ -195,4 +195,15 @@ struct APIClientDeadlineTests {
         #expect(!given.isEmpty && given.allSatisfy { $0 <= .milliseconds(600) })
         #expect(given.reduce(Duration.zero, +) <= .milliseconds(600))
     }
+
+    @Test("one definition of transient: no answer, 429 and 5xx; never a refusal")
+    func transientFailures() {
+        let transient: [PurseError] = [.offline, .timeout, .rateLimited(retryAfter: nil), .server(status: 503, message: "busy")]
+        let final: [PurseError] = [.unauthorized, .notFound, .cancelled, .server(status: 409, message: "conflict"),
+                                   .domain("insufficient_balance", message: "no"), .invalidResponse("?")]
+        #expect(transient.allSatisfy(\.isTransient) && !final.contains(where: \.isTransient))
+        // A kind is a struct: one the caller has not heard of compares and switches with `default`.
+        let later = PurseError.Kind(rawValue: "quotaExceeded")
+        #expect(later != .server && later.description == "quotaExceeded")
+    }
 }

@@ -268,7 +268,7 @@ struct ChippiPayManagerTests {
             }
             try await api.configure(apiKey: "pk_test_provider", secretKey: "sk_test_wrong")
             let wrong = await #expect(throws: ChippiPayError.self) { try await api.fetchSKUs() }
-            #expect(wrong?.message == "API credentials invalid" && wrong?.kind == .credentials && wrong?.isRetryable == false)
+            #expect(wrong?.message == "API credentials invalid" && wrong?.kind == .credentials && wrong?.isTransient == false)
             try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
             // A 404 names what is missing; only a path the provider does not serve is the service missing.
             let missing = await #expect(throws: ChippiPayError.self) { try await api.getSKUTransaction("chipi_tx_nope") }

@@ -105,7 +105,7 @@ struct PaymasterRoutes: Sendable {
             return try await payments.relayOnce(account: account, nonce: execution.nonce, calls: [call], budget: budget, database: environment.database,
                                                 now: { environment.now() })
         } catch let error as StarknetRPCError {
-            if case .contractError(let reason) = error.kind { throw ProviderError.unverified("The outside execution would fail: \(reason)") }
+            if error.kind == .contractError, let reason = error.revertReason { throw ProviderError.unverified("The outside execution would fail: \(reason)") }
             throw APIError(.badGateway, "The Starknet node refused the relayed transaction: \(error.message)")
         }
     }

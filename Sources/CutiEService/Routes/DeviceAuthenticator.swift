@@ -36,6 +36,15 @@ extension HTTPField.Name {
     static let appAssertion = HTTPField.Name("X-App-Assertion")!
 }
 
+/// The `code` of Cuti-E's refusals a client acts on (the SDK maps them to
+/// `CutiEError.appAttestRequired`): never classified by message text.
+enum CutiEErrorCode {
+    /// The app accepts only attested devices, and this one has not attested its key.
+    static let appAttestRequired = "app_attest_required"
+    /// An App Attest assertion was missing a part, malformed, or refused.
+    static let appAttestRefused = "app_attest_refused"
+}
+
 /// Whether a signed route takes part in App Attest's "assertions required".
 enum AssertionPolicy: Sendable {
     /// As the app's settings say (every SDK route).
@@ -123,10 +132,10 @@ struct DeviceAuthenticator: Sendable {
                 throw APIError(.unauthorized, "Signed requests required: this app accepts only requests with X-Timestamp and X-Signature")
             }
             if request.headers[.appAssertion] != nil {
-                throw APIError(.unauthorized, "App Attest: X-App-Assertion covers a signed request: send X-Timestamp and X-Signature with it")
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion covers a signed request: send X-Timestamp and X-Signature with it", code: CutiEErrorCode.appAttestRefused)
             }
             if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self), publicKey == nil {
-                throw APIError(.unauthorized, "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)")
+                throw APIError(.unauthorized, "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)", code: CutiEErrorCode.appAttestRequired)
             }
             return caller
         }
@@ -138,10 +147,10 @@ struct DeviceAuthenticator: Sendable {
         // App Attest: an assertion over the same text the signature covers.
         if let assertion = request.headers[.appAssertion] {
             guard let publicKey, let key = attestedKeys.key(publicKey), let teamID = try row.decode(column: "team_id", as: String?.self) else {
-                throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key")
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key", code: CutiEErrorCode.appAttestRefused)
             }
             guard assertion.utf8.count <= 4096, let bytes = Data(base64Encoded: assertion) else {
-                throw APIError(.unauthorized, "App Attest: X-App-Assertion must be base64 CBOR")
+                throw APIError(.unauthorized, "App Attest: X-App-Assertion must be base64 CBOR", code: CutiEErrorCode.appAttestRefused)
             }
             do {
                 caller.assertedCounter = try AppAttestVerifier.verifyAssertion(
@@ -149,12 +158,12 @@ struct DeviceAuthenticator: Sendable {
                     after: try row.decode(column: "sign_count", as: Int64.self))
             } catch {
                 environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
-                throw APIError(.unauthorized, "App Attest: \(error)")
+                throw APIError(.unauthorized, "App Attest: \(error)", code: CutiEErrorCode.appAttestRefused)
             }
         } else if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self) {
             throw APIError(.unauthorized, publicKey == nil
                 ? "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)"
-                : "App Attest required: send X-App-Assertion with every request")
+                : "App Attest required: send X-App-Assertion with every request", code: CutiEErrorCode.appAttestRequired)
         }
         return caller
     }
@@ -170,7 +179,7 @@ struct DeviceAuthenticator: Sendable {
                 RETURNING sign_count
                 """).first()
         }
-        guard stored != nil else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)") }
+        guard stored != nil else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)", code: CutiEErrorCode.appAttestRefused) }
     }
 
     /// The request's credentials, present (and a signature's timestamp fresh) before anything

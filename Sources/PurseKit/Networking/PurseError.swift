@@ -5,9 +5,22 @@ import Foundation
 /// A struct over a private code, so new cases can be added without breaking callers' `switch`es;
 /// compare with `==` against the static members or read ``kind``.
 public struct PurseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The broad category a UI decides on.
-    public enum Kind: String, Sendable, Equatable {
-        case offline, unauthorized, notFound, rateLimited, server, timeout, invalidResponse, domain, cancelled
+    /// The broad category a UI decides on. A struct with static members, so a category added
+    /// later breaks no caller: a `switch` over kinds ends in `default`.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let offline = Kind(rawValue: "offline")
+        public static let unauthorized = Kind(rawValue: "unauthorized")
+        public static let notFound = Kind(rawValue: "notFound")
+        public static let rateLimited = Kind(rawValue: "rateLimited")
+        public static let server = Kind(rawValue: "server")
+        public static let timeout = Kind(rawValue: "timeout")
+        public static let invalidResponse = Kind(rawValue: "invalidResponse")
+        public static let domain = Kind(rawValue: "domain")
+        public static let cancelled = Kind(rawValue: "cancelled")
     }
 
     private enum Code: Sendable, Equatable {
@@ -45,6 +58,17 @@ public struct PurseError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidResponse: .invalidResponse
         case .domain: .domain
         case .cancelled: .cancelled
+        }
+    }
+
+    /// Whether the same request may succeed if sent again as it is: no answer came (offline,
+    /// timed out), the server asked for time (429), or it failed on its side (5xx). The one
+    /// definition every client core's retry decisions use.
+    public var isTransient: Bool {
+        switch code {
+        case .offline, .timeout, .rateLimited: true
+        case .server(let status): status >= 500
+        default: false
         }
     }
 

@@ -17,12 +17,13 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     /// The human message, when the error was made from one.
     public var message: String?
 
-    /// An error whose body is `{"error": message}` (plus `"details"` when given).
-    public init(_ status: HTTPResponse.Status, _ message: String, details: String? = nil, headers: HTTPFields = [:]) {
+    /// An error whose body is `{"error": message}`, plus `"code"` (a stable name clients classify
+    /// by, never the message) and `"details"` when given.
+    public init(_ status: HTTPResponse.Status, _ message: String, code: String? = nil, details: String? = nil, headers: HTTPFields = [:]) {
         self.status = status
         self.headers = headers
         self.message = message
-        self.body = Self.encode(ErrorBody(error: message, details: details))
+        self.body = Self.encode(ErrorBody(error: message, code: code, details: details))
     }
 
     /// An error whose body is any encodable value, for services whose seed fixes another shape.
@@ -50,6 +51,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 
     struct ErrorBody: Encodable {
         var error: String
+        var code: String?
         var details: String?
     }
 }

@@ -109,7 +109,7 @@ public enum Schema {
     public static func notBlank(length: ClosedRange<Int>) -> YAMLValue {
         ["type": "string", "minLength": .int(length.lowerBound), "maxLength": .int(length.upperBound), "pattern": .string("[^\\(whitespaceClass)]")]
     }
-    /// The common `{"error": ..., "details"?: ...}` body.
+    /// The common `{"error": ..., "code"?: ..., "details"?: ...}` body.
     public static let error: YAMLValue = ref("Error")
 }
 
@@ -154,7 +154,7 @@ public struct OpenAPIDocument: Sendable {
             }
         }
         var schemas: [(String, YAMLValue)] = [
-            ("Error", Schema.object([("error", Schema.string), ("details", Schema.string)], required: ["error"])),
+            ("Error", Schema.object([("error", Schema.string), ("code", Schema.string), ("details", Schema.string)], required: ["error"])),
         ]
         for fragment in fragments { schemas.append(contentsOf: fragment.schemas) }
 

@@ -9,23 +9,29 @@ public struct StarknetRPCError: Error, Sendable, Equatable, CustomStringConverti
     public let message: String
     public let data: JSONValue?
 
-    public enum Kind: Sendable, Equatable {
-        case contractNotFound
-        case entrypointNotFound
-        case blockNotFound
-        case transactionNotFound
-        case classHashNotFound
-        /// A call or simulated transaction failed; the reason is Cairo's.
-        case contractError(revertReason: String)
-        case invalidNonce
-        case insufficientResources
-        case insufficientBalance
-        case validationFailure
-        case duplicateTransaction
-        case unsupportedVersion
-        case invalidParams
-        case methodNotFound
-        case other
+    /// What the code means to a caller. A struct with static members, so a code the
+    /// specification adds later breaks no caller's `switch` (which ends in `default`).
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        public static let contractNotFound = Kind(rawValue: "contractNotFound")
+        public static let entrypointNotFound = Kind(rawValue: "entrypointNotFound")
+        public static let blockNotFound = Kind(rawValue: "blockNotFound")
+        public static let transactionNotFound = Kind(rawValue: "transactionNotFound")
+        public static let classHashNotFound = Kind(rawValue: "classHashNotFound")
+        /// A call or simulated transaction failed; the reason is Cairo's (``StarknetRPCError/revertReason``).
+        public static let contractError = Kind(rawValue: "contractError")
+        public static let invalidNonce = Kind(rawValue: "invalidNonce")
+        public static let insufficientResources = Kind(rawValue: "insufficientResources")
+        public static let insufficientBalance = Kind(rawValue: "insufficientBalance")
+        public static let validationFailure = Kind(rawValue: "validationFailure")
+        public static let duplicateTransaction = Kind(rawValue: "duplicateTransaction")
+        public static let unsupportedVersion = Kind(rawValue: "unsupportedVersion")
+        public static let invalidParams = Kind(rawValue: "invalidParams")
+        public static let methodNotFound = Kind(rawValue: "methodNotFound")
+        public static let other = Kind(rawValue: "other")
     }
 
     public init(code: Int, message: String, data: JSONValue? = nil) {
@@ -41,8 +47,7 @@ public struct StarknetRPCError: Error, Sendable, Equatable, CustomStringConverti
         case 24: .blockNotFound
         case 28: .classHashNotFound
         case 29: .transactionNotFound
-        case 40: .contractError(revertReason: data?["revert_error"]?.stringValue ?? detail ?? message)
-        case 41: .contractError(revertReason: data?["execution_error"]?.stringValue ?? detail ?? message)
+        case 40, 41: .contractError
         case 52: .invalidNonce
         case 53: .insufficientResources
         case 54: .insufficientBalance
@@ -52,6 +57,15 @@ public struct StarknetRPCError: Error, Sendable, Equatable, CustomStringConverti
         case -32602: .invalidParams
         case -32601: .methodNotFound
         default: .other
+        }
+    }
+
+    /// Why a call or simulated transaction failed, in Cairo's words, for ``Kind/contractError``.
+    public var revertReason: String? {
+        switch code {
+        case 40: data?["revert_error"]?.stringValue ?? detail ?? message
+        case 41: data?["execution_error"]?.stringValue ?? detail ?? message
+        default: nil
         }
     }
 
