@@ -168,7 +168,16 @@ struct AirtimeDeliveryTests {
                 group.addTask { await h.server.app.jobWorker.runDue() }
                 group.addTask { await replica.jobWorker.runDue() }
                 for index in 0..<20 {
-                    group.addTask { do { _ = try await (index % 2 == 0 ? first : second).attempt(answer.data.transactionId) } catch { print("attempt failed: \(error)") } }
+                    group.addTask {
+                        do {
+                            // Each settler reads the delivery as a job does, then attempts it.
+                            let settler = index % 2 == 0 ? first : second
+                            let record = try await settler.environment.database.read { db in
+                                try await settler.store.delivery(of: answer.data.transactionId, in: db)
+                            }
+                            _ = try await settler.attempt(try #require(record))
+                        } catch { print("attempt failed: \(error)") }
+                    }
                 }
             }
             await replica.environment.database.shutdown()

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import PurseDatabase
 @testable import PurseServer
 import PurseTestSupport
@@ -500,6 +502,52 @@ struct StoreContractTests {
                 #expect(try await env.ledger.balance(of: wallet.id, in: db) == 100)
                 #expect(try await db.raw("SELECT COUNT(*) AS n FROM ledger_transactions").first()?.decode(column: "n", as: Int.self) == 1)
             }
+        }
+    }
+
+    @Test("two phases: begin answers a finished retry, commit runs the effect once with a typed value, amend replaces the answer",
+          arguments: TestEngines.contract)
+    func twoPhaseIdempotency(engine: TestEngine) async throws {
+        func request(_ key: String?) -> Request {
+            var head = HTTPRequest(method: .post, scheme: "http", authority: "127.0.0.1", path: "/pay")
+            if let key { head.headerFields[.idempotencyKey] = key }
+            return Request(head: head, body: .init(buffer: ByteBuffer()))
+        }
+        let body = ByteBuffer(string: #"{"amount":5}"#)
+        try await withEnvironment(engine) { env, _ async throws in
+            let user = try await makeUser(env)
+            guard case .fresh(let call) = try await env.begin(request("k1"), body: body, user: user.id) else {
+                Issue.record("a new key is fresh"); return
+            }
+            let first = try await env.commit(call) { _ in IdempotentEffect(42, status: .created, body: Data(#"{"n":1}"#.utf8)) }
+            guard case .fresh(let value, let response) = first else { Issue.record("the first commit runs the effect"); return }
+            #expect(value == 42 && response.status == .created && response.headers[.idempotentReplayed] == nil)
+            let again = try await env.commit(call) { _ -> IdempotentEffect<Int> in
+                Issue.record("the effect ran twice")
+                return IdempotentEffect(0, status: .created, body: Data())
+            }
+            guard case .replayed(let replayed) = again else { Issue.record("a second commit replays"); return }
+            #expect(replayed.status == .created && replayed.headers[.idempotentReplayed] == "true")
+            // The settling transaction writes the final answer; a retry gets it.
+            try await env.database.transaction { db in try await env.amend(call, status: .ok, body: Data(#"{"n":2}"#.utf8), in: db) }
+            guard case .replay(let amended) = try await env.begin(request("k1"), body: body, user: user.id) else {
+                Issue.record("a finished key replays"); return
+            }
+            #expect(amended.status == .ok && amended.headers[.idempotentReplayed] == "true")
+            await #expect(throws: APIError.self, "the key with another body is 422") {
+                _ = try await env.begin(request("k1"), body: ByteBuffer(string: "{}"), user: user.id)
+            }
+            await #expect(throws: APIError.self, "a required key is 400 when missing") {
+                _ = try await env.begin(request(nil), body: body, user: user.id)
+            }
+            // Where the key is optional and none is sent, the effect runs once, unrecorded.
+            guard case .fresh(let keyless) = try await env.begin(request(nil), body: body, user: user.id, keyRequired: false), keyless.key == nil else {
+                Issue.record("no key is fresh"); return
+            }
+            guard case .fresh(let seven, _) = try await env.commit(keyless, effect: { _ in IdempotentEffect(7, status: .ok, body: Data("{}".utf8)) }) else {
+                Issue.record("a keyless commit runs"); return
+            }
+            #expect(seven == 7)
         }
     }
 

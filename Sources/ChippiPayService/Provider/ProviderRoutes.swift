@@ -174,7 +174,8 @@ struct ProviderRoutes: Sendable {
     /// vault payment on chain (outside any transaction: it reads the node), then records the
     /// purchase and its fulfilment job once per Idempotency-Key and once per vault transaction.
     func purchase(_ request: Request, body: ByteBuffer, merchant: Merchant) async throws -> Response {
-        let key = try ServerEnvironment.idempotencyKey(of: request)
+        let owner = UserID("chippi-merchant:" + merchant.id)
+        let call = try environment.idempotentCall(request, body: body, user: owner)
         let input = try JSONBody.decode(PurchaseRequest.self, from: body)
         let sku = try Self.sku(input.sku_id)
         guard sku.accepts(reference: input.reference) else {
@@ -190,13 +191,7 @@ struct ProviderRoutes: Sendable {
         let metadataText = String(decoding: try JSONEncoder().encode(metadata), as: UTF8.self)
         guard metadataText.utf8.count <= 4096 else { throw ProviderError.invalid("metadata must be at most 4 KB of JSON") }
 
-        let owner = UserID("chippi-merchant:" + merchant.id)
-        let (scope, requestHash) = ServerEnvironment.idempotencyScope(request, body: body)
-        if let stored = try await environment.database.read({ db in
-            try await environment.idempotency.finished(user: owner, key: key, scope: scope, requestHash: requestHash, in: db)
-        }) {
-            return ServerEnvironment.response(stored)
-        }
+        if case .replay(let answer) = try await environment.begin(call) { return answer }
         let wallet = try await environment.database.read { db in
             try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first()
         }
@@ -226,7 +221,7 @@ struct ProviderRoutes: Sendable {
 
         let now = environment.now()
         defer { if configuration.fulfilmentSeconds == 0 { environment.jobs.wakeup.signal() } }
-        return try await environment.idempotent(request, body: body, user: owner) { db in
+        return try await environment.commit(call) { db in
             let id = RandomID.make("chipi_tx")
             let purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,
                                     centavos: centavos, strk: required, paid: payment.amount, payer: payment.payer, vaultHash: vaultHash,
@@ -237,8 +232,8 @@ struct ProviderRoutes: Sendable {
             }
             try await environment.jobs.enqueue(kind: Self.fulfilmentJob, payload: FulfilmentJob(transactionID: id),
                                                runAt: now.addingTimeInterval(configuration.fulfilmentSeconds), in: db)
-            return (.created, try JSONEncoder.chippi.encode(purchase.body))
-        }
+            return IdempotentEffect((), status: .created, body: try JSONEncoder.chippi.encode(purchase.body))
+        }.response
     }
 
     // MARK: Wire types

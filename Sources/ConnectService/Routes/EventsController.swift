@@ -132,18 +132,19 @@ struct EventsController: Sendable {
         default:
             throw APIError.badRequest("Send a paymentMethod (pm_…)")
         }
-        let key = try ServerEnvironment.idempotencyKey(of: request)
         struct Sale { var event: Event; var destination: String }
-        enum Start { case replay(StoredResponse), sale(Sale) }
-        let (scope, requestHash) = ServerEnvironment.idempotencyScope(request, body: buffer)
         // 1. Decide whether this is a retry, then hold a seat for this key (so a sold-out event
         //    is never charged, and a retry never takes a second seat).
-        let start: Start
+        let call: IdempotentCall
+        switch try await environment.begin(request, body: buffer, user: buyer) {
+        case .replay(let answer): return answer
+        case .fresh(let fresh): call = fresh
+        }
+        guard let key = call.key else { throw APIError.badRequest("Idempotency-Key header is required") }
+        let requestHash = call.requestHash
+        let sale: Sale
         do {
-            start = try await environment.database.transaction { db -> Start in
-                if let stored = try await environment.idempotency.finished(user: buyer, key: key, scope: scope, requestHash: requestHash, in: db) {
-                    return .replay(stored)
-                }
+            sale = try await environment.database.transaction { db -> Sale in
                 guard let row = try await db.raw("SELECT * FROM connect_events WHERE id = \(bind: eventID)").first() else { throw APIError.notFound("Event not found") }
                 let event = try Self.event(row)
                 guard event.startsAt > environment.now() else { throw APIError(.conflict, "This event has already started") }
@@ -169,15 +170,10 @@ struct EventsController: Sendable {
                     guard try earlier?.decode(column: "request_hash", as: String.self) == requestHash,
                           try earlier?.decode(column: "event_id", as: String.self) == eventID else { throw IdempotencyError.keyReused }
                 }
-                return .sale(Sale(event: event, destination: destination))
+                return Sale(event: event, destination: destination)
             }
         } catch IdempotencyError.keyReused {
             throw ServerEnvironment.keyReused
-        }
-        let sale: Sale
-        switch start {
-        case .replay(let stored): return ServerEnvironment.response(stored)
-        case .sale(let held): sale = held
         }
         // Gives the seat back if this key still holds one (a failed charge, or a sale some
         // other attempt with this key recorded first).
@@ -212,7 +208,7 @@ struct EventsController: Sendable {
         }
         // 3. Record the sale once per Idempotency-Key: ticket and ledger in one transaction.
         let event = sale.event
-        let response = try await environment.idempotent(request, body: buffer, user: buyer) { db in
+        let response = try await environment.commit(call) { db in
             let now = environment.now()
             let currency = event.currency.uppercased()
             let clearing = try await environment.ledger.account(owner: nil, kind: "connect_card_clearing", currency: currency, allowNegative: true, now: now, in: db)
@@ -236,10 +232,10 @@ struct EventsController: Sendable {
             struct Answer: Encodable { var ticket: Ticket }
             let ticket = Ticket(id: ticketID, eventId: eventID, amount: event.price, applicationFee: fee, hostShare: event.price - fee,
                                 currency: event.currency, paymentIntentId: intent.id, createdAt: now)
-            return (.created, try JSONCoding.encoder.encode(Answer(ticket: ticket)))
+            return IdempotentEffect((), status: .created, body: try JSONCoding.encoder.encode(Answer(ticket: ticket)))
         }
-        if response.headers[.idempotentReplayed] == "true" { await release() }  // recorded by another attempt with this key
-        return response
+        if case .replayed = response { await release() }  // recorded by another attempt with this key
+        return response.response
     }
 
     /// Removes the seat hold of (`buyer`, `key`); returns whether there was one. The caller

@@ -45,7 +45,10 @@ struct AirtimeDelivery: Sendable {
     var jobHandler: JobHandler {
         JobHandler(kind: Self.jobKind, backoff: configuration.deliveryBackoff) { job in
             let payload = try job.decode(Payload.self)
-            let state = try await attempt(payload.transactionId)
+            guard let delivery = try await environment.database.read({ db in try await store.delivery(of: payload.transactionId, in: db) }) else {
+                throw SupplierError("no delivery for \(payload.transactionId)")
+            }
+            let state = try await attempt(delivery)
             guard state == .pending else { return }
             if job.attempts >= job.maxAttempts {
                 environment.logger.error("airtime delivery still pending after every check; settle it by hand", metadata: [
@@ -56,14 +59,28 @@ struct AirtimeDelivery: Sendable {
         }
     }
 
-    /// One attempt: buy (or, after an earlier attempt, ask what became of the purchase) and
-    /// settle on a verdict. Returns the top-up's state afterwards.
+    /// What an attempt came to: the top-up's state afterwards, and what the attempt's `settled`
+    /// returned when this attempt is the one that settled it.
+    struct Attempt<Answer: Sendable>: Sendable {
+        var state: State
+        var answer: Answer?
+    }
+
+    /// One attempt at the delivery it is handed (as read by its job, or as the buying request
+    /// wrote it).
     @discardableResult
-    func attempt(_ transactionID: String) async throws -> State {
-        guard let delivery = try await environment.database.read({ db in try await store.delivery(of: transactionID, in: db) }) else {
-            throw SupplierError("no delivery for \(transactionID)")
-        }
-        guard delivery.status == "pending" else { return try await state(of: transactionID) }
+    func attempt(_ delivery: NexusStore.Delivery) async throws -> State {
+        try await attempt(delivery) { _, _ in () }.state
+    }
+
+    /// One attempt at the delivery it is handed: buy (or, after an earlier attempt, ask what
+    /// became of the purchase) and settle on a verdict, running `settled` in the settling
+    /// transaction (the request that bought the top-up writes its final answer there).
+    func attempt<Answer: Sendable>(
+        _ delivery: NexusStore.Delivery, settled: @escaping @Sendable (State, any DatabaseSession) async throws -> Answer
+    ) async throws -> Attempt<Answer> {
+        let transactionID = delivery.transactionID
+        guard delivery.status == "pending" else { return Attempt(state: try await state(of: transactionID)) }
         var outcome: SupplierOutcome
         do {
             if delivery.attempts == 0 {
@@ -79,9 +96,13 @@ struct AirtimeDelivery: Sendable {
         switch outcome {
         case .delivered(let reference):
             // When another settler was first, its verdict stands: read below.
-            if try await settle(transactionID, as: .completed, reference: reference, answer: "delivered") { return .completed }
+            if let answer = try await settle(transactionID, as: .completed, reference: reference, answer: "delivered", then: settled) {
+                return Attempt(state: .completed, answer: answer)
+            }
         case .failed(let reason):
-            if try await settle(transactionID, as: .failed(reason: reason), reference: nil, answer: "failed: \(reason)") { return .failed(reason: reason) }
+            if let answer = try await settle(transactionID, as: .failed(reason: reason), reference: nil, answer: "failed: \(reason)", then: settled) {
+                return Attempt(state: .failed(reason: reason), answer: answer)
+            }
         case .pending(let reason):
             try await environment.database.transaction { db in
                 try await store.recordAttempt(transactionID, answer: reason, now: environment.now(), in: db)
@@ -92,7 +113,7 @@ struct AirtimeDelivery: Sendable {
                 try await store.recordAttempt(transactionID, answer: "unknown to the supplier", now: environment.now(), in: db)
             }
         }
-        return try await state(of: transactionID)
+        return Attempt(state: try await state(of: transactionID))
     }
 
     func state(of transactionID: String) async throws -> State {
@@ -108,16 +129,19 @@ struct AirtimeDelivery: Sendable {
         }
     }
 
-    /// Settles a pending top-up once. A caller that finds it settled changes nothing.
-    /// - Returns: Whether this call settled it.
-    @discardableResult
-    func settle(_ transactionID: String, as state: State, reference: String?, answer: String) async throws -> Bool {
-        guard state != .pending else { return false }
-        return try await environment.database.transaction { db in
+    /// Settles a pending top-up once, running `then` in the same transaction. A caller that finds
+    /// it settled changes nothing.
+    /// - Returns: What `then` returned when this call settled it; nil when another settler was first.
+    func settle<Answer: Sendable>(
+        _ transactionID: String, as state: State, reference: String?, answer: String,
+        then: @escaping @Sendable (State, any DatabaseSession) async throws -> Answer
+    ) async throws -> Answer? {
+        guard state != .pending else { return nil }
+        return try await environment.database.transaction { db -> Answer? in
             let now = environment.now()
             let reason: String? = if case .failed(let reason) = state { reason } else { nil }
             guard let topup = try await store.settle(transactionID, status: state == .completed ? "completed" : "failed", failureReason: reason, in: db) else {
-                return false  // settled by another attempt
+                return nil  // settled by another attempt
             }
             let ledger = environment.ledger
             let accounts = try await ledger.accountIDs([
@@ -147,7 +171,7 @@ struct AirtimeDelivery: Sendable {
             if let job = try await store.finishDelivery(transactionID, reference: reference, answer: answer, now: now, in: db) {
                 try await environment.jobs.cancel(job, in: db)
             }
-            return true
+            return try await then(state, db)
         }
     }
 }

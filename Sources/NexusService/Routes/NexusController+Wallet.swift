@@ -5,7 +5,6 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
-import Synchronization
 
 // MARK: - Wallet routes: products, top-ups, balance, history, PIN, sandbox funding
 
@@ -102,8 +101,58 @@ extension NexusController {
         return String(decoding: phone.utf8.filter { $0 != UInt8(ascii: " ") }, as: UTF8.self)
     }
 
+    /// `POST /user/topup`: validate, then (unless it is a retry of a finished top-up) authorise,
+    /// pay and deliver.
     func topup(_ body: NexusWire.TopupRequest, request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response {
-        // 1. The request itself.
+        let order = try await validate(body, user: user)
+        // A retry of a finished top-up is answered from its record: it spends no PIN attempt
+        // and no step-up token.
+        let call: IdempotentCall
+        switch try await environment.begin(request, body: buffer, user: user, keyRequired: false) {
+        case .replay(let answer): return answer
+        case .fresh(let fresh): call = fresh
+        }
+        let authorisation: Authorisation
+        do {
+            authorisation = try await authorise(body, user: user)
+        } catch let busy as APIError where busy.status == .tooManyRequests && call.key != nil {
+            // Retries of one top-up sent together: the one checking the PIN answers them all
+            // (pin_busy is the PIN check's only 429).
+            for _ in 0..<50 {
+                try await Task.sleep(for: .milliseconds(100))
+                if case .replay(let answer) = try await environment.begin(request, body: buffer, user: user, keyRequired: false) { return answer }
+            }
+            throw busy
+        }
+        switch try await pay(order, authorisation: authorisation, call: call) {
+        case .replayed(let answer): return answer
+        case .fresh(let paid, let answer): return try await deliver(paid, call: call, user: user, pending: answer)
+        }
+    }
+
+    /// A top-up request checked against the catalogue: what to buy, for whom, and how much.
+    struct TopupOrder: Sendable {
+        var product: NexusWire.Product
+        var serviceID: String
+        var phone: String
+        var amount: Int
+        var useCashback: Bool
+    }
+
+    /// How a top-up is authorised: a fresh step-up token (spent with the payment) or the PIN.
+    struct Authorisation: Sendable {
+        var method: String
+        var tokenID: String?
+    }
+
+    /// A paid top-up: the answer so far (pending) and the delivery it queued.
+    struct PaidTopup: Sendable {
+        var response: NexusWire.TopupResponse
+        var delivery: NexusStore.Delivery
+    }
+
+    /// 1. The request itself: product, recipient and amount.
+    func validate(_ body: NexusWire.TopupRequest, user: UserID) async throws -> TopupOrder {
         guard let product = try await catalogue.product(code: body.productCode) else {
             throw NexusFailure.error(.badRequest, "unknown_product", "Unknown product \(body.productCode)", param: "productCode")
         }
@@ -126,48 +175,35 @@ extension NexusController {
             let range = product.minAmount == product.maxAmount ? "exactly ₦\(product.minAmount)" : "between ₦\(product.minAmount) and ₦\(product.maxAmount)"
             throw NexusFailure.error(.badRequest, "invalid_amount", "amount for \(product.code) must be \(range)", param: "amount")
         }
+        guard let serviceID = product.supplierServiceID else {
+            throw NexusFailure.error(.badRequest, "product_unavailable", "\(product.name) cannot be bought right now", param: "productCode")
+        }
+        return TopupOrder(product: product, serviceID: serviceID, phone: phone, amount: body.amount, useCashback: body.useCashback == true)
+    }
 
-        // 2. A retry of a finished top-up is answered from its record: it spends no PIN attempt
-        //    and no step-up token.
-        if let stored = try await finishedAnswer(request, buffer: buffer, user: user) { return stored }
-
-        // 3. The authorisation: a fresh step-up token, or the PIN.
-        let method: String
-        var tokenID: String?
+    /// 2. The authorisation: a fresh step-up token, or the PIN.
+    func authorise(_ body: NexusWire.TopupRequest, user: UserID) async throws -> Authorisation {
         switch (body.verificationToken, body.pin) {
         case (.some, .some):
             throw NexusFailure.error(.badRequest, "ambiguous_authorisation", "Send either verificationToken or pin, not both")
         case (nil, nil):
             throw NexusFailure.error(.unauthorized, "authorisation_required", "A verificationToken or pin is required")
         case (let token?, nil):
-            tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
-            method = "biometric"
+            return Authorisation(method: "biometric", tokenID: try await checkVerificationToken(token, user: user, intent: "transaction"))
         case (nil, let pin?):
-            do {
-                try await checkPin(pin, user: user)
-            } catch let busy as APIError where busy.status == .tooManyRequests && request.headers[.idempotencyKey] != nil {
-                // Retries of one top-up sent together: the one checking the PIN answers them all
-                // (pin_busy is the PIN check's only 429).
-                for _ in 0..<50 {
-                    try await Task.sleep(for: .milliseconds(100))
-                    if let stored = try await finishedAnswer(request, buffer: buffer, user: user) { return stored }
-                }
-                throw busy
-            }
-            method = "pin"
+            try await checkPin(pin, user: user)
+            return Authorisation(method: "pin", tokenID: nil)
         }
+    }
 
-        // 4. The payment, once per Idempotency-Key when one is sent (a verification token is spent
-        //    in the same transaction, so the biometric path is exactly-once without a key too):
-        //    the price moves to the buyer's hold and the delivery job is queued with it.
-        guard let serviceID = product.supplierServiceID else {
-            throw NexusFailure.error(.badRequest, "product_unavailable", "\(product.name) cannot be bought right now", param: "productCode")
-        }
-        let spend = tokenID
-        let bought = Mutex<NexusWire.TopupResponse?>(nil)
-        let answer = try await environment.idempotent(request, body: buffer, user: user, keyRequired: false) { db in
+    /// 3. The payment, once per Idempotency-Key when one is sent (a verification token is spent
+    ///    in the same transaction, so the biometric path is exactly-once without a key too): the
+    ///    price moves to the buyer's hold and the delivery job is queued with it.
+    func pay(_ order: TopupOrder, authorisation: Authorisation, call: IdempotentCall) async throws -> IdempotentOutcome<PaidTopup> {
+        let user = call.user
+        return try await environment.commit(call) { db in
             let now = now()
-            if let tokenID = spend, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
+            if let tokenID = authorisation.tokenID, try await !store.spendToken(jti: tokenID, user: user, now: now, in: db) {
                 throw NexusFailure.error(.unauthorized, "token_used", "Verification token already used")
             }
             let ledger = environment.ledger
@@ -178,9 +214,9 @@ extension NexusController {
             ], now: now, in: db)
             let (wallet, cashback, hold) = (accounts[0], accounts[1], accounts[2])
 
-            let amount = Naira.kobo(body.amount)
-            let cashbackUsed = body.useCashback == true ? min(amount, try await ledger.balance(of: cashback, in: db)) : 0
-            let earned = body.amount * configuration.cashbackPercent / 100
+            let amount = Naira.kobo(order.amount)
+            let cashbackUsed = order.useCashback ? min(amount, try await ledger.balance(of: cashback, in: db)) : 0
+            let earned = order.amount * configuration.cashbackPercent / 100
             // The price is held until the supplier answers; the cashback earned is credited on delivery.
             var entries = [LedgerEntry(hold, amount)]
             if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet, -(amount - cashbackUsed))) }
@@ -188,37 +224,54 @@ extension NexusController {
             let id = RandomID.make("tx")
             let posting: LedgerPosting
             do {
-                posting = try await ledger.posting(kind: "nexus.topup", memo: "\(product.name) for \(phone)", reference: id, entries: entries, now: now, in: db)
+                posting = try await ledger.posting(kind: "nexus.topup", memo: "\(order.product.name) for \(order.phone)", reference: id, entries: entries, now: now, in: db)
             } catch LedgerError.insufficientFunds {
                 throw NexusFailure.error(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "insufficient_balance", "Insufficient balance", param: "amount")
             }
             try await store.insertTransaction(
-                id: id, user: user, kind: "topup", productCode: product.code, phone: phone, amount: body.amount,
-                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: method, status: "pending",
+                id: id, user: user, kind: "topup", productCode: order.product.code, phone: order.phone, amount: order.amount,
+                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: authorisation.method, status: "pending",
                 ledgerTransaction: posting.id, now: now, in: db
             )
             let job = try await delivery.enqueue(transactionID: id, now: now, in: db)
-            try await store.insertDelivery(NexusStore.Delivery(
-                transactionID: id, requestID: VTpassClient.requestID(at: now), serviceID: serviceID, variationCode: product.supplierVariationCode,
-                phone: phone, amount: body.amount, attempts: 0, jobID: job, status: "pending"
-            ), supplier: delivery.supplier.name, now: now, in: db)
+            let record = NexusStore.Delivery(
+                transactionID: id, requestID: VTpassClient.requestID(at: now), serviceID: order.serviceID, variationCode: order.product.supplierVariationCode,
+                phone: order.phone, amount: order.amount, attempts: 0, jobID: job, status: "pending"
+            )
+            try await store.insertDelivery(record, supplier: delivery.supplier.name, now: now, in: db)
             // Paid with cashback alone, the posting left the wallet alone: read its balance.
             let balance = if let moved = posting.balances[wallet] { moved } else { try await ledger.balance(of: wallet, in: db) }
             let response = NexusWire.TopupResponse(message: "Topup is being processed", data: .init(
-                transactionId: id, status: "pending", amount: body.amount, balance: Naira.naira(balance),
+                transactionId: id, status: "pending", amount: order.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
             ))
-            bought.withLock { $0 = response }
-            return (.ok, response.json)
+            return IdempotentEffect(PaidTopup(response: response, delivery: record), status: .ok, body: response.json)
         }
-        // 5. The delivery, waited for as long as the supplier's first answer takes (bounded by
-        //    its timeout). A verdict replaces the stored answer before it is sent, so a retry
-        //    with the key gets exactly this answer; the client follows a pending one with
-        //    GET /user/transactions/{id}.
-        guard var response = bought.withLock({ $0 }) else { return answer }
-        switch try await delivery.attempt(response.data.transactionId) {
+    }
+
+    /// 4. The delivery, waited for as long as the supplier's first answer takes (bounded by its
+    ///    timeout). A verdict's answer is stored under the key in the transaction that settles
+    ///    the top-up, so a retry gets exactly this answer; the client follows a pending one with
+    ///    GET /user/transactions/{id}.
+    func deliver(_ paid: PaidTopup, call: IdempotentCall, user: UserID, pending: Response) async throws -> Response {
+        let final: @Sendable (AirtimeDelivery.State, any DatabaseSession) async throws -> Data = { state, db in
+            let body = try await answer(paid.response, after: state, user: user, in: db)
+            try await environment.amend(call, status: .ok, body: body, in: db)
+            return body
+        }
+        let attempt = try await delivery.attempt(paid.delivery, settled: final)
+        if let body = attempt.answer { return .jsonData(body) }
+        guard attempt.state != .pending else { return pending }
+        // Another settler (the job, another replica) was first: the answer follows its verdict.
+        return .jsonData(try await environment.database.transaction { db in try await final(attempt.state, db) })
+    }
+
+    /// The top-up's answer once its delivery has a verdict.
+    func answer(_ paid: NexusWire.TopupResponse, after state: AirtimeDelivery.State, user: UserID, in db: any DatabaseSession) async throws -> Data {
+        var response = paid
+        switch state {
         case .pending:
-            return answer
+            break
         case .completed:
             response.message = "Topup successful"
             response.data.status = "completed"
@@ -226,33 +279,9 @@ extension NexusController {
             response.success = false
             response.message = "\(reason). ₦\(response.data.amount) is back in your wallet."
             response.data.status = "failed"
-            response.data.balance = try await environment.database.read { db in try await balances(of: user, in: db).balance }
+            response.data.balance = try await balances(of: user, in: db).balance
         }
-        let final = response.json
-        if request.headers[.idempotencyKey] != nil {
-            let key = try ServerEnvironment.idempotencyKey(of: request)
-            let environment = environment
-            try await environment.database.transaction { db in
-                try await environment.idempotency.amend(user: user, key: key, response: StoredResponse(status: 200, body: final), in: db)
-            }
-        }
-        return .jsonData(final)
-    }
-
-    /// The answer of the finished top-up this request retries (same user, Idempotency-Key and
-    /// body), or nil; a key reused with another body is a 422.
-    func finishedAnswer(_ request: Request, buffer: ByteBuffer, user: UserID) async throws -> Response? {
-        guard request.headers[.idempotencyKey] != nil else { return nil }
-        let key = try ServerEnvironment.idempotencyKey(of: request)
-        let (scope, hash) = ServerEnvironment.idempotencyScope(request, body: buffer)
-        let environment = environment
-        do {
-            return try await environment.database.read({ db in
-                try await environment.idempotency.finished(user: user, key: key, scope: scope, requestHash: hash, in: db)
-            }).map(ServerEnvironment.response)
-        } catch IdempotencyError.keyReused {
-            throw ServerEnvironment.keyReused
-        }
+        return response.json
     }
 
     /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the
