@@ -13,6 +13,7 @@ struct ConnectController: Sendable {
     let configuration: ConnectConfiguration
     let environment: ServerEnvironment
     let stripe: StripeClient
+    let store = ConnectStore()
 
     struct Status: Codable {
         var hasAccount: Bool
@@ -25,11 +26,6 @@ struct ConnectController: Sendable {
         var chargesEnabled: Bool
         var payoutsEnabled: Bool
         var detailsSubmitted: Bool
-    }
-
-    struct Stored {
-        var accountID: String
-        var onboardingComplete: Bool
     }
 
     func mount(on router: Router<PurseRequestContext>) {
@@ -76,19 +72,11 @@ struct ConnectController: Sendable {
         }
     }
 
-    func stored(_ user: UserID, in db: any DatabaseSession) async throws -> Stored? {
-        guard let row = try await db.raw("SELECT stripe_account_id, onboarding_complete FROM connect_accounts WHERE user_id = \(bind: user.rawValue)").first() else {
-            return nil
-        }
-        return Stored(accountID: try row.decode(column: "stripe_account_id", as: String.self),
-                      onboardingComplete: try row.decode(column: "onboarding_complete", as: Bool.self))
-    }
-
     // MARK: 1. create-account
 
     func createAccount(user: UserID, logger: Logger) async throws -> Response {
         let (found, existing) = try await environment.database.read { db in
-            (try await environment.accounts.find(id: user, in: db), try await stored(user, in: db))
+            (try await environment.accounts.find(id: user, in: db), try await store.account(of: user, in: db))
         }
         guard let found else { throw APIError(.notFound, "User not found") }
         guard existing == nil else { throw APIError(.badRequest, "User already has a Stripe Connect account") }
@@ -105,15 +93,8 @@ struct ConnectController: Sendable {
             }
             throw APIError(.internalServerError, "Failed to create Stripe Connect account")
         }
-        let now = environment.now().epochMillis
-        try await environment.database.transaction { db in
-            try await db.raw("""
-                INSERT INTO connect_accounts (user_id, stripe_account_id, onboarding_complete, charges_enabled, payouts_enabled, details_submitted, created_at, updated_at)
-                VALUES (\(bind: user.rawValue), \(bind: account.id), \(bind: account.onboardingComplete), \(bind: account.charges_enabled),
-                        \(bind: account.payouts_enabled), \(bind: account.details_submitted), \(bind: now), \(bind: now))
-                ON CONFLICT DO NOTHING
-                """).run()
-        }
+        let now = environment.now()
+        try await environment.database.transaction { db in try await store.insertAccount(of: user, account, now: now, in: db) }
         struct Answer: Encodable { var account: SeedAccountView }
         return try .json(Answer(account: SeedAccountView(account: account)))
     }
@@ -136,12 +117,12 @@ struct ConnectController: Sendable {
 
     func createAccountLink(user: UserID, origin rawOrigin: String?, logger: Logger) async throws -> Response {
         let origin = try validOrigin(rawOrigin)
-        guard let existing = try await environment.database.read({ db in try await stored(user, in: db) }) else {
+        guard let existing = try await environment.database.read({ db in try await store.account(of: user, in: db) }) else {
             throw APIError(.badRequest, "User does not have a Stripe Connect account")
         }
         do {
             let link = try await stripe.createAccountLink(
-                account: existing.accountID, refreshURL: "\(origin)/stripe/connect/reauth", returnURL: "\(origin)/stripe/connect/success",
+                account: existing.stripeAccountID, refreshURL: "\(origin)/stripe/connect/reauth", returnURL: "\(origin)/stripe/connect/success",
                 idempotencyKey: "purse-link-\(RandomID.hex(bytes: 12))"
             )
             struct Answer: Encodable { var url: String }
@@ -155,24 +136,25 @@ struct ConnectController: Sendable {
     // MARK: 3. account-status
 
     func accountStatus(user: UserID) async throws -> Response {
-        let existing = try await environment.database.read { db in try await stored(user, in: db) }
+        let existing = try await environment.database.read { db in try await store.account(of: user, in: db) }
         return try .json(Status(hasAccount: existing != nil, onboardingComplete: existing?.onboardingComplete ?? false))
     }
 
     // MARK: 4. verify-account
 
     func verifyAccount(user: UserID, logger: Logger) async throws -> Response {
-        guard let existing = try await environment.database.read({ db in try await stored(user, in: db) }) else {
+        guard let existing = try await environment.database.read({ db in try await store.account(of: user, in: db) }) else {
             throw APIError(.badRequest, "User does not have a Stripe Connect account")
         }
         let account: StripeAccount
         do {
-            account = try await stripe.retrieveAccount(existing.accountID)
+            account = try await stripe.retrieveAccount(existing.stripeAccountID)
         } catch let failure as StripeClient.Failure {
             logger.error("stripe account retrieval failed", metadata: ["stripe.status": "\(failure.status)", "stripe.request_id": "\(failure.requestID ?? "-")"])
             throw APIError(.internalServerError, "Failed to verify account")
         }
-        try await environment.database.transaction { db in try await update(with: AccountState(account), in: db) }
+        let now = environment.now()
+        try await environment.database.transaction { db in try await store.update(with: AccountState(account), now: now, in: db) }
         return try .json(VerifiedStatus(
             hasAccount: true, onboardingComplete: account.onboardingComplete, chargesEnabled: account.charges_enabled,
             payoutsEnabled: account.payouts_enabled, detailsSubmitted: account.details_submitted
@@ -199,27 +181,6 @@ struct ConnectController: Sendable {
         var onboardingComplete: Bool {
             StripeAccount.onboardingComplete(detailsSubmitted: details_submitted, currentlyDue: requirements?.currently_due, chargesEnabled: charges_enabled)
         }
-    }
-
-    /// Stores the account's status. With `eventCreated` (a webhook), it is applied only when the event is not
-    /// older than the last one applied to this account — Stripe does not promise delivery order.
-    func update(with account: AccountState, eventCreated: Int64? = nil, in db: any DatabaseSession) async throws {
-        var query = SQLQueryString("""
-            UPDATE connect_accounts SET onboarding_complete = \(bind: account.onboardingComplete), charges_enabled = \(bind: account.charges_enabled),
-            payouts_enabled = \(bind: account.payouts_enabled), details_submitted = \(bind: account.details_submitted),
-            updated_at = \(bind: environment.now().epochMillis)
-            """)
-        if let eventCreated {
-            let set: SQLQueryString = ", last_event_created = \(bind: eventCreated)"
-            query = query + set
-        }
-        let scope: SQLQueryString = " WHERE stripe_account_id = \(bind: account.id)"
-        query = query + scope
-        if let eventCreated {
-            let newer: SQLQueryString = " AND last_event_created <= \(bind: eventCreated)"
-            query = query + newer
-        }
-        try await db.raw(query).run()
     }
 
     // MARK: Webhook
@@ -253,14 +214,10 @@ struct ConnectController: Sendable {
         if envelope.type == "account.updated", account == nil {
             logger.warning("account.updated without the fields onboarding needs; recorded, not applied", metadata: ["event": "\(envelope.id)"])
         }
-        let now = environment.now().epochMillis
+        let now = environment.now()
         let firstTime = try await environment.database.transaction { db -> Bool in
-            let inserted = try await db.raw("""
-                INSERT INTO connect_stripe_events (id, type, received_at) VALUES (\(bind: envelope.id), \(bind: envelope.type), \(bind: now))
-                ON CONFLICT DO NOTHING RETURNING id
-                """).first()
-            guard inserted != nil else { return false }
-            if let account { try await update(with: account, eventCreated: Int64(envelope.created ?? 0), in: db) }
+            guard try await store.recordEvent(id: envelope.id, type: envelope.type, now: now, in: db) else { return false }
+            if let account { try await store.update(with: account, eventCreated: Int64(envelope.created ?? 0), now: now, in: db) }
             return true
         }
         struct Ack: Encodable { var received = true; var duplicate: Bool? }

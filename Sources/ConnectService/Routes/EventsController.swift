@@ -15,6 +15,7 @@ struct EventsController: Sendable {
     let configuration: ConnectConfiguration
     let environment: ServerEnvironment
     let stripe: StripeClient
+    let store = ConnectStore()
 
     struct CreateEvent: Decodable {
         var title: String
@@ -61,10 +62,8 @@ struct EventsController: Sendable {
 
     func mount(on router: Router<PurseRequestContext>) {
         router.get("api/events") { _, _ in
-            let events = try await environment.database.read { db in
-                try await db.raw("SELECT * FROM connect_events WHERE starts_at >= \(bind: environment.now().epochMillis) ORDER BY starts_at, id LIMIT 200")
-                    .all().map(Self.event)
-            }
+            let now = environment.now()
+            let events = try await environment.database.read { db in try await store.upcomingEvents(now: now, in: db) }
             struct List: Encodable { var events: [Event] }
             return try Response.json(List(events: events))
         }
@@ -106,15 +105,12 @@ struct EventsController: Sendable {
         if let capacity = body.capacity, !(1...1_000_000).contains(capacity) { throw APIError.badRequest("Field 'capacity' must be between 1 and 1000000") }
         let event = Event(id: RandomID.make("pev"), hostId: host.rawValue, title: title, description: body.description, startsAt: startsAt,
                           price: body.price, currency: currency, capacity: body.capacity, ticketsSold: 0)
+        let now = environment.now()
         try await environment.database.transaction { db in
-            let onboarded = try await db.raw("SELECT onboarding_complete FROM connect_accounts WHERE user_id = \(bind: host.rawValue)").first()?
-                .decode(column: "onboarding_complete", as: Bool.self) ?? false
-            guard onboarded else { throw APIError(.forbidden, "Complete Stripe Connect onboarding before creating paid events") }
-            try await db.raw("""
-                INSERT INTO connect_events (id, host_user_id, title, description, starts_at, price, currency, capacity, tickets_sold, created_at)
-                VALUES (\(bind: event.id), \(bind: host.rawValue), \(bind: event.title), \(bind: event.description), \(bind: event.startsAt.epochMillis),
-                        \(bind: Int64(event.price)), \(bind: event.currency), \(bind: event.capacity), 0, \(bind: environment.now().epochMillis))
-                """).run()
+            guard try await store.account(of: host, in: db)?.onboardingComplete == true else {
+                throw APIError(.forbidden, "Complete Stripe Connect onboarding before creating paid events")
+            }
+            try await store.insertEvent(event, now: now, in: db)
         }
         return try .json(event, status: .created)
     }
@@ -145,30 +141,15 @@ struct EventsController: Sendable {
         let sale: Sale
         do {
             sale = try await environment.database.transaction { db -> Sale in
-                guard let row = try await db.raw("SELECT * FROM connect_events WHERE id = \(bind: eventID)").first() else { throw APIError.notFound("Event not found") }
-                let event = try Self.event(row)
+                guard let event = try await store.event(eventID, in: db) else { throw APIError.notFound("Event not found") }
                 guard event.startsAt > environment.now() else { throw APIError(.conflict, "This event has already started") }
-                guard let destination = try await db.raw("""
-                    SELECT stripe_account_id FROM connect_accounts WHERE user_id = \(bind: event.hostId) AND onboarding_complete
-                    """).first()?.decode(column: "stripe_account_id", as: String.self) else {
+                guard let destination = try await store.payoutAccount(of: event.hostId, in: db) else {
                     throw APIError(.conflict, "The host cannot receive payments right now")
                 }
-                let held = try await db.raw("""
-                    INSERT INTO connect_seat_holds (buyer_user_id, idempotency_key, event_id, request_hash, created_at)
-                    VALUES (\(bind: buyer.rawValue), \(bind: key), \(bind: eventID), \(bind: requestHash), \(bind: environment.now().epochMillis))
-                    ON CONFLICT DO NOTHING RETURNING event_id
-                    """).first() != nil
-                if held {
-                    guard try await db.raw("""
-                        UPDATE connect_events SET tickets_sold = tickets_sold + 1 WHERE id = \(bind: eventID) AND (capacity IS NULL OR tickets_sold < capacity) RETURNING id
-                        """).first() != nil else { throw APIError(.conflict, "Sold out") }
-                } else {
-                    // An earlier attempt with this key holds the seat; it must have been this request.
-                    let earlier = try await db.raw("""
-                        SELECT event_id, request_hash FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key)
-                        """).first()
-                    guard try earlier?.decode(column: "request_hash", as: String.self) == requestHash,
-                          try earlier?.decode(column: "event_id", as: String.self) == eventID else { throw IdempotencyError.keyReused }
+                switch try await store.holdSeat(buyer: buyer, key: key, event: eventID, requestHash: requestHash, now: environment.now(), in: db) {
+                case .held, .heldBefore: break
+                case .soldOut: throw APIError(.conflict, "Sold out")
+                case .keyReused: throw IdempotencyError.keyReused
                 }
                 return Sale(event: event, destination: destination)
             }
@@ -179,9 +160,7 @@ struct EventsController: Sendable {
         // other attempt with this key recorded first).
         let release: @Sendable () async -> Void = {
             _ = try? await environment.database.transaction { db in
-                if try await Self.endHold(buyer: buyer, key: key, in: db) {
-                    try await db.raw("UPDATE connect_events SET tickets_sold = tickets_sold - 1 WHERE id = \(bind: eventID) AND tickets_sold > 0").run()
-                }
+                if try await store.endHold(buyer: buyer, key: key, in: db) { try await store.releaseSeat(of: eventID, in: db) }
             }
         }
         // 2. Charge (Stripe's idempotency makes a retry return the same PaymentIntent).
@@ -215,7 +194,7 @@ struct EventsController: Sendable {
             let fees = try await environment.ledger.account(owner: nil, kind: "connect_platform_fees", currency: currency, now: now, in: db)
             let host = try await environment.ledger.account(owner: UserID(event.hostId), kind: "connect_host_earnings", currency: currency, now: now, in: db)
             // The hold becomes the ticket's seat.
-            guard try await Self.endHold(buyer: buyer, key: key, in: db) else {
+            guard try await store.endHold(buyer: buyer, key: key, in: db) else {
                 throw APIError(.conflict, "The seat held for this purchase was given back; try again")
             }
             let ticketID = RandomID.make("tkt")
@@ -224,35 +203,13 @@ struct EventsController: Sendable {
                 entries: [LedgerEntry(clearing.id, -Int64(event.price)), LedgerEntry(fees.id, Int64(fee)), LedgerEntry(host.id, Int64(event.price - fee))],
                 now: now, in: db
             )
-            try await db.raw("""
-                INSERT INTO connect_tickets (id, event_id, buyer_user_id, payment_intent_id, amount, application_fee, ledger_transaction_id, created_at)
-                VALUES (\(bind: ticketID), \(bind: eventID), \(bind: buyer.rawValue), \(bind: intent.id), \(bind: Int64(event.price)), \(bind: Int64(fee)),
-                        \(bind: ledgerID.rawValue), \(bind: now.epochMillis))
-                """).run()
-            struct Answer: Encodable { var ticket: Ticket }
             let ticket = Ticket(id: ticketID, eventId: eventID, amount: event.price, applicationFee: fee, hostShare: event.price - fee,
                                 currency: event.currency, paymentIntentId: intent.id, createdAt: now)
+            try await store.insertTicket(ticket, buyer: buyer, ledgerTransaction: ledgerID, in: db)
+            struct Answer: Encodable { var ticket: Ticket }
             return IdempotentEffect((), status: .created, body: try JSONCoding.encoder.encode(Answer(ticket: ticket)))
         }
         if case .replayed = response { await release() }  // recorded by another attempt with this key
         return response.response
-    }
-
-    /// Removes the seat hold of (`buyer`, `key`); returns whether there was one. The caller
-    /// decides what becomes of its seat: given back, or the ticket's.
-    static func endHold(buyer: UserID, key: String, in db: any DatabaseSession) async throws -> Bool {
-        try await db.raw("""
-            DELETE FROM connect_seat_holds WHERE buyer_user_id = \(bind: buyer.rawValue) AND idempotency_key = \(bind: key) RETURNING event_id
-            """).first() != nil
-    }
-
-    static func event(_ row: any SQLRow) throws -> Event {
-        Event(
-            id: try row.decode(column: "id", as: String.self), hostId: try row.decode(column: "host_user_id", as: String.self),
-            title: try row.decode(column: "title", as: String.self), description: try row.decode(column: "description", as: String?.self),
-            startsAt: Date(epochMillis: try row.decode(column: "starts_at", as: Int64.self)), price: Int(try row.decode(column: "price", as: Int64.self)),
-            currency: try row.decode(column: "currency", as: String.self), capacity: try row.decode(column: "capacity", as: Int?.self),
-            ticketsSold: try row.decode(column: "tickets_sold", as: Int.self)
-        )
     }
 }
