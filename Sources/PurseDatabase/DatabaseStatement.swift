@@ -122,3 +122,17 @@ public struct NumberedParameters: SQLExpression {
         }
     }
 }
+
+/// A stored value a store cannot read as its type (a status no case names, a malformed hash):
+/// the schema's checks should make it impossible, so it is a server fault, never the client's.
+public struct UnreadableColumn: Error, CustomStringConvertible {
+    public var table: String
+    public var column: String
+
+    public init(_ table: String, _ column: String) {
+        self.table = table
+        self.column = column
+    }
+
+    public var description: String { "\(table).\(column) holds an unreadable value" }
+}

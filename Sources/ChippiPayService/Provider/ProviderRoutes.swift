@@ -192,15 +192,13 @@ struct ProviderRoutes: Sendable {
         guard metadataText.utf8.count <= 4096 else { throw ProviderError.invalid("metadata must be at most 4 KB of JSON") }
 
         if case .replay(let answer) = try await environment.begin(call) { return answer }
-        let wallet = try await environment.database.read { db in
-            try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first()
-        }
+        let store = WalletStore()
+        let wallet = try await environment.database.read { db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }
         guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
         // A purchase is paid by its own wallet: its account, or an account linked to it with that
         // account's signature. A payment seen on chain cannot be claimed by another merchant or
         // another of this merchant's users, and a wallet only prepared pays for nothing.
-        guard try wallet.decode(column: "status", as: String.self) == "active",
-              let walletAddress = try wallet.decode(column: "address", as: String?.self).flatMap({ Felt($0) }) else {
+        guard wallet.status == .active, let walletAddress = wallet.address.flatMap({ Felt($0) }) else {
             throw APIError.conflict("Wallet \(input.wallet_id.prefix(64)) is not active yet: finish creating it before paying from it")
         }
         let required = configuration.rate.fri(forCentavos: centavos)
@@ -208,11 +206,7 @@ struct ProviderRoutes: Sendable {
         // An account other than the wallet's own pays only once it is linked to the wallet.
         var linked = payment.payer == walletAddress
         if !linked {
-            linked = try await environment.database.read { db in
-                try await db.raw("""
-                    SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: input.wallet_id) AND address = \(bind: payment.payer.description)
-                    """).first() != nil
-            }
+            linked = try await environment.database.read { db in try await store.isLinkedPayer(payment.payer.description, of: input.wallet_id, in: db) }
         }
         guard linked else {
             throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.prefix(64)) "

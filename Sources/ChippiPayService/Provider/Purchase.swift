@@ -97,14 +97,14 @@ struct Purchase: Sendable {
 
     init(row: any SQLRow) throws {
         func felt(_ column: String) throws -> Felt {
-            guard let felt = Felt(try row.decode(column: column, as: String.self)) else { throw PurchaseDecodingError(column: column) }
+            guard let felt = Felt(try row.decode(column: column, as: String.self)) else { throw UnreadableColumn("chippi_sku_transactions", column) }
             return felt
         }
         func amount(_ column: String) throws -> UInt256 {
-            guard let value = UInt256(try row.decode(column: column, as: String.self)) else { throw PurchaseDecodingError(column: column) }
+            guard let value = UInt256(try row.decode(column: column, as: String.self)) else { throw UnreadableColumn("chippi_sku_transactions", column) }
             return value
         }
-        guard let status = Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw PurchaseDecodingError(column: "status") }
+        guard let status = Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw UnreadableColumn("chippi_sku_transactions", "status") }
         self.init(id: try row.decode(column: "id", as: String.self), merchantID: try row.decode(column: "merchant_id", as: String.self),
                   walletID: try row.decode(column: "wallet_id", as: String.self), skuID: try row.decode(column: "sku_id", as: String.self),
                   reference: try row.decode(column: "reference", as: String.self), centavos: try row.decode(column: "amount_centavos", as: Int64.self),
@@ -135,9 +135,4 @@ struct Purchase: Sendable {
         query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC, id DESC LIMIT \(limit)")
         return try await db.raw(query).all().map(Purchase.init(row:))
     }
-}
-
-struct PurchaseDecodingError: Error, CustomStringConvertible {
-    var column: String
-    var description: String { "chippi_sku_transactions.\(column) holds an unreadable value" }
 }

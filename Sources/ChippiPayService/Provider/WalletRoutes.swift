@@ -19,6 +19,7 @@ import Starknet
 /// only a blob the user can decrypt with their password.
 struct WalletRoutes: Sendable {
     let routes: ProviderRoutes
+    let store = WalletStore()
 
     var environment: ServerEnvironment { routes.environment }
 
@@ -48,7 +49,7 @@ struct WalletRoutes: Sendable {
         var public_key: String?
         var address: String?
         var encrypted_private_key: String?
-        var status: String
+        var status: WalletStore.Status
         var deploy_transaction_hash: String?
         var created_at: Int64
         /// What the app sent when preparing the wallet (its source, the user's e-mail).
@@ -72,21 +73,14 @@ struct WalletRoutes: Sendable {
             guard metadata.utf8.count <= 4096, (input.metadata ?? .object([:])).objectValue != nil else {
                 throw ProviderError.invalid("metadata must be an object of at most 4 KB")
             }
-            let now = environment.now().epochMillis
+            let now = environment.now()
             let id = try await environment.database.transaction { db -> String in
-                if let row = try await db.raw("""
-                    SELECT id, status FROM chippi_wallets WHERE merchant_id = \(bind: merchant.id) AND external_user_id = \(bind: input.external_user_id)
-                    """).first() {
-                    guard try row.decode(column: "status", as: String.self) == "prepared" else {
-                        throw APIError.conflict("external_user_id already has a wallet")
-                    }
-                    return try row.decode(column: "id", as: String.self)
+                if let existing = try await store.wallet(ofUser: input.external_user_id, merchant: merchant.id, in: db) {
+                    guard existing.status == .prepared else { throw APIError.conflict("external_user_id already has a wallet") }
+                    return existing.id
                 }
                 let id = RandomID.make("wallet")
-                try await db.raw("""
-                    INSERT INTO chippi_wallets (id, merchant_id, external_user_id, status, metadata, created_at, updated_at)
-                    VALUES (\(bind: id), \(bind: merchant.id), \(bind: input.external_user_id), 'prepared', \(bind: metadata), \(bind: now), \(bind: now))
-                    """).run()
+                try await store.prepare(id: id, merchant: merchant.id, externalUserID: input.external_user_id, metadata: metadata, now: now, in: db)
                 return id
             }
             return try Response.json(PrepareResponse(wallet_id: id, external_user_id: input.external_user_id,
@@ -97,36 +91,28 @@ struct WalletRoutes: Sendable {
             let merchant = try await routes.merchant(request, area: .wallets)
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(SaveRequest.self, from: body)
-            guard let owner = try await environment.database.read({ db in
-                try await db.raw("SELECT external_user_id FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)").first()
-            }) else {
+            guard let owner = try await environment.database.read({ db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }) else {
                 throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
             }
-            try await authenticate(input.auth_token, merchant: merchant, user: try owner.decode(column: "external_user_id", as: String.self))
+            try await authenticate(input.auth_token, merchant: merchant, user: owner.externalUserID)
             guard let publicKey = Felt(input.public_key), !publicKey.isZero else { throw ProviderError.invalid("public_key must be a Stark public key (0x-hex)") }
             guard (16...4096).contains(input.encrypted_private_key.utf8.count) else {
                 throw ProviderError.invalid("encrypted_private_key must be 16 to 4096 characters")
             }
             let classHash = routes.configuration.accountClassHash
             let address = ContractAddress.compute(classHash: classHash, salt: publicKey, constructorCalldata: [publicKey])
-            let now = environment.now().epochMillis
+            let now = environment.now()
             try await environment.database.transaction { db in
-                guard let row = try await db.raw("""
-                    SELECT status, public_key FROM chippi_wallets WHERE id = \(bind: input.wallet_id) AND merchant_id = \(bind: merchant.id)
-                    """).first() else {
+                guard let wallet = try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) else {
                     throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
                 }
-                if try row.decode(column: "status", as: String.self) == "active" {
+                if wallet.status == .active {
                     // Saving the same key again is a retry; another key is a conflict.
-                    guard try row.decode(column: "public_key", as: String?.self) == publicKey.description else {
-                        throw APIError.conflict("The wallet is already saved with another public key")
-                    }
+                    guard wallet.publicKey == publicKey.description else { throw APIError.conflict("The wallet is already saved with another public key") }
                     return
                 }
-                try await db.raw("""
-                    UPDATE chippi_wallets SET public_key = \(bind: publicKey.description), encrypted_private_key = \(bind: input.encrypted_private_key),
-                        address = \(bind: address.description), status = 'active', updated_at = \(bind: now) WHERE id = \(bind: input.wallet_id)
-                    """).run()
+                try await store.activate(input.wallet_id, publicKey: publicKey.description, encryptedPrivateKey: input.encrypted_private_key,
+                                         address: address.description, now: now, in: db)
             }
             try await deploy(wallet: input.wallet_id, publicKey: publicKey, address: address)
             return try Response.json(["success": true])
@@ -144,11 +130,10 @@ struct WalletRoutes: Sendable {
                 guard let felt = Felt(text) else { throw ProviderError.invalid("signature must be 0x-hex felts") }
                 return felt
             }
-            guard let row = try await environment.database.read({ db in
-                try await db.raw("SELECT status, address FROM chippi_wallets WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)").first()
-            }) else { throw APIError.notFound("Wallet \(id.prefix(64)) not found") }
-            guard try row.decode(column: "status", as: String.self) == "active",
-                  let wallet = try row.decode(column: "address", as: String?.self).flatMap({ Felt($0) }) else {
+            guard let found = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
+                throw APIError.notFound("Wallet \(id.prefix(64)) not found")
+            }
+            guard found.status == .active, let wallet = found.address.flatMap({ Felt($0) }) else {
                 throw APIError.conflict("Wallet \(id.prefix(64)) is not active yet: save it before linking accounts to it")
             }
             let payments = routes.payments
@@ -156,34 +141,20 @@ struct WalletRoutes: Sendable {
             do { chainId = try await payments.provider.chainId() } catch { throw APIError(.badGateway, "The Starknet node cannot be reached") }
             let hash = PayerLink.messageHash(chainId: chainId, wallet: wallet, payer: payer)
             try await payments.checkSignature(of: payer, over: hash, signature: signature, what: "the payer link")
-            let now = environment.now().epochMillis
-            let linked = try await environment.database.transaction { db in
-                try await db.raw("""
-                    INSERT INTO chippi_wallet_payers (wallet_id, address, created_at) VALUES (\(bind: id), \(bind: payer.description), \(bind: now))
-                    ON CONFLICT DO NOTHING RETURNING address
-                    """).first() != nil
-            }
+            let now = environment.now()
+            let linked = try await environment.database.transaction { db in try await store.linkPayer(payer.description, to: id, now: now, in: db) }
             return try Response.json(["wallet_id": id, "address": payer.description], status: linked ? .created : .ok)
         }
         group.get("chipi-wallets/{id}") { request, context in
             let merchant = try await routes.merchant(request, area: .wallets)
             let id = try context.parameters.require("id")
-            guard let row = try await environment.database.read({ db in
-                try await db.raw("""
-                    SELECT id, external_user_id, public_key, address, encrypted_private_key, status, deploy_transaction_hash, created_at, metadata FROM chippi_wallets
-                    WHERE id = \(bind: id) AND merchant_id = \(bind: merchant.id)
-                    """).first()
-            }) else {
+            guard let wallet = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
                 throw APIError.notFound("Wallet \(id.prefix(64)) not found")
             }
             return try Response.json(WalletBody(
-                wallet_id: try row.decode(column: "id", as: String.self), external_user_id: try row.decode(column: "external_user_id", as: String.self),
-                public_key: try row.decode(column: "public_key", as: String?.self), address: try row.decode(column: "address", as: String?.self),
-                encrypted_private_key: try row.decode(column: "encrypted_private_key", as: String?.self),
-                status: try row.decode(column: "status", as: String.self),
-                deploy_transaction_hash: try row.decode(column: "deploy_transaction_hash", as: String?.self),
-                created_at: try row.decode(column: "created_at", as: Int64.self),
-                metadata: try row.decode(column: "metadata", as: String?.self).flatMap { try? StrictJSON.parse(Array($0.utf8)) }))
+                wallet_id: wallet.id, external_user_id: wallet.externalUserID, public_key: wallet.publicKey, address: wallet.address,
+                encrypted_private_key: wallet.encryptedPrivateKey, status: wallet.status, deploy_transaction_hash: wallet.deployTransactionHash,
+                created_at: wallet.createdAt, metadata: wallet.metadata.flatMap { try? StrictJSON.parse(Array($0.utf8)) }))
         }
     }
 
@@ -207,9 +178,7 @@ struct WalletRoutes: Sendable {
         } catch {
             throw APIError(.badGateway, "The wallet is saved but its account could not be deployed yet; save it again to retry")
         }
-        try await environment.database.transaction { db in
-            try await db.raw("UPDATE chippi_wallets SET deploy_transaction_hash = \(bind: hash.description) WHERE id = \(bind: wallet)").run()
-        }
+        try await environment.database.transaction { db in try await store.recordDeploy(of: wallet, transactionHash: hash.description, in: db) }
     }
 
     /// The app user of `token`: a JWT from the merchant's own issuer (HS256 with the merchant's
