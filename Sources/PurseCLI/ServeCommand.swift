@@ -28,7 +28,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env PURSE_LOG_LEVEL, default info).")
     var logLevel: String?
 
+    @Flag(name: .customLong("settings-markdown"), help: "Print every setting as docs/configuration.md has it, and exit.")
+    var settingsMarkdown = false
+
     func run() async throws {
+        if settingsMarkdown {
+            print(ServerSettings.markdown, terminator: "")
+            return
+        }
         var configuration = try PurseConfiguration.fromEnvironment()
         if let host { configuration.host = host }
         if let port {

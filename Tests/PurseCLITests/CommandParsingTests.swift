@@ -74,4 +74,12 @@ struct ServerSettingsTests {
         let help = ServeCommand.helpMessage()
         for name in ["CHIPPI_RATE_LIMIT", "CUTIE_LINK_SECONDS", "APNS_KEY_FILE", "CHIPS_WS_PORT", "DATABASE_URL"] { #expect(help.contains(name), "\(name)") }
     }
+
+    @Test("docs/configuration.md is the table's current rendering (regenerate: purse serve --settings-markdown > docs/configuration.md)")
+    func configurationDocIsCurrent() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let committed = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        #expect(committed == ServerSettings.markdown)
+        for name in ServerSettings.names { #expect(committed.contains("`\(name)`"), "\(name)") }
+    }
 }

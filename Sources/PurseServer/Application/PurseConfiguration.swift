@@ -4,30 +4,9 @@ import Logging
 import PurseDatabase
 import PurseSQLite
 
-/// Everything `purse serve` can be told, from options or the environment.
-///
-/// | option | environment | default |
-/// |---|---|---|
-/// | `--host` | `PURSE_HOST` | `127.0.0.1` |
-/// | `--port` | `PURSE_PORT` | `8080` |
-/// | `--data-dir` | `PURSE_DATA_DIR` | `./data` |
-/// | `--log-level` | `PURSE_LOG_LEVEL` | `info` |
-/// | | `DATABASE_URL` | SQLite file `purse.sqlite` in the data directory |
-/// | | `PURSE_ENV` | `development` (`production` disables sandbox-only routes) |
-/// | | `PURSE_JWT_SECRET` | generated once, kept in the data directory (required in production) |
-/// | | `PURSE_SESSION_TTL` | `2592000` seconds (30 days) |
-/// | | `PURSE_PUBLIC_URL` | `http://HOST:PORT` |
-/// | | `PURSE_SQLITE_TUNING` | `all` SQLite hooks; `none`, or a list (``SQLiteTuning``) |
-/// | | `PURSE_JOB_LEASE_SECONDS` | `30`: how long a crashed worker's job waits before another takes it |
-/// | | `PURSE_SEAL_KEY` | `DATA_DIR/secrets/seal.key`: the key secrets kept in the database are sealed with |
-/// | | `PURSE_TRUSTED_PROXIES` | none: addresses of proxies whose `X-Forwarded-For` names the client |
-/// | | `PURSE_HTTP_HEADER_TIMEOUT` | `10` s for a new connection's first request head |
-/// | | `PURSE_HTTP_IDLE_TIMEOUT` | `75` s a kept-alive connection waits for its next request |
-/// | | `PURSE_HTTP_BODY_TIMEOUT` | `30` s without a byte of a request body |
-/// | | `PURSE_HTTP_MAX_REQUEST_LINE` | `8192` bytes (414 beyond) |
-/// | | `PURSE_HTTP_MAX_HEADER_BYTES` | `32768` bytes of request head (431 beyond) |
-/// | | `PURSE_HTTP_MAX_CONNECTIONS` | `10000` open at once (503 beyond) |
-/// | | `PURSE_HTTP_MAX_CONNECTIONS_PER_PEER` | `512` from one address (trusted proxies exempt) |
+/// Everything `purse serve` can be told, from options or the environment. The settings, their
+/// defaults and what they do are listed once, in the table `purse serve --help` prints
+/// (docs/configuration.md is generated from it).
 public struct PurseConfiguration: Sendable {
     public enum Mode: String, Sendable { case development, production }
 
