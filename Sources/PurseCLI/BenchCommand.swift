@@ -101,14 +101,10 @@ struct ChippiBenchCommand: BenchSubcommand {
     }
 
     func run() async throws {
-        if server == nil {
-            // The in-process server's sandbox: these keys, fulfilment at once, no per-key limit.
-            setenv("CHIPPI_SANDBOX_MERCHANT_KEYS", keys, 1)
-            setenv("CHIPPI_SANDBOX_FULFILMENT_SECONDS", "0", 1)
-            setenv("CHIPPI_RATE_LIMIT", "100000", 1)
-        }
         let benchmark = benchmark
-        try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
+        // The in-process server's sandbox: these keys, fulfilment at once, no per-key limit.
+        let settings = ["CHIPPI_SANDBOX_MERCHANT_KEYS": keys, "CHIPPI_SANDBOX_FULFILMENT_SECONDS": "0", "CHIPPI_RATE_LIMIT": "100000"]
+        try await BenchCommand.run(server: server, settings: settings) { base, inProcess, _ in try await benchmark.run(against: base, inProcess: inProcess) }
     }
 }
 
@@ -214,8 +210,11 @@ extension BenchCommand {
         try await run(server: server) { base, inProcess, _ in try await body(base, inProcess) }
     }
 
-    /// As ``run(server:_:)``, handing `body` the in-process server's environment too (nil with `--server`).
-    static func run(server: String?, _ body: @Sendable (URL, _ inProcess: Bool, ServerEnvironment?) async throws -> Void) async throws {
+    /// As ``run(server:_:)``, handing `body` the in-process server's environment too (nil with
+    /// `--server`). `settings` are environment settings for the in-process server only, passed in
+    /// its configuration (the process's own environment is left alone).
+    static func run(server: String?, settings: [String: String] = [:],
+                    _ body: @Sendable (URL, _ inProcess: Bool, ServerEnvironment?) async throws -> Void) async throws {
         if let url = server {
             guard let base = URL(string: url) else { throw ValidationError("bad --server") }
             try await body(base, false, nil)
@@ -231,6 +230,7 @@ extension BenchCommand {
         configuration.databaseURL = nil
         configuration.logLevel = .warning
         configuration.bcryptCost = 4
+        configuration.environment.merge(settings) { _, given in given }
         // A load generator is many devices on one address: the per-address limits would count it as one abuser.
         if configuration.environment["CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR"] == nil { configuration.environment["CUTIE_NEW_DEVICES_PER_ADDRESS_HOUR"] = "0" }
         let app = try await buildApplication(configuration: configuration, modules: PurseModules.all(configuration: configuration))

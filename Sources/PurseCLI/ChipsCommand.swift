@@ -38,7 +38,7 @@ struct ChipsCommand: AsyncParsableCommand {
             let directory = try directory
             var options = ChipsConnection.Options()
             options.requestTimeout = .seconds(timeout)
-            options.userAgent = "purse-cli/0.1.0 (MyCHIPs)"
+            options.userAgent = "purse-cli/\(PurseVersion.current) (MyCHIPs)"
             var keychain = ChipsKeychain(store: EncryptedFileSecureStore(directory: directory))
             if let via {
                 // The same key and user, another address: a copy of the profile in memory.

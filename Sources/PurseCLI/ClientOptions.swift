@@ -1,3 +1,4 @@
+import PurseFormats
 import ArgumentParser
 import Foundation
 import PurseKit
@@ -29,7 +30,7 @@ struct ClientOptions: ParsableArguments {
         APIClient(
             session: ClientSession(baseURL: try serverURL, store: store),
             transport: AsyncHTTPClientTransport(),
-            defaultHeaders: ["User-Agent": "purse-cli/0.1.0"]
+            defaultHeaders: ["User-Agent": "purse-cli/\(PurseVersion.current)"]
         )
     }
 

@@ -1,3 +1,4 @@
+import PurseFormats
 import ArgumentParser
 
 /// `purse`: serve every Purse service, or walk a system's journeys as its app would.
@@ -9,7 +10,7 @@ public struct PurseCommand: AsyncParsableCommand {
             `purse serve` starts every service (SQLite and the built-in sandboxes by default).
             The other subcommands are clients of a running server (--server, default http://127.0.0.1:8080).
             """,
-        version: "0.1.0",
+        version: PurseVersion.current,
         subcommands: [ServeCommand.self, AccountCommand.self, NexusCommand.self, ConnectCommand.self, ChippiCommand.self, CutieCommand.self, ChipsCommand.self, StarknetCommand.self, BenchCommand.self]
     )
 

@@ -110,7 +110,3 @@ struct CoreRoutes {
     }
 }
 
-public enum PurseVersion {
-    public static let current = "0.1.0"
-}
-

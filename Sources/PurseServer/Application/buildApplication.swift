@@ -1,3 +1,4 @@
+import PurseFormats
 import Foundation
 import HTTPTypes
 import Hummingbird
