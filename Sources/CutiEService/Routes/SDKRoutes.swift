@@ -80,11 +80,9 @@ struct SDKRoutes: Sendable {
         v1.post("notifications/register", use: signed(registerPush))
         v1.post("activity/ping", use: signed(assertions: .exempt, activityPing))
         v1.delete("notifications/unregister", use: signed { _, _, caller in
+            let now = environment.now().epochMillis
             try await environment.database.transaction { db in
-                try await db.raw("""
-                    UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: environment.now().epochMillis)
-                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                    """).run()
+                try await DeviceStore().deactivatePushTokens(app: caller.appID, device: caller.deviceID, now: now, in: db)
             }
             return try Response.json(Success(success: true))
         })
@@ -136,25 +134,16 @@ struct SDKRoutes: Sendable {
             try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.clientAddress, limits: limits, now: environment.now(), in: db)
             let now = environment.now().epochMillis
             let id = RandomID.make("conv")
-            try await db.raw("""
-                INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
-                    app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
-                SELECT \(bind: id), \(bind: caller.appID), group_id, \(bind: caller.deviceID), \(bind: input.title), \(bind: category), 'open', 'normal',
-                    \(bind: input.user_id), \(bind: input.user_name), \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model),
-                    \(bind: language), \(bind: country), 0, \(bind: now), \(bind: now)
-                FROM cutie_devices WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                """).run()
+            try await ConversationStore.create(ConversationStore.NewConversation(
+                id: id, app: caller.appID, device: caller.deviceID, title: input.title, category: category, userID: input.user_id,
+                userName: input.user_name, appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model,
+                language: language, country: country), now: now, in: db)
             let (message, _) = try await ConversationStore.append(
                 to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
                 attachmentURL: attachment, note: false, clientID: nil, now: now, in: db)
             // The first message leaves the conversation open, not waiting_admin.
-            try await db.raw("UPDATE cutie_conversations SET status = 'open' WHERE id = \(bind: id)").run()
-            if input.user_id != nil || input.user_name != nil {
-                try await db.raw("""
-                    UPDATE cutie_devices SET user_id = COALESCE(\(bind: input.user_id), user_id), user_name = COALESCE(\(bind: input.user_name), user_name)
-                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                    """).run()
-            }
+            try await ConversationStore.setStatus(id, to: "open", in: db)
+            try await DeviceStore().rememberUser(app: caller.appID, device: caller.deviceID, userID: input.user_id, userName: input.user_name, in: db)
             return (.created, try JSONCoding.encoder.encode(Created(conversation_id: id, status: "open", message_id: message.message_id, created_at: now)))
         }
     }
@@ -174,9 +163,8 @@ struct SDKRoutes: Sendable {
         if let name = input.user_name { try Limits.text(name, field: "user_name", max: 100, allowEmpty: true) }
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
-            guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: id)").first(),
-                  try row.decode(column: "group_id", as: String.self) == caller.groupID else { throw Self.notFound }
-            guard try row.decode(column: "status", as: String.self) != "closed" else {
+            guard let state = try await ConversationStore.state(of: id, in: db), state.group == caller.groupID else { throw Self.notFound }
+            guard state.status != "closed" else {
                 throw APIError.conflict("This conversation is closed; start a new one")
             }
             let (message, isNew) = try await ConversationStore.append(
@@ -216,19 +204,8 @@ struct SDKRoutes: Sendable {
             if let bundle = input.bundle_id, bundle != app.bundleID, !bundle.hasPrefix(app.bundleID + ".") || bundle.utf8.count > 155 {
                 throw APIError.badRequest("bundle_id \(bundle.prefix(155)) is not this app's (\(app.bundleID)) nor one of its extensions'")
             }
-            let now = environment.now().epochMillis
-            // A token belongs to one device: a phone that changed hands stops getting the old owner's replies.
-            try await db.raw("""
-                UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: now)
-                WHERE app_id = \(bind: caller.appID) AND push_token = \(bind: token) AND device_id <> \(bind: caller.deviceID)
-                """).run()
-            try await db.raw("""
-                INSERT INTO cutie_push_tokens (app_id, device_id, platform, push_token, bundle_id, environment, active, updated_at)
-                VALUES (\(bind: caller.appID), \(bind: caller.deviceID), \(bind: input.platform), \(bind: token), \(bind: app.bundleID),
-                        \(bind: pushEnvironment), TRUE, \(bind: now))
-                ON CONFLICT (app_id, device_id) DO UPDATE SET platform = excluded.platform, push_token = excluded.push_token,
-                    bundle_id = excluded.bundle_id, environment = excluded.environment, active = TRUE, updated_at = excluded.updated_at
-                """).run()
+            try await DeviceStore().registerPushToken(app: caller.appID, device: caller.deviceID, platform: input.platform, token: token,
+                                                      bundleID: app.bundleID, environment: pushEnvironment, now: environment.now().epochMillis, in: db)
         }
         return try Response.json(Success(success: true))
     }
@@ -266,16 +243,9 @@ struct SDKRoutes: Sendable {
         }
         let now = environment.now()
         let day = String(ISO8601DateFormatter.string(from: now, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]).prefix(10))
-        try await environment.database.transaction { db in
-            try await db.raw("""
-                INSERT INTO cutie_activity (app_id, day, hashed_device_id, language, country, app_version, os_version, device_model, pings, first_at, last_at)
-                VALUES (\(bind: caller.appID), \(bind: day), \(bind: input.hashed_device_id.lowercased()), \(bind: language), \(bind: country),
-                        \(bind: input.app_version), \(bind: input.os_version), \(bind: input.device_model), 1, \(bind: now.epochMillis), \(bind: now.epochMillis))
-                ON CONFLICT (app_id, day, hashed_device_id) DO UPDATE SET pings = cutie_activity.pings + 1, last_at = excluded.last_at,
-                    language = COALESCE(excluded.language, cutie_activity.language), country = COALESCE(excluded.country, cutie_activity.country),
-                    app_version = COALESCE(excluded.app_version, cutie_activity.app_version)
-                """).run()
-        }
+        let ping = DeviceStore.Ping(app: caller.appID, day: day, hashedDeviceID: input.hashed_device_id.lowercased(), language: language, country: country,
+                                    appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model)
+        try await environment.database.transaction { db in try await DeviceStore().recordActivity(ping, now: now.epochMillis, in: db) }
         return try Response.json(Recorded(success: true, recorded: true))
     }
 
@@ -309,8 +279,7 @@ struct SDKRoutes: Sendable {
     }
 
     static func owns(_ conversation: String, caller: DeviceCaller, in db: any DatabaseSession) async throws -> Bool {
-        guard conversation.utf8.count <= 64 else { return false }
-        return try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: conversation) AND group_id = \(bind: caller.groupID)").first() != nil
+        try await ConversationStore.isInGroup(conversation, group: caller.groupID, in: db)
     }
 
     static func limit(_ text: String?) throws -> Int {

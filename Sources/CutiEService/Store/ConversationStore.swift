@@ -96,6 +96,51 @@ enum ConversationStore {
         c.app_version, c.os_version, c.device_model, c.message_count, c.created_at, c.updated_at
         """
 
+    /// What the SDK's user sent with a new conversation, beside its first message.
+    struct NewConversation: Sendable {
+        var id: String
+        var app: String
+        var device: String
+        var title: String?
+        var category: String
+        var userID: String?
+        var userName: String?
+        var appVersion: String?
+        var osVersion: String?
+        var deviceModel: String?
+        var language: String?
+        var country: String?
+    }
+
+    /// Opens a conversation in the device's group (read from the device's row, so a device that
+    /// linked meanwhile writes into its new group).
+    static func create(_ new: NewConversation, now: Int64, in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
+                app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
+            SELECT \(bind: new.id), \(bind: new.app), group_id, \(bind: new.device), \(bind: new.title), \(bind: new.category), 'open', 'normal',
+                \(bind: new.userID), \(bind: new.userName), \(bind: new.appVersion), \(bind: new.osVersion), \(bind: new.deviceModel),
+                \(bind: new.language), \(bind: new.country), 0, \(bind: now), \(bind: now)
+            FROM cutie_devices WHERE app_id = \(bind: new.app) AND device_id = \(bind: new.device)
+            """).run()
+    }
+
+    static func setStatus(_ conversation: String, to status: String, in db: any DatabaseSession) async throws {
+        try await db.raw("UPDATE cutie_conversations SET status = \(bind: status) WHERE id = \(bind: conversation)").run()
+    }
+
+    /// A conversation's group and status.
+    static func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: String)? {
+        guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: conversation)").first() else { return nil }
+        return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: String.self))
+    }
+
+    /// Whether the conversation is in the group's inbox.
+    static func isInGroup(_ conversation: String, group: String, in db: any DatabaseSession) async throws -> Bool {
+        guard conversation.utf8.count <= 64 else { return false }
+        return try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: conversation) AND group_id = \(bind: group)").first() != nil
+    }
+
     static func decode(_ row: any SQLRow, unread: Int, showGroup: Bool) throws -> ConversationBody {
         ConversationBody(
             conversation_id: try row.decode(column: "id", as: String.self), app_id: try row.decode(column: "app_id", as: String.self),
