@@ -66,21 +66,15 @@ struct AppAttestRoutes: Sendable {
         var client_data: String
     }
 
+    var store: AttestStore { AttestStore() }
+
     func mount(on v1: RouterGroup<PurseRequestContext>) {
         v1.post("device/attest/challenge", use: routes.signed(assertions: .exempt) { _, _, caller in
             let challenge = Base64URL.encode(RandomID.bytes(32))
             let now = environment.now().epochMillis
             let expires = now + Int64(configuration.attestChallengeSeconds) * 1000
             try await environment.database.transaction { db in
-                // A device keeps at most a few open challenges.
-                try await db.raw("""
-                    DELETE FROM cutie_attest_challenges WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                    AND (expires_at <= \(bind: now) OR used_at IS NOT NULL)
-                    """).run()
-                try await db.raw("""
-                    INSERT INTO cutie_attest_challenges (challenge, app_id, device_id, created_at, expires_at)
-                    VALUES (\(bind: challenge), \(bind: caller.appID), \(bind: caller.deviceID), \(bind: now), \(bind: expires))
-                    """).run()
+                try await store.openChallenge(challenge, app: caller.appID, device: caller.deviceID, now: now, expires: expires, in: db)
             }
             return try Response.json(Challenge(challenge: challenge, expires_at: expires, expires_in: configuration.attestChallengeSeconds))
         })
@@ -99,25 +93,17 @@ struct AppAttestRoutes: Sendable {
             return try await assert(try JSONBody.decode(Assert.self, from: body), caller: caller)
         })
         v1.get("device/attest/status", use: routes.signed(assertions: .exempt) { _, _, caller in
-            let row = try await environment.database.read { db in
-                try await db.raw("""
-                    SELECT key_id, environment, sign_count, attested_at, last_assertion_at FROM cutie_attested_keys
-                    WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                    """).first()
-            }
-            let info = try row.map { row in
-                Status.Info(key_id: try row.decode(column: "key_id", as: String.self), environment: try row.decode(column: "environment", as: String.self),
-                            sign_count: try row.decode(column: "sign_count", as: Int64.self), created_at: try row.decode(column: "attested_at", as: Int64.self),
-                            last_assertion_at: try row.decode(column: "last_assertion_at", as: Int64?.self))
+            let key = try await environment.database.read { db in try await store.attestedKey(app: caller.appID, device: caller.deviceID, in: db) }
+            let info = key.map { key in
+                Status.Info(key_id: key.keyID, environment: key.environment, sign_count: key.signCount, created_at: key.attestedAt,
+                            last_assertion_at: key.lastAssertionAt)
             }
             return try Response.json(Status(attested: info != nil, attestation: info))
         })
         // The device forgets its key (the SDK's `revokeAttestation`); an app that requires App
         // Attest then takes it only once it attests again.
         v1.delete("device/attest", use: routes.signed(assertions: .exempt) { _, _, caller in
-            try await environment.database.transaction { db in
-                try await db.raw("DELETE FROM cutie_attested_keys WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)").run()
-            }
+            try await environment.database.transaction { db in try await store.forgetKey(app: caller.appID, device: caller.deviceID, in: db) }
             return try Response.json(SDKRoutes.Success(success: true))
         })
     }
@@ -137,12 +123,7 @@ struct AppAttestRoutes: Sendable {
         let now = environment.now()
         let (app, challenges) = try await environment.database.read { db in
             guard let app = try await CutiEApp.load(caller.appID, in: db) else { throw DeviceAuthenticator.unauthorized }
-            let rows = try await db.raw("""
-                SELECT challenge FROM cutie_attest_challenges
-                WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND used_at IS NULL AND expires_at > \(bind: now.epochMillis)
-                ORDER BY created_at DESC LIMIT 5
-                """).all()
-            return (app, try rows.map { try $0.decode(column: "challenge", as: String.self) })
+            return (app, try await store.openChallenges(app: caller.appID, device: caller.deviceID, now: now.epochMillis, in: db))
         }
         guard let appID = app.attestAppID else {
             throw APIError.badRequest("App Attest needs the app's Apple team id: set team_id in the app's settings")
@@ -163,23 +144,15 @@ struct AppAttestRoutes: Sendable {
         }
         let keyText = keyID.base64EncodedString()
         try await environment.database.transaction { db in
-            let spent = try await db.raw("""
-                UPDATE cutie_attest_challenges SET used_at = \(bind: now.epochMillis)
-                WHERE challenge = \(bind: challenge) AND app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND used_at IS NULL
-                RETURNING challenge
-                """).first()
-            guard spent != nil else { throw APIError.conflict("App Attest: the challenge was already used") }
-            if let owner = try await db.raw("SELECT app_id, device_id FROM cutie_attested_keys WHERE key_id = \(bind: keyText)").first(),
-               try owner.decode(column: "app_id", as: String.self) != caller.appID || owner.decode(column: "device_id", as: String.self) != caller.deviceID {
+            guard try await store.spendChallenge(challenge, app: caller.appID, device: caller.deviceID, now: now.epochMillis, in: db) else {
+                throw APIError.conflict("App Attest: the challenge was already used")
+            }
+            if let owner = try await store.owner(ofKey: keyText, in: db), owner.app != caller.appID || owner.device != caller.deviceID {
                 throw APIError.conflict("App Attest: this key is attested for another device")
             }
-            try await db.raw("""
-                INSERT INTO cutie_attested_keys (app_id, device_id, key_id, public_key, sign_count, environment, receipt_bytes, attested_at)
-                VALUES (\(bind: caller.appID), \(bind: caller.deviceID), \(bind: keyText), \(bind: verified.publicKey.x963Representation.base64EncodedString()),
-                        0, \(bind: environmentName), \(bind: verified.receipt.count), \(bind: now.epochMillis))
-                ON CONFLICT (app_id, device_id) DO UPDATE SET key_id = excluded.key_id, public_key = excluded.public_key, sign_count = 0,
-                    environment = excluded.environment, receipt_bytes = excluded.receipt_bytes, attested_at = excluded.attested_at, last_assertion_at = NULL
-                """).run()
+            try await store.storeKey(app: caller.appID, device: caller.deviceID, keyID: keyText,
+                                     publicKey: verified.publicKey.x963Representation.base64EncodedString(), environment: environmentName,
+                                     receiptBytes: verified.receipt.count, now: now.epochMillis, in: db)
         }
         return try Response.json(Attested(success: true, attestation_id: "att_" + Hex.encode(keyID.prefix(8)), attested: true, key_id: keyText,
                                           environment: environmentName))
@@ -194,19 +167,17 @@ struct AppAttestRoutes: Sendable {
             throw APIError.badRequest("assertion must be base64 CBOR (from generateAssertion)")
         }
         guard input.client_data.utf8.count <= 8192 else { throw APIError.badRequest("client_data is too long: at most 8192 bytes") }
-        let (row, app) = try await environment.database.read { db in
-            (try await db.raw("""
-                SELECT key_id, public_key, sign_count FROM cutie_attested_keys WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID)
-                """).first(), try await CutiEApp.load(caller.appID, in: db))
+        let (stored, app) = try await environment.database.read { db in
+            (try await store.attestedKey(app: caller.appID, device: caller.deviceID, in: db), try await CutiEApp.load(caller.appID, in: db))
         }
-        guard let row, try row.decode(column: "key_id", as: String.self) == keyID.base64EncodedString(),
-              let key = routes.auth.attestedKeys.key(try row.decode(column: "public_key", as: String.self)), let appID = app?.attestAppID else {
+        guard let stored, stored.keyID == keyID.base64EncodedString(),
+              let key = routes.auth.attestedKeys.key(stored.publicKey), let appID = app?.attestAppID else {
             throw APIError.badRequest("App Attest: this device has no attested key with that id")
         }
         var asserted = caller
         do {
             asserted.assertedCounter = try AppAttestVerifier.verifyAssertion(assertion, clientData: Data(input.client_data.utf8), publicKey: key, appID: appID,
-                                                                            after: try row.decode(column: "sign_count", as: Int64.self))
+                                                                            after: stored.signCount)
         } catch {
             environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(caller.appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
             throw APIError.badRequest("App Attest: \(error)")

@@ -110,31 +110,21 @@ struct DeviceAuthenticator: Sendable {
     func authenticate(_ request: Request, body: ByteBuffer, assertions: AssertionPolicy = .asApp, in db: any DatabaseSession) async throws -> DeviceCaller {
         let (appID, token, signed) = try checkForm(request)
         let hash = Hex.encode(SHA256.hash(data: Data(token.utf8)))
-        let row = try await db.raw("""
-            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
-                k.public_key, k.sign_count
-            FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
-            JOIN cutie_apps a ON a.id = t.app_id
-            LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
-            WHERE t.token_hash = \(bind: hash)
-            """).first()
-        guard let row, try row.decodeNil(column: "revoked_at"), try row.decode(column: "app_id", as: String.self) == appID else {
+        guard let found = try await DeviceStore().credentials(tokenHash: hash, in: db), !found.revoked, found.appID == appID else {
             throw Self.unauthorized
         }
-        var caller = DeviceCaller(appID: appID, deviceID: try row.decode(column: "device_id", as: String.self),
-                                  groupID: try row.decode(column: "group_id", as: String.self),
-                                  tokenID: try row.decode(column: "token_id", as: String.self))
+        var caller = DeviceCaller(appID: appID, deviceID: found.deviceID, groupID: found.groupID, tokenID: found.tokenID)
         if let claimed = request.headers[.deviceID], claimed != caller.deviceID { throw Self.unauthorized }
-        let publicKey = try row.decode(column: "public_key", as: String?.self)
+        let publicKey = found.attestedKey
         guard let (timestamp, signature) = signed else {
             // The device token alone, as the Cuti-E SDK sends it.
-            if try row.decode(column: "require_signed_requests", as: Bool.self) {
+            if found.requireSignedRequests {
                 throw APIError(.unauthorized, "Signed requests required: this app accepts only requests with X-Timestamp and X-Signature")
             }
             if request.headers[.appAssertion] != nil {
                 throw APIError(.unauthorized, "App Attest: X-App-Assertion covers a signed request: send X-Timestamp and X-Signature with it", code: CutiEErrorCode.appAttestRefused)
             }
-            if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self), publicKey == nil {
+            if assertions == .asApp, found.requireAppAttest, publicKey == nil {
                 throw APIError(.unauthorized, "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)", code: CutiEErrorCode.appAttestRequired)
             }
             return caller
@@ -146,7 +136,7 @@ struct DeviceAuthenticator: Sendable {
         }
         // App Attest: an assertion over the same text the signature covers.
         if let assertion = request.headers[.appAssertion] {
-            guard let publicKey, let key = attestedKeys.key(publicKey), let teamID = try row.decode(column: "team_id", as: String?.self) else {
+            guard let publicKey, let key = attestedKeys.key(publicKey), let teamID = found.teamID else {
                 throw APIError(.unauthorized, "App Attest: X-App-Assertion was sent but this device has no attested key", code: CutiEErrorCode.appAttestRefused)
             }
             guard assertion.utf8.count <= 4096, let bytes = Data(base64Encoded: assertion) else {
@@ -154,13 +144,12 @@ struct DeviceAuthenticator: Sendable {
             }
             do {
                 caller.assertedCounter = try AppAttestVerifier.verifyAssertion(
-                    bytes, clientData: Data(text.utf8), publicKey: key, appID: "\(teamID).\(try row.decode(column: "bundle_id", as: String.self))",
-                    after: try row.decode(column: "sign_count", as: Int64.self))
+                    bytes, clientData: Data(text.utf8), publicKey: key, appID: "\(teamID).\(found.bundleID)", after: found.signCount ?? 0)
             } catch {
                 environment.logger.notice("App Attest assertion refused", metadata: ["app_id": "\(appID)", "device_id": "\(caller.deviceID)", "check": "\(error)"])
                 throw APIError(.unauthorized, "App Attest: \(error)", code: CutiEErrorCode.appAttestRefused)
             }
-        } else if assertions == .asApp, try row.decode(column: "require_app_attest", as: Bool.self) {
+        } else if assertions == .asApp, found.requireAppAttest {
             throw APIError(.unauthorized, publicKey == nil
                 ? "App Attest required: this app accepts only attested devices (POST /v1/device/attest/challenge, then /v1/device/attest)"
                 : "App Attest required: send X-App-Assertion with every request", code: CutiEErrorCode.appAttestRequired)
@@ -172,14 +161,11 @@ struct DeviceAuthenticator: Sendable {
     /// counter not above the stored one, whichever replica stored it) is refused here.
     func commitAssertion(_ caller: DeviceCaller) async throws {
         guard let counter = caller.assertedCounter else { return }
+        let now = environment.now().epochMillis
         let stored = try await environment.database.transaction { db in
-            try await db.raw("""
-                UPDATE cutie_attested_keys SET sign_count = \(bind: counter), last_assertion_at = \(bind: environment.now().epochMillis)
-                WHERE app_id = \(bind: caller.appID) AND device_id = \(bind: caller.deviceID) AND sign_count < \(bind: counter)
-                RETURNING sign_count
-                """).first()
+            try await AttestStore().storeCounter(counter, app: caller.appID, device: caller.deviceID, now: now, in: db)
         }
-        guard stored != nil else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)", code: CutiEErrorCode.appAttestRefused) }
+        guard stored else { throw APIError(.unauthorized, "App Attest: the assertion's counter was already used (a replay)", code: CutiEErrorCode.appAttestRefused) }
     }
 
     /// The request's credentials, present (and a signature's timestamp fresh) before anything
@@ -243,30 +229,23 @@ struct DeviceAuthenticator: Sendable {
         let tokenID = RandomID.make("tok")
         let answer: Registration = try await environment.database.transaction { db in
             let app = try await app(of: request, in: db)
-            let existing = try await db.raw("SELECT group_id FROM cutie_devices WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID)").first()
+            let devices = DeviceStore()
+            let existing = try await devices.group(app: app.id, device: deviceID, in: db)
             let groupID: String
             if let existing {
                 guard proven || !app.requireSignedRequests else {
                     throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
                 }
-                groupID = try existing.decode(column: "group_id", as: String.self)
-                try await db.raw("UPDATE cutie_device_tokens SET revoked_at = \(bind: now) WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID) AND revoked_at IS NULL").run()
-                try await db.raw("UPDATE cutie_devices SET last_seen_at = \(bind: now), device_name = COALESCE(\(bind: details.device_name), device_name) WHERE app_id = \(bind: app.id) AND device_id = \(bind: deviceID)").run()
+                groupID = existing
+                try await devices.reregister(app: app.id, device: deviceID, name: details.device_name, now: now, in: db)
             } else {
                 groupID = RandomID.make("grp")
-                try await db.raw("INSERT INTO cutie_groups (id, app_id, created_at) VALUES (\(bind: groupID), \(bind: app.id), \(bind: now))").run()
-                // ON CONFLICT: two first registrations of one id at once; the loser is told to sign.
-                let inserted = try await db.raw("""
-                    INSERT INTO cutie_devices (app_id, device_id, group_id, device_name, created_at, last_seen_at)
-                    VALUES (\(bind: app.id), \(bind: deviceID), \(bind: groupID), \(bind: details.device_name ?? details.device_model), \(bind: now), \(bind: now))
-                    ON CONFLICT (app_id, device_id) DO NOTHING RETURNING device_id
-                    """).first()
-                guard inserted != nil else { throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id") }
+                // Two first registrations of one id at once: the loser is told to sign.
+                guard try await devices.register(app: app.id, device: deviceID, group: groupID, name: details.device_name ?? details.device_model, now: now, in: db) else {
+                    throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
+                }
             }
-            try await db.raw("""
-                INSERT INTO cutie_device_tokens (token_id, token_hash, app_id, device_id, created_at)
-                VALUES (\(bind: tokenID), \(bind: Hex.encode(SHA256.hash(data: Data(token.utf8)))), \(bind: app.id), \(bind: deviceID), \(bind: now))
-                """).run()
+            try await devices.insertToken(id: tokenID, hash: Hex.encode(SHA256.hash(data: Data(token.utf8))), app: app.id, device: deviceID, now: now, in: db)
             return Registration(device_token: token, device_secret: "", token_id: tokenID, is_new: existing == nil, group_id: groupID)
         }
         var registration = answer
@@ -286,109 +265,6 @@ enum Limits {
         if !allowEmpty, trimmed.isEmpty { throw APIError.badRequest("\(field) must not be empty") }
         if text.unicodeScalars.count > max { throw APIError.badRequest("\(field) is too long: at most \(max) characters") }
         if text.unicodeScalars.contains(where: { $0.value == 0 }) { throw APIError.badRequest("\(field) must not contain NUL characters") }
-    }
-}
-
-/// An app the SDK is configured with.
-struct CutiEApp: Sendable, Codable {
-    var id: String
-    var name: String
-    var bundleID: String
-    var apnsEnvironment: String
-    var createdAt: Int64
-    /// The Apple team id: App Attest's app id is team id "." bundle id.
-    var teamID: String?
-    /// The App Attest environment whose AAGUID attestations must carry.
-    var attestEnvironment: String
-    /// Whether every signed request must also carry an App Attest assertion, and a request
-    /// with its device token alone must come from an attested device.
-    var requireAppAttest: Bool
-    /// Whether a request must be signed (`X-Timestamp`, `X-Signature`): the Purse SDK signs every
-    /// request; the Cuti-E SDK sends its device token alone, which apps accept unless they set this.
-    var requireSignedRequests: Bool = false
-
-    enum CodingKeys: String, CodingKey {
-        case id = "app_id", name, bundleID = "bundle_id", apnsEnvironment = "apns_environment", createdAt = "created_at"
-        case teamID = "team_id", attestEnvironment = "attest_environment", requireAppAttest = "require_app_attest"
-        case requireSignedRequests = "require_signed_requests"
-    }
-
-    /// App Attest's app id, when the team id is known.
-    var attestAppID: String? { teamID.map { "\($0).\(bundleID)" } }
-
-    static func load(_ id: String, in db: any DatabaseSession) async throws -> CutiEApp? {
-        guard let row = try await db.raw("SELECT * FROM cutie_apps WHERE id = \(bind: id)").first() else { return nil }
-        return try decode(row)
-    }
-
-    static func all(in db: any DatabaseSession) async throws -> [CutiEApp] {
-        try await db.raw("SELECT * FROM cutie_apps ORDER BY created_at, id").all().map(decode)
-    }
-
-    static func decode(_ row: any SQLRow) throws -> CutiEApp {
-        CutiEApp(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
-                 bundleID: try row.decode(column: "bundle_id", as: String.self), apnsEnvironment: try row.decode(column: "apns_environment", as: String.self),
-                 createdAt: try row.decode(column: "created_at", as: Int64.self), teamID: try row.decode(column: "team_id", as: String?.self),
-                 attestEnvironment: try row.decode(column: "attest_environment", as: String.self),
-                 requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self),
-                 requireSignedRequests: try row.decode(column: "require_signed_requests", as: Bool.self))
-    }
-
-    static func checkTeamID(_ teamID: String?) throws {
-        if let teamID, teamID.utf8.count != 10 || teamID.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
-            throw APIError.badRequest("team_id must be the ten-character Apple team id (capital letters and digits)")
-        }
-    }
-
-    /// Creates an app; `id` nil makes one (`app_…`). The App Attest environment follows the APNs
-    /// one (development builds push through the APNs sandbox and attest in development).
-    static func create(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
-                       requireSignedRequests: Bool = false, now: Date, in db: any DatabaseSession) async throws -> CutiEApp {
-        try Limits.text(name, field: "name", max: 100)
-        guard bundleID.utf8.count <= 155, bundleID.range(of: #"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$"#, options: .regularExpression) != nil else {
-            throw APIError.badRequest("bundle_id must be a reverse-DNS bundle identifier such as com.example.app")
-        }
-        guard ["sandbox", "production"].contains(apnsEnvironment) else { throw APIError.badRequest("apns_environment must be sandbox or production") }
-        try checkTeamID(teamID)
-        if requireAppAttest, teamID == nil { throw APIError.badRequest("require_app_attest needs team_id (App Attest's app id is team id and bundle id)") }
-        let id = id ?? RandomID.make("app")
-        guard id.utf8.count <= 64, id.range(of: #"^[A-Za-z0-9_-]+$"#, options: .regularExpression) != nil else {
-            throw APIError.badRequest("app_id must be letters, digits, _ and -")
-        }
-        let app = CutiEApp(id: id, name: name, bundleID: bundleID, apnsEnvironment: apnsEnvironment, createdAt: now.epochMillis,
-                           teamID: teamID, attestEnvironment: apnsEnvironment == "sandbox" ? "development" : "production", requireAppAttest: requireAppAttest,
-                           requireSignedRequests: requireSignedRequests)
-        let inserted = try await db.raw("""
-            INSERT INTO cutie_apps (id, name, bundle_id, apns_environment, created_at, team_id, attest_environment, require_app_attest, require_signed_requests)
-            VALUES (\(bind: app.id), \(bind: app.name), \(bind: app.bundleID), \(bind: app.apnsEnvironment), \(bind: app.createdAt),
-                    \(bind: app.teamID), \(bind: app.attestEnvironment), \(bind: app.requireAppAttest), \(bind: app.requireSignedRequests))
-            ON CONFLICT (id) DO NOTHING RETURNING id
-            """).first()
-        guard inserted != nil else { throw APIError.conflict("An app with id \(id) exists") }
-        return app
-    }
-
-    /// Changes an app's App Attest settings (the admin API's `PATCH /v1/admin/apps/{id}`).
-    static func updateAttest(_ id: String, teamID: String??, requireAppAttest: Bool?, attestEnvironment: String?, requireSignedRequests: Bool? = nil,
-                             in db: any DatabaseSession) async throws -> CutiEApp {
-        guard var app = try await load(id, in: db) else { throw APIError.notFound("App not found") }
-        if let teamID {
-            try checkTeamID(teamID)
-            app.teamID = teamID
-        }
-        if let attestEnvironment {
-            guard ["development", "production"].contains(attestEnvironment) else { throw APIError.badRequest("attest_environment must be development or production") }
-            app.attestEnvironment = attestEnvironment
-        }
-        if let requireAppAttest { app.requireAppAttest = requireAppAttest }
-        if let requireSignedRequests { app.requireSignedRequests = requireSignedRequests }
-        if app.requireAppAttest, app.teamID == nil { throw APIError.badRequest("require_app_attest needs team_id (App Attest's app id is team id and bundle id)") }
-        try await db.raw("""
-            UPDATE cutie_apps SET team_id = \(bind: app.teamID), attest_environment = \(bind: app.attestEnvironment), require_app_attest = \(bind: app.requireAppAttest),
-                require_signed_requests = \(bind: app.requireSignedRequests)
-            WHERE id = \(bind: id)
-            """).run()
-        return app
     }
 }
 

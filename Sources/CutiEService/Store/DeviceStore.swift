@@ -6,6 +6,72 @@ import SQLKit
 /// What a device keeps beside its conversations: its push token, the user it names, and the
 /// opt-in activity pings. Each method runs in the session it is given.
 struct DeviceStore: Sendable {
+    /// What a device token opens: its device and group, the app's rules, and the device's
+    /// attested key, in one read (every signed request makes it).
+    struct Credentials: Sendable {
+        var tokenID: String
+        var appID: String
+        var deviceID: String
+        var groupID: String
+        var revoked: Bool
+        var requireAppAttest: Bool
+        var requireSignedRequests: Bool
+        var teamID: String?
+        var bundleID: String
+        /// The attested key (X9.63, base64) and its counter, when the device attested one.
+        var attestedKey: String?
+        var signCount: Int64?
+    }
+
+    func credentials(tokenHash: String, in db: any DatabaseSession) async throws -> Credentials? {
+        guard let row = try await db.raw("""
+            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
+                k.public_key, k.sign_count
+            FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
+            JOIN cutie_apps a ON a.id = t.app_id
+            LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
+            WHERE t.token_hash = \(bind: tokenHash)
+            """).first() else { return nil }
+        return Credentials(
+            tokenID: try row.decode(column: "token_id", as: String.self), appID: try row.decode(column: "app_id", as: String.self),
+            deviceID: try row.decode(column: "device_id", as: String.self), groupID: try row.decode(column: "group_id", as: String.self),
+            revoked: !(try row.decodeNil(column: "revoked_at")), requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self),
+            requireSignedRequests: try row.decode(column: "require_signed_requests", as: Bool.self), teamID: try row.decode(column: "team_id", as: String?.self),
+            bundleID: try row.decode(column: "bundle_id", as: String.self), attestedKey: try row.decode(column: "public_key", as: String?.self),
+            signCount: try row.decode(column: "sign_count", as: Int64?.self))
+    }
+
+    /// The group of a registered device.
+    func group(app: String, device: String, in db: any DatabaseSession) async throws -> String? {
+        try await db.raw("SELECT group_id FROM cutie_devices WHERE app_id = \(bind: app) AND device_id = \(bind: device)").first()?
+            .decode(column: "group_id", as: String.self)
+    }
+
+    /// A known device registering again: its tokens are revoked (a new one follows), and it is seen.
+    func reregister(app: String, device: String, name: String?, now: Int64, in db: any DatabaseSession) async throws {
+        try await db.raw("UPDATE cutie_device_tokens SET revoked_at = \(bind: now) WHERE app_id = \(bind: app) AND device_id = \(bind: device) AND revoked_at IS NULL").run()
+        try await db.raw("UPDATE cutie_devices SET last_seen_at = \(bind: now), device_name = COALESCE(\(bind: name), device_name) WHERE app_id = \(bind: app) AND device_id = \(bind: device)").run()
+    }
+
+    /// A new device in a group of its own. False when the id was registered meanwhile (two first
+    /// registrations of one id at once).
+    func register(app: String, device: String, group: String, name: String?, now: Int64, in db: any DatabaseSession) async throws -> Bool {
+        try await db.raw("INSERT INTO cutie_groups (id, app_id, created_at) VALUES (\(bind: group), \(bind: app), \(bind: now))").run()
+        return try await db.raw("""
+            INSERT INTO cutie_devices (app_id, device_id, group_id, device_name, created_at, last_seen_at)
+            VALUES (\(bind: app), \(bind: device), \(bind: group), \(bind: name), \(bind: now), \(bind: now))
+            ON CONFLICT (app_id, device_id) DO NOTHING RETURNING device_id
+            """).first() != nil
+    }
+
+    /// A device token, kept as its SHA-256.
+    func insertToken(id: String, hash: String, app: String, device: String, now: Int64, in db: any DatabaseSession) async throws {
+        try await db.raw("""
+            INSERT INTO cutie_device_tokens (token_id, token_hash, app_id, device_id, created_at)
+            VALUES (\(bind: id), \(bind: hash), \(bind: app), \(bind: device), \(bind: now))
+            """).run()
+    }
+
     /// Stops pushes to a device.
     func deactivatePushTokens(app: String, device: String, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("""
