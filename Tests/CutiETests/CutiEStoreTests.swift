@@ -1,0 +1,85 @@
+@testable import CutiEService
+import Foundation
+import PurseDatabase
+import PurseServer
+import PurseTestSupport
+import Testing
+
+/// Cuti-E's stores on each engine: what is single-use stays single-use under 20 parallel tries,
+/// and a counter only grows.
+@Suite("Cuti-E store contract")
+struct CutiEStoreTests {
+    /// Two registered devices of the sandbox app, each in a group of its own.
+    func devices(_ env: ServerEnvironment) async throws -> (first: (device: String, group: String), second: (device: String, group: String)) {
+        let store = DeviceStore()
+        let now = env.now().epochMillis
+        return try await env.database.transaction { db in
+            let first = ("device_" + UUID().uuidString, RandomID.make("grp")), second = ("device_" + UUID().uuidString, RandomID.make("grp"))
+            for (device, group) in [first, second] {
+                guard try await store.register(app: "app_sandbox", device: device, group: group, name: nil, now: now, in: db) else {
+                    throw CancellationError()
+                }
+            }
+            #expect(try await !store.register(app: "app_sandbox", device: first.0, group: RandomID.make("grp"), name: nil, now: now, in: db),
+                    "a device id registers once")
+            return (first, second)
+        }
+    }
+
+    func parallel(_ count: Int, _ env: ServerEnvironment, _ attempt: @escaping @Sendable (any DatabaseSession) async throws -> Bool) async throws -> Int {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<count { group.addTask { try await env.database.transaction { db in try await attempt(db) } } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+    }
+
+    @Test("a link token is confirmed once, and the confirming device joins the group", arguments: TestEngines.all)
+    func linkTokenConfirmsOnce(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine) { h in
+            let env = h.environment
+            let (maker, joiner) = try await devices(env)
+            let store = LinkStore()
+            let now = env.now().epochMillis
+            try await env.database.transaction { db in
+                try await store.createToken(hash: "h1", app: "app_sandbox", device: maker.device, group: maker.group, now: now, expires: now + 60_000, in: db)
+            }
+            #expect(try await parallel(20, env) { db in try await store.confirm(hash: "h1", by: joiner.device, now: now, in: db) } == 1)
+            try await env.database.transaction { db in
+                try await store.join(app: "app_sandbox", device: joiner.device, from: joiner.group, to: maker.group, name: "iPad", now: now, in: db)
+            }
+            let (token, members) = try await env.database.read { db in
+                (try await store.token(hash: "h1", in: db), try await store.members(app: "app_sandbox", group: maker.group, in: db))
+            }
+            #expect(token?.state == .confirmed && token?.confirmedDeviceID == joiner.device && token?.confirmedDeviceName == "iPad")
+            #expect(Set(members.map(\.deviceID)) == [maker.device, joiner.device])
+            #expect(members.first { $0.deviceID == joiner.device }?.linkedAt == now && members.first { $0.deviceID == maker.device }?.linkedAt == nil)
+            try await env.database.transaction { db in try await store.unlink(app: "app_sandbox", device: joiner.device, now: now, in: db) }
+            #expect(try await env.database.read { db in try await store.groupSize(maker.group, in: db) } == 1)
+        }
+    }
+
+    @Test("an attest challenge is spent once; an assertion counter only grows", arguments: TestEngines.all)
+    func challengesAndCounters(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine) { h in
+            let env = h.environment
+            let (device, other) = try await devices(env)
+            let store = AttestStore()
+            let now = env.now().epochMillis
+            try await env.database.transaction { db in
+                try await store.openChallenge("c1", app: "app_sandbox", device: device.device, now: now, expires: now + 60_000, in: db)
+                try await store.storeKey(app: "app_sandbox", device: device.device, keyID: "k1", publicKey: "pk", environment: "development",
+                                         receiptBytes: 0, now: now, in: db)
+            }
+            #expect(try await env.database.read { db in try await store.openChallenges(app: "app_sandbox", device: device.device, now: now, in: db) } == ["c1"])
+            #expect(try await parallel(20, env) { db in try await store.spendChallenge("c1", app: "app_sandbox", device: device.device, now: now, in: db) } == 1)
+            // The same counter sent 20 times at once is taken once; a lower one never.
+            #expect(try await parallel(20, env) { db in try await store.storeCounter(5, app: "app_sandbox", device: device.device, now: now, in: db) } == 1)
+            #expect(try await env.database.transaction { db in try await store.storeCounter(4, app: "app_sandbox", device: device.device, now: now, in: db) } == false)
+            let (key, owner, none) = try await env.database.read { db in
+                (try await store.attestedKey(app: "app_sandbox", device: device.device, in: db), try await store.owner(ofKey: "k1", in: db),
+                 try await store.attestedKey(app: "app_sandbox", device: other.device, in: db))
+            }
+            #expect(key?.signCount == 5 && owner?.device == device.device && none == nil)
+        }
+    }
+}
