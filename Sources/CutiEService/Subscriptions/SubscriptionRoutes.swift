@@ -124,14 +124,8 @@ struct SubscriptionRoutes: Sendable {
         guard let tier = CutiETier.of(productID: transaction.productId) else {
             throw APIError.badRequest("StoreKit: \(transaction.productId) is not a Cuti-E subscription")
         }
-        try await db.raw("""
-            INSERT INTO cutie_appstore_transactions (transaction_id, original_transaction_id, app_id, product_id, purchase_date, expires_date,
-                revocation_date, environment, received_at)
-            VALUES (\(bind: transaction.transactionId), \(bind: transaction.originalTransactionId), \(bind: appID), \(bind: transaction.productId),
-                    \(bind: transaction.purchaseDate), \(bind: transaction.expiresDate), \(bind: transaction.revocationDate), \(bind: transaction.environment),
-                    \(bind: now.epochMillis))
-            ON CONFLICT (transaction_id) DO UPDATE SET revocation_date = excluded.revocation_date
-            """).run()
+        let store = SubscriptionStore()
+        try await store.recordTransaction(transaction, app: appID, now: now.epochMillis, in: db)
         let status: String
         if let override {
             status = override
@@ -142,14 +136,7 @@ struct SubscriptionRoutes: Sendable {
         } else {
             status = "active"
         }
-        try await db.raw("""
-            INSERT INTO cutie_subscriptions (app_id, original_transaction_id, product_id, tier, status, expires_at, grace_expires_at, environment, updated_at)
-            VALUES (\(bind: appID), \(bind: transaction.originalTransactionId), \(bind: transaction.productId), \(bind: tier.rawValue), \(bind: status),
-                    \(bind: transaction.expiresDate), \(bind: graceUntil), \(bind: transaction.environment), \(bind: now.epochMillis))
-            ON CONFLICT (app_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
-                tier = excluded.tier, status = excluded.status, expires_at = excluded.expires_at, grace_expires_at = excluded.grace_expires_at,
-                environment = excluded.environment, updated_at = excluded.updated_at
-            """).run()
+        try await store.setSubscription(app: appID, from: transaction, tier: tier.rawValue, status: status, graceUntil: graceUntil, now: now.epochMillis, in: db)
         return Subscription(tier: tier.rawValue, status: status, product_id: transaction.productId, expires_at: transaction.expiresDate,
                             grace_period_expires_at: graceUntil)
     }
@@ -182,13 +169,9 @@ struct SubscriptionRoutes: Sendable {
         return try await environment.database.transaction { db in
             let (transaction, renewal) = (transactionInfo, renewalInfo)
             let app = try await Self.app(for: decoded, originalTransactionID: original, in: db)
-            let first = try await db.raw("""
-                INSERT INTO cutie_appstore_notifications (notification_uuid, notification_type, subtype, original_transaction_id, app_id, received_at)
-                VALUES (\(bind: decoded.notificationUUID), \(bind: decoded.notificationType), \(bind: decoded.subtype), \(bind: original),
-                        \(bind: app?.id), \(bind: now.epochMillis))
-                ON CONFLICT (notification_uuid) DO NOTHING RETURNING notification_uuid
-                """).first()
-            guard first != nil else { return Received(received: true, duplicate: true) }
+            let first = try await SubscriptionStore().recordNotification(uuid: decoded.notificationUUID, type: decoded.notificationType, subtype: decoded.subtype,
+                                                                         originalTransaction: original, app: app?.id, now: now.epochMillis, in: db)
+            guard first else { return Received(received: true, duplicate: true) }
             guard let app, let transaction else { return Received(received: true, duplicate: false) }
             try Self.check(transaction, for: app)
             switch (decoded.notificationType, decoded.subtype) {
@@ -210,13 +193,12 @@ struct SubscriptionRoutes: Sendable {
     /// The app a notification is about: the one holding its original transaction, else the one
     /// with its bundle id.
     static func app(for notification: AppStoreNotification, originalTransactionID: String?, in db: any DatabaseSession) async throws -> CutiEApp? {
-        if let originalTransactionID,
-           let row = try await db.raw("SELECT app_id FROM cutie_appstore_transactions WHERE original_transaction_id = \(bind: originalTransactionID) LIMIT 1").first() {
-            return try await CutiEApp.load(try row.decode(column: "app_id", as: String.self), in: db)
+        let store = SubscriptionStore()
+        if let originalTransactionID, let app = try await store.app(holding: originalTransactionID, in: db) {
+            return try await CutiEApp.load(app, in: db)
         }
-        guard let bundle = notification.data?.bundleId,
-              let row = try await db.raw("SELECT id FROM cutie_apps WHERE bundle_id = \(bind: bundle) ORDER BY created_at LIMIT 1").first() else { return nil }
-        return try await CutiEApp.load(try row.decode(column: "id", as: String.self), in: db)
+        guard let bundle = notification.data?.bundleId, let app = try await store.app(bundleID: bundle, in: db) else { return nil }
+        return try await CutiEApp.load(app, in: db)
     }
 
     // MARK: Usage
@@ -233,18 +215,16 @@ struct SubscriptionRoutes: Sendable {
 
     /// The tier an app has now: its subscription's while active (or in its grace period).
     static func tier(app: String, now: Date, in db: any DatabaseSession) async throws -> (tier: CutiETier, status: String) {
-        guard let row = try await db.raw("SELECT tier, status, expires_at, grace_expires_at FROM cutie_subscriptions WHERE app_id = \(bind: app)").first() else {
-            return (.free, "none")
-        }
-        let tier = CutiETier(rawValue: try row.decode(column: "tier", as: String.self)) ?? .free
-        let status = try row.decode(column: "status", as: String.self)
+        guard let stored = try await SubscriptionStore().subscription(of: app, in: db) else { return (.free, "none") }
+        let tier = CutiETier(rawValue: stored.tier) ?? .free
+        let status = stored.status
         let millis = now.epochMillis
         switch status {
         case "active":
-            if let expires = try row.decode(column: "expires_at", as: Int64?.self), expires <= millis { return (.free, "expired") }
+            if let expires = stored.expiresAt, expires <= millis { return (.free, "expired") }
             return (tier, status)
         case "grace_period":
-            if let until = try row.decode(column: "grace_expires_at", as: Int64?.self), until <= millis { return (.free, "expired") }
+            if let until = stored.graceExpiresAt, until <= millis { return (.free, "expired") }
             return (tier, status)
         default:
             return (.free, status)
@@ -254,8 +234,7 @@ struct SubscriptionRoutes: Sendable {
     static func usage(app: String, now: Date, in db: any DatabaseSession) async throws -> Usage {
         let (tier, status) = try await tier(app: app, now: now, in: db)
         let period = period(of: now)
-        let received = try await db.raw("SELECT received FROM cutie_usage WHERE app_id = \(bind: app) AND period = \(bind: period.key)").first()
-            .map { try $0.decode(column: "received", as: Int64.self) } ?? 0
+        let received = try await SubscriptionStore().received(app: app, period: period.key, in: db)
         return Usage(tier: tier.rawValue, status: status, period: period.key, period_start: period.start.epochMillis, period_end: period.end.epochMillis,
                      feedback_received: received, limit: tier.monthlyLimit, remaining: tier.monthlyLimit.map { max(0, $0 - received) })
     }
@@ -265,38 +244,20 @@ struct SubscriptionRoutes: Sendable {
     /// client address's share (``DeviceLimits/addressShare(of:)``) is counted the same way first,
     /// in the same transaction.
     static func countFeedback(app: String, address: String? = nil, limits: DeviceLimits? = nil, now: Date, in db: any DatabaseSession) async throws {
+        let store = SubscriptionStore()
         let (tier, _) = try await tier(app: app, now: now, in: db)
         let period = period(of: now).key
         if let limit = tier.monthlyLimit, let address, let share = limits?.addressShare(of: limit) {
             let key = DeviceLimits.addressKey(address, app: app)
-            try await db.raw("""
-                INSERT INTO cutie_address_usage (app_id, period, address_key, received) VALUES (\(bind: app), \(bind: period), \(bind: key), 0)
-                ON CONFLICT (app_id, period, address_key) DO NOTHING
-                """).run()
-            let counted = try await db.raw("""
-                UPDATE cutie_address_usage SET received = received + 1
-                WHERE app_id = \(bind: app) AND period = \(bind: period) AND address_key = \(bind: key) AND received < \(bind: share)
-                RETURNING received
-                """).first()
-            guard counted != nil else {
+            guard try await store.count(app: app, period: period, address: key, below: share, in: db) else {
                 throw APIError(.forbidden, "Feedback from this network has reached its share (\(share)) of this app's \(limit) conversations for \(period): "
                     + "try again next month (existing conversations keep working)")
             }
             if Int.random(in: 0..<500) == 0 {
-                try await db.raw("DELETE FROM cutie_address_usage WHERE period < \(bind: period)").run()
+                try await store.pruneAddressCounts(before: period, in: db)
             }
         }
-        try await db.raw("INSERT INTO cutie_usage (app_id, period, received) VALUES (\(bind: app), \(bind: period), 0) ON CONFLICT (app_id, period) DO NOTHING").run()
-        let counted: (any SQLRow)?
-        if let limit = tier.monthlyLimit {
-            counted = try await db.raw("""
-                UPDATE cutie_usage SET received = received + 1 WHERE app_id = \(bind: app) AND period = \(bind: period) AND received < \(bind: limit)
-                RETURNING received
-                """).first()
-        } else {
-            counted = try await db.raw("UPDATE cutie_usage SET received = received + 1 WHERE app_id = \(bind: app) AND period = \(bind: period) RETURNING received").first()
-        }
-        guard counted != nil else {
+        guard try await store.count(app: app, period: period, below: tier.monthlyLimit, in: db) else {
             throw APIError(.forbidden, "This app has received its \(tier.monthlyLimit ?? 0) feedback conversations for \(period) on the \(tier.rawValue) tier: "
                 + "upgrade the Cuti-E subscription for more (existing conversations keep working)")
         }
