@@ -1,8 +1,10 @@
+import CutiE
 @testable import CutiEService
 import Foundation
 import PurseDatabase
 import PurseServer
 import PurseTestSupport
+import SQLKit
 import Testing
 
 /// Cuti-E's stores on each engine: what is single-use stays single-use under 20 parallel tries,
@@ -80,6 +82,45 @@ struct CutiEStoreTests {
                  try await store.attestedKey(app: "app_sandbox", device: other.device, in: db))
             }
             #expect(key?.signCount == 5 && owner?.device == device.device && none == nil)
+        }
+    }
+
+    @Test("an admin e-mail has one account; a session ends at its expiry and with a disabled account; tags are a set",
+          arguments: TestEngines.all)
+    func adminsSessionsAndTags(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine) { h in
+            let env = h.environment
+            let store = AdminStore()
+            let now = env.now().epochMillis
+            let sam = Admin(id: RandomID.make("adm"), email: "sam@example.com", name: "Sam", role: "agent")
+            let twin = Admin(id: RandomID.make("adm"), email: "sam@example.com", name: "Other Sam", role: "owner")
+            let (first, second) = try await env.database.transaction { db in
+                (try await store.createAdmin(sam, passwordHash: "h", now: now, in: db), try await store.createAdmin(twin, passwordHash: "h", now: now, in: db))
+            }
+            #expect(first && !second)
+            try await env.database.transaction { db in
+                try await store.startSession(idHash: "s1", admin: sam.id, csrfToken: "c", now: now, expires: now + 1_000, in: db)
+            }
+            let (live, expired) = try await env.database.read { db in
+                (try await store.session(idHash: "s1", now: now, in: db), try await store.session(idHash: "s1", now: now + 1_000, in: db))
+            }
+            #expect(live?.admin.id == sam.id && live?.csrfToken == "c" && expired == nil)
+            try await env.database.transaction { db in try await db.raw("UPDATE cutie_admins SET disabled_at = \(bind: now) WHERE id = \(bind: sam.id)").run() }
+            let (disabled, active) = try await env.database.read { db in
+                (try await store.session(idHash: "s1", now: now, in: db), try await store.isActiveAdmin(sam.id, in: db))
+            }
+            #expect(disabled == nil && !active)
+
+            let conversation = try await h.device().cutie.createConversation(category: .bug, message: "It crashes")
+            let tags = try await env.database.transaction { db in
+                try await store.addTag("crash", to: conversation, in: db)
+                try await store.addTag("crash", to: conversation, in: db)
+                try await store.addTag("ios", to: conversation, in: db)
+                try await store.removeTag("ios", from: conversation, in: db)
+                return try await store.tags(of: conversation, in: db)
+            }
+            #expect(tags.map(\.tag_name) == ["crash"])
+            #expect(try await env.database.read { db in try await store.conversationExists(conversation, in: db) })
         }
     }
 }

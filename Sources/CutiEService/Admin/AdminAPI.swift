@@ -114,7 +114,7 @@ struct AdminAPI: Sendable {
             _ = try await accounts.require(request)
             try request.requireOnlyQuery(["conversation_id"])
             let conversation = request.uri.queryParameters.get("conversation_id")
-            let pushes = try await environment.database.read { db in try await AdminDesk.pushes(conversation: conversation, limit: 200, in: db) }
+            let pushes = try await environment.database.read { db in try await AdminStore().pushes(conversation: conversation, limit: 200, in: db) }
             return try Response.json(PushList(pushes: pushes))
         }
         admin.get("admins") { request, _ in

@@ -59,12 +59,11 @@ struct AdminAccounts: Sendable {
         guard password.utf8.count >= 10, password.utf8.count <= 72 else { throw APIError.badRequest("password must be 10 to 72 bytes") }
         let hash = try await environment.passwords.hash(password)
         let admin = Admin(id: RandomID.make("adm"), email: email, name: name, role: role)
+        let now = environment.now().epochMillis
         try await environment.database.transaction { db in
-            guard try await db.raw("""
-                INSERT INTO cutie_admins (id, email, name, role, password_hash, created_at)
-                VALUES (\(bind: admin.id), \(bind: email), \(bind: name), \(bind: role), \(bind: hash), \(bind: environment.now().epochMillis))
-                ON CONFLICT (email) DO NOTHING RETURNING id
-                """).first() != nil else { throw APIError.conflict("An admin with e-mail \(email) exists") }
+            guard try await AdminStore().createAdmin(admin, passwordHash: hash, now: now, in: db) else {
+                throw APIError.conflict("An admin with e-mail \(email) exists")
+            }
         }
         return admin
     }
@@ -74,48 +73,34 @@ struct AdminAccounts: Sendable {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
         if let wait = try await loginLimiter.take(email, now: environment.now()) { throw APIError.tooManyRequests("Too many sign-in attempts; try again in \(wait) s", retryAfter: wait) }
         guard email.utf8.count <= 254, password.utf8.count <= 72 else { throw APIError(.unauthorized, "Wrong e-mail or password") }
-        let row = try await environment.database.read { db in
-            try await db.raw("SELECT id, email, name, role, password_hash, disabled_at FROM cutie_admins WHERE email = \(bind: email)").first()
-        }
+        let account = try await environment.database.read { db in try await AdminStore().account(email: email, in: db) }
         // A missing account costs a hash as well, so timing does not tell which e-mails exist.
-        let stored = try row?.decode(column: "password_hash", as: String.self) ?? decoyHash
-        let matches = (try? await environment.passwords.verify(password, hash: stored)) ?? false
-        guard let row, matches, try row.decodeNil(column: "disabled_at") else { throw APIError(.unauthorized, "Wrong e-mail or password") }
-        let admin = Admin(id: try row.decode(column: "id", as: String.self), email: try row.decode(column: "email", as: String.self),
-                          name: try row.decode(column: "name", as: String.self), role: try row.decode(column: "role", as: String.self))
+        let matches = (try? await environment.passwords.verify(password, hash: account?.passwordHash ?? decoyHash)) ?? false
+        guard let account, matches, !account.disabled else { throw APIError(.unauthorized, "Wrong e-mail or password") }
+        let admin = account.admin
         let id = Base64URL.encode(RandomID.bytes(32))
         let csrf = Base64URL.encode(RandomID.bytes(24))
         let now = environment.now().epochMillis
+        let expires = now + Int64(sessionHours * 3_600_000)
         try await environment.database.transaction { db in
-            try await db.raw("DELETE FROM cutie_admin_sessions WHERE expires_at <= \(bind: now)").run()
-            try await db.raw("""
-                INSERT INTO cutie_admin_sessions (id_hash, admin_id, csrf_token, created_at, expires_at)
-                VALUES (\(bind: Self.hash(id)), \(bind: admin.id), \(bind: csrf), \(bind: now), \(bind: now + Int64(sessionHours * 3_600_000)))
-                """).run()
+            try await AdminStore().startSession(idHash: Self.hash(id), admin: admin.id, csrfToken: csrf, now: now, expires: expires, in: db)
         }
         return (id, AdminSession(admin: admin, csrfToken: csrf))
     }
 
     func logout(_ request: Request) async throws {
         guard let id = Self.cookie(request) else { return }
-        try await environment.database.transaction { db in
-            try await db.raw("DELETE FROM cutie_admin_sessions WHERE id_hash = \(bind: Self.hash(id))").run()
-        }
+        try await environment.database.transaction { db in try await AdminStore().endSession(idHash: Self.hash(id), in: db) }
     }
 
     /// The session of the request's cookie, or nil.
     func session(_ request: Request) async throws -> AdminSession? {
         guard let id = Self.cookie(request), id.utf8.count <= 100 else { return nil }
         let now = environment.now().epochMillis
-        guard let row = try await environment.database.read({ db in
-            try await db.raw("""
-                SELECT a.id, a.email, a.name, a.role, a.disabled_at, s.csrf_token, s.expires_at
-                FROM cutie_admin_sessions s JOIN cutie_admins a ON a.id = s.admin_id WHERE s.id_hash = \(bind: Self.hash(id))
-                """).first()
-        }), try row.decode(column: "expires_at", as: Int64.self) > now, try row.decodeNil(column: "disabled_at") else { return nil }
-        return AdminSession(admin: Admin(id: try row.decode(column: "id", as: String.self), email: try row.decode(column: "email", as: String.self),
-                                         name: try row.decode(column: "name", as: String.self), role: try row.decode(column: "role", as: String.self)),
-                            csrfToken: try row.decode(column: "csrf_token", as: String.self))
+        guard let found = try await environment.database.read({ db in try await AdminStore().session(idHash: Self.hash(id), now: now, in: db) }) else {
+            return nil
+        }
+        return AdminSession(admin: found.admin, csrfToken: found.csrfToken)
     }
 
     /// The session, or 401.

@@ -134,7 +134,7 @@ struct AdminDashboard: Sendable {
         pages.get("pushes", use: rendered { request, _ in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
             let (pushes, deliveries) = try await environment.database.read { db in
-                (try await AdminDesk.pushes(conversation: nil, limit: 200, in: db), try await APNsSandbox.deliveries(in: CutiEModule.apnsSandboxTables, deviceToken: nil, limit: 100, on: db))
+                (try await AdminStore().pushes(conversation: nil, limit: 200, in: db), try await APNsSandbox.deliveries(in: CutiEModule.apnsSandboxTables, deviceToken: nil, limit: 100, on: db))
             }
             return Response.html(page("Pushes", signedIn: session, body: pushesPage(pushes, deliveries: deliveries)))
         })

@@ -10,6 +10,7 @@ import SQLKit
 struct AdminDesk: Sendable {
     let environment: ServerEnvironment
     let configuration: CutiEConfiguration
+    var store: AdminStore { AdminStore() }
 
     struct Filters: Sendable {
         var app: String?
@@ -58,53 +59,8 @@ struct AdminDesk: Sendable {
     }
 
     func list(_ filters: Filters, admin: Admin) async throws -> Listed {
-        var conditions: [SQLQueryString] = []
-        if let app = filters.app { conditions.append("c.app_id = \(bind: app)") }
-        if let status = filters.status { conditions.append("c.status = \(bind: status)") }
-        if let category = filters.category { conditions.append("c.category = \(bind: category)") }
-        if let priority = filters.priority { conditions.append("c.priority = \(bind: priority)") }
-        if let tag = filters.tag { conditions.append("EXISTS (SELECT 1 FROM cutie_tags t WHERE t.conversation_id = c.id AND t.tag = \(bind: tag))") }
-        switch filters.assignee {
-        case nil: break
-        case "none": conditions.append("c.assigned_admin_id IS NULL")
-        case "me": conditions.append("c.assigned_admin_id = \(bind: admin.id)")
-        case let id?: conditions.append("c.assigned_admin_id = \(bind: id)")
-        }
-        if filters.unreadOnly {
-            conditions.append("EXISTS (SELECT 1 FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(ConversationStore.Reader.admin.unreadClause))")
-        }
-        if let search = filters.search {
-            let pattern = "%" + search.lowercased().replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
-            conditions.append("""
-                (LOWER(COALESCE(c.title, '')) LIKE \(bind: pattern) ESCAPE '\\' OR LOWER(COALESCE(c.user_name, '')) LIKE \(bind: pattern) ESCAPE '\\'
-                 OR c.id = \(bind: search)
-                 OR EXISTS (SELECT 1 FROM cutie_messages m WHERE m.conversation_id = c.id AND LOWER(m.message) LIKE \(bind: pattern) ESCAPE '\\'))
-                """)
-        }
-        var clause: SQLQueryString = "TRUE"
-        for condition in conditions { clause = "\(clause) AND \(condition)" }
-        let whereClause = clause
-        let limit = filters.limit
-        return try await environment.database.read { db in
-            let rows = try await db.raw("""
-                SELECT \(unsafeRaw: ConversationStore.columns),
-                    (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(ConversationStore.Reader.admin.unreadClause)) AS unread_count,
-                    (SELECT m.message FROM cutie_messages m WHERE m.conversation_id = c.id ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_message
-                FROM cutie_conversations c WHERE \(whereClause) ORDER BY c.updated_at DESC, c.id DESC LIMIT \(bind: limit)
-                """).all()
-            var conversations: [ConversationBody] = []
-            for row in rows {
-                var conversation = try ConversationStore.decode(row, unread: try row.decode(column: "unread_count", as: Int.self), showGroup: true)
-                conversation.last_message = try row.decode(column: "last_message", as: String?.self).map { PushDelivery.preview($0) }
-                conversation.tags = try await db.raw("SELECT tag FROM cutie_tags WHERE conversation_id = \(bind: conversation.conversation_id) ORDER BY tag").all().map {
-                    TagBody(conversation: conversation.conversation_id, name: try $0.decode(column: "tag", as: String.self))
-                }
-                conversations.append(conversation)
-            }
-            let total = try await db.raw("""
-                SELECT COUNT(*) AS unread FROM cutie_messages m WHERE m.read_at IS NULL AND \(ConversationStore.Reader.admin.unreadClause)
-                """).first()?.decode(column: "unread", as: Int.self) ?? 0
-            return Listed(conversations: conversations, total_unread: total)
+        try await environment.database.read { db in
+            Listed(conversations: try await store.conversations(filters, admin: admin.id, in: db), total_unread: try await store.totalUnread(in: db))
         }
     }
 
@@ -123,7 +79,7 @@ struct AdminDesk: Sendable {
             }
             if markRead { _ = try await ConversationStore.markRead(id, reader: .admin, now: now, in: db) }
             let conversation = try await ConversationStore.load(id, group: nil, reader: .admin, withMessages: true, in: db)!
-            return Thread(conversation: conversation, pushes: try await Self.pushes(conversation: id, limit: 100, in: db))
+            return Thread(conversation: conversation, pushes: try await store.pushes(conversation: id, limit: 100, in: db))
         }
     }
 
@@ -138,7 +94,7 @@ struct AdminDesk: Sendable {
         try Limits.text(text, field: "message", max: configuration.maxMessageLength)
         let now = environment.now().epochMillis
         let reply = try await environment.database.transaction { db in
-            guard try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: id)").first() != nil else { throw SDKRoutes.notFound }
+            guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
             let (message, isNew) = try await ConversationStore.append(
                 to: id, sender: "admin", senderID: admin.id, senderName: admin.name, text: text, attachmentURL: nil, note: note,
                 clientID: clientID, now: now, in: db)
@@ -165,25 +121,17 @@ struct AdminDesk: Sendable {
         let category = try change.category.map { try ConversationValues.check($0, in: ConversationValues.categories, field: "category") }
         let now = environment.now().epochMillis
         return try await environment.database.transaction { db in
-            guard try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: id)").first() != nil else { throw SDKRoutes.notFound }
+            guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
             var assignee: String?? = nil
             if let assigned = change.assigned_admin_id {
                 if assigned.isEmpty {
                     assignee = .some(nil)
                 } else {
-                    guard try await db.raw("SELECT 1 AS found FROM cutie_admins WHERE id = \(bind: assigned) AND disabled_at IS NULL").first() != nil else {
-                        throw APIError.badRequest("assigned_admin_id must name an admin")
-                    }
+                    guard try await store.isActiveAdmin(assigned, in: db) else { throw APIError.badRequest("assigned_admin_id must name an admin") }
                     assignee = .some(assigned)
                 }
             }
-            try await db.raw("""
-                UPDATE cutie_conversations SET status = COALESCE(\(bind: status), status), priority = COALESCE(\(bind: priority), priority),
-                    category = COALESCE(\(bind: category), category),
-                    assigned_admin_id = CASE WHEN \(bind: assignee != nil) THEN \(bind: assignee ?? nil) ELSE assigned_admin_id END,
-                    updated_at = \(bind: now)
-                WHERE id = \(bind: id)
-                """).run()
+            try await store.updateConversation(id, status: status, priority: priority, category: category, assignee: assignee, now: now, in: db)
             return try await ConversationStore.load(id, group: nil, reader: .admin, withMessages: false, in: db)!
         }
     }
@@ -191,20 +139,16 @@ struct AdminDesk: Sendable {
     func tag(_ id: String, add: String?, remove: String?, admin: Admin) async throws -> [TagBody] {
         guard admin.canAnswer else { throw APIError.forbidden("Viewers cannot tag conversations") }
         return try await environment.database.transaction { db in
-            guard try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: id)").first() != nil else { throw SDKRoutes.notFound }
+            guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
             if let add {
                 let tag = add.trimmingCharacters(in: .whitespaces).lowercased()
                 guard tag.utf8.count <= 40, tag.range(of: #"^[a-z0-9][a-z0-9 _-]*$"#, options: .regularExpression) != nil else {
                     throw APIError.badRequest("tag must be 1 to 40 letters, digits, spaces, _ or -")
                 }
-                try await db.raw("INSERT INTO cutie_tags (conversation_id, tag) VALUES (\(bind: id), \(bind: tag)) ON CONFLICT DO NOTHING").run()
+                try await store.addTag(tag, to: id, in: db)
             }
-            if let remove {
-                try await db.raw("DELETE FROM cutie_tags WHERE conversation_id = \(bind: id) AND tag = \(bind: remove)").run()
-            }
-            return try await db.raw("SELECT tag FROM cutie_tags WHERE conversation_id = \(bind: id) ORDER BY tag").all().map {
-                TagBody(conversation: id, name: try $0.decode(column: "tag", as: String.self))
-            }
+            if let remove { try await store.removeTag(remove, from: id, in: db) }
+            return try await store.tags(of: id, in: db)
         }
     }
 
@@ -215,12 +159,7 @@ struct AdminDesk: Sendable {
     }
 
     func cannedResponses() async throws -> [Canned] {
-        try await environment.database.read { db in
-            try await db.raw("SELECT id, title, body FROM cutie_canned_responses ORDER BY title, id").all().map {
-                Canned(canned_id: try $0.decode(column: "id", as: String.self), title: try $0.decode(column: "title", as: String.self),
-                       body: try $0.decode(column: "body", as: String.self))
-            }
-        }
+        try await environment.database.read { db in try await store.cannedResponses(in: db) }
     }
 
     func addCanned(title: String, body: String, admin: Admin) async throws -> Canned {
@@ -228,22 +167,13 @@ struct AdminDesk: Sendable {
         try Limits.text(title, field: "title", max: 100)
         try Limits.text(body, field: "body", max: configuration.maxMessageLength)
         let canned = Canned(canned_id: RandomID.make("can"), title: title, body: body)
-        try await environment.database.transaction { db in
-            try await db.raw("""
-                INSERT INTO cutie_canned_responses (id, title, body, created_at)
-                VALUES (\(bind: canned.canned_id), \(bind: title), \(bind: body), \(bind: environment.now().epochMillis))
-                """).run()
-        }
+        let now = environment.now().epochMillis
+        try await environment.database.transaction { db in try await store.insertCanned(canned, now: now, in: db) }
         return canned
     }
 
     func admins() async throws -> [Admin] {
-        try await environment.database.read { db in
-            try await db.raw("SELECT id, email, name, role FROM cutie_admins WHERE disabled_at IS NULL ORDER BY name, id").all().map {
-                Admin(id: try $0.decode(column: "id", as: String.self), email: try $0.decode(column: "email", as: String.self),
-                      name: try $0.decode(column: "name", as: String.self), role: try $0.decode(column: "role", as: String.self))
-            }
-        }
+        try await environment.database.read { db in try await store.activeAdmins(in: db) }
     }
 
     struct PushRecord: Codable, Sendable {
@@ -259,18 +189,5 @@ struct AdminDesk: Sendable {
         var attempts: Int
         var created_at: Int64
         var updated_at: Int64
-    }
-
-    static func pushes(conversation: String?, limit: Int, in db: any DatabaseSession) async throws -> [PushRecord] {
-        let filter: SQLQueryString = conversation.map { "WHERE conversation_id = \(bind: $0)" } ?? ""
-        return try await db.raw("SELECT * FROM cutie_pushes \(filter) ORDER BY created_at DESC, id DESC LIMIT \(bind: limit)").all().map {
-            PushRecord(push_id: try $0.decode(column: "id", as: String.self), app_id: try $0.decode(column: "app_id", as: String.self),
-                       conversation_id: try $0.decode(column: "conversation_id", as: String.self),
-                       message_id: try $0.decode(column: "message_id", as: String.self), device_id: try $0.decode(column: "device_id", as: String.self),
-                       push_token: try $0.decode(column: "push_token", as: String.self), status: try $0.decode(column: "status", as: String.self),
-                       apns_id: try $0.decode(column: "apns_id", as: String?.self), reason: try $0.decode(column: "reason", as: String?.self),
-                       attempts: try $0.decode(column: "attempts", as: Int.self), created_at: try $0.decode(column: "created_at", as: Int64.self),
-                       updated_at: try $0.decode(column: "updated_at", as: Int64.self))
-        }
     }
 }
