@@ -180,6 +180,7 @@ struct HTTPTests {
             _ = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "correct horse"}"#)
             // Fifteen guesses at once: the bucket is drawn before any password is checked, so ten
             // are judged and five wait, however slow the machine.
+            let guessStart = ContinuousClock.now
             let answers = try await withThrowingTaskGroup(of: (Int, String?, String?).self, returning: [(Int, String?, String?)].self) { group in
                 for _ in 0..<15 {
                     group.addTask {
@@ -189,8 +190,11 @@ struct HTTPTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            // (One more may be judged if the burst spread over more than the 3 s a token takes.)
-            #expect((10...11).contains(answers.filter { $0.0 == 401 }.count) && answers.allSatisfy { $0.0 == 401 || $0.0 == 429 }, "\(answers.map(\.0))")
+            // (One more is judged for every 3 s the burst spreads over on a loaded machine: a token
+            // comes back every 3 s.)
+            let guessRefill = Int((ContinuousClock.now - guessStart).components.seconds) / 3 + 1
+            #expect((10...10 + guessRefill).contains(answers.filter { $0.0 == 401 }.count) && answers.allSatisfy { $0.0 == 401 || $0.0 == 429 },
+                    "\(answers.map(\.0))")
             let retryAfter = answers.compactMap { $0.1.flatMap { Int($0) } }.max() ?? 0
             #expect((1...3).contains(retryAfter))
             #expect(answers.filter { $0.0 == 429 }.allSatisfy { $0.2?.hasPrefix("Too many sign-in attempts for this account") == true })

@@ -74,7 +74,7 @@ struct PushDelivery: Sendable {
         return Pending(appID: try row.decode(column: "app_id", as: String.self), token: try row.decode(column: "push_token", as: String.self),
                        topic: try row.decode(column: "bundle_id", as: String.self),
                        conversationID: try row.decode(column: "conversation_id", as: String.self), title: title, body: body,
-                       badge: try await ConversationStore.badge(group: try row.decode(column: "group_id", as: String.self), in: db))
+                       badge: try await ConversationStore().badge(group: try row.decode(column: "group_id", as: String.self), in: db))
     }
 
     /// At most 180 characters: the payload stays far below APNs' 4 KB whatever the message.

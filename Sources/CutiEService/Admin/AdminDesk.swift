@@ -74,11 +74,11 @@ struct AdminDesk: Sendable {
     func open(_ id: String, markRead: Bool) async throws -> Thread {
         let now = environment.now().epochMillis
         return try await environment.database.transaction { db in
-            guard try await ConversationStore.load(id, group: nil, reader: .admin, withMessages: false, in: db) != nil else {
+            guard try await ConversationStore().load(id, group: nil, reader: .admin, withMessages: false, in: db) != nil else {
                 throw SDKRoutes.notFound
             }
-            if markRead { _ = try await ConversationStore.markRead(id, reader: .admin, now: now, in: db) }
-            let conversation = try await ConversationStore.load(id, group: nil, reader: .admin, withMessages: true, in: db)!
+            if markRead { _ = try await ConversationStore().markRead(id, reader: .admin, now: now, in: db) }
+            let conversation = try await ConversationStore().load(id, group: nil, reader: .admin, withMessages: true, in: db)!
             return Thread(conversation: conversation, pushes: try await store.pushes(conversation: id, limit: 100, in: db))
         }
     }
@@ -95,11 +95,11 @@ struct AdminDesk: Sendable {
         let now = environment.now().epochMillis
         let reply = try await environment.database.transaction { db in
             guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
-            let (message, isNew) = try await ConversationStore.append(
+            let (message, isNew) = try await ConversationStore().append(
                 to: id, sender: "admin", senderID: admin.id, senderName: admin.name, text: text, attachmentURL: nil, note: note,
                 clientID: clientID, now: now, in: db)
-            _ = try await ConversationStore.markRead(id, reader: .admin, now: now, in: db)
-            let queued = note || !isNew ? 0 : try await ConversationStore.enqueuePushes(for: message, environment: environment, in: db)
+            _ = try await ConversationStore().markRead(id, reader: .admin, now: now, in: db)
+            let queued = note || !isNew ? 0 : try await ConversationStore().enqueuePushes(for: message, environment: environment, in: db)
             return Reply(message: message, pushes_queued: queued)
         }
         if reply.pushes_queued > 0 { environment.jobs.wakeup.signal() }
@@ -132,7 +132,7 @@ struct AdminDesk: Sendable {
                 }
             }
             try await store.updateConversation(id, status: status, priority: priority, category: category, assignee: assignee, now: now, in: db)
-            return try await ConversationStore.load(id, group: nil, reader: .admin, withMessages: false, in: db)!
+            return try await ConversationStore().load(id, group: nil, reader: .admin, withMessages: false, in: db)!
         }
     }
 

@@ -56,7 +56,7 @@ struct SDKRoutes: Sendable {
             try auth.checkForm(request)
             let (caller, page) = try await environment.database.read { db in
                 let caller = try await auth.authenticate(request, body: ByteBuffer(), in: db)
-                return (caller, try await ConversationStore.list(group: caller.groupID, limit: limit, in: db))
+                return (caller, try await ConversationStore().list(group: caller.groupID, limit: limit, in: db))
             }
             try await auth.commitAssertion(caller)
             return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))
@@ -64,7 +64,7 @@ struct SDKRoutes: Sendable {
         v1.get("conversations/{id}", use: signed { request, _, caller in
             let id = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
             guard let conversation = try await environment.database.read({ db in
-                try await ConversationStore.load(id, group: caller.groupID, reader: .user, withMessages: true, in: db)
+                try await ConversationStore().load(id, group: caller.groupID, reader: .user, withMessages: true, in: db)
             }) else { throw Self.notFound }
             return try Response.json(conversation)
         })
@@ -73,7 +73,7 @@ struct SDKRoutes: Sendable {
             let id = Self.conversationID(request)
             let marked = try await environment.database.transaction { db in
                 guard try await Self.owns(id, caller: caller, in: db) else { throw Self.notFound }
-                return try await ConversationStore.markRead(id, reader: .user, now: environment.now().epochMillis, in: db)
+                return try await ConversationStore().markRead(id, reader: .user, now: environment.now().epochMillis, in: db)
             }
             return try Response.json(MarkRead(success: true, marked: marked))
         })
@@ -134,15 +134,15 @@ struct SDKRoutes: Sendable {
             try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.clientAddress, limits: limits, now: environment.now(), in: db)
             let now = environment.now().epochMillis
             let id = RandomID.make("conv")
-            try await ConversationStore.create(ConversationStore.NewConversation(
+            try await ConversationStore().create(ConversationStore.NewConversation(
                 id: id, app: caller.appID, device: caller.deviceID, title: input.title, category: category, userID: input.user_id,
                 userName: input.user_name, appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model,
                 language: language, country: country), now: now, in: db)
-            let (message, _) = try await ConversationStore.append(
+            let (message, _) = try await ConversationStore().append(
                 to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
                 attachmentURL: attachment, note: false, clientID: nil, now: now, in: db)
             // The first message leaves the conversation open, not waiting_admin.
-            try await ConversationStore.setStatus(id, to: "open", in: db)
+            try await ConversationStore().setStatus(id, to: "open", in: db)
             try await DeviceStore().rememberUser(app: caller.appID, device: caller.deviceID, userID: input.user_id, userName: input.user_name, in: db)
             return (.created, try JSONCoding.encoder.encode(Created(conversation_id: id, status: "open", message_id: message.message_id, created_at: now)))
         }
@@ -163,11 +163,11 @@ struct SDKRoutes: Sendable {
         if let name = input.user_name { try Limits.text(name, field: "user_name", max: 100, allowEmpty: true) }
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
-            guard let state = try await ConversationStore.state(of: id, in: db), state.group == caller.groupID else { throw Self.notFound }
+            guard let state = try await ConversationStore().state(of: id, in: db), state.group == caller.groupID else { throw Self.notFound }
             guard state.status != "closed" else {
                 throw APIError.conflict("This conversation is closed; start a new one")
             }
-            let (message, isNew) = try await ConversationStore.append(
+            let (message, isNew) = try await ConversationStore().append(
                 to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.message, attachmentURL: attachment,
                 note: false, clientID: input.client_id, now: environment.now().epochMillis, in: db)
             return (isNew ? .created : .ok, try JSONCoding.encoder.encode(message))
@@ -279,7 +279,7 @@ struct SDKRoutes: Sendable {
     }
 
     static func owns(_ conversation: String, caller: DeviceCaller, in db: any DatabaseSession) async throws -> Bool {
-        try await ConversationStore.isInGroup(conversation, group: caller.groupID, in: db)
+        try await ConversationStore().isInGroup(conversation, group: caller.groupID, in: db)
     }
 
     static func limit(_ text: String?) throws -> Int {

@@ -74,8 +74,9 @@ struct ConversationBody: Codable, Sendable {
     var updated_at: Int64
 }
 
-/// Reads and writes conversations, for the SDK's routes and the admin dashboard alike.
-enum ConversationStore {
+/// Conversations and their messages: every statement the SDK's routes and the admin desk run on
+/// them. Each method runs in the session it is given.
+struct ConversationStore: Sendable {
     /// Whose unread messages a count is about.
     enum Reader {
         /// The device's user: unread admin and system messages, internal notes never.
@@ -114,7 +115,7 @@ enum ConversationStore {
 
     /// Opens a conversation in the device's group (read from the device's row, so a device that
     /// linked meanwhile writes into its new group).
-    static func create(_ new: NewConversation, now: Int64, in db: any DatabaseSession) async throws {
+    func create(_ new: NewConversation, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
                 app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
@@ -125,18 +126,18 @@ enum ConversationStore {
             """).run()
     }
 
-    static func setStatus(_ conversation: String, to status: String, in db: any DatabaseSession) async throws {
+    func setStatus(_ conversation: String, to status: String, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE cutie_conversations SET status = \(bind: status) WHERE id = \(bind: conversation)").run()
     }
 
     /// A conversation's group and status.
-    static func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: String)? {
+    func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: String)? {
         guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: conversation)").first() else { return nil }
         return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: String.self))
     }
 
     /// Whether the conversation is in the group's inbox.
-    static func isInGroup(_ conversation: String, group: String, in db: any DatabaseSession) async throws -> Bool {
+    func isInGroup(_ conversation: String, group: String, in db: any DatabaseSession) async throws -> Bool {
         guard conversation.utf8.count <= 64 else { return false }
         return try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: conversation) AND group_id = \(bind: group)").first() != nil
     }
@@ -157,13 +158,13 @@ enum ConversationStore {
     }
 
     /// A group's conversations, newest activity first, with their unread counts, and the group's total unread.
-    static func list(group: String, limit: Int, in db: any DatabaseSession) async throws -> (conversations: [ConversationBody], totalUnread: Int) {
+    func list(group: String, limit: Int, in db: any DatabaseSession) async throws -> (conversations: [ConversationBody], totalUnread: Int) {
         let rows = try await db.raw("""
-            SELECT \(unsafeRaw: columns),
+            SELECT \(unsafeRaw: Self.columns),
                 (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(Reader.user.unreadClause)) AS unread_count
             FROM cutie_conversations c WHERE c.group_id = \(bind: group) ORDER BY c.updated_at DESC, c.id DESC LIMIT \(bind: limit)
             """).all()
-        let conversations = try rows.map { try decode($0, unread: try $0.decode(column: "unread_count", as: Int.self), showGroup: false) }
+        let conversations = try rows.map { try Self.decode($0, unread: try $0.decode(column: "unread_count", as: Int.self), showGroup: false) }
         // The whole inbox fits the page (the usual case): its total is the page's sum.
         if conversations.count < limit { return (conversations, conversations.reduce(0) { $0 + $1.unread_count }) }
         let total = try await db.raw("""
@@ -174,14 +175,14 @@ enum ConversationStore {
     }
 
     /// One conversation, when `group` (nil: support staff) may see it.
-    static func load(_ id: String, group: String?, reader: Reader, withMessages: Bool, in db: any DatabaseSession) async throws -> ConversationBody? {
+    func load(_ id: String, group: String?, reader: Reader, withMessages: Bool, in db: any DatabaseSession) async throws -> ConversationBody? {
         guard id.utf8.count <= 64 else { return nil }
         guard let row = try await db.raw("""
-            SELECT \(unsafeRaw: columns),
+            SELECT \(unsafeRaw: Self.columns),
                 (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(reader.unreadClause)) AS unread_count
             FROM cutie_conversations c WHERE c.id = \(bind: id)
             """).first() else { return nil }
-        var conversation = try decode(row, unread: try row.decode(column: "unread_count", as: Int.self), showGroup: group == nil)
+        var conversation = try Self.decode(row, unread: try row.decode(column: "unread_count", as: Int.self), showGroup: group == nil)
         if let group, try row.decode(column: "group_id", as: String.self) != group { return nil }
         conversation.tags = try await db.raw("SELECT tag FROM cutie_tags WHERE conversation_id = \(bind: id) ORDER BY tag").all().map {
             TagBody(conversation: id, name: try $0.decode(column: "tag", as: String.self))
@@ -192,11 +193,11 @@ enum ConversationStore {
         return conversation
     }
 
-    static func messages(of conversation: String, includeNotes: Bool, in db: any DatabaseSession) async throws -> [MessageBody] {
+    func messages(of conversation: String, includeNotes: Bool, in db: any DatabaseSession) async throws -> [MessageBody] {
         let notes: SQLQueryString = includeNotes ? "" : "AND is_internal_note = FALSE"
         return try await db.raw("""
             SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) \(notes) ORDER BY created_at, id
-            """).all().map(decodeMessage)
+            """).all().map(Self.decodeMessage)
     }
 
     static func decodeMessage(_ row: any SQLRow) throws -> MessageBody {
@@ -213,14 +214,14 @@ enum ConversationStore {
     /// Appends a message and moves the conversation on: a user's message makes it
     /// `waiting_admin` (reopening a resolved one), an admin's reply `waiting_user`; notes change
     /// nothing. A message whose `client_id` was stored already is returned as it was.
-    static func append(
+    func append(
         to conversation: String, sender: String, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
         note: Bool, clientID: String?, now: Int64, in db: any DatabaseSession
     ) async throws -> (message: MessageBody, isNew: Bool) {
         if let clientID, let row = try await db.raw("""
             SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) AND client_id = \(bind: clientID)
             """).first() {
-            return (try decodeMessage(row), false)
+            return (try Self.decodeMessage(row), false)
         }
         let message = MessageBody(
             message_id: RandomID.make("msg"), conversation_id: conversation, sender_type: sender, sender_id: senderID, sender_name: senderName,
@@ -244,7 +245,7 @@ enum ConversationStore {
     }
 
     /// Marks what `reader` has not read in a conversation as read; returns how many.
-    static func markRead(_ conversation: String, reader: Reader, now: Int64, in db: any DatabaseSession) async throws -> Int {
+    func markRead(_ conversation: String, reader: Reader, now: Int64, in db: any DatabaseSession) async throws -> Int {
         let rows = try await db.raw("""
             UPDATE cutie_messages SET read_at = \(bind: now)
             WHERE conversation_id = \(bind: conversation) AND read_at IS NULL AND id IN (
@@ -255,7 +256,7 @@ enum ConversationStore {
     }
 
     /// How many messages a group has not read: the app's badge.
-    static func badge(group: String, in db: any DatabaseSession) async throws -> Int {
+    func badge(group: String, in db: any DatabaseSession) async throws -> Int {
         try await db.raw("""
             SELECT COUNT(*) AS unread FROM cutie_messages m JOIN cutie_conversations c ON c.id = m.conversation_id
             WHERE c.group_id = \(bind: group) AND m.read_at IS NULL AND \(Reader.user.unreadClause)
@@ -264,7 +265,7 @@ enum ConversationStore {
 
     /// Queues a push of `message` to every device of the conversation's group with an active
     /// push registration; the job runs after the transaction commits.
-    static func enqueuePushes(for message: MessageBody, environment: ServerEnvironment, in db: any DatabaseSession) async throws -> Int {
+    func enqueuePushes(for message: MessageBody, environment: ServerEnvironment, in db: any DatabaseSession) async throws -> Int {
         let now = environment.now()
         let targets = try await db.raw("""
             SELECT p.app_id, p.device_id, p.push_token FROM cutie_push_tokens p
