@@ -138,26 +138,17 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     init(_ error: PurseError) {
-        self.init(classifying: error)
-        self = ChippiPayError(kind: kind, message: message, details: details, isTransient: error.isTransient)
-    }
-
-    private init(classifying error: PurseError) {
-        switch error.kind {
-        case .offline: self.init(kind: .offline, message: "Check your internet connection", details: error.message)
-        case .unauthorized: self.init(kind: .credentials, message: "API credentials invalid", details: error.message)
-        case .notFound: self.init(kind: .unavailable, message: "Service temporarily unavailable", details: error.message)
-        case .rateLimited: self.init(kind: .rateLimited, message: "Too many requests; try again in a moment", details: error.message)
-        case .timeout: self.init(kind: .timeout, message: "Request timed out", details: error.message)
-        case .cancelled: self.init(kind: .cancelled, message: "Cancelled", details: error.message)
-        case .invalidResponse: self.init(kind: .invalidResponse, message: "ChippiPay service error", details: error.message)
-        default:
-            if let status = error.status, status >= 500 {
-                self.init(kind: .service, message: "ChippiPay service error", details: error.message)
-            } else {
-                self.init(kind: .refused, message: error.message, details: error.message)
-            }
+        let (kind, message): (Kind, String) = switch error.kind {
+        case .offline: (.offline, "Check your internet connection")
+        case .unauthorized: (.credentials, "API credentials invalid")
+        case .notFound: (.unavailable, "Service temporarily unavailable")
+        case .rateLimited: (.rateLimited, "Too many requests; try again in a moment")
+        case .timeout: (.timeout, "Request timed out")
+        case .cancelled: (.cancelled, "Cancelled")
+        case .invalidResponse: (.invalidResponse, "ChippiPay service error")
+        default: (error.status ?? 0) >= 500 ? (.service, "ChippiPay service error") : (.refused, error.message)
         }
+        self.init(kind: kind, message: message, details: error.message, isTransient: error.isTransient)
     }
 }
 

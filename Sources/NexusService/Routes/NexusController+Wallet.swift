@@ -120,7 +120,7 @@ extension NexusController {
             // (pin_busy is the PIN check's only 429).
             for _ in 0..<50 {
                 try await Task.sleep(for: .milliseconds(100))
-                if case .replay(let answer) = try await environment.begin(request, body: buffer, user: user, keyRequired: false) { return answer }
+                if case .replay(let answer) = try await environment.begin(call) { return answer }
             }
             throw busy
         }

@@ -4,7 +4,6 @@ import Hummingbird
 import NIOCore
 import PurseDatabase
 import SQLKit
-import Synchronization
 
 /// A money-moving request under its `Idempotency-Key`, between the phases of its handling:
 ///
@@ -107,16 +106,14 @@ extension ServerEnvironment {
             let done = try await database.transaction { db in try await effect(db) }
             return .fresh(done.value, .jsonData(done.body, status: done.status))
         }
-        let fresh = Mutex<Value?>(nil)
         do {
-            let stored = try await idempotency.perform(
+            let (stored, value) = try await idempotency.perform(
                 database: database, user: call.user, key: key, scope: call.scope, requestHash: call.requestHash, now: now()
             ) { db in
                 let done = try await effect(db)
-                fresh.withLock { $0 = done.value }
-                return StoredResponse(status: Int(done.status.code), body: done.body)
+                return (StoredResponse(status: Int(done.status.code), body: done.body), done.value)
             }
-            if !stored.replayed, let value = fresh.withLock({ $0 }) { return .fresh(value, Self.response(stored)) }
+            if let value { return .fresh(value, Self.response(stored)) }
             return .replayed(Self.response(stored))
         } catch IdempotencyError.keyReused {
             throw Self.keyReused

@@ -73,19 +73,35 @@ public struct IdempotencyStore: Sendable {
         now: Date,
         effect: @escaping @Sendable (any DatabaseSession) async throws -> StoredResponse
     ) async throws -> StoredResponse {
-        try await database.transaction { db in
+        try await perform(database: database, user: user, key: key, scope: scope, requestHash: requestHash, now: now) { db in
+            (try await effect(db), ())
+        }.response
+    }
+
+    /// As ``perform(database:user:key:scope:requestHash:now:effect:)``, handing back the value
+    /// `effect` made with its response: nil when the key was seen and the stored response answers.
+    public func perform<Value: Sendable>(
+        database: Database,
+        user: UserID,
+        key: String,
+        scope: String,
+        requestHash: String,
+        now: Date,
+        effect: @escaping @Sendable (any DatabaseSession) async throws -> (StoredResponse, Value)
+    ) async throws -> (response: StoredResponse, value: Value?) {
+        try await database.transaction { db -> (response: StoredResponse, value: Value?) in
             if SQLDialectDifferences(db).writesAreSerial {
                 // No other writer runs until this transaction commits: what the lookup finds
                 // stays true, and the record is written once, complete.
                 if let stored = try await Self.stored(user: user, key: key, scope: scope, requestHash: requestHash, in: db) {
-                    return stored
+                    return (stored, nil)
                 }
-                let response = try await effect(db)
+                let (response, value) = try await effect(db)
                 try await db.run(Self.record, [
                     .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(response.status),
                     .text(String(decoding: response.body, as: UTF8.self)), .integer(now.epochMillis),
                 ])
-                return response
+                return (response, value)
             }
             // Claim the key. The placeholder row takes the row lock that concurrent requests with
             // the same key queue on; it is completed below or vanishes with a rollback.
@@ -97,13 +113,13 @@ public struct IdempotencyStore: Sendable {
                 guard let stored = try await Self.stored(user: user, key: key, scope: scope, requestHash: requestHash, in: db) else {
                     throw IdempotencyError.keyReused
                 }
-                return stored
+                return (stored, nil)
             }
-            let response = try await effect(db)
+            let (response, value) = try await effect(db)
             try await db.run(Self.complete, [
                 .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
             ])
-            return response
+            return (response, value)
         }
     }
 
