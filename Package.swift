@@ -18,8 +18,9 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "purse", targets: ["purse"]),
+        .library(name: "PurseHTTP", targets: ["PurseHTTP"]),
+        .library(name: "PurseHTTPNIO", targets: ["PurseHTTPNIO"]),
         .library(name: "PurseKit", targets: ["PurseKit"]),
-        .library(name: "PurseKitAHC", targets: ["PurseKitAHC"]),
         .library(name: "NexusPay", targets: ["NexusPay"]),
         .library(name: "StripeConnect", targets: ["StripeConnect"]),
         .library(name: "Starknet", targets: ["Starknet"]),
@@ -85,25 +86,25 @@ let package = Package(
             name: "Starknet",
             dependencies: [
                 "PurseFormats",
-                "PurseKit",
+                "PurseHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
 
-        // MARK: - Shared client plumbing
+        // MARK: - Shared HTTP (both sides)
 
+        // The outbound transport, the one error taxonomy, retries, polling and idempotency keys.
+        // Services, PurseAPNs and Starknet import only this of the client half.
         .target(
-            name: "PurseKit",
-            dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            name: "PurseHTTP",
             swiftSettings: swiftSettings
         ),
+        // PurseHTTP's transports over NIO: AsyncHTTPClient, the websocket client, pinned TLS.
         .target(
-            name: "PurseKitAHC",
+            name: "PurseHTTPNIO",
             dependencies: [
-                "PurseKit",
+                "PurseHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -118,12 +119,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: - Shared client plumbing
+
+        // The client app's half over PurseHTTP: the API client and session, SecureStore,
+        // BiometricGate, device keys, preferences.
+        .target(
+            name: "PurseKit",
+            dependencies: [
+                "PurseHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Client cores
 
         .target(
             name: "NexusPay",
             dependencies: [
                 "PurseKit",
+                "PurseHTTP",
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -133,7 +148,7 @@ let package = Package(
 
         .target(
             name: "StripeConnect",
-            dependencies: ["PurseKit"],
+            dependencies: ["PurseKit", "PurseHTTP"],
             swiftSettings: swiftSettings
         ),
 
@@ -144,6 +159,7 @@ let package = Package(
             dependencies: [
                 "Starknet",
                 "PurseKit",
+                "PurseHTTP",
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -158,6 +174,7 @@ let package = Package(
             name: "CutiE",
             dependencies: [
                 "PurseKit",
+                "PurseHTTP",
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -183,6 +200,7 @@ let package = Package(
             dependencies: [
                 "ChipsProtocol",
                 "PurseKit",
+                "PurseHTTP",
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -266,8 +284,8 @@ let package = Package(
             name: "NexusService",
             dependencies: [
                 "PurseServer",
-                "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseDatabase",
                 "PurseFormats",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -286,8 +304,8 @@ let package = Package(
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
-                "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "Starknet",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -309,8 +327,8 @@ let package = Package(
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
-                "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -329,8 +347,8 @@ let package = Package(
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
-                "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -353,7 +371,7 @@ let package = Package(
             dependencies: [
                 "ChipsProtocol",
                 "PurseAPNs",
-                "PurseKit",
+                "PurseHTTP",
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
@@ -374,8 +392,8 @@ let package = Package(
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
-                "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -397,7 +415,8 @@ let package = Package(
             dependencies: [
                 "PurseFormats",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "NexusPay",
                 "Starknet",
                 "ChippiPay",
@@ -419,7 +438,8 @@ let package = Package(
                 "PurseBench",
                 "PurseFormats",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseServer",
                 "NexusPay",
                 "NexusService",
@@ -460,6 +480,7 @@ let package = Package(
                 "PurseDatabase",
                 "PurseSQLite",
                 "PurseKit",
+                "PurseHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -496,7 +517,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PurseKitTests",
-            dependencies: ["PurseKit"],
+            dependencies: ["PurseKit", "PurseHTTP"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -507,7 +528,8 @@ let package = Package(
                 "PurseFormats",
                 "PurseSQLite",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -530,7 +552,8 @@ let package = Package(
                 "NexusService",
                 "PurseServer",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -548,6 +571,7 @@ let package = Package(
                 "ChippiPay",
                 "PurseFormats",
                 "PurseKit",
+                "PurseHTTP",
                 "PurseServer",
                 "PurseDatabase",
                 "ChippiPayService",
@@ -570,7 +594,8 @@ let package = Package(
                 "ConnectService",
                 "PurseServer",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -588,7 +613,7 @@ let package = Package(
                 "PurseAPNs",
                 "CutiE",
                 "CutiEService",
-                "PurseKitAHC",
+                "PurseHTTPNIO",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -597,6 +622,7 @@ let package = Package(
                 "PurseDatabase",
                 "PurseFormats",
                 "PurseKit",
+                "PurseHTTP",
                 "PurseServer",
                 "PurseTestSupport",
                 "PurseDatabase",
@@ -621,7 +647,8 @@ let package = Package(
                 "PurseDatabase",
                 "PurseFormats",
                 "PurseKit",
-                "PurseKitAHC",
+                "PurseHTTP",
+                "PurseHTTPNIO",
                 "PurseServer",
                 "PurseTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -642,6 +669,7 @@ let package = Package(
             dependencies: [
                 "PurseBench",
                 "PurseKit",
+                "PurseHTTP",
                 "NexusPay",
                 "NexusService",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import Starknet
 
 /// A service in the catalogue (`GET /v1/skus`).

@@ -2,6 +2,7 @@ import Foundation
 import PurseFormats
 import Observation
 import PurseKit
+import PurseHTTP
 import Starknet
 
 /// Where a purchase is in the seed's seven steps.

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import PurseKit
+import PurseHTTP
 import Starknet
 
 /// Why a vault action did not happen (or did not succeed on chain), in words for the user.

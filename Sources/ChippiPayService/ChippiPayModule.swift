@@ -6,8 +6,8 @@ import PurseFormats
 import PurseServer
 import ServiceLifecycle
 import SQLKit
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import Starknet
 import Synchronization
 

@@ -6,7 +6,7 @@ import Hummingbird
 import Logging
 import PurseAPNs
 import PurseDatabase
-import PurseKit
+import PurseHTTP
 import PurseFormats
 import PurseServer
 import SQLKit

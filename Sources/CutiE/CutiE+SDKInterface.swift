@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import Synchronization
 
 // The Cuti-E SDK's public interface (github cuti-e/ios-sdk 2.4): its names, signatures and

@@ -1,6 +1,7 @@
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// Told when the user opens a push about a conversation.
@@ -74,7 +75,7 @@ public final class CutiE: Sendable {
 
     /// URLSession requiring TLS 1.3 where the platform lets us say so, with the pinning delegate
     /// when pins are given. Elsewhere than Apple platforms URLSession cannot pin: pass
-    /// `PinnedTLSTransport` (PurseKitAHC) to the full `configure`; asked to pin here, the SDK
+    /// `PinnedTLSTransport` (PurseHTTPNIO) to the full `configure`; asked to pin here, the SDK
     /// refuses to send rather than send unpinned.
     static func defaultTransport(pinning: CutiECertificatePinning?) -> any HTTPTransport {
         #if canImport(Security) && canImport(Darwin)

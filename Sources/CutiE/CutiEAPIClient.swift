@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// The SDK's HTTP client: registers the device on first use, signs every request with the

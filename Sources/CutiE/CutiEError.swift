@@ -1,7 +1,7 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 
-/// Why an SDK call failed, over PurseKit's error taxonomy.
+/// Why an SDK call failed, over PurseHTTP's error taxonomy.
 public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `CutiE.shared.configure(appId:apiURL:)` was not called.
     case notConfigured

@@ -1,7 +1,7 @@
 import Foundation
 import Observation
 import PurseFormats
-import PurseKit
+import PurseHTTP
 
 /// `CutiEFeedbackView`: pick a category, write a message (and an optional title), send.
 @MainActor

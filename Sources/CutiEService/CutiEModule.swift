@@ -6,8 +6,8 @@ import Logging
 import NIOCore
 import NIOSSL
 import PurseDatabase
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import ServiceLifecycle
 import SQLKit

@@ -1,6 +1,6 @@
 import Foundation
 import PurseFormats
-import PurseKit
+import PurseHTTP
 
 /// Where the connection stands; the app shows it at all times.
 public enum ChipsConnectionState: Sendable, Equatable {

@@ -1,4 +1,3 @@
-import PurseKit
 
 /// What the MyCHIPs client reports. A struct over a private code so cases can be added without
 /// breaking callers' `switch`es.

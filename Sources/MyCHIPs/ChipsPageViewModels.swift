@@ -1,7 +1,6 @@
 import Foundation
 import Observation
 import PurseFormats
-import PurseKit
 
 /// The wallet's pages, as the MyCHIPs mobile design lists them: each has its help text in the
 /// language data (`mychips.chark` messages) and, where it shows a view's fields, their labels.

@@ -1,4 +1,5 @@
 import Foundation
+import PurseHTTP
 import Observation
 import PurseFormats
 import PurseKit

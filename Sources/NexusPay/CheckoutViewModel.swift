@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import PurseKit
+import PurseHTTP
 
 /// Drives ``TransactionAuthorizer`` with real effects: the API, the biometric prompt, the
 /// device authenticator. A SwiftUI checkout sheet binds to ``step``, ``message`` and the

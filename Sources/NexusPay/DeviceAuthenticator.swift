@@ -2,6 +2,7 @@ import PurseFormats
 import Crypto
 import Foundation
 import PurseKit
+import PurseHTTP
 
 /// The phone's side of WebAuthn: a platform authenticator over the device key.
 ///

@@ -1,4 +1,5 @@
 import PurseKit
+import PurseHTTP
 
 /// Enrols this device: registration options → biometric prompt → a new credential → stored.
 public struct Enrollment: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import PurseHTTP
 
 /// The Nexus Data API as the app calls it.
 public struct NexusClient: Sendable {

@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 
 /// The app's soft lock: the device's biometric, or a local PIN — and never the network.
 ///

@@ -1,11 +1,12 @@
 import PurseKit
+import PurseHTTP
 
 /// The checkout as a pure state machine: events in, actions out, no I/O.
 ///
 /// It follows the seed's diagrams: options → biometric → sign → verify → top-up; biometric
 /// unavailable → PIN ("Biometric unavailable"); cancelled or three failures → "Biometric failed"
 /// with "Use PIN instead?"; verification refused → "Verification failed. Try again or use PIN"
-/// with retry and switch; network errors → the PurseKit taxonomy with retry. One idempotency
+/// with retry and switch; network errors → the PurseHTTP taxonomy with retry. One idempotency
 /// key per order, reused by every retry of its top-up.
 public struct TransactionAuthorizer: Sendable, Equatable {
     public static let maxBiometricAttempts = 3

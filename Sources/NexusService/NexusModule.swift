@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import PurseDatabase
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import ServiceLifecycle
 

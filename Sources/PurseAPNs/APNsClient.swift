@@ -1,6 +1,6 @@
 import Foundation
 import PurseFormats
-import PurseKit
+import PurseHTTP
 
 /// One notification for one device.
 public struct APNsNotification: Sendable, Equatable {

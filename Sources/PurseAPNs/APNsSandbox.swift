@@ -5,7 +5,7 @@ import Hummingbird
 import NIOCore
 import NIOFoundationCompat
 import PurseDatabase
-import PurseKit
+import PurseHTTP
 import PurseServer
 import SQLKit
 

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOSSL
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import Synchronization
 
 public enum APNsTransports {

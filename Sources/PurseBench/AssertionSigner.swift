@@ -4,7 +4,6 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NexusPay
-import PurseKit
 import Synchronization
 
 /// A platform authenticator's assertions, written straight as `AuthenticationResponseJSON`: the

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 

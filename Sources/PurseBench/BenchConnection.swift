@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import PurseKit
+import PurseHTTP
 
 /// One persistent HTTP/1.1 keep-alive connection used by one benchmark user, one request at a time.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import Starknet
 
 // What every benchmark prints and probes the same way.

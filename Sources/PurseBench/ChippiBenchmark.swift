@@ -1,6 +1,7 @@
 import ChippiPay
 import Foundation
 import PurseKit
+import PurseHTTP
 import Starknet
 
 /// `purse bench chippi`: complete sandbox purchases per second — quote, vault withdrawal to the

@@ -3,7 +3,7 @@ import Synchronization
 import MyCHIPs
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTPNIO
 
 /// `purse bench chips`: `select` on `mychips.users_v_me` round trips per second through the
 /// client core's ``ChipsConnection`` — over one connection, then over all of them — and

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NexusPay
 import PurseKit
+import PurseHTTP
 
 /// A benchmark user: account, enrolled device and funded wallet, made through the real client
 /// core (untimed), which also drives the load with `--client core` — the load generator that

@@ -3,6 +3,7 @@ import CutiE
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 
 /// `purse bench cutie`: signed `GET /v1/conversations` and `POST /v1/conversations/{id}/messages`
 /// per second against `GET /health` on the same connections, each connection a registered device

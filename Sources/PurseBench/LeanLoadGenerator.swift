@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NexusPay
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// The load generator `purse bench nexus` uses by default: requests written as prepared bytes, the

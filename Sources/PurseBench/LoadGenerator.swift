@@ -1,5 +1,5 @@
 import NIOCore
-import PurseKit
+import PurseHTTP
 
 /// Which load generator drives the benchmark.
 public enum LoadGeneratorKind: String, Sendable, CaseIterable {

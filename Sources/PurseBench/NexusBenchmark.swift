@@ -1,7 +1,8 @@
 import Foundation
-import NexusPay
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import NexusPay
+import PurseHTTPNIO
 
 /// `purse bench nexus`: full step-up flows (options → verify → top-up) per second, top-up alone,
 /// and `GET /health` on the same server, each with p50/p99 and CPU per operation.

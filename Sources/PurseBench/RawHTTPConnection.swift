@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NexusPay
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// A response read by ``RawResponseParser``.

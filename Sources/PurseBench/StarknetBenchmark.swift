@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import PurseHTTP
 import Starknet
 
 /// `purse bench starknet`: the protocol library's crypto rates on one core (Pedersen, Poseidon,

@@ -1,5 +1,5 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 
 /// The server's SQLite writer counters from `/metrics`, to tell per phase how busy the one
 /// writer was: near 100 %, top-ups queue behind it whatever the CPUs have left.

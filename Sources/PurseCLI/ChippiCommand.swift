@@ -3,9 +3,10 @@ import ChippiPay
 import ChippiPayService
 import Foundation
 import PurseKit
+import PurseHTTP
 import Logging
 import PurseDatabase
-import PurseKitAHC
+import PurseHTTPNIO
 import PurseServer
 import Starknet
 

@@ -4,7 +4,8 @@ import Foundation
 import MyCHIPs
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 
 /// `purse chips …`: the MyCHIPs wallet's first steps as the app takes them — connect with a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PurseHTTP
 import MyCHIPs
 import PurseFormats
 import PurseKit

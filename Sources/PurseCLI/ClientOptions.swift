@@ -2,7 +2,7 @@ import PurseFormats
 import ArgumentParser
 import Foundation
 import PurseKit
-import PurseKitAHC
+import PurseHTTPNIO
 
 /// Options every client subcommand takes.
 struct ClientOptions: ParsableArguments {

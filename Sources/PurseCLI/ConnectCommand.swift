@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PurseKit
+import PurseHTTP
 import StripeConnect
 
 /// `purse connect status | onboard | verify`: Maly host onboarding.

@@ -7,7 +7,8 @@ import Logging
 import PurseDatabase
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import Synchronization
 

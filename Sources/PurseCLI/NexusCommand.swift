@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NexusPay
 import PurseKit
+import PurseHTTP
 import NexusService
 import PurseServer
 import PurseDatabase

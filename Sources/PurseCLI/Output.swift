@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import PurseKit
+import PurseHTTP
 
 #if canImport(Glibc)
 import Glibc

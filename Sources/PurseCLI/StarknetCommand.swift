@@ -1,9 +1,9 @@
 import ArgumentParser
 import ChippiPay
 import Foundation
-import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseFormats
+import PurseHTTPNIO
 import Starknet
 
 /// `purse starknet …`: the sandbox chain (accounts, balances, faucet) and developer tools in the

@@ -1,5 +1,5 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 
 /// The seed's implementation flow as a pure state machine: check status → create (skipped when it
 /// exists) → link → present → on return (success or reauth) check again → complete, or offer to resume.

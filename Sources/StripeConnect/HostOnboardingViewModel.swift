@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import PurseKit
+import PurseHTTP
 
 /// Runs ``HostOnboarding`` against the API. The view presents ``presentedURL`` (a Safari view
 /// controller on iOS, the browser in the CLI) and calls ``handleReturn(_:)`` or ``dismissed()``.

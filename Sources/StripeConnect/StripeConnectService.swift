@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import PurseHTTP
 
 /// `ConnectAccountStatus` of the seed.
 public struct ConnectAccountStatus: Codable, Sendable, Equatable {

@@ -7,7 +7,8 @@ import PurseDatabase
 import PurseTestSupport
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import SQLKit
 import Synchronization

@@ -2,7 +2,8 @@ import Foundation
 import MyCHIPs
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseTestSupport
 import Synchronization
 import Testing

@@ -4,7 +4,7 @@ import MyCHIPs
 import PurseDatabase
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTPNIO
 import PurseTestSupport
 import Synchronization
 import Testing

@@ -6,7 +6,8 @@ import Logging
 import MyCHIPs
 import PurseDatabase
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import PurseTestSupport
 import ServiceLifecycle

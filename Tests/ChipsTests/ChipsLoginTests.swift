@@ -6,7 +6,7 @@ import NIOCore
 import PurseFormats
 import PurseKit
 import PurseDatabase
-import PurseKitAHC
+import PurseHTTPNIO
 import PurseTestSupport
 import Testing
 

@@ -4,7 +4,8 @@ import MyCHIPs
 import PurseDatabase
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseTestSupport
 import Testing
 

@@ -3,7 +3,8 @@ import MyCHIPs
 import PurseDatabase
 import PurseFormats
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import PurseTestSupport
 import SQLKit

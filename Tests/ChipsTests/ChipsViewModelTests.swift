@@ -1,7 +1,6 @@
 import Foundation
 import MyCHIPs
 import PurseFormats
-import PurseKit
 import PurseTestSupport
 import Testing
 

@@ -2,8 +2,7 @@ import ChipsProtocol
 import Foundation
 import MyCHIPs
 import PurseFormats
-import PurseKit
-import PurseKitAHC
+import PurseHTTPNIO
 import PurseDatabase
 import PurseServer
 import SQLKit

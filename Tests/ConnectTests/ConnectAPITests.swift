@@ -7,7 +7,8 @@ import NIOCore
 import NIOFoundationCompat
 import PurseDatabase
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -1,11 +1,12 @@
 import ConnectService
 import Foundation
+import PurseHTTP
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import PurseDatabase
 import PurseKit
-import PurseKitAHC
+import PurseHTTPNIO
 import PurseServer
 import PurseTestSupport
 import StripeConnect

@@ -1,5 +1,6 @@
 import ConnectService
 import Foundation
+import PurseHTTP
 import PurseKit
 import PurseTestSupport
 import StripeConnect

@@ -5,7 +5,7 @@ import Foundation
 import PurseAPNs
 import PurseDatabase
 import PurseFormats
-import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import Synchronization

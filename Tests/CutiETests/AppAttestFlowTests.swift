@@ -7,6 +7,7 @@ import HummingbirdTesting
 import PurseDatabase
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

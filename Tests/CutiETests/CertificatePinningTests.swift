@@ -6,7 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import SwiftASN1
 import Synchronization
 import Testing

@@ -9,6 +9,7 @@ import NIOFoundationCompat
 import PurseDatabase
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 

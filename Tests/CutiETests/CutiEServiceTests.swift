@@ -2,6 +2,7 @@
 @testable import CutiEService
 import Crypto
 import Foundation
+import PurseKit
 import PurseAPNs
 import HTTPTypes
 import HummingbirdTesting
@@ -9,7 +10,7 @@ import NIOCore
 import NIOFoundationCompat
 import PurseDatabase
 import PurseFormats
-import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -2,6 +2,7 @@
 import CutiEService
 import Foundation
 import PurseKit
+import PurseHTTP
 import PurseTestSupport
 import Synchronization
 import Testing

@@ -6,6 +6,7 @@ import HTTPTypes
 import PurseDatabase
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -2,7 +2,6 @@ import CutiE
 import CutiEService
 import Foundation
 import PurseDatabase
-import PurseKit
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -6,7 +6,7 @@ import HTTPTypes
 import HummingbirdTesting
 import PurseDatabase
 import PurseFormats
-import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import NexusPay
 @testable import NexusService
 import PurseDatabase
-import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -4,6 +4,7 @@ import Foundation
 import PurseDatabase
 import PurseFormats
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import Testing

@@ -7,6 +7,7 @@ import HummingbirdTesting
 import NexusPay
 import NexusService
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import PurseHTTP
 import HTTPTypes
 import HummingbirdTesting
 import NexusPay

@@ -1,5 +1,6 @@
 import Foundation
 import NexusPay
+import PurseHTTP
 import PurseKit
 import Testing
 

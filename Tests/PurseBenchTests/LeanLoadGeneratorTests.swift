@@ -3,7 +3,7 @@ import Foundation
 import NIOCore
 import NexusPay
 import NexusService
-import PurseKit
+import PurseHTTP
 import Testing
 
 @testable import PurseBench

@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import PurseHTTP
 import Synchronization
 import Testing
 

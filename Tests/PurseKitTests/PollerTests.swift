@@ -1,5 +1,5 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 import Synchronization
 import Testing
 

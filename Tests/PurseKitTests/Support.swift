@@ -1,5 +1,5 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// A transport that answers from a script and records every request.

@@ -3,7 +3,8 @@ import HTTPTypes
 import Foundation
 import PurseDatabase
 import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import PurseTestSupport
 import Testing

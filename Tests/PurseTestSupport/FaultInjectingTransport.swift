@@ -1,5 +1,5 @@
 import Foundation
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// What stands between a client core and the server when the network and the load balancer

@@ -3,7 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// An ``HTTPTransport`` over Hummingbird's test client, so a client core runs against the

@@ -3,6 +3,7 @@ import Foundation
 import PurseFormats
 import HTTPTypes
 import PurseKit
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import Synchronization

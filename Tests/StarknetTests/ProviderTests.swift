@@ -6,7 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
 import PurseFormats
-import PurseKit
+import PurseHTTP
 import PurseDatabase
 import PurseServer
 import SQLKit

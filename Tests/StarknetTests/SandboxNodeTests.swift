@@ -5,7 +5,6 @@ import HummingbirdTesting
 import NIOCore
 import NIOFoundationCompat
 import PurseFormats
-import PurseKit
 import PurseServer
 import PurseTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import ChippiPay
 import Foundation
 import PurseKit
+import PurseHTTP
 import Testing
 @testable import Starknet
 

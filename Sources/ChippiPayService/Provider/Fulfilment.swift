@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import PurseDatabase
 import PurseFormats
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import SQLKit
 import Starknet

@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PurseFormats
-import PurseKit
 import PurseServer
 import Starknet
 

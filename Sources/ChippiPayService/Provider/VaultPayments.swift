@@ -3,7 +3,7 @@ import HTTPTypes
 import PurseDatabase
 import PurseFormats
 import SQLKit
-import PurseKit
+import PurseHTTP
 import PurseServer
 import Starknet
 

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import JWTKit
-import PurseKit
+import PurseHTTP
 import Synchronization
 import Hummingbird
 import NIOCore

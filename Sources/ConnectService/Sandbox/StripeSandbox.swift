@@ -7,8 +7,8 @@ import NIOCore
 import NIOHTTP1
 import PurseDatabase
 import PurseFormats
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 import SQLKit
 

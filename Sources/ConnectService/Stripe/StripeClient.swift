@@ -1,6 +1,6 @@
 import Foundation
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 
 /// A real client of Stripe's API (or of the built-in sandbox: only the base URL differs).
 ///

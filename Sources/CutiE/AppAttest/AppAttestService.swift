@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PurseFormats
 import PurseKit
+import PurseHTTP
 
 /// What the SDK needs of App Attest: DeviceCheck's `DCAppAttestService`, method for method, so
 /// the device's Secure Enclave and the software attester below are interchangeable.

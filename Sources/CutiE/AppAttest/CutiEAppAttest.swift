@@ -1,5 +1,6 @@
 import Foundation
 import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// App Attest for Cuti-E: `performAttestation()` has this device's key attested (by Apple on a

@@ -12,7 +12,7 @@ import X509
 /// Cuti-E SDK pins only its own), so a self-hosted backend with another CA is validated as usual.
 ///
 /// On Apple platforms ``URLSessionPinningDelegate`` applies it to a `URLSession`; on Linux
-/// `PinnedTLSTransport` (PurseKitAHC) takes ``accepts(chain:)``.
+/// `PinnedTLSTransport` (PurseHTTPNIO) takes ``accepts(chain:)``.
 public struct CutiECertificatePinning: Sendable, Equatable {
     public var pins: Set<String>
     /// The hosts pinned, each with its subdomains.

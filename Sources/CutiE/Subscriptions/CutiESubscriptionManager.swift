@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import PurseKit
+import PurseHTTP
 
 /// A Cuti-E subscription product as the store lists it.
 public struct CutiEProduct: Sendable, Equatable, Identifiable, Codable {

@@ -1,6 +1,5 @@
 import Foundation
 import PurseDatabase
-import PurseKit
 import PurseServer
 import SQLKit
 

@@ -1,6 +1,6 @@
 import Foundation
-import PurseKit
-import PurseKitAHC
+import PurseHTTP
+import PurseHTTPNIO
 import PurseServer
 
 /// A client of VTpass's RESTful API (https://www.vtpass.com/documentation/), the Nigerian

@@ -1,5 +1,6 @@
 #if canImport(Security)
 import Foundation
+import PurseHTTP
 import Security
 
 /// The Keychain, for Apple platforms: generic-password items of one service, readable after the

@@ -1,4 +1,4 @@
-import PurseKit
+import PurseHTTP
 
 /// An account contract driven by its Stark key: executes calls as INVOKE v3 transactions.
 ///

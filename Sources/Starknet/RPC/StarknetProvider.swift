@@ -1,6 +1,6 @@
 import Foundation
 import PurseFormats
-import PurseKit
+import PurseHTTP
 
 /// A JSON-RPC error from a Starknet node, with the specification's codes sorted into what a
 /// caller acts on.

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
-import PurseKit
+import PurseHTTP
 
 /// The transport for Linux and the CLI: AsyncHTTPClient.
 public struct AsyncHTTPClientTransport: HTTPTransport {

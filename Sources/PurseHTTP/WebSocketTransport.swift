@@ -1,6 +1,6 @@
 import Foundation
 
-/// Opens websockets. `NIOWebSocketTransport` (PurseKitAHC) on Linux and servers,
+/// Opens websockets. `NIOWebSocketTransport` (PurseHTTPNIO) on Linux and servers,
 /// ``URLSessionWebSocketTransport`` on Apple platforms; tests may pass their own.
 public protocol WebSocketTransport: Sendable {
     /// Opens a websocket to `url` (`ws` or `wss`) with extra request headers. Throws

@@ -4,7 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import PurseKit
+import PurseHTTP
 import Synchronization
 
 /// An HTTPS transport that pins: NIOSSL (OpenSSL) validates the server's chain and host name as

@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import PurseKit
+import PurseHTTP
 import Synchronization
 import WSClient
 
