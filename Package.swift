@@ -298,9 +298,30 @@ let package = Package(
             swiftSettings: serverSwiftSettings
         ),
 
+        // A Starknet devnet in the server's process (STRK, the vault, funded accounts, JSON-RPC,
+        // a faucet), which ChippiPayService mounts in development.
+        .target(
+            name: "StarknetDevnet",
+            dependencies: [
+                "PurseServer",
+                "PurseDatabase",
+                "PurseFormats",
+                "PurseHTTP",
+                "Starknet",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
         .target(
             name: "ChippiPayService",
             dependencies: [
+                "StarknetDevnet",
                 "PurseServer",
                 "PurseDatabase",
                 "PurseFormats",
@@ -567,6 +588,7 @@ let package = Package(
         .testTarget(
             name: "StarknetTests",
             dependencies: [
+                "StarknetDevnet",
                 "Starknet",
                 "ChippiPay",
                 "PurseFormats",

@@ -9,6 +9,7 @@ import SQLKit
 import PurseHTTP
 import PurseHTTPNIO
 import Starknet
+import StarknetDevnet
 import Synchronization
 
 /// ChippiPay: the Starknet vault and gasless service purchases. The provider API lives under
@@ -63,7 +64,7 @@ public struct ChippiPayModule: PurseModule {
         }
         let payments = try await providerPayments(node: node, routes: rpcRoutes)
         mounted.payments.withLock { $0 = payments }
-        if let node { SandboxFaucetRoutes(node: node, paymentAddress: payments.paymentAddress).mount(on: router) }
+        if let node { SandboxFaucetRoutes(node: node, listed: [("chippi_payment_address", payments.paymentAddress)]).mount(on: router) }
         if let keys = configuration.provider.sandboxKeys {
             try await environment.database.transaction { db in
                 try await MerchantKeys.create(merchant: "mer_sandbox", name: "Sandbox merchant", webhookURL: configuration.provider.sandboxWebhookURL,

@@ -1,4 +1,5 @@
 import ChippiPayService
+import StarknetDevnet
 import Foundation
 import HTTPTypes
 import HummingbirdTesting

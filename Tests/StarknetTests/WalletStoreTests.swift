@@ -1,4 +1,5 @@
 @testable import ChippiPayService
+@testable import StarknetDevnet
 import Foundation
 import PurseDatabase
 import PurseServer

@@ -212,17 +212,6 @@ struct VaultPayments: Sendable {
     }
 }
 
-/// JSON-RPC to the sandbox node in this process: the same request and response documents as
-/// over HTTP, without the socket.
-struct InProcessRPCTransport: HTTPTransport {
-    let routes: StarknetRPCRoutes
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let answer = await routes.answer(request.body ?? Data())
-        return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: answer)
-    }
-}
-
 /// Runs operations one after another, in the order they arrive.
 actor SerialRunner {
     private var tail: Task<Void, Never>?

@@ -170,7 +170,7 @@ struct WalletRoutes: Sendable {
         } catch {
             throw APIError(.badGateway, "The Starknet node cannot be reached")
         }
-        let deployCall = Call(to: UniversalDeployer.address, entrypoint: "deployContract",
+        let deployCall = Call(to: ContractAddress.universalDeployer, entrypoint: "deployContract",
                               calldata: [routes.configuration.accountClassHash, publicKey, .zero, .one, publicKey])
         let hash: Felt
         do {

@@ -124,6 +124,10 @@ public enum ContractAddress {
     /// Addresses are below 2^251 − 256.
     public static let upperBound = Felt(raw: U256(0xffff_ffff_ffff_ff00, 0xffff_ffff_ffff_ffff, 0xffff_ffff_ffff_ffff, 0x07ff_ffff_ffff_ffff))
 
+    /// The Universal Deployer Contract (UDC), at the same address on mainnet, Sepolia and devnets:
+    /// `deployContract(class_hash, salt, unique, calldata)` deploys from an invoke.
+    public static let universalDeployer = Felt("0x041a78e741e5af2fec34b695679bc6891742439f7afb8484ecd7766661ad02bf")!
+
     /// The address a deployment gives a contract: Pedersen over "STARKNET_CONTRACT_ADDRESS",
     /// the deployer (0 for DEPLOY_ACCOUNT), the salt, the class hash and the constructor calldata's
     /// hash, reduced below `upperBound`.

@@ -12,10 +12,16 @@ import Starknet
 /// The sandbox's developer routes: `POST /sandbox/starknet/mint` (the faucet: STRK to any
 /// address, like starknet-devnet's `/mint`) and `GET /sandbox/starknet/accounts` (the
 /// predeployed accounts with their keys, the STRK token and the vault).
-struct SandboxFaucetRoutes: Sendable {
+package struct SandboxFaucetRoutes: Sendable {
     let node: SandboxNode
-    /// The ChippiPay provider's account (where purchases are paid), listed for developers.
-    let paymentAddress: Felt
+    /// More addresses the accounts document lists, by field name: the host's own accounts
+    /// (ChippiPay lists `chippi_payment_address`, where purchases are paid).
+    let listed: [(field: String, address: Felt)]
+
+    package init(node: SandboxNode, listed: [(field: String, address: Felt)] = []) {
+        self.node = node
+        self.listed = listed
+    }
 
     /// At most this much per mint (1,000,000 STRK).
     static let maxMint = UInt256("1000000000000000000000000")!
@@ -33,22 +39,41 @@ struct SandboxFaucetRoutes: Sendable {
         var balance_fri: String
     }
 
-    struct AccountsResponse: Codable {
+    struct AccountsResponse: Encodable {
         var chain_id: String
         var rpc_path: String
         var strk_address: String
         var vault_address: String
         var account_class_hash: String
-        var chippi_payment_address: String
+        var listed: [(field: String, address: Felt)]
         var accounts: [SandboxNode.PredeployedAccount]
+
+        struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(_ stringValue: String) { self.stringValue = stringValue }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(chain_id, forKey: Key("chain_id"))
+            try container.encode(rpc_path, forKey: Key("rpc_path"))
+            try container.encode(strk_address, forKey: Key("strk_address"))
+            try container.encode(vault_address, forKey: Key("vault_address"))
+            try container.encode(account_class_hash, forKey: Key("account_class_hash"))
+            for (field, address) in listed { try container.encode(address.description, forKey: Key(field)) }
+            try container.encode(accounts, forKey: Key("accounts"))
+        }
     }
 
-    func mount(on router: Router<PurseRequestContext>) {
+    package func mount(on router: Router<PurseRequestContext>) {
         router.get("sandbox/starknet/accounts") { _, _ in
             try Response.json(AccountsResponse(
                 chain_id: node.chainId.shortString ?? node.chainId.description, rpc_path: "/starknet/rpc",
                 strk_address: SandboxNode.strkAddress.description, vault_address: SandboxNode.vaultAddress.description,
-                account_class_hash: SandboxClass.account.classHash.description, chippi_payment_address: paymentAddress.description,
+                account_class_hash: SandboxClass.account.classHash.description, listed: listed,
                 accounts: node.predeployedAccounts))
         }
         router.post("sandbox/starknet/mint") { request, context in

@@ -12,14 +12,16 @@ import Starknet
 
 /// `POST /starknet/rpc`: the sandbox node's Starknet JSON-RPC (specification 0.10), single
 /// requests and batches, params by name or by position, errors inside HTTP 200 as JSON-RPC does.
-struct StarknetRPCRoutes: Sendable {
+package struct StarknetRPCRoutes: Sendable {
     let node: SandboxNode
+
+    package init(node: SandboxNode) { self.node = node }
 
     /// Calldata, signatures and event keys longer than this are refused (as Starknet bounds calldata).
     static let maxFeltsPerList = 4_000
     static let maxEventsChunk = 1_000
 
-    func mount(on router: Router<PurseRequestContext>) {
+    package func mount(on router: Router<PurseRequestContext>) {
         router.post("starknet/rpc") { request, context in
             var request = request
             let body = try await request.collectLimitedBody(context: context)

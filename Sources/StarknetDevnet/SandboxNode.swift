@@ -69,18 +69,23 @@ struct SandboxGas: Sendable {
 /// The sandbox Starknet node: chain state in the database, transactions checked as Starknet checks
 /// them (hash, signature, nonce, resource bounds, balance), executed against native contracts,
 /// and gathered into blocks.
-struct SandboxNode: Sendable {
+public struct SandboxNode: Sendable {
     let environment: ServerEnvironment
     let configuration: StarknetSandboxConfiguration
 
+    package init(environment: ServerEnvironment, configuration: StarknetSandboxConfiguration) {
+        self.environment = environment
+        self.configuration = configuration
+    }
+
     var database: Database { environment.database }
-    var chainId: Felt { configuration.chainId }
+    package var chainId: Felt { configuration.chainId }
 
     static let specVersion = "0.10.2"
-    static let strkAddress = Felt("0x04718f5a0fc34cc1af16a1cdee98ffb20c31f5cd61d6ab07201858f4287c938d")!
+    public static let strkAddress = Felt("0x04718f5a0fc34cc1af16a1cdee98ffb20c31f5cd61d6ab07201858f4287c938d")!
     static let vaultSalt = Felt(8539)
     /// The vault's address: deployed by the sandbox's genesis with `vaultSalt` and the STRK address.
-    static let vaultAddress = ContractAddress.compute(classHash: SandboxClass.vault.classHash, salt: vaultSalt, constructorCalldata: [strkAddress])
+    public static let vaultAddress = ContractAddress.compute(classHash: SandboxClass.vault.classHash, salt: vaultSalt, constructorCalldata: [strkAddress])
     /// Where fees go.
     static let sequencerAddress = Felt("0x01176a1bd84444c89232ec27754698e5d2e7e1a7f1539f12027f28b23ec9f3d8")!
 
@@ -88,15 +93,15 @@ struct SandboxNode: Sendable {
 
     /// A predeployed account: its key is derived from the sandbox's seed, so every fresh sandbox
     /// has the same accounts (test keys only; never hold real funds with them).
-    struct PredeployedAccount: Sendable, Codable {
-        var address: Felt
-        var privateKey: Felt
-        var publicKey: Felt
+    package struct PredeployedAccount: Sendable, Codable {
+        package var address: Felt
+        package var privateKey: Felt
+        package var publicKey: Felt
 
         enum CodingKeys: String, CodingKey { case address, privateKey = "private_key", publicKey = "public_key" }
     }
 
-    var predeployedAccounts: [PredeployedAccount] {
+    package var predeployedAccounts: [PredeployedAccount] {
         (0..<configuration.accountCount).map { index in
             let key = derivedKey("account \(index)")
             return PredeployedAccount(address: Self.accountAddress(key), privateKey: key.privateKey, publicKey: key.publicKey)
@@ -104,7 +109,7 @@ struct SandboxNode: Sendable {
     }
 
     /// A key derived from the sandbox's seed and a label: the same in every fresh sandbox.
-    func derivedKey(_ label: String) -> StarkKey {
+    package func derivedKey(_ label: String) -> StarkKey {
         let digest = SHA256.hash(data: Array("purse starknet sandbox \(configuration.seed) \(label)".utf8))
         // 252 bits below N; the chance of landing on N or above is below 2^-120.
         var bytes = Array(digest)
@@ -120,7 +125,7 @@ struct SandboxNode: Sendable {
     }
 
     /// Deploys the Universal Deployer when the chain has none (a chain created before it existed).
-    func ensureUniversalDeployer() async throws {
+    package func ensureUniversalDeployer() async throws {
         try await database.transaction { db in
             guard try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() != nil else {
                 throw APIError(.serviceUnavailable, "The sandbox chain has no genesis")
@@ -135,7 +140,7 @@ struct SandboxNode: Sendable {
     /// Deploys and funds an account for `key` when the chain has none at its address (the
     /// provider's payment account, on a chain created before it existed too). Returns its address.
     @discardableResult
-    func ensureAccount(_ key: StarkKey, funding: UInt256) async throws -> Felt {
+    package func ensureAccount(_ key: StarkKey, funding: UInt256) async throws -> Felt {
         let address = Self.accountAddress(key)
         try await database.transaction { db in
             guard try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() != nil else {
@@ -152,7 +157,7 @@ struct SandboxNode: Sendable {
     }
 
     /// Creates the chain on first start: block 0 with the STRK token, the vault and the funded accounts.
-    func genesis() async throws {
+    package func genesis() async throws {
         let accounts = predeployedAccounts
         let now = Int64(environment.now().timeIntervalSince1970)
         try await database.transaction { db in
@@ -376,7 +381,7 @@ struct SandboxNode: Sendable {
     }
 
     /// Closes the open block, if it holds transactions (the interval mode's periodic step).
-    func closeOpenBlock() async throws {
+    package func closeOpenBlock() async throws {
         let now = Int64(environment.now().timeIntervalSince1970)
         try await database.transaction { db in
             guard let head = try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() else { return }

@@ -4,7 +4,7 @@ import Starknet
 /// counterparts: an OpenZeppelin-style ERC-20 (the STRK token), the vault, OpenZeppelin-style
 /// accounts, and the Universal Deployer. Each class has a fixed class hash; a call is dispatched
 /// on the selector.
-enum SandboxClass: String, CaseIterable, Sendable {
+public enum SandboxClass: String, CaseIterable, Sendable {
     case erc20
     case vault
     case account
@@ -12,7 +12,7 @@ enum SandboxClass: String, CaseIterable, Sendable {
 
     /// The class hashes (Poseidon of the class's name and version; the sandbox's own classes, not
     /// hashes of a Sierra program).
-    var classHash: Felt { Self.classHashes[self]! }
+    public var classHash: Felt { Self.classHashes[self]! }
 
     /// Computed once: every contract call looks its class up by hash.
     static let classHashes: [SandboxClass: Felt] = Dictionary(uniqueKeysWithValues: allCases.map { kind in
@@ -339,7 +339,7 @@ struct UniversalDeployer {
     let address: Felt
     var state: ChainState { vm.state }
 
-    static let address = Felt("0x041a78e741e5af2fec34b695679bc6891742439f7afb8484ecd7766661ad02bf")!
+    static let address = ContractAddress.universalDeployer
 
     func invoke(_ name: String, _ arguments: inout Arguments, caller: Felt) async throws -> [Felt] {
         let classHash = try arguments.felt(), salt = try arguments.felt(), unique = try arguments.felt(), calldata = try arguments.array()
