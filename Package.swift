@@ -525,6 +525,29 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PurseDatabaseTests",
+            dependencies: [
+                "PurseDatabase",
+                "PurseServer",
+                "PurseTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PurseAPNsTests",
+            dependencies: [
+                "PurseAPNs",
+                "PurseFormats",
+                "PurseHTTP",
+                "PurseServer",
+                "PurseTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PurseSQLiteTests",
             dependencies: [
                 "PurseSQLite",
@@ -588,6 +611,15 @@ let package = Package(
         .testTarget(
             name: "StarknetTests",
             dependencies: [
+                "Starknet",
+                "PurseFormats",
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChippiPayTests",
+            dependencies: [
                 "StarknetDevnet",
                 "Starknet",
                 "ChippiPay",
@@ -605,7 +637,6 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
-            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -655,6 +686,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChipsProtocolTests",
+            dependencies: [
+                "ChipsProtocol",
+                // The record vectors for the Python oracle are signed with the wallet's keys.
+                "MyCHIPs",
+                "PurseFormats",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings

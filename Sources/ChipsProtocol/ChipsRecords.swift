@@ -148,6 +148,29 @@ public struct ChitCore: Sendable, Equatable {
         self.memo = memo
     }
 
+    /// The core read back from its JSON (`json_core` as the provider stores it); nil when a member
+    /// is missing or has the wrong type, or the JSON has members a chit core does not have.
+    public init?(json: JSONValue) {
+        guard case .object(let members) = json, Set(members.keys).isSubset(of: ["tally", "by", "type", "uuid", "date", "units", "ref", "memo"]),
+              case .string(let tally)? = members["tally"], let by = members["by"]?.stringValue.flatMap(TallySide.init(rawValue:)),
+              let type = members["type"]?.stringValue.flatMap(ChitType.init(rawValue:)), case .string(let uuid)? = members["uuid"],
+              case .string(let dateText)? = members["date"], let date = JavaScriptDate.epochMillis(dateText) else { return nil }
+        let units: Int64?
+        switch members["units"] {
+        case nil, .null?: units = nil
+        case let value?:
+            guard let number = value.int64Value, number >= 0 else { return nil }
+            units = number
+        }
+        let memo: String?
+        switch members["memo"] {
+        case .string(let text)?: memo = text
+        case .null?, nil: memo = nil
+        default: return nil
+        }
+        self.init(tally: tally, by: by, type: type, uuid: uuid, date: date, units: units, reference: members["ref"], memo: memo)
+    }
+
     public var json: JSONValue {
         var members: [String: JSONValue] = [
             "tally": .string(tally), "by": .string(by.rawValue), "type": .string(type.rawValue), "uuid": .string(uuid),

@@ -1,6 +1,6 @@
 import ChipsProtocol
-import Foundation
 import MyCHIPs
+import Foundation
 import PurseFormats
 import Testing
 

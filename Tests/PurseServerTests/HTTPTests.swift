@@ -9,100 +9,88 @@ import Testing
 
 @Suite("HTTP surface")
 struct HTTPTests {
-    @Test func indexListsServicesAsHTMLAndJSON() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let html = try await client.execute(uri: "/", method: .get, headers: [.accept: "text/html"])
-            #expect(html.status == .ok)
-            #expect(html.headers[.contentType]?.hasPrefix("text/html") == true)
-            #expect(html.text.contains("Accounts") && html.text.contains("/openapi.yaml"))
-            let json = try await client.execute(uri: "/", method: .get, headers: [.accept: "application/json"])
-            #expect(json.headers[.contentType]?.hasPrefix("application/json") == true)
-            let services = json.object["services"] as? [[String: Any]]
-            #expect(services?.first?["id"] as? String == "accounts")
+    @Test(.inProcessServer()) func indexListsServicesAsHTMLAndJSON() async throws {
+        let client = try InProcessServer.current.client
+        let html = try await client.execute(uri: "/", method: .get, headers: [.accept: "text/html"])
+        #expect(html.status == .ok)
+        #expect(html.headers[.contentType]?.hasPrefix("text/html") == true)
+        #expect(html.text.contains("Accounts") && html.text.contains("/openapi.yaml"))
+        let json = try await client.execute(uri: "/", method: .get, headers: [.accept: "application/json"])
+        #expect(json.headers[.contentType]?.hasPrefix("application/json") == true)
+        let services = json.object["services"] as? [[String: Any]]
+        #expect(services?.first?["id"] as? String == "accounts")
+    }
+
+    @Test(.inProcessServer()) func healthChecksTheDatabase() async throws {
+        let (server, client) = try InProcessServer.current
+        let ok = try await client.execute(uri: "/health", method: .get)
+        #expect(ok.status == .ok)
+        #expect(ok.object["status"] as? String == "ok" && ok.object["database"] as? String == "sqlite")
+        await server.environment.database.shutdown()
+        let down = try await client.execute(uri: "/health", method: .get)
+        #expect(down.status == .serviceUnavailable)
+    }
+
+    @Test(.inProcessServer()) func metricsCountRequestsByRouteAndStatus() async throws {
+        let client = try InProcessServer.current.client
+        _ = try await client.execute(uri: "/health", method: .get)
+        _ = try await client.execute(uri: "/health", method: .get)
+        _ = try await client.json(.post, "/auth/login", "{")
+        let metrics = try await client.execute(uri: "/metrics", method: .get)
+        #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains(#"purse_http_requests_total{method="GET",route="/health",status="200"} 2"#))
+        #expect(metrics.text.contains(#"purse_http_requests_total{method="POST",route="/auth/login",status="400"} 1"#))
+        #expect(metrics.text.contains("purse_http_request_duration_seconds_bucket"))
+        // Migrations and every write are transactions; SQLite may carry several per commit.
+        let counters = Dictionary(uniqueKeysWithValues: metrics.text.split(separator: "\n").compactMap { line -> (String, Double)? in
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, parts[0].hasPrefix("purse_db_"), let value = Double(parts[1]) else { return nil }
+            return (String(parts[0]), value)
+        })
+        let transactions = try #require(counters["purse_db_transactions_total"])
+        let commits = try #require(counters["purse_db_commits_total"])
+        #expect(transactions > 0 && commits > 0 && commits <= transactions)
+        #expect(counters["purse_db_checkpoints_total"] != nil && counters["purse_db_writer_pauses_total"] != nil)
+        #expect(counters["purse_db_wal_restarts_deferred_total"] == 0)
+        // The writer ran those transactions, so it was busy for some (short) time.
+        let busy = try #require(counters["purse_db_writer_busy_seconds_total"])
+        #expect(busy > 0 && busy < 60)
+    }
+
+    @Test(.inProcessServer()) func unknownRoutesAre404JSON() async throws {
+        let client = try InProcessServer.current.client
+        let response = try await client.execute(uri: "/no/such/route", method: .get)
+        #expect(response.status == .notFound)
+        #expect(response.object["error"] as? String == "Not found")
+    }
+
+    @Test(.inProcessServer()) func malformedInputIsA400NamingTheField() async throws {
+        let client = try InProcessServer.current.client
+        let cases: [(String, String)] = [
+            ("{", "Malformed JSON body: expected a key at byte 1"),
+            ("", "Request body must be a JSON object"),
+            ("[1,2]", "Request body must be a JSON object"),
+            (#"{"email": "a@b.co"}"#, "Missing required field 'password'"),
+            (#"{"email": "a@b.co", "password": 12345678}"#, "Field 'password' has the wrong type (expected a string)"),
+            (#"{"email": "a@b.co", "password": null}"#, "Field 'password' must not be null (expected a string)"),
+            (#"{"email": "not-an-email", "password": "longenough"}"#, "Field 'email' is not a valid email address"),
+            (#"{"phone": "12ab", "password": "longenough"}"#, "Field 'phone' is not a valid phone number"),
+            (#"{"password": "longenough"}"#, "Either 'email' or 'phone' is required"),
+            (#"{"email": "a@b.co", "password": "short"}"#, "Field 'password' must be at least 8 characters"),
+        ]
+        for (body, message) in cases {
+            let response = try await client.json(.post, "/auth/register", body)
+            #expect(response.status == .badRequest, "\(body)")
+            #expect(response.object["error"] as? String == message, "\(body)")
         }
     }
 
-    @Test func healthChecksTheDatabase() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let ok = try await client.execute(uri: "/health", method: .get)
-            #expect(ok.status == .ok)
-            #expect(ok.object["status"] as? String == "ok" && ok.object["database"] as? String == "sqlite")
-            await server.environment.database.shutdown()
-            let down = try await client.execute(uri: "/health", method: .get)
-            #expect(down.status == .serviceUnavailable)
-        }
-    }
-
-    @Test func metricsCountRequestsByRouteAndStatus() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            _ = try await client.execute(uri: "/health", method: .get)
-            _ = try await client.execute(uri: "/health", method: .get)
-            _ = try await client.json(.post, "/auth/login", "{")
-            let metrics = try await client.execute(uri: "/metrics", method: .get)
-            #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
-            #expect(metrics.text.contains(#"purse_http_requests_total{method="GET",route="/health",status="200"} 2"#))
-            #expect(metrics.text.contains(#"purse_http_requests_total{method="POST",route="/auth/login",status="400"} 1"#))
-            #expect(metrics.text.contains("purse_http_request_duration_seconds_bucket"))
-            // Migrations and every write are transactions; SQLite may carry several per commit.
-            let counters = Dictionary(uniqueKeysWithValues: metrics.text.split(separator: "\n").compactMap { line -> (String, Double)? in
-                let parts = line.split(separator: " ")
-                guard parts.count == 2, parts[0].hasPrefix("purse_db_"), let value = Double(parts[1]) else { return nil }
-                return (String(parts[0]), value)
-            })
-            let transactions = try #require(counters["purse_db_transactions_total"])
-            let commits = try #require(counters["purse_db_commits_total"])
-            #expect(transactions > 0 && commits > 0 && commits <= transactions)
-            #expect(counters["purse_db_checkpoints_total"] != nil && counters["purse_db_writer_pauses_total"] != nil)
-            #expect(counters["purse_db_wal_restarts_deferred_total"] == 0)
-            // The writer ran those transactions, so it was busy for some (short) time.
-            let busy = try #require(counters["purse_db_writer_busy_seconds_total"])
-            #expect(busy > 0 && busy < 60)
-        }
-    }
-
-    @Test func unknownRoutesAre404JSON() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let response = try await client.execute(uri: "/no/such/route", method: .get)
-            #expect(response.status == .notFound)
-            #expect(response.object["error"] as? String == "Not found")
-        }
-    }
-
-    @Test func malformedInputIsA400NamingTheField() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let cases: [(String, String)] = [
-                ("{", "Malformed JSON body: expected a key at byte 1"),
-                ("", "Request body must be a JSON object"),
-                ("[1,2]", "Request body must be a JSON object"),
-                (#"{"email": "a@b.co"}"#, "Missing required field 'password'"),
-                (#"{"email": "a@b.co", "password": 12345678}"#, "Field 'password' has the wrong type (expected a string)"),
-                (#"{"email": "a@b.co", "password": null}"#, "Field 'password' must not be null (expected a string)"),
-                (#"{"email": "not-an-email", "password": "longenough"}"#, "Field 'email' is not a valid email address"),
-                (#"{"phone": "12ab", "password": "longenough"}"#, "Field 'phone' is not a valid phone number"),
-                (#"{"password": "longenough"}"#, "Either 'email' or 'phone' is required"),
-                (#"{"email": "a@b.co", "password": "short"}"#, "Field 'password' must be at least 8 characters"),
-            ]
-            for (body, message) in cases {
-                let response = try await client.json(.post, "/auth/register", body)
-                #expect(response.status == .badRequest, "\(body)")
-                #expect(response.object["error"] as? String == message, "\(body)")
-            }
-        }
-    }
-
-    @Test func oversizedBodiesAre413() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let big = "{\"email\": \"" + String(repeating: "a", count: 2 << 20) + "\"}"
-            let response = try await client.json(.post, "/auth/register", big)
-            #expect(response.status == .contentTooLarge)
-            #expect((response.object["error"] as? String)?.contains("larger than") == true)
-        }
+    @Test(.inProcessServer()) func oversizedBodiesAre413() async throws {
+        let client = try InProcessServer.current.client
+        let big = "{\"email\": \"" + String(repeating: "a", count: 2 << 20) + "\"}"
+        let response = try await client.json(.post, "/auth/register", big)
+        #expect(response.status == .contentTooLarge)
+        #expect((response.object["error"] as? String)?.contains("larger than") == true)
     }
 
     @Test func noRouteAnswers500ToGarbage() async throws {
@@ -141,34 +129,32 @@ struct HTTPTests {
         }
     }
 
-    @Test func registerLoginAndMe() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let registered = try await client.json(.post, "/auth/register", #"{"email": " Ada@Example.com ", "password": "correct horse", "name": "Ada"}"#)
-            #expect(registered.status == .created)
-            let user = try #require(registered.object["user"] as? [String: Any])
-            #expect(user["email"] as? String == "ada@example.com")
-            #expect(user["password_hash"] == nil && user["passwordHash"] == nil)
+    @Test(.inProcessServer()) func registerLoginAndMe() async throws {
+        let client = try InProcessServer.current.client
+        let registered = try await client.json(.post, "/auth/register", #"{"email": " Ada@Example.com ", "password": "correct horse", "name": "Ada"}"#)
+        #expect(registered.status == .created)
+        let user = try #require(registered.object["user"] as? [String: Any])
+        #expect(user["email"] as? String == "ada@example.com")
+        #expect(user["password_hash"] == nil && user["passwordHash"] == nil)
 
-            let duplicate = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "another pass"}"#)
-            #expect(duplicate.status == .conflict)
-            #expect(duplicate.object["error"] as? String == "An account with this email already exists")
+        let duplicate = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "password": "another pass"}"#)
+        #expect(duplicate.status == .conflict)
+        #expect(duplicate.object["error"] as? String == "An account with this email already exists")
 
-            let login = try await client.json(.post, "/auth/login", #"{"email": "ADA@example.com", "password": "correct horse"}"#)
-            #expect(login.status == .ok)
-            let token = try #require(login.object["token"] as? String)
+        let login = try await client.json(.post, "/auth/login", #"{"email": "ADA@example.com", "password": "correct horse"}"#)
+        #expect(login.status == .ok)
+        let token = try #require(login.object["token"] as? String)
 
-            let me = try await client.json(.get, "/auth/me", token: token)
-            #expect(me.status == .ok)
-            #expect((me.object["user"] as? [String: Any])?["name"] as? String == "Ada")
+        let me = try await client.json(.get, "/auth/me", token: token)
+        #expect(me.status == .ok)
+        #expect((me.object["user"] as? [String: Any])?["name"] as? String == "Ada")
 
-            // Wrong password and unknown user get the same answer.
-            let wrong = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "wrong password"}"#)
-            let unknown = try await client.json(.post, "/auth/login", #"{"email": "nobody@example.com", "password": "wrong password"}"#)
-            #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
-            #expect(wrong.text == unknown.text)
-            #expect(wrong.object["error"] as? String == "Invalid credentials")
-        }
+        // Wrong password and unknown user get the same answer.
+        let wrong = try await client.json(.post, "/auth/login", #"{"email": "ada@example.com", "password": "wrong password"}"#)
+        let unknown = try await client.json(.post, "/auth/login", #"{"email": "nobody@example.com", "password": "wrong password"}"#)
+        #expect(wrong.status == .unauthorized && unknown.status == .unauthorized)
+        #expect(wrong.text == unknown.text)
+        #expect(wrong.object["error"] as? String == "Invalid credentials")
     }
 
     /// Guessing one account's password backs off after ten tries (429 with Retry-After, before the
@@ -219,14 +205,12 @@ struct HTTPTests {
         }
     }
 
-    @Test func phoneAccountsWork() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let registered = try await client.json(.post, "/auth/register", #"{"phone": "+234 801 234 5678", "password": "correct horse"}"#)
-            #expect(registered.status == .created)
-            let login = try await client.json(.post, "/auth/login", #"{"phone": "+2348012345678", "password": "correct horse"}"#)
-            #expect(login.status == .ok)
-        }
+    @Test(.inProcessServer()) func phoneAccountsWork() async throws {
+        let client = try InProcessServer.current.client
+        let registered = try await client.json(.post, "/auth/register", #"{"phone": "+234 801 234 5678", "password": "correct horse"}"#)
+        #expect(registered.status == .created)
+        let login = try await client.json(.post, "/auth/login", #"{"phone": "+2348012345678", "password": "correct horse"}"#)
+        #expect(login.status == .ok)
     }
 
     @Test func missingInvalidOrExpiredTokensAre401() async throws {
@@ -253,26 +237,22 @@ struct HTTPTests {
         }
     }
 
-    @Test func aPurposeTokenIsNotASession() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let (_, userID) = try await client.register()
-            let stepUp = try await server.environment.tokens.issue(for: UserID(userID), purpose: "nexus.verification", lifetime: 300).token
-            #expect(try await client.json(.get, "/auth/me", token: stepUp).status == .unauthorized)
-        }
+    @Test(.inProcessServer()) func aPurposeTokenIsNotASession() async throws {
+        let (server, client) = try InProcessServer.current
+        let (_, userID) = try await client.register()
+        let stepUp = try await server.environment.tokens.issue(for: UserID(userID), purpose: "nexus.verification", lifetime: 300).token
+        #expect(try await client.json(.get, "/auth/me", token: stepUp).status == .unauthorized)
     }
 
     @Test func sessionLifetimeDefaultsTo30Days() throws {
         #expect(PurseConfiguration().sessionLifetime == 30 * 24 * 3600)
     }
 
-    @Test func requestIDsAreEchoed() async throws {
-        let server = try await TestServer.make()
-        try await server.withRouter { client in
-            let given = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "abc-123"])
-            #expect(given.headers[HTTPField.Name("X-Request-ID")!] == "abc-123")
-            let made = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "bad id\n"])
-            #expect(made.headers[HTTPField.Name("X-Request-ID")!]?.count == 16)
-        }
+    @Test(.inProcessServer()) func requestIDsAreEchoed() async throws {
+        let client = try InProcessServer.current.client
+        let given = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "abc-123"])
+        #expect(given.headers[HTTPField.Name("X-Request-ID")!] == "abc-123")
+        let made = try await client.execute(uri: "/health", method: .get, headers: [HTTPField.Name("X-Request-ID")!: "bad id\n"])
+        #expect(made.headers[HTTPField.Name("X-Request-ID")!]?.count == 16)
     }
 }

@@ -1,6 +1,6 @@
 import ChipsProtocol
-import Foundation
 import MyCHIPs
+import Foundation
 import PurseFormats
 import Testing
 
@@ -14,10 +14,23 @@ struct ChipsRecordsTests {
     }
 
     static func chitCore(_ json: JSONValue) throws -> ChitCore {
-        ChitCore(tally: try #require(json["tally"]?.stringValue), by: try #require(json["by"]?.stringValue.flatMap(TallySide.init(rawValue:))),
-                 type: try #require(json["type"]?.stringValue.flatMap(ChitType.init(rawValue:))), uuid: try #require(json["uuid"]?.stringValue),
-                 date: try #require(json["date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)), units: json["units"]?.int64Value,
-                 reference: json["ref"], memo: json["memo"]?.stringValue)
+        try #require(ChitCore(json: json), "a chit core as MyCHIPs writes it")
+    }
+
+    @Test("a chit core reads back from its JSON, and nothing else does")
+    func chitCoreJSON() {
+        let core = ChitCore(tally: "a0b1", by: .foil, type: .tran, uuid: "c2d3", date: 1_764_000_000_123, units: 12_500,
+                            reference: ["invoice": "A-7"], memo: "Hedges")
+        #expect(ChitCore(json: core.json) == core)
+        var members = core.json.objectValue!
+        members["extra"] = "not signed"
+        #expect(ChitCore(json: .object(members)) == nil, "a member the signature would not cover")
+        members = core.json.objectValue!
+        members["units"] = .int(-1)
+        #expect(ChitCore(json: .object(members)) == nil, "units are never negative")
+        members = core.json.objectValue!
+        members["by"] = "both"
+        #expect(ChitCore(json: .object(members)) == nil)
     }
 
     @Test("records Python made: the same digests, signing texts and chain; its signatures verify here")

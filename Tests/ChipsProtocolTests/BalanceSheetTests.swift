@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import MyCHIPs
+import ChipsProtocol
 import Testing
 
 @Suite("MyCHIPs balance sheet: totals and the bubble chart")

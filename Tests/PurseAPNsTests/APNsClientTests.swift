@@ -1,9 +1,6 @@
-import CutiE
-@testable import CutiEService
 import Crypto
 import Foundation
 import PurseAPNs
-import PurseDatabase
 import PurseFormats
 import PurseHTTP
 import PurseServer
@@ -11,20 +8,7 @@ import PurseTestSupport
 import Synchronization
 import Testing
 
-/// A transport answering APNs requests from a script, recording what it was sent.
-final class ScriptedAPNs: HTTPTransport {
-    let answers: Mutex<[TransportResponse]>
-    let sent = Mutex<[TransportRequest]>([])
-
-    init(_ answers: [TransportResponse]) { self.answers = Mutex(answers) }
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        sent.withLock { $0.append(request) }
-        return answers.withLock { $0.isEmpty ? TransportResponse(status: 200) : $0.removeFirst() }
-    }
-}
-
-@Suite("Cuti-E: the APNs client")
+@Suite("APNs: the provider API client")
 struct APNsClientTests {
     static let key = P256.Signing.PrivateKey()
     static let credentials = APNsCredentials(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", privateKey: key)
@@ -85,42 +69,5 @@ struct APNsClientTests {
         #expect(await outcome(503, "ServiceUnavailable") == .retry(reason: "ServiceUnavailable"))
         #expect(await outcome(400, "TopicDisallowed") == .failed(status: 400, reason: "TopicDisallowed"))
         #expect(await outcome(413, "PayloadTooLarge") == .failed(status: 413, reason: "PayloadTooLarge"))
-    }
-
-    @Test("the push job: 410 deactivates the registration, 503 retries with backoff, then it is sent")
-    func pushJob() async throws {
-        let scripted = ScriptedAPNs([
-            TransportResponse(status: 503, body: Data(#"{"reason":"ServiceUnavailable"}"#.utf8)),
-            TransportResponse(status: 200, headers: ["apns-id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"]),
-            TransportResponse(status: 410, body: Data(#"{"reason":"Unregistered","timestamp":1}"#.utf8)),
-        ])
-        var purse = PurseConfiguration()
-        purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-apns-\(UUID().uuidString)").path
-        var configuration = try CutiEConfiguration.from(purse)
-        configuration.apns.target = .url(URL(string: "https://apns.example")!)
-        let cutie = configuration
-        let server = try await TestServer.make(modules: [CutiEModule(configuration: cutie, apnsTransport: scripted)]) { $0.runsJobsInBackground = false }
-        try await server.withRouter { client in
-            let h = CutiEHarness(server: server, client: client, configuration: cutie)
-            let phone = h.device()
-            let id = try await phone.cutie.createConversation(category: .bug, message: "Hi")
-            try await phone.cutie.registerForPushNotifications(deviceToken: Data(Hex.decode(Self.token)!), bundleId: nil, environment: "sandbox")
-            let admin = try await h.adminSession()
-            _ = try await h.adminReply(id, "First", session: admin)
-            await h.runJobs()
-            var pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
-            #expect(pushes.map(\.status) == ["queued"] && pushes[0].reason == "ServiceUnavailable")
-            server.clock.advance(by: 5)
-            await h.runJobs()
-            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
-            #expect(pushes.map(\.status) == ["sent"] && pushes[0].attempts == 2)
-            _ = try await h.adminReply(id, "Second", session: admin)
-            await h.runJobs()
-            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
-            #expect(pushes.first?.status == "unregistered")
-            // No more pushes to a token Apple said is gone.
-            let (_, third) = try await h.adminReply(id, "Third", session: admin)
-            #expect(third["pushes_queued"]?.int64Value == 0)
-        }
     }
 }

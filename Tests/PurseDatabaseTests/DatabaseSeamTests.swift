@@ -1,0 +1,175 @@
+import Foundation
+import Logging
+import PurseDatabase
+import PurseServer
+import PurseTestSupport
+import SQLKit
+import Testing
+
+/// The database seam every store stands on, held to one behaviour on each engine: SQLite always,
+/// PostgreSQL when `PURSE_TEST_POSTGRES_URL` is set.
+@Suite("Database seam")
+struct DatabaseSeamTests {
+    static let logger = Logger(label: "purse.test.database")
+
+    func withDatabase(_ engine: DatabaseEngine, _ body: (Database) async throws -> Void) async throws {
+        let place = try await TestDatabase.make(engine)
+        let database = try await Database.open(url: place.url, logger: Self.logger)
+        do {
+            try await body(database)
+        } catch {
+            await database.shutdown()
+            await place.dispose()
+            throw error
+        }
+        await database.shutdown()
+        await place.dispose()
+    }
+
+    static let notes = Migration("seam_0001_notes", [
+        "CREATE TABLE seam_notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL, amount BIGINT NOT NULL CHECK (amount >= 0))",
+    ])
+
+    // MARK: Statements
+
+    @Test("numbered parameters: repeated, in any order, spelled for SQLite")
+    func parameters() throws {
+        let statement = DatabaseStatement("SELECT $2 AS b, $1 AS a, $2 AS again")
+        #expect(statement.parameters == [2, 1, 2])
+        #expect(statement.parameterCount == 2)
+        #expect(statement.sqliteText == "SELECT ?2 AS b, ?1 AS a, ?2 AS again")
+        #expect(statement.segments.count == statement.parameters.count + 1)
+        #expect(DatabaseStatement("SELECT $10, $1").parameters == [10, 1], "more than one digit")
+        #expect(DatabaseStatement("SELECT '$' || 'x'").parameterCount == 0, "a dollar sign not before a digit is text")
+        #expect(DatabaseStatement("SELECT $1, $1").cacheKey != DatabaseStatement("SELECT $1, $1").cacheKey,
+                "each statement has its own cache key")
+    }
+
+    @Test("a statement runs with its values, and refuses the wrong number of them", arguments: TestEngines.all)
+    func runsStatements(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            let insert = DatabaseStatement("INSERT INTO seam_notes (id, body, amount) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            let inserted = try await database.transaction { db in
+                try await db.insertedRows(insert, [.integer(1), .text("first"), .integer(Int64.max)])
+            }
+            #expect(inserted == 1)
+            let again = try await database.transaction { db in
+                try await db.insertedRows(insert, [.integer(1), .text("other"), .integer(5)])
+            }
+            #expect(again == 0, "ON CONFLICT DO NOTHING inserts nothing, and says so")
+
+            let select = DatabaseStatement("SELECT body, amount FROM seam_notes WHERE id = $1 AND amount >= $2 AND id = $1")
+            let rows = try await database.read { db in try await db.query(select, [.integer(1), .integer(0)]) }
+            #expect(rows.count == 1)
+            #expect(try rows.first?.decode(column: "body", as: String.self) == "first")
+            #expect(try rows.first?.decode(column: "amount", as: Int64.self) == Int64.max, "64-bit integers round-trip")
+
+            await #expect(throws: SQLStatementValuesError.self) {
+                _ = try await database.read { db in try await db.query(select, [.integer(1)]) }
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    @Test("a transaction that throws leaves nothing behind; a constraint failure is a thrown error", arguments: TestEngines.all)
+    func rollsBack(_ engine: DatabaseEngine) async throws {
+        struct Abandon: Error {}
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            let insert = DatabaseStatement("INSERT INTO seam_notes (id, body, amount) VALUES ($1, $2, $3)")
+            await #expect(throws: Abandon.self) {
+                try await database.transaction { db in
+                    try await db.run(insert, [.integer(1), .text("kept?"), .integer(1)])
+                    throw Abandon()
+                }
+            }
+            await #expect(throws: (any Error).self, "CHECK (amount >= 0) holds") {
+                try await database.transaction { db in
+                    try await db.run(insert, [.integer(2), .text("fine"), .integer(1)])
+                    try await db.run(insert, [.integer(3), .text("negative"), .integer(-1)])
+                }
+            }
+            let count = try await database.read { db in
+                try await db.query(DatabaseStatement("SELECT COUNT(*) AS n FROM seam_notes"), []).first?.decode(column: "n", as: Int.self)
+            }
+            #expect(count == 0, "neither transaction left a row")
+        }
+    }
+
+    @Test("concurrent transactions that read and write one row lose no update", arguments: TestEngines.all)
+    func serialisedCounter(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            try await database.transaction { db in
+                try await db.run(DatabaseStatement("INSERT INTO seam_notes (id, body, amount) VALUES (1, 'counter', 0)"), [])
+            }
+            let lock = database.dialect.engine == .postgres ? " FOR UPDATE" : ""
+            let read = DatabaseStatement("SELECT amount FROM seam_notes WHERE id = 1" + lock)
+            let write = DatabaseStatement("UPDATE seam_notes SET amount = $1 WHERE id = 1")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<40 {
+                    group.addTask {
+                        try await database.transaction { db in
+                            let current = try await db.query(read, []).first!.decode(column: "amount", as: Int64.self)
+                            try await db.run(write, [.integer(current + 1)])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let final = try await database.read { db in
+                try await db.query(DatabaseStatement("SELECT amount FROM seam_notes WHERE id = 1"), []).first?.decode(column: "amount", as: Int64.self)
+            }
+            #expect(final == 40)
+        }
+    }
+
+    // MARK: Migrations
+
+    @Test("migrations run once each, in order, with the engine's own statements", arguments: TestEngines.all)
+    func migrations(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            let spelled = Migration("seam_0002_spelled", sqlite: ["CREATE TABLE seam_engine (name TEXT NOT NULL)", "INSERT INTO seam_engine VALUES ('sqlite')"],
+                                    postgres: ["CREATE TABLE seam_engine (name TEXT NOT NULL)", "INSERT INTO seam_engine VALUES ('postgres')"])
+            let migrator = Migrator(database: database, logger: Self.logger)
+            try await migrator.run([Self.notes, spelled])
+            try await migrator.run([Self.notes, spelled])
+            let names = try await database.read { db in
+                try await db.query(DatabaseStatement("SELECT name FROM seam_engine"), []).map { try $0.decode(column: "name", as: String.self) }
+            }
+            #expect(names == [engine.rawValue], "the second run applied nothing again")
+            let applied = try await database.read { db in
+                try await db.query(DatabaseStatement("SELECT id FROM purse_migrations ORDER BY id"), []).map { try $0.decode(column: "id", as: String.self) }
+            }
+            #expect(applied == ["seam_0001_notes", "seam_0002_spelled"])
+        }
+    }
+
+    @Test("a migration that fails applies none of its statements, and the next run applies it whole", arguments: TestEngines.all)
+    func failedMigration(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            let migrator = Migrator(database: database, logger: Self.logger)
+            let broken = Migration("seam_0003_partial", ["CREATE TABLE seam_half (id BIGINT)", "CREATE TABLE seam_half (id BIGINT)"])
+            await #expect(throws: (any Error).self) { try await migrator.run([broken]) }
+            let fixed = Migration("seam_0003_partial", ["CREATE TABLE seam_half (id BIGINT)"])
+            try await migrator.run([fixed])
+            let rows = try await database.read { db in try await db.query(DatabaseStatement("SELECT COUNT(*) AS n FROM seam_half"), []) }
+            #expect(try rows.first?.decode(column: "n", as: Int.self) == 0)
+        }
+    }
+
+    @Test("duplicate migration ids are refused before anything runs")
+    func duplicateIDs() async throws {
+        try await withDatabase(.sqlite) { database in
+            await #expect(throws: DatabaseConfigurationError.self) {
+                try await Migrator(database: database, logger: Self.logger).run([Self.notes, Self.notes])
+            }
+            let tables = try await database.read { db in
+                try await db.query(DatabaseStatement("SELECT name FROM sqlite_master WHERE name = 'seam_notes'"), [])
+            }
+            #expect(tables.isEmpty)
+        }
+    }
+}
