@@ -40,7 +40,7 @@ struct ChipsReports: Sendable {
             try await db.raw("DELETE FROM chips_reports WHERE expires_at < \(bind: now)").run()
             try await db.raw("""
                 INSERT INTO chips_reports (token, username, view, name, report_key, language, created_at, expires_at)
-                VALUES (\(bind: ChipsTickets.digest(token)), \(bind: username), \(bind: view), \(bind: name), \(bind: JavaScriptJSON.stringify(key)),
+                VALUES (\(bind: SecretDigest.hex(token)), \(bind: username), \(bind: view), \(bind: name), \(bind: JavaScriptJSON.stringify(key)),
                         \(bind: language), \(bind: now), \(bind: now + lifetime))
                 """).run()
         }
@@ -53,7 +53,7 @@ struct ChipsReports: Sendable {
         let millis = now.epochMillis
         return try await database.read { db in
             guard let row = try await db.raw("""
-                SELECT username, view, name, report_key, language FROM chips_reports WHERE token = \(bind: ChipsTickets.digest(token)) AND expires_at >= \(bind: millis)
+                SELECT username, view, name, report_key, language FROM chips_reports WHERE token = \(bind: SecretDigest.hex(token)) AND expires_at >= \(bind: millis)
                 """).first() else { return nil }
             return Report(username: try row.decode(column: "username", as: String.self), view: try row.decode(column: "view", as: String.self),
                           name: try row.decode(column: "name", as: String.self),

@@ -56,7 +56,7 @@ struct ChipsTickets: Sendable {
         try await db.raw("DELETE FROM chips_tokens WHERE username = \(bind: username) AND used_at IS NULL").run()
         try await db.raw("""
             INSERT INTO chips_tokens (token, username, expires_at, created_at)
-            VALUES (\(bind: Self.digest(token)), \(bind: username), \(bind: expires.epochMillis), \(bind: now.epochMillis))
+            VALUES (\(bind: SecretDigest.hex(token)), \(bind: username), \(bind: expires.epochMillis), \(bind: now.epochMillis))
             """).run()
         return Ticket(token: token, expires: expires, host: configuration.publicHost, port: configuration.publicPort, user: username)
     }
@@ -70,7 +70,7 @@ struct ChipsTickets: Sendable {
               let jwk = EllipticCurveJWK.parse(jwkText), jwk.crv == "P-521", jwk.d == nil,
               let raw = jwk.rawPublicKey, (try? P521.Signing.PublicKey(rawRepresentation: raw)) != nil else { return nil }
         let now = now().epochMillis
-        let digest = Self.digest(token)
+        let digest = SecretDigest.hex(token)
         return try await database.transaction { db in
             let spent = try await db.raw("""
                 UPDATE chips_tokens SET used_at = \(bind: now)
@@ -126,7 +126,4 @@ struct ChipsTickets: Sendable {
         return JavaScriptJSON.object(members)
     }
 
-    static func digest(_ token: String) -> String {
-        Hex.encode(SHA256.hash(data: Data(token.utf8)))
-    }
 }

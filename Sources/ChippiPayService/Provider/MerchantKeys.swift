@@ -28,7 +28,6 @@ enum MerchantKeys {
         return ("pk_test_" + derive("chippi sandbox merchant public", 18), "sk_test_" + derive("chippi sandbox merchant secret", 32))
     }
 
-    static func hash(_ secret: String) -> String { Hex.encode(SHA256.hash(data: Data(secret.utf8))) }
 
     /// Creates a merchant with its first key pair, or (when `id` exists) only a new pair for it.
     static func create(merchant id: String, name: String, webhookURL: String?, keys: (public: String, secret: String),
@@ -42,7 +41,7 @@ enum MerchantKeys {
             """).run()
         try await db.raw("""
             INSERT INTO chippi_api_keys (public_key, merchant_id, secret_hash, created_at)
-            VALUES (\(bind: keys.public), \(bind: id), \(bind: hash(keys.secret)), \(bind: millis))
+            VALUES (\(bind: keys.public), \(bind: id), \(bind: SecretDigest.hex(keys.secret)), \(bind: millis))
             ON CONFLICT (public_key) DO NOTHING
             """).run()
     }
@@ -58,7 +57,7 @@ enum MerchantKeys {
 
     /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
     /// or revoked pair (one message for all: which half was wrong is not the caller's business).
-    /// - Parameter secretHash: `hash(secret)` of the pair's secret half.
+    /// - Parameter secretHash: `SecretDigest.hex(secret)` of the pair's secret half.
     /// The columns whose secrets are sealed (``SecretSealer``): the name is the sealing's context.
     static let webhookSecretColumn = "chippi_merchants.webhook_secret"
     static let issuerSecretColumn = "chippi_merchants.auth_hs256_secret"

@@ -103,7 +103,7 @@ struct ProviderRoutes: Sendable {
     /// `area` (401 with the reason otherwise, as the seed's provider answers).
     func merchant(_ request: Request, area: Merchant.Area) async throws -> Merchant {
         let (publicKey, secret) = try MerchantKeys.pair(of: request)
-        let secretHash = MerchantKeys.hash(secret)
+        let secretHash = SecretDigest.hex(secret)
         let key = publicKey + ":" + secretHash
         let merchant: Merchant
         if let known = keyCache.merchant(for: key) {

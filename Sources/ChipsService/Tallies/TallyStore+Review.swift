@@ -15,7 +15,7 @@ extension TallyStore {
         return try await database.read { db in
             guard let row = try await db.raw("""
                 SELECT token_ent, tally_seq, expires_at FROM chips_tally_tokens
-                WHERE token = \(bind: ChipsTickets.digest(token)) AND used_at IS NULL AND expires_at > \(bind: millis)
+                WHERE token = \(bind: SecretDigest.hex(token)) AND used_at IS NULL AND expires_at > \(bind: millis)
                 """).first(),
                 let tally = try await TallyRecord.load(ent: try row.decode(column: "token_ent", as: String.self),
                                                        seq: try row.decode(column: "tally_seq", as: Int64.self), in: db),

@@ -362,7 +362,7 @@ struct TallyStore: Sendable {
                 .first()?.decode(column: "n", as: Int64.self) ?? 1
             try await db.raw("""
                 INSERT INTO chips_tally_tokens (token, token_ent, token_seq, tally_seq, expires_at, created_at)
-                VALUES (\(bind: ChipsTickets.digest(token)), \(bind: user.userEnt), \(bind: next), \(bind: seq), \(bind: expires), \(bind: issued.epochMillis))
+                VALUES (\(bind: SecretDigest.hex(token)), \(bind: user.userEnt), \(bind: next), \(bind: seq), \(bind: expires), \(bind: issued.epochMillis))
                 """).run()
         }
         return TallyTicket(token: token, expires: JavaScriptDate.string(epochMillis: expires),
@@ -396,7 +396,7 @@ struct TallyStore: Sendable {
         let (tally, notice) = try await database.transaction { db -> (TallyRecord, ChipsNotifier.Notice) in
             let claimed = try await db.raw("""
                 UPDATE chips_tally_tokens SET used_at = \(bind: millis), used_by = \(bind: user.userEnt)
-                WHERE token = \(bind: ChipsTickets.digest(token)) AND used_at IS NULL AND expires_at > \(bind: millis)
+                WHERE token = \(bind: SecretDigest.hex(token)) AND used_at IS NULL AND expires_at > \(bind: millis)
                 RETURNING token_ent, tally_seq
                 """).first()
             guard let claimed else {

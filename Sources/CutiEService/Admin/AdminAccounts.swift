@@ -46,7 +46,6 @@ struct AdminAccounts: Sendable {
     static let cookieName = "cutie_admin"
     static let unauthorized = APIError(.unauthorized, "Sign in to the admin dashboard")
 
-    static func hash(_ text: String) -> String { Hex.encode(SHA256.hash(data: Data(text.utf8))) }
 
     /// Creates an admin (`purse cutie admin create`).
     func create(email: String, name: String, role: String, password: String) async throws -> Admin {
@@ -83,21 +82,21 @@ struct AdminAccounts: Sendable {
         let now = environment.now().epochMillis
         let expires = now + Int64(sessionHours * 3_600_000)
         try await environment.database.transaction { db in
-            try await AdminStore().startSession(idHash: Self.hash(id), admin: admin.id, csrfToken: csrf, now: now, expires: expires, in: db)
+            try await AdminStore().startSession(idHash: SecretDigest.hex(id), admin: admin.id, csrfToken: csrf, now: now, expires: expires, in: db)
         }
         return (id, AdminSession(admin: admin, csrfToken: csrf))
     }
 
     func logout(_ request: Request) async throws {
         guard let id = Self.cookie(request) else { return }
-        try await environment.database.transaction { db in try await AdminStore().endSession(idHash: Self.hash(id), in: db) }
+        try await environment.database.transaction { db in try await AdminStore().endSession(idHash: SecretDigest.hex(id), in: db) }
     }
 
     /// The session of the request's cookie, or nil.
     func session(_ request: Request) async throws -> AdminSession? {
         guard let id = Self.cookie(request), id.utf8.count <= 100 else { return nil }
         let now = environment.now().epochMillis
-        guard let found = try await environment.database.read({ db in try await AdminStore().session(idHash: Self.hash(id), now: now, in: db) }) else {
+        guard let found = try await environment.database.read({ db in try await AdminStore().session(idHash: SecretDigest.hex(id), now: now, in: db) }) else {
             return nil
         }
         return AdminSession(admin: found.admin, csrfToken: found.csrfToken)

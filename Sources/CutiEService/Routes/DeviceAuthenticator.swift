@@ -109,7 +109,7 @@ struct DeviceAuthenticator: Sendable {
     /// route then calls ``commitAssertion(_:)`` before it answers.
     func authenticate(_ request: Request, body: ByteBuffer, assertions: AssertionPolicy = .asApp, in db: any DatabaseSession) async throws -> DeviceCaller {
         let (appID, token, signed) = try checkForm(request)
-        let hash = Hex.encode(SHA256.hash(data: Data(token.utf8)))
+        let hash = SecretDigest.hex(token)
         guard let found = try await DeviceStore().credentials(tokenHash: hash, in: db), !found.revoked, found.appID == appID else {
             throw Self.unauthorized
         }
@@ -245,7 +245,7 @@ struct DeviceAuthenticator: Sendable {
                     throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
                 }
             }
-            try await devices.insertToken(id: tokenID, hash: Hex.encode(SHA256.hash(data: Data(token.utf8))), app: app.id, device: deviceID, now: now, in: db)
+            try await devices.insertToken(id: tokenID, hash: SecretDigest.hex(token), app: app.id, device: deviceID, now: now, in: db)
             return Registration(device_token: token, device_secret: "", token_id: tokenID, is_new: existing == nil, group_id: groupID)
         }
         var registration = answer

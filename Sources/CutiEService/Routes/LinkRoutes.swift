@@ -72,7 +72,6 @@ struct LinkRoutes: Sendable {
         return "Device " + deviceID.suffix(4).uppercased()
     }
 
-    static func hash(_ token: String) -> String { Hex.encode(SHA256.hash(data: Data(token.utf8))) }
 
     func mount(on v1: RouterGroup<PurseRequestContext>) {
         let store = LinkStore()
@@ -81,7 +80,7 @@ struct LinkRoutes: Sendable {
             let now = environment.now().epochMillis
             let expires = now + Int64(routes.configuration.linkSeconds) * 1000
             let grouped = try await environment.database.transaction { db in
-                try await store.createToken(hash: Self.hash(token), app: caller.appID, device: caller.deviceID, group: caller.groupID,
+                try await store.createToken(hash: SecretDigest.hex(token), app: caller.appID, device: caller.deviceID, group: caller.groupID,
                                             now: now, expires: expires, in: db)
                 return try await store.groupSize(caller.groupID, in: db)
             }
@@ -93,7 +92,7 @@ struct LinkRoutes: Sendable {
             if let name = input.device_name { try Limits.text(name, field: "device_name", max: 100) }
             guard input.link_token.hasPrefix("lnk_"), input.link_token.utf8.count <= 100 else { throw Self.notFound }
             let now = environment.now().epochMillis
-            let hash = Self.hash(input.link_token)
+            let hash = SecretDigest.hex(input.link_token)
             let group = try await environment.database.transaction { db in
                 // Another app's token is not this app's business: as unknown as a made-up one.
                 guard let token = try await store.token(hash: hash, in: db), token.appID == caller.appID else { throw Self.notFound }
@@ -112,7 +111,7 @@ struct LinkRoutes: Sendable {
         v1.get("sdk/link/status/{token}", use: routes.signed { request, _, caller in
             let token = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
             guard token.hasPrefix("lnk_"), token.utf8.count <= 100 else { throw Self.notFound }
-            guard let found = try await environment.database.read({ db in try await store.token(hash: Self.hash(token), in: db) }),
+            guard let found = try await environment.database.read({ db in try await store.token(hash: SecretDigest.hex(token), in: db) }),
                   found.appID == caller.appID, found.groupID == caller.groupID || found.deviceID == caller.deviceID else {
                 throw Self.notFound
             }
