@@ -62,7 +62,7 @@ public struct ChippiPayModule: PurseModule {
             node = sandboxNode
             rpcRoutes = routes
         }
-        let payments = try await providerPayments(node: node, routes: rpcRoutes)
+        let payments = try await providerPayments(node: node, routes: rpcRoutes, logger: environment.logger)
         mounted.payments.withLock { $0 = payments }
         if let node { SandboxFaucetRoutes(node: node, listed: [("chippi_payment_address", payments.paymentAddress)]).mount(on: router) }
         if let keys = configuration.provider.sandboxKeys {
@@ -92,12 +92,12 @@ public struct ChippiPayModule: PurseModule {
 
     /// The provider's chain access and payment account: `STARKNET_RPC_URL` and the configured
     /// account, or the sandbox node in this process and an account derived from its seed.
-    func providerPayments(node: SandboxNode?, routes: StarknetRPCRoutes?) async throws -> VaultPayments {
+    func providerPayments(node: SandboxNode?, routes: StarknetRPCRoutes?, logger: Logger) async throws -> VaultPayments {
         let provider: StarknetProvider
         if let url = configuration.provider.rpcURL {
             provider = StarknetProvider(url: url, transport: AsyncHTTPClientTransport())
         } else if let routes {
-            provider = StarknetProvider(url: URL(string: "http://in-process.invalid/starknet/rpc")!, transport: InProcessRPCTransport(routes: routes))
+            provider = StarknetProvider(url: URL(string: "http://in-process.invalid/starknet/rpc")!, transport: InProcessTransport(logger: logger) { routes.mount(on: $0) })
         } else {
             throw ConfigurationError("ChippiPay needs STARKNET_RPC_URL when the sandbox node is off")
         }

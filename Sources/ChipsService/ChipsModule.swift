@@ -67,7 +67,7 @@ public struct ChipsModule: PurseModule {
             switch apns.target {
             case .inProcess:
                 guard let sandbox else { throw ConfigurationError("MyCHIPs needs APNS_URL or APNS_KEY_FILE when its APNs sandbox is off") }
-                client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/chips/apns")!, transport: apnsTransport ?? InProcessAPNsTransport(sandbox: sandbox),
+                client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/chips/apns")!, transport: apnsTransport ?? sandbox.inProcessTransport(at: "sandbox/chips/apns"),
                                     credentials: apns.credentials, now: environment.now)
             case .url(let url):
                 client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: apns.caFile), credentials: apns.credentials, now: environment.now)

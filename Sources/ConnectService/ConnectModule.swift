@@ -22,13 +22,23 @@ public struct ConnectModule: PurseModule {
     public var migrations: [Migration] { ConnectMigrations.all }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
-        let stripe = StripeClient(baseURL: configuration.stripeBaseURL, secretKey: configuration.stripeSecretKey)
+        let stripe = stripeClient(environment: environment)
         ConnectController(configuration: configuration, environment: environment, stripe: stripe).mount(on: router)
         EventsController(configuration: configuration, environment: environment, stripe: stripe).mount(on: router)
         if configuration.usesSandbox {
             StripeSandbox(configuration: configuration, environment: environment).mount(on: router)
         }
         return []
+    }
+
+    /// Stripe, or the built-in sandbox in this process: the same requests through its routes.
+    func stripeClient(environment: ServerEnvironment) -> StripeClient {
+        guard configuration.usesSandbox else {
+            return StripeClient(baseURL: configuration.stripeBaseURL, secretKey: configuration.stripeSecretKey)
+        }
+        let sandbox = StripeSandbox(configuration: configuration, environment: environment)
+        return StripeClient(baseURL: configuration.stripeBaseURL, secretKey: configuration.stripeSecretKey,
+                            transport: InProcessTransport(logger: environment.logger) { sandbox.mount(on: $0) })
     }
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {

@@ -71,7 +71,7 @@ public struct CutiEModule: PurseModule {
         switch configuration.apns.target {
         case .inProcess:
             guard let sandboxEndpoint else { throw ConfigurationError("Cuti-E needs APNS_URL or APNS_KEY_FILE when the APNs sandbox is off") }
-            client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/apns")!, transport: InProcessAPNsTransport(sandbox: sandboxEndpoint),
+            client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/apns")!, transport: sandboxEndpoint.inProcessTransport(at: "sandbox/apns"),
                                 credentials: configuration.apns.credentials, now: environment.now)
         case .url(let url):
             client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: configuration.apns.caFile),

@@ -15,18 +15,34 @@ public struct NexusModule: PurseModule {
     let configuration: NexusConfiguration
     let supplierTransport: (any HTTPTransport)?
 
-    /// - Parameter supplierTransport: How the supplier client reaches VTpass (tests route it to
-    ///   the in-process sandbox); AsyncHTTPClient when nil.
+    /// - Parameter supplierTransport: How the supplier client reaches VTpass; when nil, the
+    ///   built-in sandbox in this process (``InProcessTransport``) or AsyncHTTPClient to a real one.
     public init(configuration: NexusConfiguration, supplierTransport: (any HTTPTransport)? = nil) {
         self.configuration = configuration
         self.supplierTransport = supplierTransport
     }
 
-    var supplier: VTpassClient {
-        VTpassClient(
+    func supplier(environment: ServerEnvironment) -> VTpassClient {
+        let transport: any HTTPTransport
+        if let supplierTransport {
+            transport = supplierTransport
+        } else if configuration.usesSupplierSandbox {
+            let sandbox = sandbox(environment: environment)
+            transport = InProcessTransport(logger: environment.logger) { sandbox.mount(on: $0) }
+        } else {
+            transport = AsyncHTTPClientTransport()
+        }
+        return VTpassClient(
             baseURL: URL(string: configuration.supplierURL)!,
             credentials: .init(apiKey: configuration.supplierAPIKey, secretKey: configuration.supplierSecretKey, publicKey: configuration.supplierPublicKey),
-            transport: supplierTransport ?? AsyncHTTPClientTransport(), timeout: configuration.supplierTimeout
+            transport: transport, timeout: configuration.supplierTimeout
+        )
+    }
+
+    func sandbox(environment: ServerEnvironment) -> VTpassSandbox {
+        VTpassSandbox(
+            keys: .init(apiKey: configuration.supplierAPIKey, secretKey: configuration.supplierSecretKey, publicKey: configuration.supplierPublicKey),
+            pendingSeconds: configuration.sandboxPendingSeconds, environment: environment
         )
     }
 
@@ -41,14 +57,11 @@ public struct NexusModule: PurseModule {
     public var migrations: [Migration] { NexusMigrations.all }
 
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
-        let controller = NexusController(configuration: configuration, environment: environment, supplier: supplier)
+        let controller = NexusController(configuration: configuration, environment: environment, supplier: supplier(environment: environment))
         controller.mountBiometric(on: router)
         controller.mountWallet(on: router)
         if configuration.usesSupplierSandbox {
-            VTpassSandbox(
-                keys: .init(apiKey: configuration.supplierAPIKey, secretKey: configuration.supplierSecretKey, publicKey: configuration.supplierPublicKey),
-                pendingSeconds: configuration.sandboxPendingSeconds, environment: environment
-            ).mount(on: router)
+            sandbox(environment: environment).mount(on: router)
         }
         NexusPages.mount(on: router)
         let pruner = ChallengePruner(store: controller.store, environment: environment)
@@ -56,7 +69,7 @@ public struct NexusModule: PurseModule {
     }
 
     public func jobHandlers(environment: ServerEnvironment) -> [JobHandler] {
-        [NexusController(configuration: configuration, environment: environment, supplier: supplier).delivery.jobHandler]
+        [NexusController(configuration: configuration, environment: environment, supplier: supplier(environment: environment)).delivery.jobHandler]
     }
 
     public func reshape(_ refusal: APIError, path: String) -> APIError {

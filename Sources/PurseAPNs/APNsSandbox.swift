@@ -207,16 +207,10 @@ public struct APNsSandbox: Sendable {
     }
 }
 
-/// The push client's way into the sandbox in this process: the same requests, no socket.
-public struct InProcessAPNsTransport: HTTPTransport {
-    let sandbox: APNsSandbox
-
-    public init(sandbox: APNsSandbox) { self.sandbox = sandbox }
-
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        guard request.method == "POST", let range = request.url.path.range(of: "/3/device/") else {
-            return TransportResponse(status: 405, body: Data(#"{"reason":"MethodNotAllowed"}"#.utf8))
-        }
-        return await sandbox.handle(deviceToken: String(request.url.path[range.upperBound...]), headers: request.headers, body: request.body ?? Data())
+extension APNsSandbox {
+    /// The push client's way into this sandbox in this process: the same requests through the
+    /// same routes (mounted at `path`), no socket.
+    public func inProcessTransport(at path: String) -> InProcessTransport {
+        InProcessTransport(logger: environment.logger) { router in mount(on: router, at: path) }
     }
 }

@@ -273,8 +273,8 @@ struct NexusCommand: AsyncParsableCommand {
             abstract: "Align the data bundles with the supplier's plans (prices, plans gone, new plans).",
             discussion: """
                 Reads the database and supplier settings as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR,
-                VTPASS_URL and its keys). Without VTPASS_URL it asks the built-in sandbox of a running
-                `purse serve` (PURSE_PUBLIC_URL or http://127.0.0.1:8080).
+                VTPASS_URL and its keys). Without VTPASS_URL it asks the built-in VTpass sandbox, in this
+                process as `purse serve` does.
                 """
         )
         @Flag(help: "Add the supplier's plans the catalogue lacks.") var addNew = false
@@ -283,7 +283,7 @@ struct NexusCommand: AsyncParsableCommand {
             do {
                 let changes = try await OperatorEnvironment.with { environment in
                     let module = NexusModule(configuration: try NexusConfiguration.from(environment.configuration))
-                    return try await NexusProductSync(module: module, database: environment.database).run(addNew: addNew)
+                    return try await NexusProductSync(module: module, environment: environment).run(addNew: addNew)
                 }
                 print(changes.isEmpty ? "The catalogue matches the supplier." : changes.joined(separator: "\n"))
             } catch {

@@ -162,8 +162,8 @@ struct AirtimeDeliveryTests {
             let configuration = h.nexus
             let transport = RouterTransport(client: h.client)
             let replica = try await h.server.replica(modules: [NexusModule(configuration: configuration, supplierTransport: transport)])
-            let first = NexusController(configuration: configuration, environment: h.server.environment, supplier: NexusModule(configuration: configuration, supplierTransport: transport).supplier).delivery
-            let second = NexusController(configuration: configuration, environment: replica.environment, supplier: NexusModule(configuration: configuration, supplierTransport: transport).supplier).delivery
+            let first = NexusController(configuration: configuration, environment: h.server.environment, supplier: NexusModule(configuration: configuration, supplierTransport: transport).supplier(environment: h.server.environment)).delivery
+            let second = NexusController(configuration: configuration, environment: replica.environment, supplier: NexusModule(configuration: configuration, supplierTransport: transport).supplier(environment: replica.environment)).delivery
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await h.server.app.jobWorker.runDue() }
                 group.addTask { await replica.jobWorker.runDue() }
@@ -227,7 +227,7 @@ struct AirtimeDeliveryTests {
                 try await db.raw("UPDATE nexus_products SET min_amount = 900, max_amount = 900 WHERE code = 'DATA_MTN_1GB'").run()
                 try await db.raw("UPDATE nexus_products SET supplier_variation_code = 'glo-gone' WHERE code = 'DATA_GLO_1GB'").run()
             }
-            let supplier = NexusModule(configuration: h.nexus, supplierTransport: RouterTransport(client: h.client)).supplier
+            let supplier = NexusModule(configuration: h.nexus, supplierTransport: RouterTransport(client: h.client)).supplier(environment: h.server.environment)
             let sync = NexusProductSync(supplier: supplier, database: database)
             let report = try await sync.run(addNew: true)
             #expect(report.contains("DATA_MTN_1GB: ₦900 → ₦1000"))

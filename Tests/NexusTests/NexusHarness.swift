@@ -33,9 +33,10 @@ struct NexusHarness {
         var adjusted = try NexusConfiguration.from(configuration)
         adjust(&adjusted)
         let nexus = adjusted
-        // The supplier client calls the in-process VTpass sandbox through the router.
+        // The supplier client reaches the VTpass sandbox in the process as `purse serve` does;
+        // in production mode the configured (unreachable) supplier goes through the router.
         let supplier = DeferredRouterTransport()
-        let server = try await TestServer.make(engine: engine, modules: [NexusModule(configuration: nexus, supplierTransport: supplier)]) {
+        let server = try await TestServer.make(engine: engine, modules: [NexusModule(configuration: nexus, supplierTransport: production ? supplier : nil)]) {
             if production { $0.mode = .production }
             $0.runsJobsInBackground = false
         }

@@ -70,7 +70,12 @@ public struct StripeClient: Sendable {
     public init(baseURL: String, secretKey: String, send: (@Sendable (HTTPRequest) async throws -> HTTPResponse)? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.secretKey = secretKey
-        self.send = send ?? StripeClient.asyncHTTPClient
+        self.send = send ?? StripeClient.exchange(over: AsyncHTTPClientTransport(maxResponseBytes: 4 << 20))
+    }
+
+    /// A client whose requests go over `transport` (the built-in sandbox's ``InProcessTransport``, say).
+    public init(baseURL: String, secretKey: String, transport: any HTTPTransport) {
+        self.init(baseURL: baseURL, secretKey: secretKey, send: StripeClient.exchange(over: transport))
     }
 
     /// `POST /v1/accounts`: an Express account with card payments and transfers requested.
@@ -163,19 +168,19 @@ public struct StripeClient: Sendable {
         }
     }
 
-    /// The live exchange over the shared outbound transport (AsyncHTTPClient; fails fast when
-    /// Stripe is unreachable, the caller decides about retries), 30 s timeout.
-    static let asyncHTTPClient: @Sendable (HTTPRequest) async throws -> HTTPResponse = { request in
+    /// The exchange over `transport` (AsyncHTTPClient to Stripe, or the sandbox in this process):
+    /// fails fast when Stripe is unreachable (the caller decides about retries), 30 s timeout.
+    static func exchange(over transport: any HTTPTransport) -> @Sendable (HTTPRequest) async throws -> HTTPResponse { { request in
         guard let url = URL(string: request.url) else {
             throw Failure(status: 400, type: "invalid_request_error", code: nil, message: "Not a URL: \(request.url)", param: nil, requestID: nil)
         }
         do {
-            let response = try await AsyncHTTPClientTransport(maxResponseBytes: 4 << 20).send(TransportRequest(
+            let response = try await transport.send(TransportRequest(
                 method: request.method, url: url, headers: request.headers, body: request.body.map { Data($0.utf8) }, timeout: .seconds(30)
             ))
             return HTTPResponse(status: response.status, headers: response.headers, body: response.body)
         } catch {
             throw Failure(status: 503, type: "api_connection_error", code: nil, message: "Could not reach Stripe: \(error)", param: nil, requestID: nil)
         }
-    }
+    } }
 }

@@ -14,9 +14,9 @@ public struct NexusProductSync: Sendable {
     let supplier: any AirtimeSupplier
     let database: Database
 
-    public init(module: NexusModule, database: Database) {
-        self.supplier = module.supplier
-        self.database = database
+    public init(module: NexusModule, environment: ServerEnvironment) {
+        self.supplier = module.supplier(environment: environment)
+        self.database = environment.database
     }
 
     init(supplier: any AirtimeSupplier, database: Database) {

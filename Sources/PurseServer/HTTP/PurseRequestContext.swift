@@ -22,16 +22,27 @@ public struct PurseRequestContext: RequestContext {
     /// Taken from `X-Request-ID` when the caller sent a sane one, otherwise generated.
     public var requestID: String = ""
 
-    /// The connection the request came on, for the peer's address.
-    private let channel: any Channel
+    /// The connection the request came on, for the peer's address; nil for a request made in
+    /// this process (``InProcessTransport``).
+    private let channel: (any Channel)?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.channel = source.channel
     }
 
-    /// The peer's address (the proxy's, behind one).
-    public var remoteAddress: SocketAddress? { channel.remoteAddress }
+    /// A request from this process to one of its own sandboxes.
+    init(inProcess logger: Logger) {
+        self.coreContext = .init(source: InProcessSource(logger: logger))
+        self.channel = nil
+    }
+
+    struct InProcessSource: RequestContextSource {
+        let logger: Logger
+    }
+
+    /// The peer's address (the proxy's, behind one); nil for a request made in this process.
+    public var remoteAddress: SocketAddress? { channel?.remoteAddress }
 
     /// Request bodies above 1 MiB are refused with 413.
     public var maxUploadSize: Int { PurseRequestContext.maxBodySize }
