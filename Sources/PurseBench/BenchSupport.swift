@@ -24,6 +24,8 @@ func reportPhase(_ name: String, _ s: (count: Int, perSecond: Double, p50: Doubl
     let now = ProcessCPU.now()
     let perOperation = (now - cpu) / Double(max(1, s.count)) * 1000
     cpu = now
+    BenchReport.record(BenchReport.Phase(name: name, per_second: s.perSecond, p50_ms: s.p50, p99_ms: s.p99, cpu_ms_per_op: perOperation,
+                                         count: s.count, errors: s.errors))
     print(name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(
         format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   cpu %.3f ms/op   (%d ok, %d errors)",
         s.perSecond, s.p50, s.p99, perOperation, s.count, s.errors))

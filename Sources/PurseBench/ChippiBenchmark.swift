@@ -64,7 +64,8 @@ public struct ChippiBenchmark: PurseBenchmark {
         let skus = try await phase("GET /v1/skus", users.map(\.1), cpu: &cpu) { connection in
             TransportRequest(method: "GET", url: base.appendingPathComponent("v1/skus"), headers: headers)
         }
-        print(String(format: "ratio: skus / health = %.1f %%  (target ≥ 60 %%)", skus / health * 100))
+        BenchReport.figure("chippi.skus_vs_health", skus / health * 100, unit: "%", target: "≥ 60 %", met: skus / health >= 0.6,
+                           line: String(format: "ratio: skus / health = %.1f %%  (target ≥ 60 %%)", skus / health * 100))
 
         // Purchases.
         let quoteURL = URL(string: base.absoluteString + "/v1/quote?sku_id=telcel_50")!
@@ -98,7 +99,8 @@ public struct ChippiBenchmark: PurseBenchmark {
         }
         let summary = recorder.summary(over: elapsed)
         reportPhase("purchase (quote → withdraw → buy → done)", summary, cpuSince: &cpu)
-        print("target: ≥ 300 purchases/s (\(summary.perSecond >= 300 ? "met" : "not met"))")
+        BenchReport.figure("chippi.purchases", summary.perSecond, unit: "/s", target: "≥ 300 /s", met: summary.perSecond >= 300,
+                           line: "target: ≥ 300 purchases/s (\(summary.perSecond >= 300 ? "met" : "not met"))")
         for (_, connection) in users { await connection.close() }
     }
 

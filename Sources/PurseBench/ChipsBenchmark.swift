@@ -70,8 +70,10 @@ public struct ChipsBenchmark: PurseBenchmark {
             try await client.connection.connect()
             return true
         }
-        print(String(format: "selects: %.0f /s over 1 connection, %.0f /s over %d  (target ≥ 20,000 /s over 32: %@); logins %.0f /s",
-                     one, all, connections, all >= 20_000 ? "met" : "not met", logins))
+        let line = String(format: "selects: %.0f /s over 1 connection, %.0f /s over %d  (target ≥ 20,000 /s over 32: %@); logins %.0f /s",
+                          one, all, connections, all >= 20_000 ? "met" : "not met", logins)
+        BenchReport.figure("chips.selects", all, unit: "/s", target: "≥ 20,000 /s", met: all >= 20_000, line: line)
+        BenchReport.figure("chips.logins", logins, unit: "/s", line: "")
         for client in clients { await client.connection.disconnect() }
     }
 
@@ -150,8 +152,10 @@ public struct ChipsBenchmark: PurseBenchmark {
         let selects = await sessionPhase("select tallies_v_me, \(sessions.count) connections", sessions, cpu: &cpu) { session in
             try await session.select("mychips.tallies_v_me").count == 1
         }
-        print(String(format: "chits: %.0f /s (target ≥ 2,000: %@); tally selects: %.0f /s (target ≥ 10,000: %@)",
-                     chitsRate, chitsRate >= 2_000 ? "met" : "not met", selects, selects >= 10_000 ? "met" : "not met"))
+        let line = String(format: "chits: %.0f /s (target ≥ 2,000: %@); tally selects: %.0f /s (target ≥ 10,000: %@)",
+                          chitsRate, chitsRate >= 2_000 ? "met" : "not met", selects, selects >= 10_000 ? "met" : "not met")
+        BenchReport.figure("chips.chits", chitsRate, unit: "/s", target: "≥ 2,000 /s", met: chitsRate >= 2_000, line: line)
+        BenchReport.figure("chips.tally_selects", selects, unit: "/s", target: "≥ 10,000 /s", met: selects >= 10_000, line: "")
         // Both copies of every tally still mirror each other.
         for pair in pairs {
             let (a, b) = (try await pair.sides[0].session.tally(pair.sides[0].tally.seq), try await pair.sides[1].session.tally(pair.sides[1].tally.seq))

@@ -92,7 +92,9 @@ public struct CutieBenchmark: PurseBenchmark {
             request.headers["Idempotency-Key"] = IdempotencyKey.make()
             return request
         }
-        print(String(format: "ratio: list / health = %.1f %%  (target ≥ 60 %%), post / health = %.1f %%  (target ≥ 25 %%)", list / health * 100, post / health * 100))
+        BenchReport.figure("cutie.list_vs_health", list / health * 100, unit: "%", target: "≥ 60 %", met: list / health >= 0.6,
+                           line: String(format: "ratio: list / health = %.1f %%  (target ≥ 60 %%), post / health = %.1f %%  (target ≥ 25 %%)", list / health * 100, post / health * 100))
+        BenchReport.figure("cutie.post_vs_health", post / health * 100, unit: "%", target: "≥ 25 %", met: post / health >= 0.25, line: "")
         if assertions {
             let asserted = await phase("GET /v1/conversations (+ assertion)", devices, reads: true, cpu: &cpu) { device in
                 var request = Self.signed("GET", "/v1/conversations", base: base, device: device, body: nil)
@@ -103,8 +105,9 @@ public struct CutieBenchmark: PurseBenchmark {
                 return request
             }
             let cost = (1 - asserted / list) * 100
-            print(String(format: "App Attest: asserted list / list = %.1f %% — the assertion costs %.1f %% of the plain rate (target ≤ 30 %%: %@)",
-                         asserted / list * 100, cost, cost <= 30 ? "met" : "not met"))
+            BenchReport.figure("cutie.assertion_cost", cost, unit: "%", target: "≤ 30 %", met: cost <= 30,
+                               line: String(format: "App Attest: asserted list / list = %.1f %% — the assertion costs %.1f %% of the plain rate (target ≤ 30 %%: %@)",
+                                            asserted / list * 100, cost, cost <= 30 ? "met" : "not met"))
         }
         for device in devices { await device.connection.close() }
 
@@ -123,7 +126,8 @@ public struct CutieBenchmark: PurseBenchmark {
         }
         let seconds = Double((ContinuousClock.now - start).components.attoseconds) / 1e18 + Double((ContinuousClock.now - start).components.seconds)
         let rate = Double(codes) / seconds
-        print(String(format: "QR encoder: %.0f version-%d codes/s (level M, mask search)  (target ≥ 10,000: %@)", rate, version, rate >= 10_000 ? "met" : "not met"))
+        BenchReport.figure("qr.version10", rate, unit: "/s", target: "≥ 10,000 /s", met: rate >= 10_000,
+                           line: String(format: "QR encoder: %.0f version-%d codes/s (level M, mask search)  (target ≥ 10,000: %@)", rate, version, rate >= 10_000 ? "met" : "not met"))
     }
 
     /// Gives the app the business tier (no monthly feedback limit) through the sandbox's StoreKit,

@@ -109,9 +109,13 @@ public struct NexusBenchmark: PurseBenchmark {
         reportPhase("top-up alone", aloneSummary, cpuSince: &cpu)
         await reportWriter(base, since: &writer, over: aloneElapsed)
         // Each ratio against the /health phase next to it.
-        print(String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms; against the first /health phase: %.1f %%)",
-                     aloneSummary.perSecond / healthAgainRate * 100, aloneSummary.perSecond / healthRate * 100))
-        print(String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flows.summary(over: flowElapsed).perSecond / healthRate * 100))
+        let topupRatio = aloneSummary.perSecond / healthAgainRate * 100
+        BenchReport.figure("nexus.topup_vs_health", topupRatio, unit: "%", target: "≥ 25 %, p99 ≤ 10 ms", met: topupRatio >= 25 && aloneSummary.p99 <= 10,
+                           line: String(format: "ratio: top-up / health = %.1f %%  (target ≥ 25 %%, p99 ≤ 10 ms; against the first /health phase: %.1f %%)",
+                                        topupRatio, aloneSummary.perSecond / healthRate * 100))
+        let flowRate = flows.summary(over: flowElapsed).perSecond
+        BenchReport.figure("nexus.flows", flowRate, unit: "/s", target: "≥ 1,500 /s", met: flowRate >= 1_500,
+                           line: String(format: "ratio: full flows / health = %.1f %%  (target ≥ 1500 flows/s)", flowRate / healthRate * 100))
         if let rate {
             let perConnection = count ?? Int((rate * Double(duration) / Double(connections)).rounded(.up))
             try await paced(users, base: base, rate: rate, topups: try await mint(users, perConnection: perConnection), cpuSince: &cpu)

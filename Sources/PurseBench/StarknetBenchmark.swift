@@ -54,8 +54,9 @@ public struct StarknetBenchmark: PurseBenchmark {
             } while ContinuousClock.now < end
             let elapsed = (ContinuousClock.now - start).seconds
             let perOperation = (ProcessCPU.now() - cpu) / Double(operations) * 1_000_000
-            print(name.padding(toLength: 40, withPad: " ", startingAt: 0)
-                  + String(format: " %10.0f /s   cpu %.1f µs/op", Double(operations) / elapsed, perOperation))
+            BenchReport.figure("starknet.crypto." + String(name.lowercased().prefix { $0.isLetter || $0 == "_" }), Double(operations) / elapsed, unit: "/s",
+                               line: name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                                   + String(format: " %10.0f /s   cpu %.1f µs/op", Double(operations) / elapsed, perOperation))
         }
         var felt = Felt(0x1234_5678)
         rate("pedersen(a, b)") { _ in felt = Pedersen.hash(felt, Felt(0xabcdef)) }
@@ -119,7 +120,8 @@ public struct StarknetBenchmark: PurseBenchmark {
         }
         let summary = recorder.summary(over: elapsed)
         reportPhase("invoke (sign → send → receipt)", summary, cpuSince: &cpu)
-        print("target: ≥ 1000 accepted invokes/s with p99 ≤ 20 ms (\(summary.perSecond >= 1000 && summary.p99 <= 20 ? "met" : "not met"))")
+        BenchReport.figure("starknet.invokes", summary.perSecond, unit: "/s", target: "≥ 1,000 /s, p99 ≤ 20 ms", met: summary.perSecond >= 1000 && summary.p99 <= 20,
+                           line: "target: ≥ 1000 accepted invokes/s with p99 ≤ 20 ms (\(summary.perSecond >= 1000 && summary.p99 <= 20 ? "met" : "not met"))")
         for (_, connection) in accounts { await connection.close() }
     }
 }

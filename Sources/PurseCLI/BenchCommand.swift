@@ -28,6 +28,7 @@ struct NexusBenchCommand: BenchSubcommand {
     )
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Also write the phases and figures to this file as JSON (benchmarks/run.sh gathers them).") var json: String?
     @Option(help: "Concurrent connections.") var connections: Int = 32
     @Option(help: "Operations per connection in each phase, instead of --duration: the same work every run, so the CPU time two builds spend on it compares them where rates on a noisy machine cannot (benchmarks/compare.sh).")
     var count: Int?
@@ -59,6 +60,7 @@ struct StarknetBenchCommand: BenchSubcommand {
     )
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Also write the phases and figures to this file as JSON (benchmarks/run.sh gathers them).") var json: String?
     @Option(help: "Concurrent connections, one account each.") var connections: Int = 16
     @Option(help: "Invokes per connection, instead of --duration.") var count: Int?
     @Option(help: "Seconds of invokes.") var duration: Int = 10
@@ -86,6 +88,7 @@ struct ChippiBenchCommand: BenchSubcommand {
     )
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Also write the phases and figures to this file as JSON (benchmarks/run.sh gathers them).") var json: String?
     @Option(help: "Concurrent connections, one account each.") var connections: Int = 16
     @Option(help: "Purchases per connection, instead of --duration.") var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
@@ -104,7 +107,9 @@ struct ChippiBenchCommand: BenchSubcommand {
         let benchmark = benchmark
         // The in-process server's sandbox: these keys, fulfilment at once, no per-key limit.
         let settings = ["CHIPPI_SANDBOX_MERCHANT_KEYS": keys, "CHIPPI_SANDBOX_FULFILMENT_SECONDS": "0", "CHIPPI_RATE_LIMIT": "100000"]
+        BenchReport.begin("chippi")
         try await BenchCommand.run(server: server, settings: settings) { base, inProcess, _ in try await benchmark.run(against: base, inProcess: inProcess) }
+        if let json { try BenchReport.write(to: json) }
     }
 }
 
@@ -116,6 +121,7 @@ struct CutieBenchCommand: BenchSubcommand {
     )
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Also write the phases and figures to this file as JSON (benchmarks/run.sh gathers them).") var json: String?
     @Option(help: "Concurrent connections, one device each.") var connections: Int = 16
     @Option(help: "Messages per connection (and 20× as many reads), instead of --duration.") var count: Int?
     @Option(help: "Seconds per phase.") var duration: Int = 10
@@ -145,6 +151,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
     )
 
     @Option(help: "A running server (default: start one in-process).") var server: String?
+    @Option(help: "Also write the phases and figures to this file as JSON (benchmarks/run.sh gathers them).") var json: String?
     @Option(help: "Concurrent connections, one user each.") var connections: Int = 32
     @Option(help: "Requests each connection keeps in flight.") var depth: Int = 1
     @Option(help: "Selects per connection (a tenth as many logins), instead of --duration.") var count: Int?
@@ -168,6 +175,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let external = server != nil
+        BenchReport.begin(chits ? "chips --chits" : "chips")
         try await BenchCommand.run(server: server) { base, inProcess, environment in
             let configuration = try ChipsConfiguration.from(environment?.configuration ?? (try PurseConfiguration.fromEnvironment()))
             let ticket: @Sendable (String) async throws -> String = { user in
@@ -180,6 +188,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
             }
             try await benchmark(ticket: ticket).run(against: base, inProcess: inProcess)
         }
+        if let json { try BenchReport.write(to: json) }
     }
 }
 
@@ -188,6 +197,7 @@ struct ChipsBenchCommand: AsyncParsableCommand {
 protocol BenchSubcommand: AsyncParsableCommand {
     associatedtype Benchmark: PurseBenchmark
     var server: String? { get }
+    var json: String? { get }
     var benchmark: Benchmark { get }
 }
 
@@ -198,7 +208,9 @@ extension BenchSubcommand {
 
     func run() async throws {
         let benchmark = benchmark
+        BenchReport.begin(Self.configuration.commandName ?? "bench")
         try await BenchCommand.run(server: server) { base, inProcess in try await benchmark.run(against: base, inProcess: inProcess) }
+        if let json { try BenchReport.write(to: json) }
     }
 }
 
