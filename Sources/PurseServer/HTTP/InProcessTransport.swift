@@ -13,7 +13,8 @@ import PurseHTTP
 ///
 /// The sandbox mounts its routes on the transport's own router (``init(logger:mount:)``) as well
 /// as on the server's, where outside clients (stripe-python, starknet-py, a phone) reach them.
-/// Only the path and query of a request's URL are used.
+/// Only the path and query of a request's URL are used. The request's timeout is not applied: the
+/// sandbox runs in this process, and nothing in it waits on a network.
 public struct InProcessTransport: HTTPTransport {
     let responder: RouterResponder<PurseRequestContext>
     let logger: Logger
