@@ -18,6 +18,8 @@ import Synchronization
 /// text a signature login signs, the views `mychips.users_v_me` and `base.language_v` with their
 /// language data and metadata, and notices to each user's channel.
 public struct ChipsModule: PurseModule {
+    /// Where the APNs sandbox is mounted, and the path the in-process push client uses.
+    static let apnsSandboxPath = "sandbox/chips/apns"
     public let id = "chips"
     public let title = "MyCHIPs"
     public let summary = "A mutual-credit provider over the Wyseman websocket API: connection tickets, login by connection key, the user's certificate, and language data for every view."
@@ -36,7 +38,7 @@ public struct ChipsModule: PurseModule {
 
     public var links: [ModuleLink] {
         var links = [ModuleLink("Client info for a signature login (JSON)", "/clientinfo")]
-        if configuration.apnsSandbox != nil { links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/sandbox/chips/apns/deliveries")) }
+        if configuration.apnsSandbox != nil { links.append(ModuleLink("APNs sandbox: pushes received (JSON)", "/\(Self.apnsSandboxPath)/deliveries")) }
         return links
     }
 
@@ -60,14 +62,14 @@ public struct ChipsModule: PurseModule {
             if let credentials = configuration.apnsSandbox {
                 let topic = configuration.pushTopic
                 let mounted = APNsSandbox(environment: environment, credentials: credentials, tables: Self.apnsSandboxTables) { asked, _ in asked == topic }
-                mounted.mount(on: router, at: "sandbox/chips/apns")
+                mounted.mount(on: router, at: Self.apnsSandboxPath)
                 sandbox = mounted
             }
             let client: APNsClient
             switch apns.target {
             case .inProcess:
                 guard let sandbox else { throw ConfigurationError("MyCHIPs needs APNS_URL or APNS_KEY_FILE when its APNs sandbox is off") }
-                client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/chips/apns")!, transport: apnsTransport ?? sandbox.inProcessTransport(at: "sandbox/chips/apns"),
+                client = APNsClient(baseURL: APNsSandbox.inProcessBaseURL(at: Self.apnsSandboxPath), transport: apnsTransport ?? sandbox.inProcessTransport(at: Self.apnsSandboxPath),
                                     credentials: apns.credentials, now: environment.now)
             case .url(let url):
                 client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: apns.caFile), credentials: apns.credentials, now: environment.now)

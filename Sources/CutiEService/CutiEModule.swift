@@ -18,6 +18,8 @@ import Synchronization
 /// under `/v1/admin`, pushes through APNs, and in development an APNs sandbox at
 /// `/sandbox/apns` and the app `app_sandbox`.
 public struct CutiEModule: PurseModule {
+    /// Where the APNs sandbox is mounted, and the path the in-process push client uses.
+    static let apnsSandboxPath = "sandbox/apns"
     public let id = "cutie"
     public let title = "Cuti-E"
     public let summary = "In-app feedback: conversations between app users and support staff, replies pushed over APNs, linked devices sharing one inbox, and an admin dashboard."
@@ -51,7 +53,7 @@ public struct CutiEModule: PurseModule {
             let endpoint = APNsSandbox(environment: environment, credentials: sandbox.apnsCredentials, tables: Self.apnsSandboxTables) { topic, db in
                 try await db.raw("SELECT 1 AS known FROM cutie_apps WHERE bundle_id = \(bind: topic)").first() != nil
             }
-            endpoint.mount(on: router, at: "sandbox/apns")
+            endpoint.mount(on: router, at: Self.apnsSandboxPath)
             sandboxEndpoint = endpoint
             try await environment.database.transaction { db in
                 if let app = try await CutiEApp.load(sandbox.appID, in: db) {
@@ -71,7 +73,7 @@ public struct CutiEModule: PurseModule {
         switch configuration.apns.target {
         case .inProcess:
             guard let sandboxEndpoint else { throw ConfigurationError("Cuti-E needs APNS_URL or APNS_KEY_FILE when the APNs sandbox is off") }
-            client = APNsClient(baseURL: URL(string: "http://in-process.invalid/sandbox/apns")!, transport: sandboxEndpoint.inProcessTransport(at: "sandbox/apns"),
+            client = APNsClient(baseURL: APNsSandbox.inProcessBaseURL(at: Self.apnsSandboxPath), transport: sandboxEndpoint.inProcessTransport(at: Self.apnsSandboxPath),
                                 credentials: configuration.apns.credentials, now: environment.now)
         case .url(let url):
             client = APNsClient(baseURL: url, transport: try apnsTransport ?? APNsTransports.http2(caFile: configuration.apns.caFile),

@@ -213,4 +213,10 @@ extension APNsSandbox {
     public func inProcessTransport(at path: String) -> InProcessTransport {
         InProcessTransport(logger: environment.logger) { router in mount(on: router, at: path) }
     }
+
+    /// The base URL an ``APNsClient`` uses with ``inProcessTransport(at:)`` for the same `path`
+    /// (the transport reads only the path).
+    public static func inProcessBaseURL(at path: String) -> URL {
+        URL(string: "http://in-process.invalid/" + path)!
+    }
 }
