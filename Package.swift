@@ -92,6 +92,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The words each system's app and service share on the wire: statuses, kinds and typed
+        // ids. The client core re-exports its system's vocabulary; the service encodes the same.
+        .target(name: "NexusVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
+
         // MARK: - Shared HTTP (both sides)
 
         // The outbound transport, the one error taxonomy, retries, polling and idempotency keys.
@@ -137,6 +141,7 @@ let package = Package(
         .target(
             name: "NexusPay",
             dependencies: [
+                "NexusVocabulary",
                 "PurseKit",
                 "PurseHTTP",
                 "PurseFormats",
@@ -283,6 +288,7 @@ let package = Package(
         .target(
             name: "NexusService",
             dependencies: [
+                "NexusVocabulary",
                 "PurseServer",
                 "PurseHTTP",
                 "PurseHTTPNIO",
@@ -593,6 +599,7 @@ let package = Package(
                 "PurseDatabase",
                 "PurseFormats",
                 "NexusPay",
+                "NexusVocabulary",
                 "NexusService",
                 "PurseServer",
                 "PurseKit",

@@ -8,8 +8,8 @@ public struct NexusClient: Sendable {
 
     public init(api: APIClient) { self.api = api }
 
-    public func authenticationOptions(intent: String = "transaction") async throws -> AuthenticationOptions {
-        try await api.send("GET", "/biometric/auth/options", query: [URLQueryItem(name: "intent", value: intent)])
+    public func authenticationOptions(intent: ChallengeIntent = .transaction) async throws -> AuthenticationOptions {
+        try await api.send("GET", "/biometric/auth/options", query: [URLQueryItem(name: "intent", value: intent.rawValue)])
     }
 
     /// Sends the signed assertion.
@@ -94,9 +94,10 @@ public struct NexusClient: Sendable {
 
     /// One transaction: a top-up's `status` is `pending` until the supplier confirms it
     /// (`completed`) or refuses it (`failed`, refunded, with `failureReason`).
-    public func transaction(id: String) async throws -> WalletTransaction {
+    public func transaction(id: TransactionID) async throws -> WalletTransaction {
         struct Answer: Decodable { var data: WalletTransaction }
-        let path = "/user/transactions/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-"))) ?? id)
+        let raw = id.rawValue
+        let path = "/user/transactions/" + (raw.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-"))) ?? raw)
         let answer: Answer = try await api.send("GET", path)
         return answer.data
     }
@@ -104,10 +105,10 @@ public struct NexusClient: Sendable {
     /// Polls a pending top-up until it is `completed` or `failed`.
     /// - Throws: ``PurseError/timeout`` when it is still pending after the poller's checks (it
     ///   will settle later: the history shows it).
-    public func awaitDelivery(of transactionID: String, poller: Poller = Poller(interval: .seconds(2), maxAttempts: 20)) async throws -> WalletTransaction {
+    public func awaitDelivery(of transactionID: TransactionID, poller: Poller = Poller(interval: .seconds(2), maxAttempts: 20)) async throws -> WalletTransaction {
         try await poller.poll {
             let transaction = try await transaction(id: transactionID)
-            return transaction.status == "pending" ? .pending : .done(transaction)
+            return transaction.status == .pending ? .pending : .done(transaction)
         }
     }
 

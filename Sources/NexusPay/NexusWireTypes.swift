@@ -1,4 +1,5 @@
 import Foundation
+@_exported import NexusVocabulary
 
 /// `GET /biometric/auth/options`.
 public struct AuthenticationOptions: Codable, Sendable, Equatable {
@@ -115,15 +116,15 @@ public enum TopupAuthorization: Sendable, Equatable {
 
 /// `POST /user/topup` → `data`.
 public struct TopupReceipt: Codable, Sendable, Equatable {
-    public var transactionId: String
-    public var status: String
+    public var transactionId: TransactionID
+    public var status: TransactionStatus
     public var amount: Int
     public var balance: Int
     public var timestamp: String
     public var cashbackUsed: Int?
     public var cashbackEarned: Int?
 
-    public init(transactionId: String, status: String, amount: Int, balance: Int, timestamp: String, cashbackUsed: Int? = nil, cashbackEarned: Int? = nil) {
+    public init(transactionId: TransactionID, status: TransactionStatus, amount: Int, balance: Int, timestamp: String, cashbackUsed: Int? = nil, cashbackEarned: Int? = nil) {
         self.transactionId = transactionId
         self.status = status
         self.amount = amount
@@ -151,20 +152,20 @@ public struct WalletBalance: Codable, Sendable, Equatable {
 }
 
 public struct WalletTransaction: Codable, Sendable, Equatable {
-    public var transactionId: String
-    public var kind: String
+    public var transactionId: TransactionID
+    public var kind: TransactionKind
     public var productCode: String?
     public var recipientPhone: String?
     public var amount: Int
-    public var method: String?
-    /// `pending`, `completed` or `failed`.
-    public var status: String
+    public var method: TopupMethod?
+    public var status: TransactionStatus
     public var timestamp: String
     /// Why a top-up failed (its price went back to the wallet).
     public var failureReason: String?
 
     public init(
-        transactionId: String, kind: String, productCode: String?, recipientPhone: String?, amount: Int, method: String?, status: String,
+        transactionId: TransactionID, kind: TransactionKind, productCode: String?, recipientPhone: String?, amount: Int, method: TopupMethod?,
+        status: TransactionStatus,
         timestamp: String, failureReason: String? = nil
     ) {
         self.transactionId = transactionId

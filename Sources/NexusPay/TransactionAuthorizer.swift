@@ -67,13 +67,13 @@ public struct TransactionAuthorizer: Sendable, Equatable {
     }
 
     public enum Action: Sendable, Equatable {
-        case fetchOptions(intent: String)
+        case fetchOptions(intent: ChallengeIntent)
         case promptBiometric(reason: String)
         case signAssertion(AuthenticationOptions, userVerified: Bool)
         case verify(Assertion)
         case submitTopup(TopupOrder, TopupAuthorization, idempotencyKey: String)
         /// Follow the top-up until it is completed or failed (``NexusClient/awaitDelivery(of:poller:)``).
-        case awaitDelivery(transactionID: String)
+        case awaitDelivery(transactionID: TransactionID)
     }
 
     /// The question the failure alert asks (the seed's wording).
@@ -149,7 +149,7 @@ public struct TransactionAuthorizer: Sendable, Equatable {
                 return []
             }
             step = .fetchingOptions
-            return [.fetchOptions(intent: "transaction")]
+            return [.fetchOptions(intent: .transaction)]
 
         case (.fetchingOptions, .optionsReceived(let options)):
             self.options = options
@@ -204,21 +204,21 @@ public struct TransactionAuthorizer: Sendable, Equatable {
 
         case (.submitting, .topupSucceeded(let receipt)):
             switch receipt.status {
-            case "pending":
+            case .pending:
                 step = .awaitingDelivery(receipt)
                 return [.awaitDelivery(transactionID: receipt.transactionId)]
-            case "failed":
+            case .failed:
                 step = .deliveryFailed(receipt, reason: "The top-up could not be delivered")
-            default:
+            case .completed:
                 step = .completed(receipt)
             }
             return []
         case (.awaitingDelivery(var receipt), .deliveryChecked(let transaction)):
             receipt.status = transaction.status
             switch transaction.status {
-            case "completed": step = .completed(receipt)
-            case "failed": step = .deliveryFailed(receipt, reason: transaction.failureReason ?? "The top-up could not be delivered")
-            default: step = .deliveryPending(receipt)
+            case .completed: step = .completed(receipt)
+            case .failed: step = .deliveryFailed(receipt, reason: transaction.failureReason ?? "The top-up could not be delivered")
+            case .pending: step = .deliveryPending(receipt)
             }
             return []
         case (.awaitingDelivery(let receipt), .deliveryStillPending):
@@ -255,7 +255,7 @@ public struct TransactionAuthorizer: Sendable, Equatable {
             biometricFailures = 0
             options = nil
             step = .fetchingOptions
-            return [.fetchOptions(intent: "transaction")]
+            return [.fetchOptions(intent: .transaction)]
         case (.failed(_, .topup), .retry):
             guard let pendingAuthorization else { return [] }
             return submit(pendingAuthorization)

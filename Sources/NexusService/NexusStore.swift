@@ -1,4 +1,5 @@
 import Foundation
+import NexusVocabulary
 import PurseDatabase
 import PurseFormats
 import PurseServer
@@ -24,8 +25,8 @@ struct NexusStore: Sendable {
 
     struct Challenge {
         var userID: UserID
-        var ceremony: String
-        var intent: String
+        var ceremony: Ceremony
+        var intent: ChallengeIntent
         var userVerification: String
         var expiresAt: Date
         var usedAt: Date?
@@ -82,10 +83,10 @@ struct NexusStore: Sendable {
 
     // MARK: Challenges
 
-    func insertChallenge(_ challenge: String, user: UserID, ceremony: String, intent: String, userVerification: String, expiresAt: Date, now: Date, in db: any DatabaseSession) async throws {
+    func insertChallenge(_ challenge: String, user: UserID, ceremony: Ceremony, intent: ChallengeIntent, userVerification: String, expiresAt: Date, now: Date, in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO nexus_challenges (challenge, user_id, ceremony, intent, user_verification, expires_at, created_at)
-            VALUES (\(bind: challenge), \(bind: user.rawValue), \(bind: ceremony), \(bind: intent), \(bind: userVerification), \(bind: expiresAt.epochMillis), \(bind: now.epochMillis))
+            VALUES (\(bind: challenge), \(bind: user.rawValue), \(bind: ceremony.rawValue), \(bind: intent.rawValue), \(bind: userVerification), \(bind: expiresAt.epochMillis), \(bind: now.epochMillis))
             """).run()
     }
 
@@ -117,8 +118,8 @@ struct NexusStore: Sendable {
     static func challenge(_ row: any SQLRow, usedAt: Date?) throws -> Challenge {
         Challenge(
             userID: UserID(try row.decode(column: "user_id", as: String.self)),
-            ceremony: try row.decode(column: "ceremony", as: String.self),
-            intent: try row.decode(column: "intent", as: String.self),
+            ceremony: try row.decode(column: "ceremony", as: Ceremony.self, of: "nexus_challenges"),
+            intent: try row.decode(column: "intent", as: ChallengeIntent.self, of: "nexus_challenges"),
             userVerification: try row.decode(column: "user_verification", as: String.self),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
             usedAt: usedAt
@@ -239,13 +240,13 @@ struct NexusStore: Sendable {
     // MARK: Transactions
 
     func insertTransaction(
-        id: String, user: UserID, kind: String, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
-        cashbackEarned: Int, method: String?, status: String = "completed", ledgerTransaction: LedgerTransactionID, now: Date,
+        id: TransactionID, user: UserID, kind: TransactionKind, productCode: String?, phone: String?, amount: Int, cashbackUsed: Int,
+        cashbackEarned: Int, method: TopupMethod?, status: TransactionStatus = .completed, ledgerTransaction: LedgerTransactionID, now: Date,
         in db: any DatabaseSession
     ) async throws {
         try await db.run(Self.insertTransaction, [
-            .text(id), .text(user.rawValue), .text(kind), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
-            .integer(cashbackEarned), .text(method), .text(status), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
+            .text(id.rawValue), .text(user.rawValue), .text(kind.rawValue), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
+            .integer(cashbackEarned), .text(method?.rawValue), .text(status.rawValue), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
         ])
     }
 
@@ -258,7 +259,7 @@ struct NexusStore: Sendable {
 
     /// A top-up's delivery through the supplier.
     struct Delivery: Sendable {
-        var transactionID: String
+        var transactionID: TransactionID
         var requestID: String
         var serviceID: String
         var variationCode: String?
@@ -267,7 +268,7 @@ struct NexusStore: Sendable {
         var attempts: Int
         var jobID: String?
         /// The transaction's status: `pending` while the delivery is open.
-        var status: String
+        var status: TransactionStatus
         var order: SupplierOrder {
             SupplierOrder(requestID: requestID, serviceID: serviceID, variationCode: variationCode, phone: phone, amount: amount)
         }
@@ -275,7 +276,7 @@ struct NexusStore: Sendable {
 
     func insertDelivery(_ delivery: Delivery, supplier: String, now: Date, in db: any DatabaseSession) async throws {
         try await db.run(Self.insertDelivery, [
-            .text(delivery.transactionID), .text(supplier), .text(delivery.requestID), .text(delivery.serviceID), .text(delivery.variationCode),
+            .text(delivery.transactionID.rawValue), .text(supplier), .text(delivery.requestID), .text(delivery.serviceID), .text(delivery.variationCode),
             .text(delivery.phone), .integer(delivery.amount), .text(delivery.jobID), .integer(now.epochMillis),
         ])
     }
@@ -285,25 +286,25 @@ struct NexusStore: Sendable {
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9)
         """)
 
-    func delivery(of transactionID: String, in db: any DatabaseSession) async throws -> Delivery? {
+    func delivery(of transactionID: TransactionID, in db: any DatabaseSession) async throws -> Delivery? {
         guard let row = try await db.raw("""
             SELECT d.*, t.status FROM nexus_deliveries d JOIN nexus_transactions t ON t.id = d.transaction_id
-            WHERE d.transaction_id = \(bind: transactionID)
+            WHERE d.transaction_id = \(bind: transactionID.rawValue)
             """).first() else { return nil }
         return Delivery(
             transactionID: transactionID, requestID: try row.decode(column: "request_id", as: String.self),
             serviceID: try row.decode(column: "service_id", as: String.self), variationCode: try row.decode(column: "variation_code", as: String?.self),
             phone: try row.decode(column: "phone", as: String.self), amount: Int(try row.decode(column: "amount", as: Int64.self)),
             attempts: try row.decode(column: "attempts", as: Int.self), jobID: try row.decode(column: "job_id", as: String?.self),
-            status: try row.decode(column: "status", as: String.self)
+            status: try row.decode(column: "status", as: TransactionStatus.self, of: "nexus_transactions")
         )
     }
 
     /// Records an attempt that left the delivery open.
-    func recordAttempt(_ transactionID: String, answer: String, now: Date, in db: any DatabaseSession) async throws {
+    func recordAttempt(_ transactionID: TransactionID, answer: String, now: Date, in db: any DatabaseSession) async throws {
         try await db.raw("""
             UPDATE nexus_deliveries SET attempts = attempts + 1, last_answer = \(bind: String(answer.prefix(500))), updated_at = \(bind: now.epochMillis)
-            WHERE transaction_id = \(bind: transactionID)
+            WHERE transaction_id = \(bind: transactionID.rawValue)
             """).run()
     }
 
@@ -317,10 +318,10 @@ struct NexusStore: Sendable {
 
     /// Moves a pending top-up to `status`, once: of any number of concurrent callers (replicas
     /// included), exactly one gets the row back; the others find it settled.
-    func settle(_ transactionID: String, status: String, failureReason: String?, in db: any DatabaseSession) async throws -> SettledTopup? {
+    func settle(_ transactionID: TransactionID, status: TransactionStatus, failureReason: String?, in db: any DatabaseSession) async throws -> SettledTopup? {
         guard let row = try await db.raw("""
-            UPDATE nexus_transactions SET status = \(bind: status), failure_reason = \(bind: failureReason)
-            WHERE id = \(bind: transactionID) AND status = 'pending'
+            UPDATE nexus_transactions SET status = \(bind: status.rawValue), failure_reason = \(bind: failureReason)
+            WHERE id = \(bind: transactionID.rawValue) AND status = 'pending'
             RETURNING user_id, amount, cashback_used, cashback_earned
             """).first() else { return nil }
         return SettledTopup(
@@ -331,11 +332,11 @@ struct NexusStore: Sendable {
     }
 
     /// Records the verdict; returns the delivery's job, which is no longer needed.
-    func finishDelivery(_ transactionID: String, reference: String?, answer: String, now: Date, in db: any DatabaseSession) async throws -> String? {
+    func finishDelivery(_ transactionID: TransactionID, reference: String?, answer: String, now: Date, in db: any DatabaseSession) async throws -> String? {
         try await db.raw("""
             UPDATE nexus_deliveries SET attempts = attempts + 1, supplier_reference = \(bind: reference),
                 last_answer = \(bind: String(answer.prefix(500))), updated_at = \(bind: now.epochMillis)
-            WHERE transaction_id = \(bind: transactionID) RETURNING job_id
+            WHERE transaction_id = \(bind: transactionID.rawValue) RETURNING job_id
             """).first()?.decode(column: "job_id", as: String?.self)
     }
 
@@ -358,25 +359,25 @@ struct NexusStore: Sendable {
 
     static func transaction(_ row: any SQLRow) throws -> NexusWire.Transaction {
         NexusWire.Transaction(
-            transactionId: try row.decode(column: "id", as: String.self),
-            kind: try row.decode(column: "kind", as: String.self),
+            transactionId: try row.decode(column: "id", as: TransactionID.self, of: "nexus_transactions"),
+            kind: try row.decode(column: "kind", as: TransactionKind.self, of: "nexus_transactions"),
             productCode: try row.decode(column: "product_code", as: String?.self),
             recipientPhone: try row.decode(column: "recipient_phone", as: String?.self),
             amount: Int(try row.decode(column: "amount", as: Int64.self)),
             cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
             cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self)),
-            method: try row.decode(column: "method", as: String?.self),
-            status: try row.decode(column: "status", as: String.self),
+            method: try row.decode(column: "method", as: TopupMethod?.self, of: "nexus_transactions"),
+            status: try row.decode(column: "status", as: TransactionStatus.self, of: "nexus_transactions"),
             timestamp: Timestamp.iso(Date(epochMillis: try row.decode(column: "created_at", as: Int64.self))),
             failureReason: try row.decode(column: "failure_reason", as: String?.self)
         )
     }
 
-    func transaction(_ id: String, of user: UserID, in db: any DatabaseSession) async throws -> NexusWire.Transaction? {
-        try await db.raw("SELECT * FROM nexus_transactions WHERE id = \(bind: id) AND user_id = \(bind: user.rawValue)").all().map(Self.transaction).first
+    func transaction(_ id: TransactionID, of user: UserID, in db: any DatabaseSession) async throws -> NexusWire.Transaction? {
+        try await db.raw("SELECT * FROM nexus_transactions WHERE id = \(bind: id.rawValue) AND user_id = \(bind: user.rawValue)").all().map(Self.transaction).first
     }
 
-    func createdAt(ofTransaction id: String, in db: any DatabaseSession) async throws -> Int64? {
-        try await db.raw("SELECT created_at FROM nexus_transactions WHERE id = \(bind: id)").first()?.decode(column: "created_at", as: Int64.self)
+    func createdAt(ofTransaction id: TransactionID, in db: any DatabaseSession) async throws -> Int64? {
+        try await db.raw("SELECT created_at FROM nexus_transactions WHERE id = \(bind: id.rawValue)").first()?.decode(column: "created_at", as: Int64.self)
     }
 }

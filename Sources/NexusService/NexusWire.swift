@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NexusVocabulary
 import PurseDatabase
 import PurseServer
 
@@ -83,8 +84,8 @@ enum NexusWire {
     }
 
     struct TopupData: Codable {
-        var transactionId: String
-        var status: String
+        var transactionId: TransactionID
+        var status: TransactionStatus
         var amount: Int
         var balance: Int
         var timestamp: String
@@ -106,9 +107,9 @@ enum NexusWire {
             data.field("balance", self.data.balance)
             data.field("cashbackEarned", self.data.cashbackEarned)
             data.field("cashbackUsed", self.data.cashbackUsed)
-            data.field("status", self.data.status)
+            data.field("status", self.data.status.rawValue)
             data.field("timestamp", self.data.timestamp)
-            data.field("transactionId", self.data.transactionId)
+            data.field("transactionId", self.data.transactionId.rawValue)
             var response = JSONObjectWriter()
             response.field("data", data)
             response.field("message", message)
@@ -139,16 +140,15 @@ enum NexusWire {
     }
 
     struct Transaction: Codable {
-        var transactionId: String
-        var kind: String
+        var transactionId: TransactionID
+        var kind: TransactionKind
         var productCode: String?
         var recipientPhone: String?
         var amount: Int
         var cashbackUsed: Int
         var cashbackEarned: Int
-        var method: String?
-        /// `pending` (the supplier has not confirmed yet), `completed` or `failed` (refunded).
-        var status: String
+        var method: TopupMethod?
+        var status: TransactionStatus
         var timestamp: String
         /// Why a top-up failed, in words for the customer.
         var failureReason: String? = nil
@@ -179,7 +179,7 @@ enum NexusWire {
         var success = true
         var message = "Wallet funded"
         var data: FundData
-        struct FundData: Codable { var transactionId: String; var amount: Int; var balance: Int; var timestamp: String }
+        struct FundData: Codable { var transactionId: TransactionID; var amount: Int; var balance: Int; var timestamp: String }
     }
 
     struct Ok: Codable {

@@ -222,13 +222,16 @@ struct NexusCommand: AsyncParsableCommand {
             let page = try await client { try await api.transactions(limit: limit, cursor: cursor) }
             try options.output.emit(page) {
                 var lines = page.data.map { t in
-                    let what = t.kind == "topup" ? "\(t.productCode ?? "") → \(t.recipientPhone ?? "") (\(t.method ?? ""))" : "wallet funding"
-                    let status = switch t.status {
-                    case "pending": "  [pending]"
-                    case "failed": "  [failed, refunded: \(t.failureReason ?? "not delivered")]"
-                    default: ""
+                    let what = switch t.kind {
+                    case .topup: "\(t.productCode ?? "") → \(t.recipientPhone ?? "") (\(t.method?.rawValue ?? ""))"
+                    case .funding: "wallet funding"
                     }
-                    return "\(t.timestamp)  \(t.kind == "topup" ? "-" : "+")₦\(t.amount)  \(what)  \(t.transactionId)\(status)"
+                    let status = switch t.status {
+                    case .pending: "  [pending]"
+                    case .failed: "  [failed, refunded: \(t.failureReason ?? "not delivered")]"
+                    case .completed: ""
+                    }
+                    return "\(t.timestamp)  \(t.kind == .topup ? "-" : "+")₦\(t.amount)  \(what)  \(t.transactionId)\(status)"
                 }
                 if lines.isEmpty { lines = ["No transactions yet."] }
                 if let next = page.nextCursor { lines.append("More: purse nexus history --cursor \(next)") }
@@ -245,24 +248,24 @@ struct NexusCommand: AsyncParsableCommand {
 
         func run() async throws {
             let api = NexusClient(api: try options.apiClient())
-            let transaction: String
-            if let given = self.transaction { transaction = given } else { transaction = try await latestTopUp(api) }
+            let transaction: TransactionID
+            if let given = self.transaction { transaction = TransactionID(given) } else { transaction = try await latestTopUp(api) }
             let found = try await client {
                 wait ? try await api.awaitDelivery(of: transaction, poller: Poller(interval: .seconds(2), maxAttempts: 30)) : try await api.transaction(id: transaction)
             }
             try options.output.emit(found) {
                 switch found.status {
-                case "pending": "… \(found.transactionId): pending — the network has not confirmed delivery yet"
-                case "failed": "✗ \(found.transactionId): failed — \(found.failureReason ?? "not delivered"); ₦\(found.amount) was returned to the wallet"
-                default: "✓ \(found.transactionId): \(found.status)"
+                case .pending: "… \(found.transactionId): pending — the network has not confirmed delivery yet"
+                case .failed: "✗ \(found.transactionId): failed — \(found.failureReason ?? "not delivered"); ₦\(found.amount) was returned to the wallet"
+                case .completed: "✓ \(found.transactionId): completed"
                 }
             }
-            if found.status == "failed" { throw ExitCode(2) }
+            if found.status == .failed { throw ExitCode(2) }
         }
 
-        func latestTopUp(_ api: NexusClient) async throws -> String {
+        func latestTopUp(_ api: NexusClient) async throws -> TransactionID {
             let page = try await client { try await api.transactions(limit: 100, cursor: nil) }
-            guard let latest = page.data.first(where: { $0.kind == "topup" }) else { throw CLIError("No top-ups yet.") }
+            guard let latest = page.data.first(where: { $0.kind == .topup }) else { throw CLIError("No top-ups yet.") }
             return latest.transactionId
         }
     }

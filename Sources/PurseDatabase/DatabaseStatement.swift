@@ -136,3 +136,19 @@ public struct UnreadableColumn: Error, CustomStringConvertible {
 
     public var description: String { "\(table).\(column) holds an unreadable value" }
 }
+
+extension SQLRow {
+    /// Reads a column stored as the raw value of `T` (a status, a kind, a typed id).
+    /// - Throws: ``UnreadableColumn`` when the stored value names no `T`.
+    public func decode<T: RawRepresentable>(column: String, as type: T.Type, of table: String) throws -> T where T.RawValue: Decodable {
+        guard let value = T(rawValue: try decode(column: column, as: T.RawValue.self)) else { throw UnreadableColumn(table, column) }
+        return value
+    }
+
+    /// Reads a nullable column stored as the raw value of `T`.
+    public func decode<T: RawRepresentable>(column: String, as type: T?.Type, of table: String) throws -> T? where T.RawValue: Decodable {
+        guard let raw = try decode(column: column, as: T.RawValue?.self) else { return nil }
+        guard let value = T(rawValue: raw) else { throw UnreadableColumn(table, column) }
+        return value
+    }
+}

@@ -15,7 +15,7 @@ import Testing
 @Suite("Nexus: airtime delivery")
 struct AirtimeDeliveryTests {
     struct Answer: Decodable {
-        struct Data: Decodable { var transactionId: String; var status: String; var balance: Int; var cashbackEarned: Int }
+        struct Data: Decodable { var transactionId: TransactionID; var status: String; var balance: Int; var cashbackEarned: Int }
         var success: Bool
         var message: String
         var data: Data
@@ -30,7 +30,7 @@ struct AirtimeDeliveryTests {
         return try JSONDecoder().decode(Answer.self, from: Data(response.text.utf8))
     }
 
-    func transaction(_ h: NexusHarness, _ user: NexusHarness.User, _ id: String) async throws -> [String: Any] {
+    func transaction(_ h: NexusHarness, _ user: NexusHarness.User, _ id: TransactionID) async throws -> [String: Any] {
         let response = try await h.client.json(.get, "/user/transactions/\(id)", token: user.token)
         #expect(response.status == .ok, "\(response.text)")
         return try #require(response.object["data"] as? [String: Any])
@@ -113,7 +113,7 @@ struct AirtimeDeliveryTests {
             let worker = Task { await h.runDueJobs() }
             let settled = try await user.nexus.awaitDelivery(of: answer.data.transactionId, poller: Poller(interval: .milliseconds(10), maxAttempts: 50))
             await worker.value
-            #expect(settled.status == "completed")
+            #expect(settled.status == .completed)
         }
     }
 

@@ -162,7 +162,7 @@ struct NexusClientCoreTests {
                 default: Issue.record("order \(index) ended at \(model.step)")
                 }
             }
-            let history = try await user.nexus.transactions(limit: 100).data.filter { $0.kind == "topup" }
+            let history = try await user.nexus.transactions(limit: 100).data.filter { $0.kind == .topup }
             #expect(receipts.count + refused == 12)
             #expect(Set(receipts.map(\.transactionId)).count == receipts.count, "no receipt names another order's top-up")
             #expect(Set(history.map(\.transactionId)) == Set(receipts.map(\.transactionId)), "one top-up per completed order, and no other")

@@ -43,13 +43,13 @@ struct NexusFlowTests {
             let token = try #require(verify.object["verificationToken"] as? String)
 
             let receipt = try await user.nexus.topup(NexusHarness.order, authorization: .verificationToken(token), idempotencyKey: "order-1")
-            #expect(receipt.status == "completed")
+            #expect(receipt.status == .completed)
             #expect(receipt.amount == 500)
             #expect(receipt.balance == 4_500)
             #expect(try await h.balance(user) == 4_500)
             #expect(try await user.nexus.balance().cashback == 5)
             let history = try await user.nexus.transactions()
-            #expect(history.data.contains { $0.kind == "topup" && $0.method == "biometric" && $0.amount == 500 })
+            #expect(history.data.contains { $0.kind == .topup && $0.method == .biometric && $0.amount == 500 })
             #expect(history.data.count == 2, "the funding and the top-up")
             #expect(try await h.audit().isEmpty)
         }
@@ -76,7 +76,7 @@ struct NexusFlowTests {
     @Test func unlockIntentTokensCannotBuy() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()
-            let options = try await user.nexus.authenticationOptions(intent: "unlock")
+            let options = try await user.nexus.authenticationOptions(intent: .unlock)
             let assertion = try await user.authenticator.makeAssertion(for: options, userVerified: true)
             let token = try await user.nexus.verify(assertion).verificationToken
             await #expect(throws: PurseError.domain("token_wrong_intent", message: "")) {

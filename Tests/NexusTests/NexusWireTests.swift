@@ -1,4 +1,5 @@
 import Foundation
+import NexusVocabulary
 @testable import NexusService
 import PurseDatabase
 import PurseServer
@@ -10,7 +11,7 @@ struct NexusWireTests {
     @Test func topupResponseJSONIsTheEncoders() throws {
         for (amount, balance, used, earned) in [(500, 9_500, 0, 10), (50_000, 0, 1_000, 0), (1, Int.max, 0, 0)] {
             let response = NexusWire.TopupResponse(data: .init(
-                transactionId: RandomID.make("tx"), status: "completed", amount: amount, balance: balance,
+                transactionId: TransactionID(RandomID.make("tx")), status: .completed, amount: amount, balance: balance,
                 timestamp: Timestamp.iso(Date()), cashbackUsed: used, cashbackEarned: earned
             ))
             #expect(response.json == (try JSONCoding.encoder.encode(response)))

@@ -11,7 +11,7 @@ struct TransactionAuthorizerTests {
     let order = TopupOrder(amount: 500, productCode: "AIRTIME_MTN", recipientPhone: "08012345678", supplierSlug: "mtn")
     let options = AuthenticationOptions(challenge: "abc", rpId: "localhost", allowCredentials: [], userVerification: "required", timeout: 60000)
     let assertion = Assertion(id: "c", rawId: "c", response: .init(clientDataJSON: "a", authenticatorData: "b", signature: "s", userHandle: nil))
-    let receipt = TopupReceipt(transactionId: "tx_1", status: "completed", amount: 500, balance: 4500, timestamp: "2024-01-22T10:30:45Z")
+    let receipt = TopupReceipt(transactionId: "tx_1", status: .completed, amount: 500, balance: 4500, timestamp: "2024-01-22T10:30:45Z")
 
     func started(available: Bool = true) -> Machine {
         var machine = Machine()
@@ -34,7 +34,7 @@ struct TransactionAuthorizerTests {
 
     @Test func happyPathIsOptionsBiometricSignVerifyTopup() {
         var machine = Machine()
-        #expect(machine.handle(.start(order, biometricAvailable: true, idempotencyKey: "key-1")) == [.fetchOptions(intent: "transaction")])
+        #expect(machine.handle(.start(order, biometricAvailable: true, idempotencyKey: "key-1")) == [.fetchOptions(intent: .transaction)])
         #expect(machine.step == .fetchingOptions)
         #expect(machine.handle(.optionsReceived(options)) == [.promptBiometric(reason: "Pay ₦500 for AIRTIME_MTN to 08012345678")])
         #expect(machine.handle(.biometricFinished(.success)) == [.signAssertion(options, userVerified: true)])
@@ -91,7 +91,7 @@ struct TransactionAuthorizerTests {
     @Test func retryBiometricAfterFailureFetchesAFreshChallenge() {
         var machine = atBiometric()
         _ = machine.handle(.biometricFinished(.cancelled))
-        #expect(machine.handle(.retryBiometric) == [.fetchOptions(intent: "transaction")])
+        #expect(machine.handle(.retryBiometric) == [.fetchOptions(intent: .transaction)])
         #expect(machine.handle(.optionsReceived(options)).count == 1)
         #expect(machine.step == .awaitingBiometric(attempt: 1))
     }
@@ -110,7 +110,7 @@ struct TransactionAuthorizerTests {
         #expect(machine.message == "Verification failed. Try again or use PIN")
         #expect(machine.offersPin)
         var retry = machine
-        #expect(retry.handle(.retryBiometric) == [.fetchOptions(intent: "transaction")])
+        #expect(retry.handle(.retryBiometric) == [.fetchOptions(intent: .transaction)])
         _ = machine.handle(.usePin)
         #expect(machine.step == .enteringPin(message: nil))
     }
@@ -121,7 +121,7 @@ struct TransactionAuthorizerTests {
         #expect(machine.step == .failed(.offline, during: .options))
         #expect(machine.offersPin)
         var retry = machine
-        #expect(retry.handle(.retry) == [.fetchOptions(intent: "transaction")])
+        #expect(retry.handle(.retry) == [.fetchOptions(intent: .transaction)])
         _ = machine.handle(.usePin)
         #expect(machine.step == .enteringPin(message: nil))
     }
@@ -136,7 +136,7 @@ struct TransactionAuthorizerTests {
         var machine = atVerifying()
         _ = machine.handle(.verifyFailed(.timeout))
         #expect(machine.step == .failed(.timeout, during: .verify))
-        #expect(machine.handle(.retry) == [.fetchOptions(intent: "transaction")])
+        #expect(machine.handle(.retry) == [.fetchOptions(intent: .transaction)])
     }
 
     @Test func networkErrorWhileSubmittingResendsTheSameRequestAndKey() {
@@ -209,7 +209,7 @@ struct TransactionAuthorizerTests {
         var machine = atVerifying()
         _ = machine.handle(.verified(token: "jwt"))
         _ = machine.handle(.topupSucceeded(receipt))
-        #expect(machine.handle(.start(order, biometricAvailable: true, idempotencyKey: "key-2")) == [.fetchOptions(intent: "transaction")])
+        #expect(machine.handle(.start(order, biometricAvailable: true, idempotencyKey: "key-2")) == [.fetchOptions(intent: .transaction)])
         #expect(machine.idempotencyKey == "key-2")
     }
 
@@ -217,13 +217,13 @@ struct TransactionAuthorizerTests {
 
     @Test func aPendingTopupIsFollowedToItsVerdict() {
         var pending = receipt
-        pending.status = "pending"
+        pending.status = .pending
         var machine = atVerifying()
         _ = machine.handle(.verified(token: "jwt"))
         #expect(machine.handle(.topupSucceeded(pending)) == [.awaitDelivery(transactionID: "tx_1")])
         #expect(machine.message == "Confirming delivery…" && !machine.isFinished)
-        let delivered = WalletTransaction(transactionId: "tx_1", kind: "topup", productCode: "AIRTIME_MTN", recipientPhone: "08012345678",
-                                          amount: 500, method: "biometric", status: "completed", timestamp: "t", failureReason: nil)
+        let delivered = WalletTransaction(transactionId: "tx_1", kind: .topup, productCode: "AIRTIME_MTN", recipientPhone: "08012345678",
+                                          amount: 500, method: .biometric, status: .completed, timestamp: "t", failureReason: nil)
         _ = machine.handle(.deliveryChecked(delivered))
         #expect(machine.step == .completed(receipt))
 
@@ -231,7 +231,7 @@ struct TransactionAuthorizerTests {
         _ = failing.handle(.verified(token: "jwt"))
         _ = failing.handle(.topupSucceeded(pending))
         var refused = delivered
-        refused.status = "failed"
+        refused.status = .failed
         refused.failureReason = "The network did not accept the top-up"
         _ = failing.handle(.deliveryChecked(refused))
         #expect(failing.message == "The network did not accept the top-up. ₦500 is back in your wallet.")
@@ -247,7 +247,7 @@ struct TransactionAuthorizerTests {
 
     @Test func aTopupFailedAtOnceSaysSo() {
         var failed = receipt
-        failed.status = "failed"
+        failed.status = .failed
         var machine = started(available: false)
         _ = machine.handle(.pinEntered("2580"))
         #expect(machine.handle(.topupSucceeded(failed)) == [])

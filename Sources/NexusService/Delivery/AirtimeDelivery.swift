@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NexusVocabulary
 import PurseDatabase
 import PurseServer
 import SQLKit
@@ -19,7 +20,7 @@ struct AirtimeDelivery: Sendable {
     static let settlementKind = "nexus_airtime_settlement"
     static let promotionsKind = "nexus_promotions"
 
-    struct Payload: Codable { var transactionId: String }
+    struct Payload: Codable { var transactionId: TransactionID }
 
     /// Where a top-up stands after an attempt.
     enum State: Equatable, Sendable {
@@ -35,7 +36,7 @@ struct AirtimeDelivery: Sendable {
 
     /// The job that delivers a top-up if the request that bought it could not (it runs after
     /// the request's own attempt would have finished).
-    func enqueue(transactionID: String, now: Date, in db: any DatabaseSession) async throws -> String {
+    func enqueue(transactionID: TransactionID, now: Date, in db: any DatabaseSession) async throws -> String {
         let firstCheck = now.addingTimeInterval(max(configuration.deliveryBackoff.base, Double(configuration.supplierTimeout.components.seconds) * 2))
         return try await environment.jobs.enqueue(
             kind: Self.jobKind, payload: Payload(transactionId: transactionID), runAt: firstCheck, maxAttempts: configuration.deliveryChecks, in: db
@@ -80,7 +81,7 @@ struct AirtimeDelivery: Sendable {
         _ delivery: NexusStore.Delivery, settled: @escaping @Sendable (State, any DatabaseSession) async throws -> Answer
     ) async throws -> Attempt<Answer> {
         let transactionID = delivery.transactionID
-        guard delivery.status == "pending" else { return Attempt(state: try await state(of: transactionID)) }
+        guard delivery.status == .pending else { return Attempt(state: try await state(of: transactionID)) }
         var outcome: SupplierOutcome
         do {
             if delivery.attempts == 0 {
@@ -116,16 +117,17 @@ struct AirtimeDelivery: Sendable {
         return Attempt(state: try await state(of: transactionID))
     }
 
-    func state(of transactionID: String) async throws -> State {
+    func state(of transactionID: TransactionID) async throws -> State {
         let status = try await environment.database.read { db in
-            try await db.raw("SELECT status, failure_reason FROM nexus_transactions WHERE id = \(bind: transactionID)").first().map {
-                (try $0.decode(column: "status", as: String.self), try $0.decode(column: "failure_reason", as: String?.self))
+            try await db.raw("SELECT status, failure_reason FROM nexus_transactions WHERE id = \(bind: transactionID.rawValue)").first().map {
+                (try $0.decode(column: "status", as: TransactionStatus.self, of: "nexus_transactions"),
+                 try $0.decode(column: "failure_reason", as: String?.self))
             }
         }
         switch status?.0 {
-        case "completed": return .completed
-        case "failed": return .failed(reason: status?.1 ?? "Delivery failed")
-        default: return .pending
+        case .completed: return .completed
+        case .failed: return .failed(reason: status?.1 ?? "Delivery failed")
+        case .pending, nil: return .pending
         }
     }
 
@@ -133,14 +135,14 @@ struct AirtimeDelivery: Sendable {
     /// it settled changes nothing.
     /// - Returns: What `then` returned when this call settled it; nil when another settler was first.
     func settle<Answer: Sendable>(
-        _ transactionID: String, as state: State, reference: String?, answer: String,
+        _ transactionID: TransactionID, as state: State, reference: String?, answer: String,
         then: @escaping @Sendable (State, any DatabaseSession) async throws -> Answer
     ) async throws -> Answer? {
         guard state != .pending else { return nil }
         return try await environment.database.transaction { db -> Answer? in
             let now = environment.now()
             let reason: String? = if case .failed(let reason) = state { reason } else { nil }
-            guard let topup = try await store.settle(transactionID, status: state == .completed ? "completed" : "failed", failureReason: reason, in: db) else {
+            guard let topup = try await store.settle(transactionID, status: state == .completed ? .completed : .failed, failureReason: reason, in: db) else {
                 return nil  // settled by another attempt
             }
             let ledger = environment.ledger
@@ -159,13 +161,13 @@ struct AirtimeDelivery: Sendable {
                 if topup.cashbackEarned > 0 {
                     entries += [LedgerEntry(promotions, -Naira.kobo(topup.cashbackEarned)), LedgerEntry(cashback, Naira.kobo(topup.cashbackEarned))]
                 }
-                _ = try await ledger.post(kind: "nexus.topup.delivered", memo: "Delivered by \(supplier.name)", reference: transactionID,
+                _ = try await ledger.post(kind: "nexus.topup.delivered", memo: "Delivered by \(supplier.name)", reference: transactionID.rawValue,
                                           entries: entries, now: now, in: db)
             } else {
                 let used = Naira.kobo(topup.cashbackUsed)
                 if amount - used > 0 { entries.append(LedgerEntry(wallet, amount - used)) }
                 if used > 0 { entries.append(LedgerEntry(cashback, used)) }
-                _ = try await ledger.post(kind: "nexus.topup.refund", memo: "Refund: \(reason ?? "not delivered")", reference: transactionID,
+                _ = try await ledger.post(kind: "nexus.topup.refund", memo: "Refund: \(reason ?? "not delivered")", reference: transactionID.rawValue,
                                           entries: entries, now: now, in: db)
             }
             if let job = try await store.finishDelivery(transactionID, reference: reference, answer: answer, now: now, in: db) {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NexusVocabulary
 import PurseDatabase
 import PurseFormats
 import PurseServer
@@ -39,7 +40,7 @@ extension NexusController {
         user.get("transactions/{id}") { _, context -> Response in
             let userID = try context.requireUser().id
             let id = try context.parameters.require("id")
-            guard let transaction = try await environment.database.read({ db in try await store.transaction(id, of: userID, in: db) }) else {
+            guard let transaction = try await environment.database.read({ db in try await store.transaction(TransactionID(id), of: userID, in: db) }) else {
                 throw NexusFailure.error(.notFound, "transaction_not_found", "No such transaction")
             }
             return try .json(NexusWire.TransactionAnswer(data: transaction))
@@ -69,9 +70,9 @@ extension NexusController {
                     kind: "nexus.funding", memo: "Sandbox wallet funding",
                     entries: [LedgerEntry(funding.id, -Naira.kobo(body.amount)), LedgerEntry(wallet.id, Naira.kobo(body.amount))], now: now, in: db
                 )
-                let id = RandomID.make("tx")
+                let id = TransactionID(RandomID.make("tx"))
                 try await store.insertTransaction(
-                    id: id, user: userID, kind: "funding", productCode: nil, phone: nil, amount: body.amount, cashbackUsed: 0,
+                    id: id, user: userID, kind: .funding, productCode: nil, phone: nil, amount: body.amount, cashbackUsed: 0,
                     cashbackEarned: 0, method: nil, ledgerTransaction: ledgerID, now: now, in: db
                 )
                 let balance = try await environment.ledger.balance(of: wallet.id, in: db)
@@ -141,7 +142,7 @@ extension NexusController {
 
     /// How a top-up is authorised: a fresh step-up token (spent with the payment) or the PIN.
     struct Authorisation: Sendable {
-        var method: String
+        var method: TopupMethod
         var tokenID: String?
     }
 
@@ -189,10 +190,10 @@ extension NexusController {
         case (nil, nil):
             throw NexusFailure.error(.unauthorized, "authorisation_required", "A verificationToken or pin is required")
         case (let token?, nil):
-            return Authorisation(method: "biometric", tokenID: try await checkVerificationToken(token, user: user, intent: "transaction"))
+            return Authorisation(method: .biometric, tokenID: try await checkVerificationToken(token, user: user, intent: .transaction))
         case (nil, let pin?):
             try await checkPin(pin, user: user)
-            return Authorisation(method: "pin", tokenID: nil)
+            return Authorisation(method: .pin, tokenID: nil)
         }
     }
 
@@ -221,28 +222,28 @@ extension NexusController {
             var entries = [LedgerEntry(hold, amount)]
             if amount - cashbackUsed > 0 { entries.append(LedgerEntry(wallet, -(amount - cashbackUsed))) }
             if cashbackUsed > 0 { entries.append(LedgerEntry(cashback, -cashbackUsed)) }
-            let id = RandomID.make("tx")
+            let id = TransactionID(RandomID.make("tx"))
             let posting: LedgerPosting
             do {
-                posting = try await ledger.posting(kind: "nexus.topup", memo: "\(order.product.name) for \(order.phone)", reference: id, entries: entries, now: now, in: db)
+                posting = try await ledger.posting(kind: "nexus.topup", memo: "\(order.product.name) for \(order.phone)", reference: id.rawValue, entries: entries, now: now, in: db)
             } catch LedgerError.insufficientFunds {
                 throw NexusFailure.error(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "insufficient_balance", "Insufficient balance", param: "amount")
             }
             try await store.insertTransaction(
-                id: id, user: user, kind: "topup", productCode: order.product.code, phone: order.phone, amount: order.amount,
-                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: authorisation.method, status: "pending",
+                id: id, user: user, kind: .topup, productCode: order.product.code, phone: order.phone, amount: order.amount,
+                cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned, method: authorisation.method, status: .pending,
                 ledgerTransaction: posting.id, now: now, in: db
             )
             let job = try await delivery.enqueue(transactionID: id, now: now, in: db)
             let record = NexusStore.Delivery(
                 transactionID: id, requestID: VTpassClient.requestID(at: now), serviceID: order.serviceID, variationCode: order.product.supplierVariationCode,
-                phone: order.phone, amount: order.amount, attempts: 0, jobID: job, status: "pending"
+                phone: order.phone, amount: order.amount, attempts: 0, jobID: job, status: .pending
             )
             try await store.insertDelivery(record, supplier: delivery.supplier.name, now: now, in: db)
             // Paid with cashback alone, the posting left the wallet alone: read its balance.
             let balance = if let moved = posting.balances[wallet] { moved } else { try await ledger.balance(of: wallet, in: db) }
             let response = NexusWire.TopupResponse(message: "Topup is being processed", data: .init(
-                transactionId: id, status: "pending", amount: order.amount, balance: Naira.naira(balance),
+                transactionId: id, status: .pending, amount: order.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
             ))
             return IdempotentEffect(PaidTopup(response: response, delivery: record), status: .ok, body: response.json)
@@ -274,11 +275,11 @@ extension NexusController {
             break
         case .completed:
             response.message = "Topup successful"
-            response.data.status = "completed"
+            response.data.status = .completed
         case .failed(let reason):
             response.success = false
             response.message = "\(reason). ₦\(response.data.amount) is back in your wallet."
-            response.data.status = "failed"
+            response.data.status = .failed
             response.data.balance = try await balances(of: user, in: db).balance
         }
         return response.json
@@ -286,7 +287,7 @@ extension NexusController {
 
     /// Verifies a step-up token's signature, expiry, owner and intent. Returns its `jti`, which the
     /// caller spends inside its transaction.
-    func checkVerificationToken(_ token: String, user: UserID, intent: String) async throws -> String {
+    func checkVerificationToken(_ token: String, user: UserID, intent: ChallengeIntent) async throws -> String {
         let claims: PurseTokenClaims
         do {
             claims = try await environment.tokens.verify(token, purpose: Self.verificationPurpose)
@@ -298,7 +299,7 @@ extension NexusController {
         guard claims.userID == user else {
             throw NexusFailure.error(.unauthorized, "token_wrong_user", "Verification token belongs to another user")
         }
-        guard claims.intent == intent else {
+        guard claims.intent == intent.rawValue else {
             throw NexusFailure.error(.unauthorized, "token_wrong_intent", "Verification token was not issued for a \(intent)")
         }
         return claims.tokenID
@@ -363,7 +364,7 @@ extension NexusController {
         var tokenID: String?
         if existing != nil {
             if let token = body.verificationToken {
-                tokenID = try await checkVerificationToken(token, user: user, intent: "transaction")
+                tokenID = try await checkVerificationToken(token, user: user, intent: .transaction)
             } else if let current = body.currentPin {
                 // A malformed current PIN is a malformed request, whatever the lockout says.
                 guard current.count == 4, current.allSatisfy({ $0.isASCII && $0.isNumber }) else {

@@ -1,10 +1,11 @@
-import PurseDatabase
-import PurseFormats
 import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NexusVocabulary
+import PurseDatabase
+import PurseFormats
 import PurseServer
 import SQLKit
 
@@ -75,8 +76,8 @@ extension NexusController {
         }
         group.get("auth/options") { request, context -> Response in
             let user = try context.requireUser()
-            let intent = request.uri.queryParameters.get("intent") ?? "transaction"
-            guard ["transaction", "unlock"].contains(intent) else {
+            let asked = request.uri.queryParameters.get("intent") ?? ChallengeIntent.transaction.rawValue
+            guard let intent = ChallengeIntent(rawValue: asked), intent != .enrol else {
                 throw NexusFailure.error(.badRequest, "invalid_intent", "intent must be transaction or unlock", param: "intent")
             }
             return try await authenticationOptions(for: user.id, intent: intent)
@@ -95,7 +96,7 @@ extension NexusController {
         let now = now()
         let (account, existing) = try await environment.database.transaction { db in
             try await store.insertChallenge(
-                challenge, user: user, ceremony: "registration", intent: "enrol", userVerification: configuration.userVerification,
+                challenge, user: user, ceremony: .registration, intent: .enrol, userVerification: configuration.userVerification,
                 expiresAt: now.addingTimeInterval(configuration.challengeLifetime), now: now, in: db
             )
             return (try await environment.accounts.find(id: user, in: db), try await store.credentials(of: user, in: db))
@@ -124,7 +125,7 @@ extension NexusController {
         let (clientData, clientDataRaw) = try webAuthn { try rp.clientData(registration.response.clientDataJSON, expectedType: "webauthn.create") }
         let result = try await environment.database.transaction { db -> Result<NexusStore.StoredCredential, APIError> in
             let challenge = try await store.consumeChallenge(clientData.challenge, now: now, in: db)
-            if let failure = Self.challengeProblem(challenge, user: user, ceremony: "registration", now: now) { return .failure(failure) }
+            if let failure = Self.challengeProblem(challenge, user: user, ceremony: .registration, now: now) { return .failure(failure) }
             let verified: VerifiedRegistration
             do {
                 verified = try rp.verifyRegistration(registration, clientDataRaw: clientDataRaw, requireUserVerification: challenge?.userVerification == "required")
@@ -153,7 +154,7 @@ extension NexusController {
         }
     }
 
-    func authenticationOptions(for user: UserID, intent: String) async throws -> Response {
+    func authenticationOptions(for user: UserID, intent: ChallengeIntent) async throws -> Response {
         let challenge = Self.newChallenge()
         let now = now()
         let credentials = try await environment.database.read { db in try await store.credentials(of: user, in: db) }
@@ -162,7 +163,7 @@ extension NexusController {
         }
         try await environment.database.transaction { db in
             try await store.insertChallenge(
-                challenge, user: user, ceremony: "authentication", intent: intent, userVerification: configuration.userVerification,
+                challenge, user: user, ceremony: .authentication, intent: intent, userVerification: configuration.userVerification,
                 expiresAt: now.addingTimeInterval(configuration.challengeLifetime), now: now, in: db
             )
         }
@@ -194,9 +195,9 @@ extension NexusController {
         let assessed = assessAssertion(body, clientDataRaw: clientDataRaw, challenge: found, credential: credential, user: user, logger: logger)
         // Any attempt spends the challenge; a valid one also moves the sign count. Both updates
         // are conditional, so a concurrent use of the same challenge or counter loses here.
-        let outcome = try await environment.database.transaction { db -> Result<String, APIError> in
+        let outcome = try await environment.database.transaction { db -> Result<ChallengeIntent, APIError> in
             let challenge = try await store.consumeChallenge(clientData.challenge, now: now, in: db)
-            if let failure = Self.challengeProblem(challenge, user: user, ceremony: "authentication", now: now) { return .failure(failure) }
+            if let failure = Self.challengeProblem(challenge, user: user, ceremony: .authentication, now: now) { return .failure(failure) }
             guard let challenge else { return .failure(NexusFailure.verification(.unauthorized, "Challenge not recognised")) }
             switch assessed {
             case .failure(let failure):
@@ -215,7 +216,7 @@ extension NexusController {
             throw error
         case .success(let intent):
             let token = try await environment.tokens.issue(
-                for: user, purpose: Self.verificationPurpose, lifetime: configuration.verificationTokenLifetime, intent: intent
+                for: user, purpose: Self.verificationPurpose, lifetime: configuration.verificationTokenLifetime, intent: intent.rawValue
             ).token
             return try .json(NexusWire.VerifySuccess(verificationToken: token, expiresIn: Int(configuration.verificationTokenLifetime)))
         }
@@ -256,7 +257,7 @@ extension NexusController {
     }
 
     /// Why a challenge cannot be used, or nil when it can.
-    static func challengeProblem(_ challenge: NexusStore.Challenge?, user: UserID, ceremony: String, now: Date) -> APIError? {
+    static func challengeProblem(_ challenge: NexusStore.Challenge?, user: UserID, ceremony: Ceremony, now: Date) -> APIError? {
         guard let challenge, challenge.ceremony == ceremony else { return NexusFailure.verification(.unauthorized, "Challenge not recognised") }
         guard challenge.userID == user else { return NexusFailure.verification(.unauthorized, "Challenge was not issued to this user") }
         guard challenge.usedAt == nil else { return NexusFailure.verification(.unauthorized, "Challenge already used") }
