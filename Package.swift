@@ -95,6 +95,7 @@ let package = Package(
         // The words each system's app and service share on the wire: statuses, kinds and typed
         // ids. The client core re-exports its system's vocabulary; the service encodes the same.
         .target(name: "NexusVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
+        .target(name: "ChippiPayVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
 
         // MARK: - Shared HTTP (both sides)
 
@@ -162,6 +163,7 @@ let package = Package(
         .target(
             name: "ChippiPay",
             dependencies: [
+                "ChippiPayVocabulary",
                 "Starknet",
                 "PurseKit",
                 "PurseHTTP",
@@ -327,6 +329,7 @@ let package = Package(
         .target(
             name: "ChippiPayService",
             dependencies: [
+                "ChippiPayVocabulary",
                 "StarknetDevnet",
                 "PurseServer",
                 "PurseDatabase",
@@ -534,6 +537,7 @@ let package = Package(
             name: "PurseDatabaseTests",
             dependencies: [
                 "PurseDatabase",
+                "PurseFormats",
                 "PurseServer",
                 "PurseTestSupport",
                 .product(name: "Logging", package: "swift-log"),
@@ -627,6 +631,7 @@ let package = Package(
         .testTarget(
             name: "ChippiPayTests",
             dependencies: [
+                "ChippiPayVocabulary",
                 "StarknetDevnet",
                 "Starknet",
                 "ChippiPay",

@@ -1,4 +1,5 @@
 import Foundation
+@_exported import ChippiPayVocabulary
 import Logging
 import PurseFormats
 import PurseKit
@@ -62,18 +63,16 @@ public struct ChippiQuote: Codable, Sendable, Hashable {
 
 /// A purchase (`/v1/sku-transactions`).
 public struct SKUTransaction: Codable, Sendable, Hashable, Identifiable {
-    public enum Status: String, Codable, Sendable {
-        case pending, completed, failed
-    }
+    public typealias Status = PurchaseStatus
 
-    public var transactionId: String
+    public var transactionId: PurchaseID
     public var status: Status
     public var skuId: String
     public var reference: String
     public var amount: String
     public var currency: String
     public var strkAmount: String
-    public var walletId: String
+    public var walletId: WalletID
     public var vaultTransactionHash: String
     public var failureReason: String?
     public var refundTransactionHash: String?
@@ -81,7 +80,7 @@ public struct SKUTransaction: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Int64
     public var updatedAt: Int64
 
-    public var id: String { transactionId }
+    public var id: PurchaseID { transactionId }
 
     enum CodingKeys: String, CodingKey {
         case transactionId = "transaction_id", status, skuId = "sku_id", reference, amount, currency, strkAmount = "strk_amount", walletId = "wallet_id"
@@ -260,22 +259,22 @@ public struct ChippiPayAPI: Sendable {
         var sku_id: String
         var reference: String
         var amount: Double
-        var wallet_id: String
+        var wallet_id: WalletID
         var vault_transaction_hash: String
         var metadata: [String: String]
     }
 
     /// `POST /v1/sku-transactions`; `idempotencyKey` makes a retry (after a lost answer, or a
     /// restart) return the same purchase.
-    public func createSKUTransaction(skuId: String, reference: String, amount: Double, walletId: String, vaultTransactionHash: String,
+    public func createSKUTransaction(skuId: String, reference: String, amount: Double, walletId: WalletID, vaultTransactionHash: String,
                                      metadata: [String: String] = [:], idempotencyKey: String) async throws -> SKUTransaction {
         try await send("POST", "/v1/sku-transactions", body: CreateBody(sku_id: skuId, reference: reference, amount: amount, wallet_id: walletId,
                                                                          vault_transaction_hash: vaultTransactionHash, metadata: metadata),
                        idempotencyKey: idempotencyKey, notFound: .named)
     }
 
-    public func getSKUTransaction(_ id: String) async throws -> SKUTransaction {
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+    public func getSKUTransaction(_ id: PurchaseID) async throws -> SKUTransaction {
+        guard id.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
             throw ChippiPayError(kind: .refused, message: "Not a transaction id: \(id)")
         }
         return try await send("GET", "/v1/sku-transactions/\(id)", notFound: .thing("No purchase \(id)"))
@@ -287,16 +286,16 @@ public struct ChippiPayAPI: Sendable {
     }
 
     /// One page of purchases, newest first; `startingAfter` is the last id of the previous page.
-    public func listSKUTransactions(walletId: String? = nil, limit: Int = 20, startingAfter: String? = nil) async throws -> (transactions: [SKUTransaction], hasMore: Bool) {
+    public func listSKUTransactions(walletId: WalletID? = nil, limit: Int = 20, startingAfter: PurchaseID? = nil) async throws -> (transactions: [SKUTransaction], hasMore: Bool) {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
-        if let walletId { query.append(URLQueryItem(name: "wallet_id", value: walletId)) }
-        if let startingAfter { query.append(URLQueryItem(name: "starting_after", value: startingAfter)) }
+        if let walletId { query.append(URLQueryItem(name: "wallet_id", value: walletId.rawValue)) }
+        if let startingAfter { query.append(URLQueryItem(name: "starting_after", value: startingAfter.rawValue)) }
         let page: TransactionPage = try await send("GET", "/v1/sku-transactions", query: query)
         return (page.data, page.has_more)
     }
 
     public struct PreparedWallet: Decodable, Sendable, Hashable {
-        public var walletId: String
+        public var walletId: WalletID
         public var externalUserId: String
         public var accountClassHash: String
 
@@ -314,7 +313,7 @@ public struct ChippiPayAPI: Sendable {
     }
 
     struct SaveBody: Encodable, Sendable {
-        var wallet_id: String
+        var wallet_id: WalletID
         var public_key: String
         var encrypted_private_key: String
         var auth_token: String
@@ -322,13 +321,13 @@ public struct ChippiPayAPI: Sendable {
 
     /// A saved wallet (`GET /v1/chipi-wallets/{id}`).
     public struct Wallet: Decodable, Sendable, Hashable {
-        public var walletId: String
+        public var walletId: WalletID
         public var externalUserId: String
         public var publicKey: String?
         public var address: String?
         /// The private key sealed with the user's password (``WalletKeyBackup``).
         public var encryptedPrivateKey: String?
-        public var status: String
+        public var status: WalletStatus
         public var deployTransactionHash: String?
         /// Unix milliseconds.
         public var createdAt: Int64?
@@ -341,8 +340,8 @@ public struct ChippiPayAPI: Sendable {
         }
     }
 
-    public func getWallet(_ id: String) async throws -> Wallet {
-        guard id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(id)") }
+    public func getWallet(_ id: WalletID) async throws -> Wallet {
+        guard id.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(id)") }
         return try await send("GET", "/v1/chipi-wallets/\(id)", notFound: .thing("No wallet \(id)"))
     }
 
@@ -359,15 +358,15 @@ public struct ChippiPayAPI: Sendable {
     /// Links `address` to the wallet as an account its purchases may be paid from
     /// (`POST /v1/chipi-wallets/{id}/payers`), with the account's signature over ``PayerLink``.
     /// Linking an account twice is not an error.
-    public func linkPayer(walletId: String, address: Felt, signature: [Felt]) async throws {
-        guard walletId.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(walletId)") }
+    public func linkPayer(walletId: WalletID, address: Felt, signature: [Felt]) async throws {
+        guard walletId.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(walletId)") }
         let _: LinkedPayer = try await send("POST", "/v1/chipi-wallets/\(walletId)/payers",
                                             body: PayerBody(address: address.description, signature: signature.map(\.description)), notFound: .named)
     }
 
     struct Success: Decodable, Sendable { var success: Bool }
 
-    public func saveWallet(walletId: String, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
+    public func saveWallet(walletId: WalletID, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
         let answer: Success = try await send("POST", "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
                                                                                           encrypted_private_key: encryptedPrivateKey, auth_token: authToken), notFound: .named)
         guard answer.success else { throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "saving the wallet did not succeed") }

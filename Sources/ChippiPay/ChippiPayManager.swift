@@ -17,13 +17,13 @@ public enum PurchaseStep: Sendable, Equatable {
     /// Step 5: the provider is told about the payment.
     case creatingTransaction(vaultTransactionHash: String)
     /// Step 6: waiting for delivery.
-    case polling(transactionId: String)
+    case polling(transactionId: PurchaseID)
     /// Step 7: delivered.
     case completed(SKUTransaction)
     /// Refused or failed; `transactionId` when the provider knows the purchase (a failed purchase is refunded).
-    case failed(message: String, transactionId: String?)
+    case failed(message: String, transactionId: PurchaseID?)
     /// Delivery not confirmed within the polling window; it goes on and can be checked later.
-    case pending(transactionId: String)
+    case pending(transactionId: PurchaseID)
 }
 
 /// The app's ChippiPay side (the seed's `ChippiPayManager`): the gasless wallet, the catalogue,
@@ -38,7 +38,7 @@ public enum PurchaseStep: Sendable, Equatable {
 @Observable
 public final class ChippiPayManager {
     public private(set) var availableServices: [ChippiSKU] = []
-    public private(set) var currentWalletId: String?
+    public private(set) var currentWalletId: WalletID?
     /// The wallet as the provider keeps it (the seed's `currentWallet`), once created or restored.
     public private(set) var currentWallet: ChippiWallet?
     public private(set) var isConnected = false
@@ -73,7 +73,7 @@ public final class ChippiPayManager {
     /// The wallet id is kept in the SecureStore. Returns it.
     /// `email`, asked on the wallet creation screen, is kept with the wallet at the provider.
     @discardableResult
-    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String, email: String? = nil) async throws -> String {
+    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String, email: String? = nil) async throws -> WalletID {
         try await run {
             guard userPassword.count >= 8 else { throw WalletKeyBackup.Failure.weakPassword }
             var metadata = ["source": "ios_app"]
@@ -82,11 +82,11 @@ public final class ChippiPayManager {
             let key = StarkKey.random()
             let sealed = try WalletKeyBackup.seal(key, password: userPassword, walletId: prepared.walletId, rounds: self.keyRounds)
             try await self.api.saveWallet(walletId: prepared.walletId, publicKey: key.publicKey.description, encryptedPrivateKey: sealed, authToken: authToken)
-            try await self.store.setString(prepared.walletId, for: Self.walletItem)
+            try await self.store.setString(prepared.walletId.rawValue, for: Self.walletItem)
             self.currentWalletId = prepared.walletId
             self.currentWallet = (try? await self.api.getWallet(prepared.walletId)).map(ChippiWallet.init)
                 ?? ChippiWallet(walletId: prepared.walletId, externalUserId: externalUserId, publicKey: key.publicKey.description, address: nil,
-                                status: "active", email: metadata["email"], createdAt: nil)
+                                status: .active, email: metadata["email"], createdAt: nil)
             self.isConnected = true
             return prepared.walletId
         }
@@ -95,7 +95,8 @@ public final class ChippiPayManager {
     /// The wallet saved by an earlier `createGaslessWallet`, at app start.
     @discardableResult
     public func restoreWallet() async throws -> Bool {
-        guard let id = try await store.string(for: Self.walletItem) else { return false }
+        guard let stored = try await store.string(for: Self.walletItem) else { return false }
+        let id = WalletID(stored)
         currentWalletId = id
         isConnected = true
         // The provider's record, when it can be reached; the id alone is enough to go on.
@@ -129,14 +130,14 @@ public final class ChippiPayManager {
             }
             let (payer, signature) = try await starknet.signPayerLink(wallet: address)
             try await self.api.linkPayer(walletId: id, address: payer, signature: signature)
-            try await self.store.setString(id + " " + payer.description, for: Self.linkedPayerItem)
+            try await self.store.setString(id.rawValue + " " + payer.description, for: Self.linkedPayerItem)
         }
     }
 
     /// Whether the connected Starknet wallet is linked to this ChippiPay wallet already.
     func isPayerLinked(_ starknet: StarknetManager) async -> Bool {
         guard let id = currentWalletId, let payer = starknet.walletAddress else { return false }
-        return (try? await store.string(for: Self.linkedPayerItem)) == id + " " + payer.description
+        return (try? await store.string(for: Self.linkedPayerItem)) == id.rawValue + " " + payer.description
     }
 
     // MARK: Catalogue
@@ -169,12 +170,12 @@ public final class ChippiPayManager {
     public enum PollOutcome: Sendable, Equatable {
         case completed(SKUTransaction)
         case failed(SKUTransaction)
-        case pending(transactionId: String)
+        case pending(transactionId: PurchaseID)
     }
 
     /// Step 6: every 2 s, backing off to 10 s, at most 10 times; a purchase still pending then is
     /// `.pending` (it goes on; check it later), not a failure. Cancelling the task stops it.
-    public func pollTransactionStatus(transactionId: String) async throws -> PollOutcome {
+    public func pollTransactionStatus(transactionId: PurchaseID) async throws -> PollOutcome {
         let poller = Poller(interval: .seconds(2), multiplier: 1.5, maxInterval: .seconds(10), maxAttempts: 10, sleeper: sleeper,
                             retryErrors: { ($0 as? ChippiPayError)?.isTransient ?? false })
         do {
@@ -198,7 +199,7 @@ public final class ChippiPayManager {
         var fri: String
         var paymentAddress: String
         var vaultTransactionHash: String?
-        var transactionId: String?
+        var transactionId: PurchaseID?
         /// The signed outside execution handed to the paymaster, until its hash is known.
         var account: Felt?
         var outsideExecution: OutsideExecution?
@@ -359,7 +360,7 @@ public final class ChippiPayManager {
 
     static let noWallet = ChippiPayError(kind: .refused, message: "Create a ChippiPay wallet first")
 
-    private func fail(_ message: String, _ transactionId: String?) -> PurchaseStep {
+    private func fail(_ message: String, _ transactionId: PurchaseID?) -> PurchaseStep {
         errorMessage = message
         purchaseStep = .failed(message: message, transactionId: transactionId)
         return purchaseStep
@@ -393,18 +394,18 @@ public final class ChippiPayManager {
 /// The user's gasless wallet (the seed's `ChippiWallet`): its id, its Stark public key and
 /// account address, its status at the provider, and the e-mail given when it was made.
 public struct ChippiWallet: Sendable, Hashable, Identifiable {
-    public var walletId: String
+    public var walletId: WalletID
     public var externalUserId: String
     public var publicKey: String?
     public var address: String?
-    public var status: String
+    public var status: WalletStatus
     public var email: String?
     /// Unix milliseconds.
     public var createdAt: Int64?
 
-    public var id: String { walletId }
+    public var id: WalletID { walletId }
 
-    public init(walletId: String, externalUserId: String, publicKey: String?, address: String?, status: String, email: String?, createdAt: Int64?) {
+    public init(walletId: WalletID, externalUserId: String, publicKey: String?, address: String?, status: WalletStatus, email: String?, createdAt: Int64?) {
         self.walletId = walletId
         self.externalUserId = externalUserId
         self.publicKey = publicKey

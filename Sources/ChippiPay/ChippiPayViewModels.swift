@@ -185,7 +185,7 @@ public final class WalletCreationViewModel {
     public var email = ""
     public var password = ""
     public var passwordAgain = ""
-    public private(set) var walletId: String?
+    public private(set) var walletId: WalletID?
     @ObservationIgnored let chippi: ChippiPayManager
     @ObservationIgnored let authToken: @MainActor () async -> String?
     @ObservationIgnored let externalUserId: String
@@ -254,9 +254,9 @@ public final class PurchaseHistoryViewModel {
     public private(set) var hasMore = true
     public private(set) var errorMessage: String?
     @ObservationIgnored let api: ChippiPayAPI
-    @ObservationIgnored let walletId: String
+    @ObservationIgnored let walletId: WalletID
 
-    public init(api: ChippiPayAPI, walletId: String) {
+    public init(api: ChippiPayAPI, walletId: WalletID) {
         self.api = api
         self.walletId = walletId
     }

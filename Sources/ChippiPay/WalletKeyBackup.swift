@@ -29,16 +29,16 @@ public enum WalletKeyBackup {
         }
     }
 
-    public static func seal(_ key: StarkKey, password: String, walletId: String, rounds: Int = defaultRounds) throws -> String {
+    public static func seal(_ key: StarkKey, password: String, walletId: WalletID, rounds: Int = defaultRounds) throws -> String {
         guard password.count >= 8 else { throw Failure.weakPassword }
         let salt = (0..<16).map { _ in UInt8.random(in: 0...255) }
         let symmetric = try derive(password: password, salt: salt, rounds: rounds)
-        let box = try AES.GCM.seal(Data(key.privateKey.bigEndianBytes), using: symmetric, authenticating: Data(walletId.utf8))
+        let box = try AES.GCM.seal(Data(key.privateKey.bigEndianBytes), using: symmetric, authenticating: Data(walletId.rawValue.utf8))
         guard let combined = box.combined else { throw Failure.malformed }
         return "v1.\(Base64URL.encode(salt)).\(rounds).\(Base64URL.encode(combined))"
     }
 
-    public static func open(_ blob: String, password: String, walletId: String) throws -> StarkKey {
+    public static func open(_ blob: String, password: String, walletId: WalletID) throws -> StarkKey {
         let parts = blob.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let salt = Base64URL.decode(String(parts[1])), let rounds = Int(parts[2]),
               (1_000...10_000_000).contains(rounds), let sealed = Base64URL.decode(String(parts[3])) else {
@@ -47,7 +47,7 @@ public enum WalletKeyBackup {
         let symmetric = try derive(password: password, salt: salt, rounds: rounds)
         let plain: Data
         do {
-            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: sealed), using: symmetric, authenticating: Data(walletId.utf8))
+            plain = try AES.GCM.open(try AES.GCM.SealedBox(combined: sealed), using: symmetric, authenticating: Data(walletId.rawValue.utf8))
         } catch {
             throw Failure.wrongPassword
         }

@@ -374,10 +374,10 @@ extension ChippiCommand {
         @MainActor
         func run() async throws {
             let api = try ChippiCommand.api(options)
-            var transaction = try await ChippiCommand.provider { try await api.getSKUTransaction(id) }
+            var transaction = try await ChippiCommand.provider { try await api.getSKUTransaction(PurchaseID(id)) }
             if wait, transaction.status == .pending {
                 let manager = try ChippiCommand.purchases(options)
-                switch try await manager.pollTransactionStatus(transactionId: id) {
+                switch try await manager.pollTransactionStatus(transactionId: PurchaseID(id)) {
                 case .completed(let done), .failed(let done): transaction = done
                 case .pending: break
                 }

@@ -1,3 +1,5 @@
+import ChippiPayVocabulary
+import PurseFormats
 @testable import ChippiPayService
 @testable import StarknetDevnet
 import Foundation

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PurseDatabase
+import PurseFormats
 import PurseServer
 import PurseTestSupport
 import SQLKit
@@ -29,6 +30,32 @@ struct DatabaseSeamTests {
     static let notes = Migration("seam_0001_notes", [
         "CREATE TABLE seam_notes (id BIGINT PRIMARY KEY, body TEXT NOT NULL, amount BIGINT NOT NULL CHECK (amount >= 0))",
     ])
+
+    // MARK: Typed values
+
+    enum NoteTag {}
+    typealias NoteID = Tagged<NoteTag, Int64>
+    enum Mood: String { case calm, tense }
+
+    @Test("a typed id binds as its raw value, and a stored raw value reads back typed or as UnreadableColumn", arguments: TestEngines.all)
+    func typedValues(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            let id: NoteID = 7
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO seam_notes (id, body, amount) VALUES (\(bind: id), \(bind: Mood.calm.rawValue), 1)").run()
+                try await db.raw("INSERT INTO seam_notes (id, body, amount) VALUES (8, 'glad', 1)").run()
+            }
+            try await database.read { db in
+                let row = try #require(try await db.raw("SELECT id, body FROM seam_notes WHERE id = \(bind: id)").first())
+                #expect(try row.decode(column: "id", as: NoteID.self, of: "seam_notes") == id)
+                #expect(try row.decode(column: "body", as: Mood.self, of: "seam_notes") == .calm)
+                let other = try #require(try await db.raw("SELECT body, NULL AS absent FROM seam_notes WHERE id = 8").first())
+                #expect(throws: UnreadableColumn.self) { try other.decode(column: "body", as: Mood.self, of: "seam_notes") }
+                #expect(try other.decode(column: "absent", as: Mood?.self, of: "seam_notes") == nil)
+            }
+        }
+    }
 
     // MARK: Statements
 

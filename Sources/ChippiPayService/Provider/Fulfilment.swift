@@ -1,3 +1,4 @@
+import ChippiPayVocabulary
 import Foundation
 import Logging
 import PurseDatabase
@@ -76,7 +77,7 @@ struct Fulfilment: Sendable {
             let changed = try await db.raw("""
                 UPDATE chippi_sku_transactions SET status = \(bind: status.rawValue), failure_reason = \(bind: reason),
                     refund_transaction_hash = \(bind: refund?.description), updated_at = \(bind: now)
-                WHERE id = \(bind: purchase.id) AND status = 'pending' RETURNING id
+                WHERE id = \(bind: purchase.id.rawValue) AND status = 'pending' RETURNING id
                 """).first() != nil
             guard changed, let settled = try await Purchase.load(purchase.id, in: db) else { return }
             try await Webhooks.enqueue(event: "sku_transaction.\(status.rawValue)", purchase: settled, environment: environment, in: db)

@@ -1,3 +1,4 @@
+import ChippiPayVocabulary
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -63,7 +64,7 @@ struct ProviderRoutes: Sendable {
         }
         v1.get("sku-transactions/{id}") { request, context in
             let merchant = try await merchant(request, area: .purchases)
-            let id = try context.parameters.require("id")
+            let id = PurchaseID(try context.parameters.require("id"))
             guard let purchase = try await environment.database.read({ db in try await Purchase.load(id, merchant: merchant.id, in: db) }) else {
                 throw APIError.notFound("Transaction not found")
             }
@@ -74,8 +75,8 @@ struct ProviderRoutes: Sendable {
             try request.requireOnlyQuery(["limit", "wallet_id", "starting_after"])
             let query = request.uri.queryParameters
             let limit = try Self.limit(query.get("limit"))
-            let walletID = query.get("wallet_id")
-            let cursor = query.get("starting_after")
+            let walletID = query.get("wallet_id").map(WalletID.init(rawValue:))
+            let cursor = query.get("starting_after").map(PurchaseID.init(rawValue:))
             let page = try await environment.database.read { db in
                 var after: Purchase?
                 if let cursor {
@@ -165,7 +166,7 @@ struct ProviderRoutes: Sendable {
         var sku_id: String
         var reference: String
         var amount: Double
-        var wallet_id: String
+        var wallet_id: WalletID
         var vault_transaction_hash: String
         var metadata: JSONValue?
     }
@@ -194,12 +195,12 @@ struct ProviderRoutes: Sendable {
         if case .replay(let answer) = try await environment.begin(call) { return answer }
         let store = WalletStore()
         let wallet = try await environment.database.read { db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }
-        guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found") }
+        guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found") }
         // A purchase is paid by its own wallet: its account, or an account linked to it with that
         // account's signature. A payment seen on chain cannot be claimed by another merchant or
         // another of this merchant's users, and a wallet only prepared pays for nothing.
         guard wallet.status == .active, let walletAddress = wallet.address.flatMap({ Felt($0) }) else {
-            throw APIError.conflict("Wallet \(input.wallet_id.prefix(64)) is not active yet: finish creating it before paying from it")
+            throw APIError.conflict("Wallet \(input.wallet_id.rawValue.prefix(64)) is not active yet: finish creating it before paying from it")
         }
         let required = configuration.rate.fri(forCentavos: centavos)
         let payment = try await payments.verify(vaultHash, required: required)
@@ -209,14 +210,14 @@ struct ProviderRoutes: Sendable {
             linked = try await environment.database.read { db in try await store.isLinkedPayer(payment.payer.description, of: input.wallet_id, in: db) }
         }
         guard linked else {
-            throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.prefix(64)) "
+            throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.rawValue.prefix(64)) "
                 + "(its account \(walletAddress), or one linked with POST /v1/chipi-wallets/{id}/payers)")
         }
 
         let now = environment.now()
         defer { if configuration.fulfilmentSeconds == 0 { environment.jobs.wakeup.signal() } }
         return try await environment.commit(call) { db in
-            let id = RandomID.make("chipi_tx")
+            let id = PurchaseID(RandomID.make("chipi_tx"))
             let purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,
                                     centavos: centavos, strk: required, paid: payment.amount, payer: payment.payer, vaultHash: vaultHash,
                                     status: .pending, failureReason: nil, refundHash: nil, metadata: metadataText,
@@ -287,7 +288,7 @@ struct ProviderRoutes: Sendable {
 }
 
 /// A fulfilment job's payload.
-struct FulfilmentJob: Codable { var transactionID: String }
+struct FulfilmentJob: Codable { var transactionID: PurchaseID }
 
 extension JSONEncoder {
     /// The provider's answers: keys sorted, slashes as they are.

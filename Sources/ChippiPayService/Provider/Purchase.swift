@@ -1,3 +1,4 @@
+import ChippiPayVocabulary
 import Foundation
 import PurseDatabase
 import PurseFormats
@@ -7,13 +8,11 @@ import Starknet
 
 /// A service purchase: paid by a vault withdrawal, then fulfilled (or failed and refunded).
 struct Purchase: Sendable {
-    enum Status: String, Sendable, Codable {
-        case pending, completed, failed
-    }
+    typealias Status = PurchaseStatus
 
-    var id: String
+    var id: PurchaseID
     var merchantID: String
-    var walletID: String
+    var walletID: WalletID
     var skuID: String
     var reference: String
     var centavos: Int64
@@ -33,14 +32,14 @@ struct Purchase: Sendable {
 
     /// The wire form (`GET /v1/sku-transactions/{id}` and the webhooks' `data`).
     struct Body: Codable, Sendable, Equatable {
-        var transaction_id: String
+        var transaction_id: PurchaseID
         var status: Status
         var sku_id: String
         var reference: String
         var amount: String
         var currency: String
         var strk_amount: String
-        var wallet_id: String
+        var wallet_id: WalletID
         var vault_transaction_hash: String
         var failure_reason: String?
         var refund_transaction_hash: String?
@@ -63,7 +62,7 @@ struct Purchase: Sendable {
         try await db.raw("""
             INSERT INTO chippi_sku_transactions (id, merchant_id, wallet_id, sku_id, reference, amount_centavos, currency, strk_fri, paid_fri,
                 payer, vault_transaction_hash, status, metadata, created_at, updated_at)
-            VALUES (\(bind: id), \(bind: merchantID), \(bind: walletID), \(bind: skuID), \(bind: reference), \(bind: centavos), \(bind: SKU.currency),
+            VALUES (\(bind: id.rawValue), \(bind: merchantID), \(bind: walletID.rawValue), \(bind: skuID), \(bind: reference), \(bind: centavos), \(bind: SKU.currency),
                 \(bind: strk.description), \(bind: paid.description), \(bind: payer.description), \(bind: vaultHash.description),
                 \(bind: status.rawValue), \(bind: metadata), \(bind: created), \(bind: updated))
             ON CONFLICT DO NOTHING RETURNING id
@@ -75,7 +74,7 @@ struct Purchase: Sendable {
         failure_reason, refund_transaction_hash, metadata, created_at, updated_at
         """
 
-    init(id: String, merchantID: String, walletID: String, skuID: String, reference: String, centavos: Int64, strk: UInt256, paid: UInt256,
+    init(id: PurchaseID, merchantID: String, walletID: WalletID, skuID: String, reference: String, centavos: Int64, strk: UInt256, paid: UInt256,
          payer: Felt, vaultHash: Felt, status: Status, failureReason: String?, refundHash: Felt?, metadata: String, created: Int64, updated: Int64) {
         self.id = id
         self.merchantID = merchantID
@@ -104,9 +103,10 @@ struct Purchase: Sendable {
             guard let value = UInt256(try row.decode(column: column, as: String.self)) else { throw UnreadableColumn("chippi_sku_transactions", column) }
             return value
         }
-        guard let status = Status(rawValue: try row.decode(column: "status", as: String.self)) else { throw UnreadableColumn("chippi_sku_transactions", "status") }
-        self.init(id: try row.decode(column: "id", as: String.self), merchantID: try row.decode(column: "merchant_id", as: String.self),
-                  walletID: try row.decode(column: "wallet_id", as: String.self), skuID: try row.decode(column: "sku_id", as: String.self),
+        let table = "chippi_sku_transactions"
+        let status = try row.decode(column: "status", as: Status.self, of: table)
+        self.init(id: try row.decode(column: "id", as: PurchaseID.self, of: table), merchantID: try row.decode(column: "merchant_id", as: String.self),
+                  walletID: try row.decode(column: "wallet_id", as: WalletID.self, of: table), skuID: try row.decode(column: "sku_id", as: String.self),
                   reference: try row.decode(column: "reference", as: String.self), centavos: try row.decode(column: "amount_centavos", as: Int64.self),
                   strk: try amount("strk_fri"), paid: try amount("paid_fri"), payer: try felt("payer"), vaultHash: try felt("vault_transaction_hash"),
                   status: status, failureReason: try row.decode(column: "failure_reason", as: String?.self),
@@ -115,21 +115,21 @@ struct Purchase: Sendable {
                   created: try row.decode(column: "created_at", as: Int64.self), updated: try row.decode(column: "updated_at", as: Int64.self))
     }
 
-    static func load(_ id: String, merchant: String? = nil, in db: any DatabaseSession) async throws -> Purchase? {
-        var query = SQLQueryString("SELECT \(unsafeRaw: columns) FROM chippi_sku_transactions WHERE id = \(bind: id)")
+    static func load(_ id: PurchaseID, merchant: String? = nil, in db: any DatabaseSession) async throws -> Purchase? {
+        var query = SQLQueryString("SELECT \(unsafeRaw: columns) FROM chippi_sku_transactions WHERE id = \(bind: id.rawValue)")
         if let merchant { query.appendInterpolation(unsafeRaw: " AND merchant_id = "); query.appendInterpolation(bind: merchant) }
         return try await db.raw(query).first().map(Purchase.init(row:))
     }
 
     /// A merchant's purchases, newest first (optionally one wallet's), after the purchase `after`
     /// in that order.
-    static func list(merchant: String, wallet: String?, after: Purchase?, limit: Int, in db: any DatabaseSession) async throws -> [Purchase] {
+    static func list(merchant: String, wallet: WalletID?, after: Purchase?, limit: Int, in db: any DatabaseSession) async throws -> [Purchase] {
         var query = SQLQueryString("SELECT \(unsafeRaw: columns) FROM chippi_sku_transactions WHERE merchant_id = \(bind: merchant)")
-        if let wallet { query.appendInterpolation(unsafeRaw: " AND wallet_id = "); query.appendInterpolation(bind: wallet) }
+        if let wallet { query.appendInterpolation(unsafeRaw: " AND wallet_id = "); query.appendInterpolation(bind: wallet.rawValue) }
         if let after {
             query.appendInterpolation(unsafeRaw: " AND (created_at < "); query.appendInterpolation(bind: after.created)
             query.appendInterpolation(unsafeRaw: " OR (created_at = "); query.appendInterpolation(bind: after.created)
-            query.appendInterpolation(unsafeRaw: " AND id < "); query.appendInterpolation(bind: after.id)
+            query.appendInterpolation(unsafeRaw: " AND id < "); query.appendInterpolation(bind: after.id.rawValue)
             query.appendInterpolation(unsafeRaw: "))")
         }
         query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC, id DESC LIMIT \(limit)")

@@ -1,15 +1,16 @@
+import ChippiPayVocabulary
 import Foundation
 import HTTPTypes
-import JWTKit
-import PurseHTTP
-import Synchronization
 import Hummingbird
+import JWTKit
 import NIOCore
 import PurseDatabase
 import PurseFormats
+import PurseHTTP
 import PurseServer
 import SQLKit
 import Starknet
+import Synchronization
 
 /// Gasless wallets: `POST /v1/chipi-wallets/prepare-creation` reserves a wallet id for an app
 /// user, `POST /v1/chipi-wallets` saves the public key and the encrypted private key the device
@@ -30,21 +31,21 @@ struct WalletRoutes: Sendable {
     }
 
     struct PrepareResponse: Codable {
-        var wallet_id: String
+        var wallet_id: WalletID
         var external_user_id: String
         /// The class the account is deployed from (its address: salt and constructor = the public key).
         var account_class_hash: String
     }
 
     struct SaveRequest: Decodable {
-        var wallet_id: String
+        var wallet_id: WalletID
         var public_key: String
         var encrypted_private_key: String
         var auth_token: String
     }
 
     struct WalletBody: Codable {
-        var wallet_id: String
+        var wallet_id: WalletID
         var external_user_id: String
         var public_key: String?
         var address: String?
@@ -74,12 +75,12 @@ struct WalletRoutes: Sendable {
                 throw ProviderError.invalid("metadata must be an object of at most 4 KB")
             }
             let now = environment.now()
-            let id = try await environment.database.transaction { db -> String in
+            let id = try await environment.database.transaction { db -> WalletID in
                 if let existing = try await store.wallet(ofUser: input.external_user_id, merchant: merchant.id, in: db) {
                     guard existing.status == .prepared else { throw APIError.conflict("external_user_id already has a wallet") }
                     return existing.id
                 }
-                let id = RandomID.make("wallet")
+                let id = WalletID(RandomID.make("wallet"))
                 try await store.prepare(id: id, merchant: merchant.id, externalUserID: input.external_user_id, metadata: metadata, now: now, in: db)
                 return id
             }
@@ -92,7 +93,7 @@ struct WalletRoutes: Sendable {
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(SaveRequest.self, from: body)
             guard let owner = try await environment.database.read({ db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }) else {
-                throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
+                throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found")
             }
             try await authenticate(input.auth_token, merchant: merchant, user: owner.externalUserID)
             guard let publicKey = Felt(input.public_key), !publicKey.isZero else { throw ProviderError.invalid("public_key must be a Stark public key (0x-hex)") }
@@ -104,7 +105,7 @@ struct WalletRoutes: Sendable {
             let now = environment.now()
             try await environment.database.transaction { db in
                 guard let wallet = try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) else {
-                    throw APIError.notFound("Wallet \(input.wallet_id.prefix(64)) not found")
+                    throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found")
                 }
                 if wallet.status == .active {
                     // Saving the same key again is a retry; another key is a conflict.
@@ -122,7 +123,7 @@ struct WalletRoutes: Sendable {
         group.post("chipi-wallets/{id}/payers") { request, context in
             var request = request
             let merchant = try await routes.merchant(request, area: .wallets)
-            let id = try context.parameters.require("id")
+            let id = WalletID(try context.parameters.require("id"))
             let input = try JSONBody.decode(PayerRequest.self, from: try await request.collectJSONBody(context: context))
             let payer = try PaymasterRoutes.address(input.address, "address")
             guard (1...8).contains(input.signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
@@ -131,10 +132,10 @@ struct WalletRoutes: Sendable {
                 return felt
             }
             guard let found = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
-                throw APIError.notFound("Wallet \(id.prefix(64)) not found")
+                throw APIError.notFound("Wallet \(id.rawValue.prefix(64)) not found")
             }
             guard found.status == .active, let wallet = found.address.flatMap({ Felt($0) }) else {
-                throw APIError.conflict("Wallet \(id.prefix(64)) is not active yet: save it before linking accounts to it")
+                throw APIError.conflict("Wallet \(id.rawValue.prefix(64)) is not active yet: save it before linking accounts to it")
             }
             let payments = routes.payments
             let chainId: Felt
@@ -143,13 +144,13 @@ struct WalletRoutes: Sendable {
             try await payments.checkSignature(of: payer, over: hash, signature: signature, what: "the payer link")
             let now = environment.now()
             let linked = try await environment.database.transaction { db in try await store.linkPayer(payer.description, to: id, now: now, in: db) }
-            return try Response.json(["wallet_id": id, "address": payer.description], status: linked ? .created : .ok)
+            return try Response.json(["wallet_id": id.rawValue, "address": payer.description], status: linked ? .created : .ok)
         }
         group.get("chipi-wallets/{id}") { request, context in
             let merchant = try await routes.merchant(request, area: .wallets)
-            let id = try context.parameters.require("id")
+            let id = WalletID(try context.parameters.require("id"))
             guard let wallet = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
-                throw APIError.notFound("Wallet \(id.prefix(64)) not found")
+                throw APIError.notFound("Wallet \(id.rawValue.prefix(64)) not found")
             }
             return try Response.json(WalletBody(
                 wallet_id: wallet.id, external_user_id: wallet.externalUserID, public_key: wallet.publicKey, address: wallet.address,
@@ -160,7 +161,7 @@ struct WalletRoutes: Sendable {
 
     /// Deploys the wallet's account through the Universal Deployer from the provider's relayer
     /// (the user pays nothing), unless it is deployed already; records the transaction.
-    func deploy(wallet: String, publicKey: Felt, address: Felt) async throws {
+    func deploy(wallet: WalletID, publicKey: Felt, address: Felt) async throws {
         let payments = routes.payments
         do {
             _ = try await payments.provider.classHash(at: address)

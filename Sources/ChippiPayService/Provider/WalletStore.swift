@@ -1,3 +1,4 @@
+import ChippiPayVocabulary
 import Foundation
 import PurseDatabase
 import PurseServer
@@ -7,13 +8,10 @@ import SQLKit
 /// the session it is given, so a route decides what one transaction holds.
 struct WalletStore: Sendable {
     /// Where a wallet stands: its id reserved for an app user, or saved with its key.
-    enum Status: String, Sendable, Codable {
-        case prepared
-        case active
-    }
+    typealias Status = WalletStatus
 
     struct Wallet: Sendable {
-        var id: String
+        var id: WalletID
         var externalUserID: String
         var publicKey: String?
         var address: String?
@@ -29,8 +27,8 @@ struct WalletStore: Sendable {
         "id, external_user_id, public_key, address, encrypted_private_key, status, deploy_transaction_hash, created_at, metadata"
 
     /// A merchant's wallet by id.
-    func wallet(_ id: String, merchant: String, in db: any DatabaseSession) async throws -> Wallet? {
-        try await db.raw("SELECT \(Self.columns) FROM chippi_wallets WHERE id = \(bind: id) AND merchant_id = \(bind: merchant)").first().map(Self.wallet)
+    func wallet(_ id: WalletID, merchant: String, in db: any DatabaseSession) async throws -> Wallet? {
+        try await db.raw("SELECT \(Self.columns) FROM chippi_wallets WHERE id = \(bind: id.rawValue) AND merchant_id = \(bind: merchant)").first().map(Self.wallet)
     }
 
     /// A merchant's wallet for one of its app users.
@@ -41,43 +39,42 @@ struct WalletStore: Sendable {
     }
 
     /// Reserves a wallet id for an app user.
-    func prepare(id: String, merchant: String, externalUserID: String, metadata: String, now: Date, in db: any DatabaseSession) async throws {
+    func prepare(id: WalletID, merchant: String, externalUserID: String, metadata: String, now: Date, in db: any DatabaseSession) async throws {
         let millis = now.epochMillis
         try await db.raw("""
             INSERT INTO chippi_wallets (id, merchant_id, external_user_id, status, metadata, created_at, updated_at)
-            VALUES (\(bind: id), \(bind: merchant), \(bind: externalUserID), \(bind: Status.prepared.rawValue), \(bind: metadata), \(bind: millis), \(bind: millis))
+            VALUES (\(bind: id.rawValue), \(bind: merchant), \(bind: externalUserID), \(bind: Status.prepared.rawValue), \(bind: metadata), \(bind: millis), \(bind: millis))
             """).run()
     }
 
     /// Saves a prepared wallet's key and account address: it is active from then on.
-    func activate(_ id: String, publicKey: String, encryptedPrivateKey: String, address: String, now: Date, in db: any DatabaseSession) async throws {
+    func activate(_ id: WalletID, publicKey: String, encryptedPrivateKey: String, address: String, now: Date, in db: any DatabaseSession) async throws {
         try await db.raw("""
             UPDATE chippi_wallets SET public_key = \(bind: publicKey), encrypted_private_key = \(bind: encryptedPrivateKey),
-                address = \(bind: address), status = \(bind: Status.active.rawValue), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: id)
+                address = \(bind: address), status = \(bind: Status.active.rawValue), updated_at = \(bind: now.epochMillis) WHERE id = \(bind: id.rawValue)
             """).run()
     }
 
-    func recordDeploy(of wallet: String, transactionHash: String, in db: any DatabaseSession) async throws {
-        try await db.raw("UPDATE chippi_wallets SET deploy_transaction_hash = \(bind: transactionHash) WHERE id = \(bind: wallet)").run()
+    func recordDeploy(of wallet: WalletID, transactionHash: String, in db: any DatabaseSession) async throws {
+        try await db.raw("UPDATE chippi_wallets SET deploy_transaction_hash = \(bind: transactionHash) WHERE id = \(bind: wallet.rawValue)").run()
     }
 
     /// Links an account that may pay for the wallet's purchases; false when it was linked before.
-    func linkPayer(_ address: String, to wallet: String, now: Date, in db: any DatabaseSession) async throws -> Bool {
+    func linkPayer(_ address: String, to wallet: WalletID, now: Date, in db: any DatabaseSession) async throws -> Bool {
         try await db.raw("""
-            INSERT INTO chippi_wallet_payers (wallet_id, address, created_at) VALUES (\(bind: wallet), \(bind: address), \(bind: now.epochMillis))
+            INSERT INTO chippi_wallet_payers (wallet_id, address, created_at) VALUES (\(bind: wallet.rawValue), \(bind: address), \(bind: now.epochMillis))
             ON CONFLICT DO NOTHING RETURNING address
             """).first() != nil
     }
 
-    func isLinkedPayer(_ address: String, of wallet: String, in db: any DatabaseSession) async throws -> Bool {
-        try await db.raw("SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: wallet) AND address = \(bind: address)").first() != nil
+    func isLinkedPayer(_ address: String, of wallet: WalletID, in db: any DatabaseSession) async throws -> Bool {
+        try await db.raw("SELECT address FROM chippi_wallet_payers WHERE wallet_id = \(bind: wallet.rawValue) AND address = \(bind: address)").first() != nil
     }
 
     static func wallet(_ row: any SQLRow) throws -> Wallet {
-        let status = try row.decode(column: "status", as: String.self)
-        guard let typed = Status(rawValue: status) else { throw UnreadableColumn("chippi_wallets", "status") }
+        let typed = try row.decode(column: "status", as: Status.self, of: "chippi_wallets")
         return Wallet(
-            id: try row.decode(column: "id", as: String.self), externalUserID: try row.decode(column: "external_user_id", as: String.self),
+            id: try row.decode(column: "id", as: WalletID.self, of: "chippi_wallets"), externalUserID: try row.decode(column: "external_user_id", as: String.self),
             publicKey: try row.decode(column: "public_key", as: String?.self), address: try row.decode(column: "address", as: String?.self),
             encryptedPrivateKey: try row.decode(column: "encrypted_private_key", as: String?.self), status: typed,
             deployTransactionHash: try row.decode(column: "deploy_transaction_hash", as: String?.self),
