@@ -96,6 +96,7 @@ let package = Package(
         // ids. The client core re-exports its system's vocabulary; the service encodes the same.
         .target(name: "NexusVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
         .target(name: "ChippiPayVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
+        .target(name: "CutiEVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
 
         // MARK: - Shared HTTP (both sides)
 
@@ -180,6 +181,7 @@ let package = Package(
         .target(
             name: "CutiE",
             dependencies: [
+                "CutiEVocabulary",
                 "PurseKit",
                 "PurseHTTP",
                 "PurseFormats",
@@ -373,6 +375,7 @@ let package = Package(
         .target(
             name: "CutiEService",
             dependencies: [
+                "CutiEVocabulary",
                 "PurseAPNs",
                 "PurseServer",
                 "PurseDatabase",

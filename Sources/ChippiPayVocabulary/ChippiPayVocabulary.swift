@@ -5,7 +5,7 @@
 /// encodes the same types.
 
 /// Where a service purchase (`/v1/sku-transactions`) stands.
-public enum PurchaseStatus: String, Codable, Sendable, CaseIterable {
+public enum PurchaseStatus: String, WireChoice {
     /// Paid from the vault; the service is being fulfilled.
     case pending
     case completed
@@ -17,7 +17,7 @@ public enum PurchaseStatus: String, Codable, Sendable, CaseIterable {
 }
 
 /// Where a gasless wallet stands at the provider.
-public enum WalletStatus: String, Codable, Sendable, CaseIterable {
+public enum WalletStatus: String, WireChoice {
     /// Its id is reserved for an app user; no key is saved yet.
     case prepared
     /// Saved with its public key, address and sealed private key.

@@ -332,16 +332,16 @@ public final class CutiE: Sendable {
     }
 
     struct VerifiedSubscription: Decodable, Sendable {
-        var tier: String
-        var status: String
+        var tier: CutiETier
+        var status: PlanStatus
         var expires_at: Int64?
         var grace_period_expires_at: Int64?
     }
 
     /// This app's tier and this month's feedback against its limit.
     public struct Usage: Decodable, Sendable, Equatable {
-        public var tier: String
-        public var status: String
+        public var tier: CutiETier
+        public var status: PlanStatus
         public var period: String
         public var feedback_received: Int64
         public var limit: Int64?

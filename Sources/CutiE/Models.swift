@@ -1,44 +1,5 @@
 import Foundation
-
-/// What a conversation is about.
-public enum ConversationCategory: String, Codable, Sendable, CaseIterable {
-    case bug, feature, question, feedback, other
-
-    public var displayName: String {
-        switch self {
-        case .bug: "Bug Report"
-        case .feature: "Feature Request"
-        case .question: "Question"
-        case .feedback: "Feedback"
-        case .other: "Other"
-        }
-    }
-}
-
-/// Where a conversation stands.
-public enum ConversationStatus: String, Codable, Sendable, CaseIterable {
-    case open, in_progress, waiting_user, waiting_admin, resolved, closed
-
-    public var displayName: String {
-        switch self {
-        case .open: "Open"
-        case .in_progress: "In Progress"
-        case .waiting_user: "Waiting for You"
-        case .waiting_admin: "Waiting for Support"
-        case .resolved: "Resolved"
-        case .closed: "Closed"
-        }
-    }
-}
-
-public enum ConversationPriority: String, Codable, Sendable, CaseIterable {
-    case low, normal, high, urgent
-}
-
-/// Who wrote a message.
-public enum SenderType: String, Codable, Sendable {
-    case user, admin, system
-}
+@_exported import CutiEVocabulary
 
 /// A label support staff put on a conversation.
 public struct Tag: Codable, Sendable, Hashable, Identifiable {
@@ -174,11 +135,6 @@ public struct LinkTokenResponse: Codable, Sendable, Hashable {
 }
 
 public typealias LinkToken = LinkTokenResponse
-
-/// What became of a link token.
-public enum LinkTokenStatus: String, Codable, Sendable {
-    case pending, confirmed, expired
-}
 
 public typealias LinkStatus = LinkTokenStatus
 

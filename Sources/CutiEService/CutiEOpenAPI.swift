@@ -1,5 +1,7 @@
+import CutiEVocabulary
 import HTTPTypes
 import PurseAPNs
+import PurseFormats
 import PurseServer
 
 /// Cuti-E's operations in the server's OpenAPI document.
@@ -40,8 +42,8 @@ enum CutiEOpenAPI {
     static let conversation = Schema.object([
         ("conversation_id", Schema.string), ("app_id", Schema.string), ("device_id", Schema.string), ("group_id", Schema.nullableString),
         ("user_id", Schema.nullableString), ("user_name", Schema.nullableString), ("title", Schema.nullableString),
-        ("category", Schema.oneOf(ConversationValues.categories)), ("status", Schema.oneOf(ConversationValues.statuses)),
-        ("priority", Schema.oneOf(ConversationValues.priorities)), ("assigned_admin_id", Schema.nullableString),
+        ("category", Schema.oneOf(ConversationCategory.rawValues)), ("status", Schema.oneOf(ConversationStatus.rawValues)),
+        ("priority", Schema.oneOf(ConversationPriority.rawValues)), ("assigned_admin_id", Schema.nullableString),
         ("message_count", Schema.integer), ("unread_count", Schema.integer), ("last_message", Schema.nullableString),
         ("tags", Schema.array(tag)), ("messages", Schema.array(message)), ("created_at", ms), ("updated_at", ms),
     ], required: ["conversation_id", "app_id", "category", "status", "priority", "message_count", "unread_count", "created_at", "updated_at"])
@@ -62,7 +64,7 @@ enum CutiEOpenAPI {
                              requestRequired: false),
             OpenAPIOperation(.post, "/v1/conversations", summary: "Start a conversation with the app's support team", tag: "cutie", idempotent: false,
                              request: Schema.object([
-                                 ("category", Schema.oneOf(ConversationValues.categories)), ("initial_message", text), ("title", Schema.string(length: 1...200)),
+                                 ("category", Schema.oneOf(ConversationCategory.rawValues)), ("initial_message", text), ("title", Schema.string(length: 1...200)),
                                  ("user_id", Schema.string(length: 0...100)), ("user_name", Schema.string(length: 0...100)), ("app_version", Schema.string(length: 0...100)),
                                  ("os_version", Schema.string(length: 0...100)), ("device_model", Schema.string(length: 0...100)),
                              ], required: ["category", "initial_message"]),
@@ -141,9 +143,9 @@ enum CutiEOpenAPI {
         // An empty value means "any" (the dashboard's filter form sends every field).
         let filters = ["app_id", "status", "category", "priority", "tag", "assignee", "unread", "q", "limit"].map { name -> OpenAPIParameter in
             let schema: YAMLValue = switch name {
-            case "status": Schema.oneOf([""] + ConversationValues.statuses)
-            case "category": Schema.oneOf([""] + ConversationValues.categories)
-            case "priority": Schema.oneOf([""] + ConversationValues.priorities)
+            case "status": Schema.oneOf([""] + ConversationStatus.rawValues)
+            case "category": Schema.oneOf([""] + ConversationCategory.rawValues)
+            case "priority": Schema.oneOf([""] + ConversationPriority.rawValues)
             case "unread": Schema.oneOf(["", "true", "false"])
             case "limit": Schema.integer(1...200)
             default: Schema.string(length: 0...200)
@@ -171,8 +173,8 @@ enum CutiEOpenAPI {
                              responses: [(201, "Sent", Schema.object([("message", message), ("pushes_queued", Schema.integer)], required: ["message", "pushes_queued"])),
                                          (404, "Unknown", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
             OpenAPIOperation(.patch, "/v1/admin/conversations/{id}", summary: "Change status, priority, category or assignee", tag: "cutie-admin",
-                             request: Schema.object([("status", Schema.oneOf(ConversationValues.statuses)), ("priority", Schema.oneOf(ConversationValues.priorities)),
-                                                     ("category", Schema.oneOf(ConversationValues.categories)), ("assigned_admin_id", Schema.string)]),
+                             request: Schema.object([("status", Schema.oneOf(ConversationStatus.rawValues)), ("priority", Schema.oneOf(ConversationPriority.rawValues)),
+                                                     ("category", Schema.oneOf(ConversationCategory.rawValues)), ("assigned_admin_id", Schema.string)]),
                              responses: [(200, "Changed", conversation), (404, "Unknown", Schema.error)] + adminRefused, headers: csrf),
             OpenAPIOperation(.post, "/v1/admin/conversations/{id}/tags", summary: "Tag a conversation", tag: "cutie-admin",
                              request: Schema.object([("tag", Schema.string(length: 1...40))], required: ["tag"]),

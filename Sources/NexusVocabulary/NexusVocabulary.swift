@@ -5,7 +5,7 @@
 /// service encodes the same types, so a status the one writes is a status the other reads.
 
 /// Where a wallet transaction stands.
-public enum TransactionStatus: String, Codable, Sendable, CaseIterable {
+public enum TransactionStatus: String, WireChoice {
     /// A top-up the supplier has not confirmed yet; its price is held from the wallet.
     case pending
     case completed
@@ -17,7 +17,7 @@ public enum TransactionStatus: String, Codable, Sendable, CaseIterable {
 }
 
 /// What moved money in a wallet.
-public enum TransactionKind: String, Codable, Sendable, CaseIterable {
+public enum TransactionKind: String, WireChoice {
     /// Airtime or data bought for a phone number.
     case topup
     /// Money paid into the wallet.
@@ -25,7 +25,7 @@ public enum TransactionKind: String, Codable, Sendable, CaseIterable {
 }
 
 /// How a top-up was authorised.
-public enum TopupMethod: String, Codable, Sendable, CaseIterable {
+public enum TopupMethod: String, WireChoice {
     case biometric
     case pin
 }
@@ -36,7 +36,7 @@ public typealias TransactionID = Tagged<TransactionTag, String>
 
 /// What a biometric challenge is for. A step-up token carries its intent, and a route takes only
 /// a token issued for its own.
-public enum ChallengeIntent: String, Codable, Sendable, CaseIterable {
+public enum ChallengeIntent: String, WireChoice {
     /// A top-up.
     case transaction
     /// The app's soft lock.
@@ -46,7 +46,7 @@ public enum ChallengeIntent: String, Codable, Sendable, CaseIterable {
 }
 
 /// Which WebAuthn ceremony a challenge belongs to.
-public enum Ceremony: String, Codable, Sendable, CaseIterable {
+public enum Ceremony: String, WireChoice {
     case registration
     case authentication
 }

@@ -1,5 +1,18 @@
 import PurseDatabase
+import PurseFormats
 import SQLKit
+
+/// Where a push in a service's push table stands.
+public enum PushStatus: String, WireChoice {
+    /// Waiting for its (next) try.
+    case queued
+    /// APNs accepted it (`apns_id`).
+    case sent
+    /// APNs refused it for good, or its last try failed.
+    case failed
+    /// APNs says the device token is no longer valid.
+    case unregistered
+}
 
 extension APNsOutcome {
     /// Records what APNs did with a push in a service's push table — a table with `id`,
@@ -10,23 +23,23 @@ extension APNsOutcome {
         switch self {
         case .sent(let apnsID):
             try await db.raw("""
-                UPDATE \(unsafeRaw: table) SET status = 'sent', apns_id = \(bind: apnsID), reason = NULL, attempts = attempts + 1, updated_at = \(bind: now)
+                UPDATE \(unsafeRaw: table) SET status = \(bind: PushStatus.sent.rawValue), apns_id = \(bind: apnsID), reason = NULL, attempts = attempts + 1, updated_at = \(bind: now)
                 WHERE id = \(bind: id)
                 """).run()
         case .unregistered(let reason):
             try await db.raw("""
-                UPDATE \(unsafeRaw: table) SET status = 'unregistered', reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
+                UPDATE \(unsafeRaw: table) SET status = \(bind: PushStatus.unregistered.rawValue), reason = \(bind: reason), attempts = attempts + 1, updated_at = \(bind: now)
                 WHERE id = \(bind: id)
                 """).run()
         case .retry(let reason):
             try await db.raw("""
-                UPDATE \(unsafeRaw: table) SET status = \(bind: lastTry ? "failed" : "queued"), reason = \(bind: reason), attempts = attempts + 1,
+                UPDATE \(unsafeRaw: table) SET status = \(bind: (lastTry ? PushStatus.failed : .queued).rawValue), reason = \(bind: reason), attempts = attempts + 1,
                     updated_at = \(bind: now)
                 WHERE id = \(bind: id)
                 """).run()
         case .failed(let status, let reason):
             try await db.raw("""
-                UPDATE \(unsafeRaw: table) SET status = 'failed', reason = \(bind: "\(status) \(reason)"), attempts = attempts + 1, updated_at = \(bind: now)
+                UPDATE \(unsafeRaw: table) SET status = \(bind: PushStatus.failed.rawValue), reason = \(bind: "\(status) \(reason)"), attempts = attempts + 1, updated_at = \(bind: now)
                 WHERE id = \(bind: id)
                 """).run()
         }

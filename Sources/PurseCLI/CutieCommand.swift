@@ -184,7 +184,7 @@ struct CutieCommand: AsyncParsableCommand {
             @Option(help: "Also write the QR code as a PNG here.") var qrPng: String?
             @Flag(help: "Wait until the other device confirms (or the code expires).") var wait = false
 
-            struct Initiated: Encodable { var link_token: String; var expires_at: Int64; var expires_in: Int; var has_existing_group: Bool; var status: String? }
+            struct Initiated: Encodable { var link_token: String; var expires_at: Int64; var expires_in: Int; var has_existing_group: Bool; var status: LinkTokenStatus? }
 
             func run() async throws {
                 let cutie = try options.cutie()
@@ -207,7 +207,7 @@ struct CutieCommand: AsyncParsableCommand {
                 }
                 if options.client.json {
                     try options.client.output.emit(Initiated(link_token: token.linkToken, expires_at: token.expiresAt, expires_in: token.expiresIn,
-                                                             has_existing_group: token.hasExistingGroup, status: status?.rawValue)) { "" }
+                                                             has_existing_group: token.hasExistingGroup, status: status)) { "" }
                 }
             }
         }
@@ -503,9 +503,9 @@ extension CutieCommand {
         func run() async throws {
             let cutie = try options.cutie()
             let usage = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getUsage() }
-            try Output(json: options.client.json).emit(["tier": usage.tier, "status": usage.status, "period": usage.period,
+            try Output(json: options.client.json).emit(["tier": usage.tier.rawValue, "status": usage.status.rawValue, "period": usage.period,
                                                         "feedback_received": String(usage.feedback_received), "limit": usage.limit.map(String.init) ?? "unlimited"]) {
-                "\(usage.tier) (\(usage.status)), \(usage.period): \(usage.feedback_received) of \(usage.limit.map(String.init) ?? "unlimited") conversations."
+                "\(usage.tier.rawValue) (\(usage.status.rawValue)), \(usage.period): \(usage.feedback_received) of \(usage.limit.map(String.init) ?? "unlimited") conversations."
             }
         }
     }

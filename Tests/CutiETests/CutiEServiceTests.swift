@@ -43,7 +43,7 @@ struct CutiEServiceTests {
             #expect(payload["aps"]?["badge"]?.int64Value == 1)
             #expect(payload["aps"]?["alert"]?["body"]?.stringValue?.contains("A fix ships tomorrow") == true)
             let pushes = try await h.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
-            #expect(pushes.map(\.status) == ["sent"])
+            #expect(pushes.map(\.status) == [.sent])
 
             // The app opens the push.
             let userInfo: [AnyHashable: Any] = try #require(JSONSerialization.jsonObject(with: Data(delivered[0].payload.utf8)) as? [AnyHashable: Any])

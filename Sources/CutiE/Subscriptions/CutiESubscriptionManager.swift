@@ -17,24 +17,6 @@ public struct CutiEProduct: Sendable, Equatable, Identifiable, Codable {
     }
 }
 
-/// How much feedback an app may receive a month.
-public enum CutiETier: String, Sendable, Codable, CaseIterable, Comparable {
-    case free, starter, pro, business
-
-    /// `com.cutie.starter.monthly` and the like.
-    public static let productIDs = ["starter", "pro", "business"].flatMap { ["com.cutie.\($0).monthly", "com.cutie.\($0).yearly"] }
-
-    public init?(productID: String) {
-        let parts = productID.split(separator: ".")
-        guard parts.count == 4, parts[0] == "com", parts[1] == "cutie", let tier = CutiETier(rawValue: String(parts[2])), tier != .free else { return nil }
-        self = tier
-    }
-
-    public static func < (lhs: CutiETier, rhs: CutiETier) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
-    }
-}
-
 /// What a store (StoreKit, or a test store) tells the manager.
 public enum StorePurchaseResult: Sendable, Equatable {
     /// A verified transaction: its signed JWS (StoreKit's `jwsRepresentation`) for the backend.
@@ -132,20 +114,23 @@ public final class CutiESubscriptionManager {
         let usage = try await cutie.getUsage()
         feedbackReceived = usage.feedback_received
         feedbackLimit = usage.limit
-        currentTier = CutiETier(rawValue: usage.tier) ?? .free
-        if usage.status == "none" { subscriptionStatus = .none }
-        if usage.status == "expired" || usage.status == "revoked" { subscriptionStatus = .expired }
+        currentTier = usage.tier
+        switch usage.status {
+        case .none: subscriptionStatus = .none
+        case .expired, .revoked: subscriptionStatus = .expired
+        case .active, .grace_period: break  // the dates come with the verified subscription
+        }
     }
 
-    func apply(tier: String, status: String, expiresAt: Int64?, graceExpiresAt: Int64?) {
+    func apply(tier: CutiETier, status: PlanStatus, expiresAt: Int64?, graceExpiresAt: Int64?) {
         let date = { (millis: Int64?) in millis.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
         switch status {
-        case "active": subscriptionStatus = .active(expiresAt: date(expiresAt))
-        case "grace_period": subscriptionStatus = .gracePeriod(expiresAt: date(graceExpiresAt))
-        case "expired", "revoked": subscriptionStatus = .expired
-        default: subscriptionStatus = .none
+        case .active: subscriptionStatus = .active(expiresAt: date(expiresAt))
+        case .grace_period: subscriptionStatus = .gracePeriod(expiresAt: date(graceExpiresAt))
+        case .expired, .revoked: subscriptionStatus = .expired
+        case .none: subscriptionStatus = .none
         }
-        currentTier = subscriptionStatus == .expired ? .free : CutiETier(rawValue: tier) ?? .free
+        currentTier = subscriptionStatus == .expired ? .free : tier
     }
 
     func run(_ body: () async throws -> Void) async {

@@ -1,10 +1,11 @@
+import CutiEVocabulary
 import Foundation
-import PurseFormats
-import PurseAPNs
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PurseAPNs
 import PurseDatabase
+import PurseFormats
 import PurseServer
 
 /// The admin dashboard: server-rendered pages at `/cutie/admin` where support staff sign in,
@@ -18,7 +19,13 @@ struct AdminDashboard: Sendable {
 
     struct LoginForm: Decodable { var email: String; var password: String }
     struct ReplyForm: Decodable { var csrf_token: String; var message: String?; var canned_id: String?; var is_internal_note: String? }
-    struct UpdateForm: Decodable { var csrf_token: String; var status: String?; var priority: String?; var category: String?; var assigned_admin_id: String? }
+    struct UpdateForm: Decodable {
+        var csrf_token: String
+        var status: ConversationStatus?
+        var priority: ConversationPriority?
+        var category: ConversationCategory?
+        var assigned_admin_id: String?
+    }
     struct TagForm: Decodable { var csrf_token: String; var tag: String }
     struct LogoutForm: Decodable { var csrf_token: String }
 
@@ -32,6 +39,8 @@ struct AdminDashboard: Sendable {
         let body = try await request.collectLimitedBody(context: context)
         do {
             return try URLEncodedFormDecoder().decode(T.self, from: String(buffer: body))
+        } catch DecodingError.dataCorrupted(let context) where context.underlyingError is UnknownChoice {
+            throw APIError.badRequest(context.debugDescription)
         } catch {
             throw APIError.badRequest("The form is incomplete")
         }
@@ -192,9 +201,9 @@ struct AdminDashboard: Sendable {
         """
     }
 
-    func options(_ values: [String], selected: String?, any: String? = "any") -> String {
+    func options<Choice: WireChoice>(_ type: Choice.Type, selected: Choice?, any: String? = "any") -> String {
         (any.map { ["<option value=\"\">\($0)</option>"] } ?? []).joined()
-            + values.map { "<option value=\"\(e($0))\"\($0 == selected ? " selected" : "")>\(e($0))</option>" }.joined()
+            + Choice.rawValues.map { "<option value=\"\(e($0))\"\($0 == selected?.rawValue ? " selected" : "")>\(e($0))</option>" }.joined()
     }
 
     func inbox(_ listed: AdminDesk.Listed, filters: AdminDesk.Filters, query: (String) -> String?, apps: [CutiEApp], admins: [Admin]) -> String {
@@ -206,16 +215,16 @@ struct AdminDashboard: Sendable {
             """
             <tr class="conversation" data-id="\(e(c.conversation_id))"><td><a href="/cutie/admin/conversations/\(e(c.conversation_id))">\(e(c.title ?? "(no title)"))</a>
             \(c.unread_count > 0 ? "<span class=\"badge\">\(c.unread_count)</span>" : "")<div class="meta">\(e(c.last_message))</div></td>
-            <td>\(e(c.user_name ?? c.user_id ?? c.device_id))</td><td>\(e(c.app_id))</td><td>\(e(c.category))</td><td>\(e(c.status))</td><td>\(e(c.priority))</td>
+            <td>\(e(c.user_name ?? c.user_id ?? c.device_id))</td><td>\(e(c.app_id))</td><td>\(e(c.category.rawValue))</td><td>\(e(c.status.rawValue))</td><td>\(e(c.priority.rawValue))</td>
             <td>\(e((c.tags ?? []).map(\.tag_name).joined(separator: ", ")))</td><td>\(Self.time(c.updated_at))</td></tr>
             """
         }.joined()
         return """
             <form method="get" action="/cutie/admin" id="filters">
             <label>App <select name="app_id">\(appOptions)</select></label>
-            <label>Status <select name="status">\(options(ConversationValues.statuses, selected: filters.status))</select></label>
-            <label>Category <select name="category">\(options(ConversationValues.categories, selected: filters.category))</select></label>
-            <label>Priority <select name="priority">\(options(ConversationValues.priorities, selected: filters.priority))</select></label>
+            <label>Status <select name="status">\(options(ConversationStatus.self, selected: filters.status))</select></label>
+            <label>Category <select name="category">\(options(ConversationCategory.self, selected: filters.category))</select></label>
+            <label>Priority <select name="priority">\(options(ConversationPriority.self, selected: filters.priority))</select></label>
             <label>Assignee <select name="assignee">\(assigneeOptions)</select></label>
             <label>Tag <input name="tag" size="8" value="\(e(filters.tag))"></label>
             <label><input type="checkbox" name="unread" value="true"\(filters.unreadOnly ? " checked" : "")> unread</label>
@@ -232,10 +241,10 @@ struct AdminDashboard: Sendable {
         let csrf = "<input type=\"hidden\" name=\"csrf_token\" value=\"\(e(session.csrfToken))\">"
         let id = e(c.conversation_id)
         let messages = (c.messages ?? []).map { m in
-            let kind = m.is_internal_note ? "note" : m.sender_type
-            let who = m.sender_type == "user" ? (m.sender_name ?? c.user_name ?? "User") : (m.sender_name ?? m.sender_type.capitalized)
+            let kind = m.is_internal_note ? "note" : m.sender_type.rawValue
+            let who = m.sender_type == .user ? (m.sender_name ?? c.user_name ?? "User") : (m.sender_name ?? m.sender_type.rawValue.capitalized)
             return """
-                <div class="msg \(e(kind))" data-sender="\(e(m.sender_type))"><div class="meta">\(e(who))\(m.is_internal_note ? " · internal note" : "") · \(Self.time(m.created_at))</div>
+                <div class="msg \(e(kind))" data-sender="\(e(m.sender_type.rawValue))"><div class="meta">\(e(who))\(m.is_internal_note ? " · internal note" : "") · \(Self.time(m.created_at))</div>
                 \(e(m.message).replacingOccurrences(of: "\n", with: "<br>"))\(m.attachment_url.map { "<div><a href=\"\(e($0))\" rel=\"noopener noreferrer\">attachment</a></div>" } ?? "")</div>
                 """
         }.joined()
@@ -248,12 +257,12 @@ struct AdminDashboard: Sendable {
         let cannedOptions = "<option value=\"\">(none)</option>" + canned.map { "<option value=\"\(e($0.canned_id))\">\(e($0.title))</option>" }.joined()
         let assignees = "<option value=\"\">nobody</option>" + admins.map { "<option value=\"\(e($0.id))\"\($0.id == c.assigned_admin_id ? " selected" : "")>\(e($0.name))</option>" }.joined()
         let pushes = thread.pushes.map { p in
-            "<tr class=\"push\"><td>\(e(p.device_id))</td><td>\(e(p.status))</td><td>\(e(p.apns_id))</td><td>\(e(p.reason))</td><td>\(Self.time(p.updated_at))</td></tr>"
+            "<tr class=\"push\"><td>\(e(p.device_id))</td><td>\(e(p.status.rawValue))</td><td>\(e(p.apns_id))</td><td>\(e(p.reason))</td><td>\(Self.time(p.updated_at))</td></tr>"
         }.joined()
         let canAnswer = session.admin.canAnswer
         return """
             <p class="meta">\(e(c.conversation_id)) · app \(e(c.app_id)) · \(e(c.user_name ?? c.user_id ?? c.device_id)) · \(e(c.device_model)) \(e(c.os_version)) · app \(e(c.app_version))</p>
-            <p>Status <b id="status">\(e(c.status))</b> · priority <b id="priority">\(e(c.priority))</b> · category <b id="category">\(e(c.category))</b></p>
+            <p>Status <b id="status">\(e(c.status.rawValue))</b> · priority <b id="priority">\(e(c.priority.rawValue))</b> · category <b id="category">\(e(c.category.rawValue))</b></p>
             <div id="messages">\(messages)</div>
             \(canAnswer ? """
             <form method="post" action="/cutie/admin/conversations/\(id)/reply" id="reply">\(csrf)
@@ -262,9 +271,9 @@ struct AdminDashboard: Sendable {
             <label><input type="checkbox" name="is_internal_note" value="on"> internal note (not sent to the user)</label>
             <button type="submit" id="send">Send</button></p></form>
             <form method="post" action="/cutie/admin/conversations/\(id)/update" id="update">\(csrf)<fieldset><legend>Change</legend>
-            <label>Status <select name="status">\(options(ConversationValues.statuses, selected: c.status, any: nil))</select></label>
-            <label>Priority <select name="priority">\(options(ConversationValues.priorities, selected: c.priority, any: nil))</select></label>
-            <label>Category <select name="category">\(options(ConversationValues.categories, selected: c.category, any: nil))</select></label>
+            <label>Status <select name="status">\(options(ConversationStatus.self, selected: c.status, any: nil))</select></label>
+            <label>Priority <select name="priority">\(options(ConversationPriority.self, selected: c.priority, any: nil))</select></label>
+            <label>Category <select name="category">\(options(ConversationCategory.self, selected: c.category, any: nil))</select></label>
             <label>Assignee <select name="assigned_admin_id">\(assignees)</select></label>
             <button type="submit">Save</button></fieldset></form>
             <form method="post" action="/cutie/admin/conversations/\(id)/tags" id="tag">\(csrf)<label>Tag <input name="tag" size="12" required></label>
@@ -280,7 +289,7 @@ struct AdminDashboard: Sendable {
         let rows = pushes.map { p in
             """
             <tr class="push"><td><a href="/cutie/admin/conversations/\(e(p.conversation_id))">\(e(p.conversation_id))</a></td><td>\(e(p.device_id))</td>
-            <td>\(e(p.status))</td><td>\(p.attempts)</td><td>\(e(p.reason))</td><td>\(Self.time(p.updated_at))</td></tr>
+            <td>\(e(p.status.rawValue))</td><td>\(p.attempts)</td><td>\(e(p.reason))</td><td>\(Self.time(p.updated_at))</td></tr>
             """
         }.joined()
         let received = deliveries.map { d in

@@ -1,4 +1,6 @@
+import CutiEVocabulary
 import Foundation
+import PurseAPNs
 import PurseDatabase
 import PurseFormats
 import PurseServer
@@ -14,9 +16,9 @@ struct AdminDesk: Sendable {
 
     struct Filters: Sendable {
         var app: String?
-        var status: String?
-        var category: String?
-        var priority: String?
+        var status: ConversationStatus?
+        var category: ConversationCategory?
+        var priority: ConversationPriority?
         var tag: String?
         /// An admin id, `me` (resolved by the caller) or `none`.
         var assignee: String?
@@ -34,9 +36,9 @@ struct AdminDesk: Sendable {
             }
             var filters = Filters()
             filters.app = nonEmpty("app_id")
-            filters.status = try nonEmpty("status").map { try ConversationValues.check($0, in: ConversationValues.statuses, field: "status") }
-            filters.category = try nonEmpty("category").map { try ConversationValues.check($0, in: ConversationValues.categories, field: "category") }
-            filters.priority = try nonEmpty("priority").map { try ConversationValues.check($0, in: ConversationValues.priorities, field: "priority") }
+            filters.status = try nonEmpty("status").map { raw throws(APIError) in try .requestValue(raw, field: "status") }
+            filters.category = try nonEmpty("category").map { raw throws(APIError) in try .requestValue(raw, field: "category") }
+            filters.priority = try nonEmpty("priority").map { raw throws(APIError) in try .requestValue(raw, field: "priority") }
             filters.tag = nonEmpty("tag")
             filters.assignee = nonEmpty("assignee")
             switch value("unread") {
@@ -96,7 +98,7 @@ struct AdminDesk: Sendable {
         let reply = try await environment.database.transaction { db in
             guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
             let (message, isNew) = try await ConversationStore().append(
-                to: id, sender: "admin", senderID: admin.id, senderName: admin.name, text: text, attachmentURL: nil, note: note,
+                to: id, sender: .admin, senderID: admin.id, senderName: admin.name, text: text, attachmentURL: nil, note: note,
                 clientID: clientID, now: now, in: db)
             _ = try await ConversationStore().markRead(id, reader: .admin, now: now, in: db)
             let queued = note || !isNew ? 0 : try await ConversationStore().enqueuePushes(for: message, environment: environment, in: db)
@@ -107,18 +109,16 @@ struct AdminDesk: Sendable {
     }
 
     struct Change: Decodable, Sendable {
-        var status: String?
-        var priority: String?
-        var category: String?
+        var status: ConversationStatus?
+        var priority: ConversationPriority?
+        var category: ConversationCategory?
         /// An admin id; empty text unassigns.
         var assigned_admin_id: String?
     }
 
     func update(_ id: String, change: Change, admin: Admin) async throws -> ConversationBody {
         guard admin.canAnswer else { throw APIError.forbidden("Viewers cannot change conversations") }
-        let status = try change.status.map { try ConversationValues.check($0, in: ConversationValues.statuses, field: "status") }
-        let priority = try change.priority.map { try ConversationValues.check($0, in: ConversationValues.priorities, field: "priority") }
-        let category = try change.category.map { try ConversationValues.check($0, in: ConversationValues.categories, field: "category") }
+        let (status, priority, category) = (change.status, change.priority, change.category)
         let now = environment.now().epochMillis
         return try await environment.database.transaction { db in
             guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
@@ -183,7 +183,7 @@ struct AdminDesk: Sendable {
         var message_id: String
         var device_id: String
         var push_token: String
-        var status: String
+        var status: PushStatus
         var apns_id: String?
         var reason: String?
         var attempts: Int

@@ -1,4 +1,5 @@
 import Crypto
+import CutiEVocabulary
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -94,7 +95,7 @@ struct SDKRoutes: Sendable {
     // MARK: Conversations
 
     struct CreateConversation: Decodable {
-        var category: String
+        var category: ConversationCategory
         var initial_message: String
         var title: String?
         var user_id: String?
@@ -111,14 +112,14 @@ struct SDKRoutes: Sendable {
 
     struct Created: Codable {
         var conversation_id: String
-        var status: String
+        var status: ConversationStatus
         var message_id: String
         var created_at: Int64
     }
 
     func createConversation(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
         let input = try JSONBody.decode(CreateConversation.self, from: body)
-        let category = try ConversationValues.check(input.category, in: ConversationValues.categories, field: "category")
+        let category = input.category
         try Limits.text(input.initial_message, field: "initial_message", max: configuration.maxMessageLength)
         if let title = input.title { try Limits.text(title, field: "title", max: 200) }
         for (field, value) in [("user_id", input.user_id), ("user_name", input.user_name), ("app_version", input.app_version),
@@ -139,12 +140,12 @@ struct SDKRoutes: Sendable {
                 userName: input.user_name, appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model,
                 language: language, country: country), now: now, in: db)
             let (message, _) = try await ConversationStore().append(
-                to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
+                to: id, sender: .user, senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
                 attachmentURL: attachment, note: false, clientID: nil, now: now, in: db)
             // The first message leaves the conversation open, not waiting_admin.
-            try await ConversationStore().setStatus(id, to: "open", in: db)
+            try await ConversationStore().setStatus(id, to: .open, in: db)
             try await DeviceStore().rememberUser(app: caller.appID, device: caller.deviceID, userID: input.user_id, userName: input.user_name, in: db)
-            return (.created, try JSONCoding.encoder.encode(Created(conversation_id: id, status: "open", message_id: message.message_id, created_at: now)))
+            return (.created, try JSONCoding.encoder.encode(Created(conversation_id: id, status: .open, message_id: message.message_id, created_at: now)))
         }
     }
 
@@ -164,11 +165,11 @@ struct SDKRoutes: Sendable {
         let attachment = try Self.attachment(input.attachment_url)
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
             guard let state = try await ConversationStore().state(of: id, in: db), state.group == caller.groupID else { throw Self.notFound }
-            guard state.status != "closed" else {
+            guard state.status != .closed else {
                 throw APIError.conflict("This conversation is closed; start a new one")
             }
             let (message, isNew) = try await ConversationStore().append(
-                to: id, sender: "user", senderID: caller.deviceID, senderName: input.user_name, text: input.message, attachmentURL: attachment,
+                to: id, sender: .user, senderID: caller.deviceID, senderName: input.user_name, text: input.message, attachmentURL: attachment,
                 note: false, clientID: input.client_id, now: environment.now().epochMillis, in: db)
             return (isNew ? .created : .ok, try JSONCoding.encoder.encode(message))
         }

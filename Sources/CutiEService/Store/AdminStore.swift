@@ -1,4 +1,6 @@
+import CutiEVocabulary
 import Foundation
+import PurseAPNs
 import PurseDatabase
 import PurseServer
 import SQLKit
@@ -75,9 +77,9 @@ struct AdminStore: Sendable {
     func conversations(_ filters: AdminDesk.Filters, admin: String, in db: any DatabaseSession) async throws -> [ConversationBody] {
         var conditions: [SQLQueryString] = []
         if let app = filters.app { conditions.append("c.app_id = \(bind: app)") }
-        if let status = filters.status { conditions.append("c.status = \(bind: status)") }
-        if let category = filters.category { conditions.append("c.category = \(bind: category)") }
-        if let priority = filters.priority { conditions.append("c.priority = \(bind: priority)") }
+        if let status = filters.status { conditions.append("c.status = \(bind: status.rawValue)") }
+        if let category = filters.category { conditions.append("c.category = \(bind: category.rawValue)") }
+        if let priority = filters.priority { conditions.append("c.priority = \(bind: priority.rawValue)") }
         if let tag = filters.tag { conditions.append("EXISTS (SELECT 1 FROM cutie_tags t WHERE t.conversation_id = c.id AND t.tag = \(bind: tag))") }
         switch filters.assignee {
         case nil: break
@@ -126,11 +128,11 @@ struct AdminStore: Sendable {
     }
 
     /// Changes what is given; `assignee` `.some(nil)` unassigns.
-    func updateConversation(_ id: String, status: String?, priority: String?, category: String?, assignee: String??, now: Int64,
+    func updateConversation(_ id: String, status: ConversationStatus?, priority: ConversationPriority?, category: ConversationCategory?, assignee: String??, now: Int64,
                             in db: any DatabaseSession) async throws {
         try await db.raw("""
-            UPDATE cutie_conversations SET status = COALESCE(\(bind: status), status), priority = COALESCE(\(bind: priority), priority),
-                category = COALESCE(\(bind: category), category),
+            UPDATE cutie_conversations SET status = COALESCE(\(bind: status?.rawValue), status), priority = COALESCE(\(bind: priority?.rawValue), priority),
+                category = COALESCE(\(bind: category?.rawValue), category),
                 assigned_admin_id = CASE WHEN \(bind: assignee != nil) THEN \(bind: assignee ?? nil) ELSE assigned_admin_id END,
                 updated_at = \(bind: now)
             WHERE id = \(bind: id)
@@ -175,7 +177,7 @@ struct AdminStore: Sendable {
                 push_id: try $0.decode(column: "id", as: String.self), app_id: try $0.decode(column: "app_id", as: String.self),
                 conversation_id: try $0.decode(column: "conversation_id", as: String.self),
                 message_id: try $0.decode(column: "message_id", as: String.self), device_id: try $0.decode(column: "device_id", as: String.self),
-                push_token: try $0.decode(column: "push_token", as: String.self), status: try $0.decode(column: "status", as: String.self),
+                push_token: try $0.decode(column: "push_token", as: String.self), status: try $0.decode(column: "status", as: PushStatus.self, of: "cutie_pushes"),
                 apns_id: try $0.decode(column: "apns_id", as: String?.self), reason: try $0.decode(column: "reason", as: String?.self),
                 attempts: try $0.decode(column: "attempts", as: Int.self), created_at: try $0.decode(column: "created_at", as: Int64.self),
                 updated_at: try $0.decode(column: "updated_at", as: Int64.self))

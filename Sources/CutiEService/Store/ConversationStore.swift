@@ -1,27 +1,16 @@
 import Crypto
+import CutiEVocabulary
 import Foundation
 import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
 
-/// The values the seed names for a conversation's fields.
-enum ConversationValues {
-    static let categories = ["bug", "feature", "question", "feedback", "other"]
-    static let statuses = ["open", "in_progress", "waiting_user", "waiting_admin", "resolved", "closed"]
-    static let priorities = ["low", "normal", "high", "urgent"]
-
-    static func check(_ value: String, in allowed: [String], field: String) throws -> String {
-        guard allowed.contains(value) else { throw APIError.badRequest("\(field) must be one of \(allowed.joined(separator: ", "))") }
-        return value
-    }
-}
-
 /// A message on the wire (the SDK's `Message`).
 struct MessageBody: Codable, Sendable, Equatable {
     var message_id: String
     var conversation_id: String
-    var sender_type: String
+    var sender_type: SenderType
     var sender_id: String?
     var sender_name: String?
     var message: String
@@ -57,9 +46,9 @@ struct ConversationBody: Codable, Sendable {
     var user_id: String?
     var user_name: String?
     var title: String?
-    var category: String
-    var status: String
-    var priority: String
+    var category: ConversationCategory
+    var status: ConversationStatus
+    var priority: ConversationPriority
     var assigned_admin_id: String?
     var app_version: String?
     var os_version: String?
@@ -103,7 +92,7 @@ struct ConversationStore: Sendable {
         var app: String
         var device: String
         var title: String?
-        var category: String
+        var category: ConversationCategory
         var userID: String?
         var userName: String?
         var appVersion: String?
@@ -119,21 +108,21 @@ struct ConversationStore: Sendable {
         try await db.raw("""
             INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
                 app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
-            SELECT \(bind: new.id), \(bind: new.app), group_id, \(bind: new.device), \(bind: new.title), \(bind: new.category), 'open', 'normal',
+            SELECT \(bind: new.id), \(bind: new.app), group_id, \(bind: new.device), \(bind: new.title), \(bind: new.category.rawValue), 'open', 'normal',
                 \(bind: new.userID), \(bind: new.userName), \(bind: new.appVersion), \(bind: new.osVersion), \(bind: new.deviceModel),
                 \(bind: new.language), \(bind: new.country), 0, \(bind: now), \(bind: now)
             FROM cutie_devices WHERE app_id = \(bind: new.app) AND device_id = \(bind: new.device)
             """).run()
     }
 
-    func setStatus(_ conversation: String, to status: String, in db: any DatabaseSession) async throws {
-        try await db.raw("UPDATE cutie_conversations SET status = \(bind: status) WHERE id = \(bind: conversation)").run()
+    func setStatus(_ conversation: String, to status: ConversationStatus, in db: any DatabaseSession) async throws {
+        try await db.raw("UPDATE cutie_conversations SET status = \(bind: status.rawValue) WHERE id = \(bind: conversation)").run()
     }
 
     /// A conversation's group and status.
-    func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: String)? {
+    func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: ConversationStatus)? {
         guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: conversation)").first() else { return nil }
-        return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: String.self))
+        return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: ConversationStatus.self, of: "cutie_conversations"))
     }
 
     /// Whether the conversation is in the group's inbox.
@@ -148,8 +137,9 @@ struct ConversationStore: Sendable {
             device_id: try row.decode(column: "device_id", as: String.self),
             group_id: showGroup ? try row.decode(column: "group_id", as: String.self) : nil,
             user_id: try row.decode(column: "user_id", as: String?.self), user_name: try row.decode(column: "user_name", as: String?.self),
-            title: try row.decode(column: "title", as: String?.self), category: try row.decode(column: "category", as: String.self),
-            status: try row.decode(column: "status", as: String.self), priority: try row.decode(column: "priority", as: String.self),
+            title: try row.decode(column: "title", as: String?.self), category: try row.decode(column: "category", as: ConversationCategory.self, of: "cutie_conversations"),
+            status: try row.decode(column: "status", as: ConversationStatus.self, of: "cutie_conversations"),
+            priority: try row.decode(column: "priority", as: ConversationPriority.self, of: "cutie_conversations"),
             assigned_admin_id: try row.decode(column: "assigned_admin_id", as: String?.self),
             app_version: try row.decode(column: "app_version", as: String?.self), os_version: try row.decode(column: "os_version", as: String?.self),
             device_model: try row.decode(column: "device_model", as: String?.self),
@@ -202,7 +192,7 @@ struct ConversationStore: Sendable {
 
     static func decodeMessage(_ row: any SQLRow) throws -> MessageBody {
         MessageBody(message_id: try row.decode(column: "id", as: String.self), conversation_id: try row.decode(column: "conversation_id", as: String.self),
-                    sender_type: try row.decode(column: "sender_type", as: String.self), sender_id: try row.decode(column: "sender_id", as: String?.self),
+                    sender_type: try row.decode(column: "sender_type", as: SenderType.self, of: "cutie_messages"), sender_id: try row.decode(column: "sender_id", as: String?.self),
                     sender_name: try row.decode(column: "sender_name", as: String?.self), message: try row.decode(column: "message", as: String.self),
                     message_type: try row.decode(column: "message_type", as: String.self),
                     attachment_url: try row.decode(column: "attachment_url", as: String?.self),
@@ -215,7 +205,7 @@ struct ConversationStore: Sendable {
     /// `waiting_admin` (reopening a resolved one), an admin's reply `waiting_user`; notes change
     /// nothing. A message whose `client_id` was stored already is returned as it was.
     func append(
-        to conversation: String, sender: String, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
+        to conversation: String, sender: SenderType, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
         note: Bool, clientID: String?, now: Int64, in db: any DatabaseSession
     ) async throws -> (message: MessageBody, isNew: Bool) {
         if let clientID, let row = try await db.raw("""
@@ -229,13 +219,13 @@ struct ConversationStore: Sendable {
             client_id: clientID, created_at: now, read_at: nil)
         try await db.raw("""
             INSERT INTO cutie_messages (id, conversation_id, sender_type, sender_id, sender_name, message, message_type, is_internal_note, attachment_url, client_id, created_at)
-            VALUES (\(bind: message.message_id), \(bind: conversation), \(bind: sender), \(bind: senderID), \(bind: senderName), \(bind: text),
+            VALUES (\(bind: message.message_id), \(bind: conversation), \(bind: sender.rawValue), \(bind: senderID), \(bind: senderName), \(bind: text),
                     \(bind: message.message_type), \(bind: note), \(bind: attachmentURL), \(bind: clientID), \(bind: now))
             """).run()
         let status: SQLQueryString = switch (sender, note) {
-        case ("user", _): "CASE WHEN status = 'in_progress' THEN status ELSE 'waiting_admin' END"
-        case ("admin", false): "CASE WHEN status IN ('resolved', 'closed') THEN status ELSE 'waiting_user' END"
-        default: "status"
+        case (.user, _): "CASE WHEN status = 'in_progress' THEN status ELSE 'waiting_admin' END"
+        case (.admin, false): "CASE WHEN status IN ('resolved', 'closed') THEN status ELSE 'waiting_user' END"
+        case (.admin, true), (.system, _): "status"
         }
         try await db.raw("""
             UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = \(bind: now), status = \(status)

@@ -1,3 +1,4 @@
+import CutiEVocabulary
 import Foundation
 import PurseDatabase
 import PurseServer
@@ -7,11 +8,7 @@ import SQLKit
 /// are kept as their SHA-256 only. Each method runs in the session it is given.
 struct LinkStore: Sendable {
     /// A link token's stored state; `expired` is the pending state after `expires_at`.
-    enum State: String, Sendable, Codable {
-        case pending
-        case confirmed
-        case expired
-    }
+    typealias State = LinkTokenStatus
 
     struct Token: Sendable {
         var appID: String

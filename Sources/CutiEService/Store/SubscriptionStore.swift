@@ -1,3 +1,4 @@
+import CutiEVocabulary
 import Foundation
 import PurseDatabase
 import PurseServer
@@ -9,8 +10,8 @@ import SQLKit
 struct SubscriptionStore: Sendable {
     /// The subscription row an app's tier is read from.
     struct Stored: Sendable {
-        var tier: String
-        var status: String
+        var tier: CutiETier
+        var status: PlanStatus
         var expiresAt: Int64?
         var graceExpiresAt: Int64?
     }
@@ -28,11 +29,11 @@ struct SubscriptionStore: Sendable {
     }
 
     /// Sets the app's subscription from a transaction.
-    func setSubscription(app: String, from transaction: StoreKitTransaction, tier: String, status: String, graceUntil: Int64?, now: Int64,
+    func setSubscription(app: String, from transaction: StoreKitTransaction, tier: CutiETier, status: PlanStatus, graceUntil: Int64?, now: Int64,
                          in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO cutie_subscriptions (app_id, original_transaction_id, product_id, tier, status, expires_at, grace_expires_at, environment, updated_at)
-            VALUES (\(bind: app), \(bind: transaction.originalTransactionId), \(bind: transaction.productId), \(bind: tier), \(bind: status),
+            VALUES (\(bind: app), \(bind: transaction.originalTransactionId), \(bind: transaction.productId), \(bind: tier.rawValue), \(bind: status.rawValue),
                     \(bind: transaction.expiresDate), \(bind: graceUntil), \(bind: transaction.environment), \(bind: now))
             ON CONFLICT (app_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
                 tier = excluded.tier, status = excluded.status, expires_at = excluded.expires_at, grace_expires_at = excluded.grace_expires_at,
@@ -44,7 +45,8 @@ struct SubscriptionStore: Sendable {
         guard let row = try await db.raw("SELECT tier, status, expires_at, grace_expires_at FROM cutie_subscriptions WHERE app_id = \(bind: app)").first() else {
             return nil
         }
-        return Stored(tier: try row.decode(column: "tier", as: String.self), status: try row.decode(column: "status", as: String.self),
+        return Stored(tier: try row.decode(column: "tier", as: CutiETier.self, of: "cutie_subscriptions"),
+                      status: try row.decode(column: "status", as: PlanStatus.self, of: "cutie_subscriptions"),
                       expiresAt: try row.decode(column: "expires_at", as: Int64?.self), graceExpiresAt: try row.decode(column: "grace_expires_at", as: Int64?.self))
     }
 

@@ -1,3 +1,4 @@
+import CutiEVocabulary
 import Foundation
 import Hummingbird
 import Logging
@@ -6,29 +7,6 @@ import PurseDatabase
 import PurseFormats
 import PurseServer
 import SQLKit
-
-/// A Cuti-E tier and how much feedback it lets an app receive a month.
-enum CutiETier: String, Codable, Sendable, CaseIterable {
-    case free, starter, pro, business
-
-    /// New conversations a month; nil is unlimited.
-    var monthlyLimit: Int64? {
-        switch self {
-        case .free: 50
-        case .starter: 500
-        case .pro: 10_000
-        case .business: nil
-        }
-    }
-
-    /// `com.cutie.starter|pro|business.monthly|yearly`.
-    static func of(productID: String) -> CutiETier? {
-        let parts = productID.split(separator: ".")
-        guard parts.count == 4, parts[0] == "com", parts[1] == "cutie", ["monthly", "yearly"].contains(parts[3]),
-              let tier = CutiETier(rawValue: String(parts[2])), tier != .free else { return nil }
-        return tier
-    }
-}
 
 /// Subscriptions verified server-side: the SDK sends every verified StoreKit transaction
 /// (`POST /v1/subscription/verify`), the App Store sends Server Notifications V2
@@ -47,16 +25,16 @@ struct SubscriptionRoutes: Sendable {
     }
 
     struct Subscription: Codable {
-        var tier: String
-        var status: String
+        var tier: CutiETier
+        var status: PlanStatus
         var product_id: String?
         var expires_at: Int64?
         var grace_period_expires_at: Int64?
     }
 
     struct Usage: Codable {
-        var tier: String
-        var status: String
+        var tier: CutiETier
+        var status: PlanStatus
         var period: String
         var period_start: Int64
         var period_end: Int64
@@ -73,7 +51,7 @@ struct SubscriptionRoutes: Sendable {
         v1.post("subscription/verify", use: routes.signed { request, body, caller in
             let input = try JSONBody.decode(Verify.self, from: body)
             guard ["ios", "macos"].contains(input.platform) else { throw APIError.badRequest("platform must be ios or macos") }
-            guard CutiETier.of(productID: input.product_id) != nil else {
+            guard CutiETier(productID: input.product_id) != nil else {
                 throw APIError.badRequest("product_id must be com.cutie.starter|pro|business.monthly|yearly")
             }
             let now = environment.now()
@@ -119,25 +97,25 @@ struct SubscriptionRoutes: Sendable {
     }
 
     /// Stores a transaction (once) and sets the app's subscription from it.
-    static func record(_ transaction: StoreKitTransaction, appID: String, now: Date, status override: String? = nil, graceUntil: Int64? = nil,
+    static func record(_ transaction: StoreKitTransaction, appID: String, now: Date, status override: PlanStatus? = nil, graceUntil: Int64? = nil,
                        in db: any DatabaseSession) async throws -> Subscription {
-        guard let tier = CutiETier.of(productID: transaction.productId) else {
+        guard let tier = CutiETier(productID: transaction.productId) else {
             throw APIError.badRequest("StoreKit: \(transaction.productId) is not a Cuti-E subscription")
         }
         let store = SubscriptionStore()
         try await store.recordTransaction(transaction, app: appID, now: now.epochMillis, in: db)
-        let status: String
+        let status: PlanStatus
         if let override {
             status = override
         } else if transaction.revocationDate != nil {
-            status = "revoked"
+            status = .revoked
         } else if let expires = transaction.expiresDate, expires <= now.epochMillis {
-            status = "expired"
+            status = .expired
         } else {
-            status = "active"
+            status = .active
         }
-        try await store.setSubscription(app: appID, from: transaction, tier: tier.rawValue, status: status, graceUntil: graceUntil, now: now.epochMillis, in: db)
-        return Subscription(tier: tier.rawValue, status: status, product_id: transaction.productId, expires_at: transaction.expiresDate,
+        try await store.setSubscription(app: appID, from: transaction, tier: tier, status: status, graceUntil: graceUntil, now: now.epochMillis, in: db)
+        return Subscription(tier: tier, status: status, product_id: transaction.productId, expires_at: transaction.expiresDate,
                             grace_period_expires_at: graceUntil)
     }
 
@@ -176,11 +154,11 @@ struct SubscriptionRoutes: Sendable {
             try Self.check(transaction, for: app)
             switch (decoded.notificationType, decoded.subtype) {
             case ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"):
-                _ = try await Self.record(transaction, appID: app.id, now: now, status: "grace_period", graceUntil: renewal?.gracePeriodExpiresDate, in: db)
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: .grace_period, graceUntil: renewal?.gracePeriodExpiresDate, in: db)
             case ("DID_FAIL_TO_RENEW", _), ("EXPIRED", _), ("GRACE_PERIOD_EXPIRED", _):
-                _ = try await Self.record(transaction, appID: app.id, now: now, status: "expired", in: db)
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: .expired, in: db)
             case ("REFUND", _), ("REVOKE", _):
-                _ = try await Self.record(transaction, appID: app.id, now: now, status: "revoked", in: db)
+                _ = try await Self.record(transaction, appID: app.id, now: now, status: .revoked, in: db)
             case ("SUBSCRIBED", _), ("DID_RENEW", _), ("OFFER_REDEEMED", _), ("DID_CHANGE_RENEWAL_PREF", _), ("REFUND_REVERSED", _):
                 _ = try await Self.record(transaction, appID: app.id, now: now, in: db)
             default:
@@ -214,20 +192,18 @@ struct SubscriptionRoutes: Sendable {
     }
 
     /// The tier an app has now: its subscription's while active (or in its grace period).
-    static func tier(app: String, now: Date, in db: any DatabaseSession) async throws -> (tier: CutiETier, status: String) {
-        guard let stored = try await SubscriptionStore().subscription(of: app, in: db) else { return (.free, "none") }
-        let tier = CutiETier(rawValue: stored.tier) ?? .free
-        let status = stored.status
+    static func tier(app: String, now: Date, in db: any DatabaseSession) async throws -> (tier: CutiETier, status: PlanStatus) {
+        guard let stored = try await SubscriptionStore().subscription(of: app, in: db) else { return (.free, .none) }
         let millis = now.epochMillis
-        switch status {
-        case "active":
-            if let expires = stored.expiresAt, expires <= millis { return (.free, "expired") }
-            return (tier, status)
-        case "grace_period":
-            if let until = stored.graceExpiresAt, until <= millis { return (.free, "expired") }
-            return (tier, status)
-        default:
-            return (.free, status)
+        switch stored.status {
+        case .active:
+            if let expires = stored.expiresAt, expires <= millis { return (.free, .expired) }
+            return (stored.tier, .active)
+        case .grace_period:
+            if let until = stored.graceExpiresAt, until <= millis { return (.free, .expired) }
+            return (stored.tier, .grace_period)
+        case .none, .expired, .revoked:
+            return (.free, stored.status)
         }
     }
 
@@ -235,7 +211,7 @@ struct SubscriptionRoutes: Sendable {
         let (tier, status) = try await tier(app: app, now: now, in: db)
         let period = period(of: now)
         let received = try await SubscriptionStore().received(app: app, period: period.key, in: db)
-        return Usage(tier: tier.rawValue, status: status, period: period.key, period_start: period.start.epochMillis, period_end: period.end.epochMillis,
+        return Usage(tier: tier, status: status, period: period.key, period_start: period.start.epochMillis, period_end: period.end.epochMillis,
                      feedback_received: received, limit: tier.monthlyLimit, remaining: tier.monthlyLimit.map { max(0, $0 - received) })
     }
 
@@ -293,7 +269,7 @@ struct StoreKitSandbox: Sendable {
 
     static func check(bundleID: String, productID: String, original: String?, days: Int?) throws {
         guard (1...155).contains(bundleID.utf8.count) else { throw APIError.badRequest("bundle_id must be 1 to 155 characters") }
-        guard CutiETier.of(productID: productID) != nil else { throw APIError.badRequest("product_id must be a Cuti-E subscription") }
+        guard CutiETier(productID: productID) != nil else { throw APIError.badRequest("product_id must be a Cuti-E subscription") }
         if let original, !(1...40).contains(original.utf8.count) { throw APIError.badRequest("original_transaction_id must be 1 to 40 characters") }
         if let days, !(1...3660).contains(days) { throw APIError.badRequest("days must be 1 to 3660") }
     }

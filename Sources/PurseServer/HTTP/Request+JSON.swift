@@ -101,6 +101,7 @@ public enum JSONBody {
             if context.codingPath.isEmpty { return "Request body must be a JSON object" }
             return "Field '\(path(context.codingPath))' has the wrong type (expected \(typeName(type)))"
         case .dataCorrupted(let context):
+            if let unknown = context.underlyingError as? UnknownChoice { return unknown.description }
             if context.codingPath.isEmpty { return "Malformed JSON body" }
             return "Field '\(path(context.codingPath))' is invalid: \(context.debugDescription)"
         @unknown default:
@@ -165,6 +166,17 @@ extension Request {
     public func requireOnlyQuery(_ allowed: Set<String>) throws {
         for parameter in uri.queryParameters where !allowed.contains(String(parameter.key)) {
             throw APIError.badRequest("Unknown query parameter \(String(parameter.key).prefix(64)); this route takes \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+}
+
+extension WireChoice {
+    /// A query parameter's or form field's value as a case; otherwise a 400 that names the set.
+    public static func requestValue(_ raw: String, field: String) throws(APIError) -> Self {
+        do {
+            return try parse(raw, field: field)
+        } catch {
+            throw APIError.badRequest(error.description)
         }
     }
 }
