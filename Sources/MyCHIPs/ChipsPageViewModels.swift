@@ -109,7 +109,7 @@ public final class InstructionsViewModel {
             let text = try await session.words().message(kind == .pay ? "payinst" : "reqinst")
             title = text.title
             self.text = text.help
-            partners = try await session.tallies().filter { $0.status == "open" }.sorted { ($0.partnerName ?? "") < ($1.partnerName ?? "") }
+            partners = try await session.tallies().filter { $0.status == .open }.sorted { ($0.partnerName ?? "") < ($1.partnerName ?? "") }
             error = nil
         } catch {
             self.error = await session.describe(error)

@@ -8,9 +8,9 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
     public var seq: Int64
     public var uuid: String
     public var type: TallySide
-    public var status: String
+    public var status: TallyStatus
     /// MyCHIPs' state: `draft`, `P.draft`, `H.offer`, `P.offer`, `open`, `C.open`, `close`, `void` …
-    public var state: String
+    public var state: TallyState
     /// The holder has something to do (sign a joined draft, answer an offer).
     public var needsAction: Bool
     public var comment: String?
@@ -48,8 +48,11 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
         self.seq = seq
         self.uuid = uuid
         self.type = type
-        status = row["status"]?.stringValue ?? ""
-        state = row["state"]?.stringValue ?? ""
+        guard let status = row["status"]?.stringValue.flatMap(TallyStatus.init(rawValue:)) else {
+            throw ChipsError.invalidResponse("tally \(seq) has no status MyCHIPs names")
+        }
+        self.status = status
+        state = TallyState(rawValue: row["state"]?.stringValue ?? "")
         needsAction = row["action"] == .bool(true)
         comment = row["comment"]?.stringValue
         partnerName = row["part_name"]?.stringValue ?? Self.name(of: row["part_cert"])
@@ -159,9 +162,9 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
     public var seq: Int64
     public var index: Int64
     public var uuid: String
-    public var status: String
+    public var status: ChitStatus
     /// `A.good` (an asset), `L.pend` (a request to pay) …
-    public var state: String
+    public var state: ChitState
     public var request: String?
     /// A request the holder is asked to pay.
     public var needsAction: Bool
@@ -188,8 +191,11 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
         self.seq = seq
         self.index = index
         self.uuid = uuid
-        status = row["status"]?.stringValue ?? ""
-        state = row["state"]?.stringValue ?? ""
+        guard let status = row["status"]?.stringValue.flatMap(ChitStatus.init(rawValue:)) else {
+            throw ChipsError.invalidResponse("chit \(uuid) has no status MyCHIPs names")
+        }
+        self.status = status
+        state = ChitState(rawValue: row["state"]?.stringValue ?? "")
         request = row["request"]?.stringValue
         needsAction = row["action"] == .bool(true)
         net = row["net"]?.int64Value ?? 0
@@ -355,7 +361,7 @@ extension ChipsSession {
 
     /// The open tally with the owner of a CHIP address (a scanned payment code's), if any.
     public func openTally(with address: ChipsAddress) async throws -> ChipsTally? {
-        try await tallies().first { $0.status == "open" && $0.partner?.cuid == address.cuid && $0.partner?.agent == address.agent }
+        try await tallies().first { $0.status == .open && $0.partner?.cuid == address.cuid && $0.partner?.agent == address.agent }
     }
 
     /// This user's payment address, or an invoice when it names `units`: the link anyone scans to pay.
@@ -390,7 +396,7 @@ extension ChipsSession {
     /// record, and the tally opens on both ends.
     public func acceptOffer(_ seq: Int64, signingKey key: SigningKey) async throws -> ChipsTally {
         let tally = try await tally(seq)
-        guard tally.state == "P.offer" else { throw ChipsError.invalidResponse("tally \(seq) is \(tally.state), not an offer from the partner") }
+        guard tally.state == .partnerOffer else { throw ChipsError.invalidResponse("tally \(seq) is \(tally.state), not an offer from the partner") }
         guard tally.signatures.partner else { throw ChipsError.invalidResponse("the partner's signature on tally \(seq) does not verify") }
         try requireOwnKey(tally, key)
         let signature = try key.sign(tally.core.signingText)
@@ -447,7 +453,7 @@ extension ChipsSession {
     /// Hands a signed chit — this user's, or a partner's received as a QR code or link — to the
     /// provider. The same chit delivered twice is stored once.
     public func deliver(_ chit: SignedChit) async throws -> ChipsChit {
-        guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && ($0.status == "open" || $0.status == "C.open") }) else {
+        guard let tally = try await tallies().first(where: { $0.uuid == chit.core.tally && $0.status == .open }) else {
             throw ChipsError.invalidLink("the chit is for a tally you do not have open")
         }
         return try await insert(chit, seq: tally.seq)
@@ -497,7 +503,7 @@ extension ChipsSession {
 
     /// Pays a request the partner sent: signs the requested chit as it stands.
     public func acceptRequest(_ chit: ChipsChit, signingKey key: SigningKey) async throws -> ChipsChit {
-        guard chit.state == "L.pend" else { throw ChipsError.invalidResponse("chit \(chit.uuid) is \(chit.state), not a request to you") }
+        guard chit.state == .requestToPay else { throw ChipsError.invalidResponse("chit \(chit.uuid) is \(chit.state), not a request to you") }
         let signature = try key.sign(chit.core.signingText)
         return try ChipsChit(row: try await update(Self.chitsView, fields: ["request": "good", "signature": .string(signature)],
                                                    where: .object(["chit_uuid": .string(chit.uuid), "chit_seq": .int(chit.seq)])))
@@ -523,7 +529,7 @@ extension ChipsSession {
         let tally = try await tally(seq)
         guard let digest = tally.digest else { throw ChipsError.invalidResponse("tally \(seq) is not open: it has no chain yet") }
         guard tally.core.digest == digest else { throw ChipsError.invalidResponse("tally \(seq)'s digest is not the digest of its record") }
-        let good = try await chits(tally: seq).filter { $0.status == "good" }
+        let good = try await chits(tally: seq).filter { $0.status == .good }
         var unsigned: [String] = []
         for chit in good {
             let cert = chit.core.by == tally.type ? tally.holdCert : (tally.partCert ?? .null)
@@ -549,7 +555,7 @@ extension ChipsSession {
 
     /// The balance sheet: each open (or closing) tally's balance by partner.
     public func balanceSheet() async throws -> BalanceSheet {
-        let tallies = try await tallies().filter { ["open", "close"].contains($0.status) && ($0.status == "open" || $0.net != 0) }
+        let tallies = try await tallies().filter { $0.status == .open || ($0.status == .close && $0.net != 0) }
         return BalanceSheet(entries: tallies.map { BalanceSheet.Entry(id: String($0.seq), partner: $0.partnerName ?? $0.partner?.text ?? "?", net: $0.net) })
     }
 }

@@ -96,7 +96,7 @@ public final class HomeViewModel {
 
     /// Open tallies (and closed ones, when shown) in the chosen order.
     public var rows: [ChipsTally] {
-        let open = tallies.filter { $0.status == "open" || $0.status == "close" && ($0.net != 0 || showClosed) }
+        let open = tallies.filter { $0.status == .open || $0.status == .close && ($0.net != 0 || showClosed) }
         switch sort {
         case .name: return open.sorted { ($0.partnerName ?? "") < ($1.partnerName ?? "") }
         case .balance: return open.sorted { $0.net > $1.net }
@@ -108,10 +108,10 @@ public final class HomeViewModel {
     public var waiting: [ChipsTally] { tallies.filter(\.needsAction) }
 
     /// The user's own drafts not yet offered (with or without a partner), to invite or offer.
-    public var drafts: [ChipsTally] { tallies.filter { ($0.state == "draft" || $0.state == "P.draft") && !$0.needsAction } }
+    public var drafts: [ChipsTally] { tallies.filter { ($0.state == .draft || $0.state == .partnerDraft) && !$0.needsAction } }
 
     /// The user's offers that wait for the partner.
-    public var offered: [ChipsTally] { tallies.filter { $0.state == "H.offer" } }
+    public var offered: [ChipsTally] { tallies.filter { $0.state == .holderOffer } }
 
     /// The totals the net comes from, as Home shows them above the list or the chart.
     public var totals: (assets: String, liabilities: String, net: String) {
@@ -200,17 +200,17 @@ public final class TallyEditViewModel {
     }
 
     /// The values can change while the tally is a draft or an offer.
-    public var isEditable: Bool { ["draft", "offer"].contains(tally?.status ?? "") }
+    public var isEditable: Bool { tally?.status.isNegotiable ?? false }
 
     /// What the user can do now.
     public var actions: [Action] {
         guard let tally else { return [] }
         switch tally.state {
-        case "draft": return [.invite, .reject]
-        case "P.draft": return [.offer, .reject]
-        case "H.offer": return [.reject]
-        case "P.offer": return [.accept, .counter, .reject]
-        case "open": return [.close]
+        case .draft: return [.invite, .reject]
+        case .partnerDraft: return [.offer, .reject]
+        case .holderOffer: return [.reject]
+        case .partnerOffer: return [.accept, .counter, .reject]
+        case .open: return [.close]
         default: return []
         }
     }
@@ -251,7 +251,7 @@ public final class TallyEditViewModel {
     private var invitationTitle = "Tally invitation"
 
     /// An open tally can be paid on and asked for payment from here.
-    public var canTrade: Bool { tally?.status == "open" }
+    public var canTrade: Bool { tally?.status == .open }
 
     /// The Pay page on this tally.
     public func pay() -> PayViewModel? {
@@ -295,7 +295,7 @@ public final class TallyEditViewModel {
         do {
             let changes = try tradingChanges()
             guard !changes.isEmpty, let tally else { return }
-            if tally.status == "open" {
+            if tally.status == .open {
                 _ = try await session.settle(seq, settings: .object(changes), signingKey: try await signer())
             } else {
                 _ = try await session.update(ChipsSession.talliesView, fields: changes, where: .object(["tally_seq": .int(seq)]))

@@ -61,7 +61,7 @@ extension ChipsCommand {
 
     /// A tally named by its number, its partner's CHIP user id, or the partner's name.
     static func tally(_ name: String, in session: ChipsSession, open: Bool = true) async throws -> ChipsTally {
-        let tallies = try await session.tallies().filter { !open || $0.status == "open" }
+        let tallies = try await session.tallies().filter { !open || $0.status == .open }
         if let seq = Int64(name), let match = tallies.first(where: { $0.seq == seq }) { return match }
         let matches = tallies.filter { $0.partner?.cuid == name || $0.partner?.text == name || $0.partnerName?.lowercased() == name.lowercased() }
         guard matches.count == 1 else {
@@ -77,14 +77,14 @@ extension ChipsCommand {
     static func printTally(_ tally: ChipsTally, json: Bool) {
         if json {
             print(JavaScriptJSON.stringify(.object([
-                "tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.rawValue), "state": .string(tally.state),
+                "tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.rawValue), "state": .string(tally.state.rawValue),
                 "partner": tally.partner.map { .string($0.text) } ?? .null, "part_name": tally.partnerName.map(JSONValue.string) ?? .null,
                 "net": .int(tally.net), "chits": .int(tally.chits), "hold_terms": tally.holdTerms, "part_terms": tally.partTerms,
             ])))
             return
         }
         let partner = tally.partnerName ?? tally.partner?.text ?? "(no partner yet)"
-        print("tally \(tally.seq)  \(tally.state.padding(toLength: 8, withPad: " ", startingAt: 0))  \(tally.type.rawValue)  \(partner)  balance \(ChipsUnits.format(tally.net)) CHIP  chits \(tally.chits)")
+        print("tally \(tally.seq)  \(tally.state.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))  \(tally.type.rawValue)  \(partner)  balance \(ChipsUnits.format(tally.net)) CHIP  chits \(tally.chits)")
     }
 
     static func printChit(_ chit: ChipsChit, json: Bool) {
@@ -92,13 +92,13 @@ extension ChipsCommand {
             print(JavaScriptJSON.stringify(.object([
                 "chit_seq": .int(chit.seq), "chit_idx": .int(chit.index), "chit_uuid": .string(chit.uuid), "chit_type": .string(chit.core.type.rawValue),
                 "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)), "units": chit.core.units.map(JSONValue.int) ?? .null,
-                "net": .int(chit.net), "state": .string(chit.state), "memo": chit.memo.map(JSONValue.string) ?? .null,
+                "net": .int(chit.net), "state": .string(chit.state.rawValue), "memo": chit.memo.map(JSONValue.string) ?? .null,
                 "chain_idx": chit.chainIndex.map(JSONValue.int) ?? .null, "chain_dgst": chit.chainHash.map(JSONValue.string) ?? .null,
             ])))
             return
         }
         let amount = chit.core.type == .set ? "settings \(JavaScriptJSON.stringify(chit.core.reference ?? .null))" : "\(ChipsUnits.format(chit.net)) CHIP"
-        print("\(JavaScriptDate.string(epochMillis: chit.core.date))  tally \(chit.seq)#\(chit.index)  \(chit.state.padding(toLength: 7, withPad: " ", startingAt: 0))  \(amount)  \(chit.memo ?? "")  \(chit.uuid)")
+        print("\(JavaScriptDate.string(epochMillis: chit.core.date))  tally \(chit.seq)#\(chit.index)  \(chit.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0))  \(amount)  \(chit.memo ?? "")  \(chit.uuid)")
     }
 
     struct Tally: AsyncParsableCommand {
@@ -242,7 +242,7 @@ extension ChipsCommand {
                 let tallies = try await ChipsCommand.withSession(options) { session in try await session.tallies() }
                 if options.json {
                     print("[" + tallies.map { tally -> String in
-                        JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "state": .string(tally.state),
+                        JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "state": .string(tally.state.rawValue),
                                                           "tally_type": .string(tally.type.rawValue), "net": .int(tally.net),
                                                           "partner": tally.partner.map { .string($0.text) } ?? .null]))
                     }.joined(separator: ",") + "]")

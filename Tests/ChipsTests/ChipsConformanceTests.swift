@@ -362,7 +362,7 @@ extension ChipsConformanceTests {
         aProvider.answer("tuple mychips.tallies_v_me", with: row("A7"))
         aProvider.answer("insert mychips.chits_v_me", with: answers["A8"] ?? .null)
         let request = try await a.request(1, units: 3000, memo: "Mulch")
-        #expect(request.net == 3000 && request.core.by == .foil && request.status == "draft")
+        #expect(request.net == 3000 && request.core.by == .foil && request.status == .draft)
         let fields = try #require(aProvider.requests.last?["fields"])
         #expect(fields["issuer"] == "foil" && fields["request"] == "pend" && fields["tally_uuid"] == "44e62dc0-c908-40bb-a6b2-6aff97fc0d8f")
 

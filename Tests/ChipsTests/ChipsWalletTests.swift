@@ -104,7 +104,7 @@ struct ChipsWalletTests {
             #expect(paid.state == "L.good" && paid.chainIndex == 2)
             let small = try await alice.request(aliceTally.seq, units: 1_000, memo: "Tip")
             let refused = try await bob.refuseRequest(try #require(try await bob.chits(tally: bobTally.seq).first { $0.uuid == small.uuid }))
-            #expect(refused.status == "void")
+            #expect(refused.status == .void)
 
             aliceTally = try await alice.tally(aliceTally.seq)
             bobTally = try await bob.tally(bobTally.seq)

@@ -20,7 +20,7 @@ struct ChitRecord: Sendable, Equatable {
     var digest: String
     var signature: String?
     var request: String?
-    var status: String
+    var status: ChitStatus
     var chainIdx: Int64?
     var chainPrev: String?
     var chainHash: String?
@@ -40,7 +40,7 @@ struct ChitRecord: Sendable, Equatable {
             reference: try row.decode(column: "reference", as: String?.self).flatMap { try? StrictJSON.parse($0.utf8) },
             memo: try row.decode(column: "memo", as: String?.self), digest: try row.decode(column: "digest", as: String.self),
             signature: try row.decode(column: "signature", as: String?.self), request: try row.decode(column: "request", as: String?.self),
-            status: try row.decode(column: "status", as: String.self), chainIdx: try row.decode(column: "chain_idx", as: Int64?.self),
+            status: try row.decode(column: "status", as: ChitStatus.self, of: "chips_chits"), chainIdx: try row.decode(column: "chain_idx", as: Int64?.self),
             chainPrev: try row.decode(column: "chain_prev", as: String?.self), chainHash: try row.decode(column: "chain_hash", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self))
     }
@@ -57,8 +57,8 @@ struct ChitRecord: Sendable, Equatable {
 
     /// MyCHIPs' chit state: `A.` (an asset to the holder: the partner issued it) or `L.` (a
     /// liability: the holder issued it), the status, and `.request` while one is pending.
-    func state(holder: TallySide) -> String {
-        (issuer != holder ? "A." : "L.") + status + (request.map { "." + $0 } ?? "")
+    func state(holder: TallySide) -> ChitState {
+        ChitState(asset: issuer != holder, status: status, request: request)
     }
 
     /// The record with its signature and, once linked, its digest: MyCHIPs' `json` column and
@@ -92,11 +92,11 @@ struct ChitRecord: Sendable, Equatable {
             "chit_uuid": .string(uuid), "chit_type": .string(type.rawValue), "issuer": .string(issuer.rawValue),
             "crt_by": .string(ent), "mod_by": .string(ent), "crt_date": date(createdAt), "mod_date": date(modifiedAt),
             "chain_msg": .null, "chain_idx": chainIdx.map(JSONValue.int) ?? .null, "chain_dgst": ChipsDigest.buffer(chainHash),
-            "chain_prev": ChipsDigest.buffer(chainPrev), "lift_seq": .null, "status": .string(status), "digest": ChipsDigest.buffer(digest),
+            "chain_prev": ChipsDigest.buffer(chainPrev), "lift_seq": .null, "status": .string(status.rawValue), "digest": ChipsDigest.buffer(digest),
             "hold_cuid": .string(tally.holdCid), "part_cuid": text(tally.partCid), "tally_type": .string(tally.type.rawValue),
             "tally_uuid": .string(tally.uuid), "net_c": .int(tally.netC), "net_pc": .int(tally.netWithPending), "chain_conf": .int(tally.chainConf),
-            "net": .int(net), "net_g": .int(status == "good" ? net : 0), "net_p": .int(status == "good" || status == "pend" ? net : 0),
-            "cstate": .string(chainIdx == nil ? "Unlinked" : "Linked"), "state": .string(state), "action": .bool(state == "L.pend"),
+            "net": .int(net), "net_g": .int(status == .good ? net : 0), "net_p": .int(status == .good || status == .pend ? net : 0),
+            "cstate": .string(chainIdx == nil ? "Unlinked" : "Linked"), "state": .string(state.rawValue), "action": .bool(state == .requestToPay),
             "json_core": core(tally: tally.uuid).json, "json": json, "chain": .object(chain), "json_chain": .object(jsonChain),
             "hash_v": ChipsDigest.buffer(chainHash ?? digest), "clean": .bool(chainHash != nil),
         ]
@@ -113,13 +113,13 @@ struct ChitRecord: Sendable, Equatable {
                 signature, request, status, chain_idx, chain_prev, chain_hash, created_at, modified_at)
             VALUES (\(bind: ent), \(bind: seq), \(bind: idx), \(bind: uuid), \(bind: type.rawValue), \(bind: date), \(bind: issuer.rawValue),
                 \(bind: units), \(bind: reference.map(TallyRecord.text)), \(bind: memo), \(bind: digest), \(bind: signature), \(bind: request),
-                \(bind: status), \(bind: chainIdx), \(bind: chainPrev), \(bind: chainHash), \(bind: createdAt), \(bind: modifiedAt))
+                \(bind: status.rawValue), \(bind: chainIdx), \(bind: chainPrev), \(bind: chainHash), \(bind: createdAt), \(bind: modifiedAt))
             """).run()
     }
 
     func save(in db: any DatabaseSession) async throws {
         try await db.raw("""
-            UPDATE chips_chits SET signature = \(bind: signature), request = \(bind: request), status = \(bind: status),
+            UPDATE chips_chits SET signature = \(bind: signature), request = \(bind: request), status = \(bind: status.rawValue),
                 chain_idx = \(bind: chainIdx), chain_prev = \(bind: chainPrev), chain_hash = \(bind: chainHash), modified_at = \(bind: modifiedAt)
             WHERE chit_ent = \(bind: ent) AND chit_seq = \(bind: seq) AND chit_idx = \(bind: idx)
             """).run()

@@ -161,7 +161,7 @@ struct ChitStore: Sendable {
             let core = ChitCore(tally: mine.uuid, by: issuer, type: type, uuid: uuid, date: date, units: chitUnits, reference: chitReference, memo: memo)
             var chit = ChitRecord(ent: mine.ent, seq: mine.seq, idx: mine.lastChit + 1, uuid: uuid, type: type, date: date, issuer: issuer,
                                   units: chitUnits, reference: chitReference, memo: memo, digest: core.digest, signature: nil, request: nil,
-                                  status: "pend", chainIdx: nil, chainPrev: nil, chainHash: nil, createdAt: millis, modifiedAt: millis)
+                                  status: .pend, chainIdx: nil, chainPrev: nil, chainHash: nil, createdAt: millis, modifiedAt: millis)
             var theirs = chit
             theirs.ent = partner.ent
             theirs.seq = partner.seq
@@ -210,7 +210,7 @@ struct ChitStore: Sendable {
                   var theirs = try await ChitRecord.load(ent: partner.ent, seq: partner.seq, uuid: uuid, in: db) else {
                 throw WysemanError.unexpectedRows(0, expected: 1)
             }
-            guard chit.status == "pend", chit.chainIdx == nil else {
+            guard chit.status == .pend, chit.chainIdx == nil else {
                 throw Self.refuse("IST", "illegal state transition from \(chit.state(holder: mine.type)): only a pending request can be answered")
             }
             let pending = chit.net(holder: mine.type)
@@ -224,8 +224,8 @@ struct ChitStore: Sendable {
                 try Self.makeGood(&chit, &theirs, core: chit.core(tally: mine.uuid), mine: &mine, partner: &partner,
                                   proposedIndex: fields["chain_idx"]?.int64Value, proposedPrior: fields["chain_prev"]?.stringValue)
             case "void":
-                chit.status = "void"
-                theirs.status = "void"
+                chit.status = .void
+                theirs.status = .void
                 try Self.withdraw(pending, mine: &mine, partner: &partner)
             default:
                 throw WysemanError.constraint("a request is answered with request good (and a signature) or void", code: "mychips.chits.BRQ")
@@ -291,7 +291,7 @@ struct ChitStore: Sendable {
     }
 
     static func checkOpen(_ tally: TallyRecord) throws {
-        guard tally.status == "open", tally.digest != nil else {
+        guard tally.status == .open, tally.digest != nil else {
             throw refuse("LIT", "chits go only on an open tally; this one is \(tally.state)")
         }
     }
@@ -344,7 +344,7 @@ struct ChitStore: Sendable {
         let hash = core.chainHash(index: index, prior: prior, signature: signature)
         for copy in 0..<2 {
             var record = copy == 0 ? chit : theirs
-            record.status = "good"
+            record.status = .good
             record.request = nil
             record.chainIdx = index
             record.chainPrev = prior
@@ -374,7 +374,7 @@ struct ChitStore: Sendable {
                 if settings["close"] == .bool(true) { tally.closing = true }
             }
             if tally.closing, tally.netC == 0 {
-                tally.status = "close"
+                tally.status = .close
                 tally.closing = false
             }
             if copy == 0 { mine = tally } else { partner = tally }
@@ -389,9 +389,9 @@ struct ChitStore: Sendable {
         let username = try await TallyStore.username(ofEntity: chit.ent, in: db)
         let state = chit.state(holder: tally.type)
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: chit.ent), data: .object([
-            "net": .int(tally.netC), "pend": .int(tally.netWithPending), "index": .int(chit.idx), "state": .string(state),
+            "net": .int(tally.netC), "pend": .int(tally.netWithPending), "index": .int(chit.idx), "state": .string(state.rawValue),
             "entity": .string(chit.ent), "object": chit.signedJSON(tally: tally.uuid), "target": "chit", "sequence": .int(chit.seq),
-            "uuid": .string(chit.uuid), "action": .bool(state == "L.pend"), "tally_state": .string(tally.state),
+            "uuid": .string(chit.uuid), "action": .bool(state == .requestToPay), "tally_state": .string(tally.state.rawValue),
         ]), push: push)
     }
 }

@@ -30,7 +30,7 @@ struct TallyRecord: Sendable, Equatable {
     var reward: Int64
     var clutch: Int64
     var request: String?
-    var status: String
+    var status: TallyStatus
     var closing: Bool
     var partEnt: String?
     var holdCid: String
@@ -70,7 +70,7 @@ struct TallyRecord: Sendable, Equatable {
             digest: try row.decode(column: "digest", as: String?.self),
             target: try row.decode(column: "target", as: Int64.self), bound: try row.decode(column: "bound", as: Int64.self),
             reward: try row.decode(column: "reward", as: Int64.self), clutch: try row.decode(column: "clutch", as: Int64.self),
-            request: try row.decode(column: "request", as: String?.self), status: try row.decode(column: "status", as: String.self),
+            request: try row.decode(column: "request", as: String?.self), status: try row.decode(column: "status", as: TallyStatus.self, of: "chips_tallies"),
             closing: try row.decode(column: "closing", as: Int64.self) == 1, partEnt: try row.decode(column: "part_ent", as: String?.self),
             holdCid: try row.decode(column: "hold_cid", as: String.self), holdAgent: try row.decode(column: "hold_agent", as: String.self),
             partCid: try row.decode(column: "part_cid", as: String?.self), partAgent: try row.decode(column: "part_agent", as: String?.self),
@@ -94,20 +94,20 @@ struct TallyRecord: Sendable, Equatable {
     /// MyCHIPs' tally state: the status, with `H.`/`P.`/`B.` on an offer for who has signed it
     /// (holder, partner, both), `P.` on a draft a partner has joined, `C.` on an open tally
     /// being closed, and `.request` while a requested change is pending.
-    var state: String {
+    var state: TallyState {
         var prefix = ""
         switch status {
-        case "offer":
+        case .offer:
             if holdSig == nil, partSig != nil { prefix = "P." } else if partSig == nil, holdSig != nil { prefix = "H." } else { prefix = "B." }
-        case "draft" where partCert != nil: prefix = "P."
-        case "open" where closing: prefix = "C."
+        case .draft where partCert != nil: prefix = "P."
+        case .open where closing: prefix = "C."
         default: break
         }
-        return prefix + status + (request.map { "." + $0 } ?? "")
+        return TallyState(rawValue: prefix + status.rawValue + (request.map { "." + $0 } ?? ""))
     }
 
     /// The holder has something to do: sign a joined draft, or answer the partner's offer.
-    var needsAction: Bool { ["P.offer", "P.draft"].contains(state) }
+    var needsAction: Bool { state == .partnerOffer || state == .partnerDraft }
 
     /// The limit, in milliCHIPs, of what the holder may owe: the credit the partner grants
     /// (`part_terms.limit`, in CHIPs). None given is no credit.
@@ -150,7 +150,7 @@ struct TallyRecord: Sendable, Equatable {
             "hold_terms": holdTerms, "part_terms": partTerms, "target": .int(target), "reward": margin(reward), "clutch": margin(clutch),
             "bound": .int(bound), "hold_cert": holdCert, "part_sig": text(partSig), "hold_sig": text(holdSig), "request": text(request),
             "tally_uuid": .string(uuid), "version": .int(version), "part_ent": text(partEnt), "part_cert": partCert ?? .null,
-            "tally_seq": .int(seq), "status": .string(status), "revision": .int(revision), "digest": ChipsDigest.buffer(digest),
+            "tally_seq": .int(seq), "status": .string(status.rawValue), "revision": .int(revision), "digest": ChipsDigest.buffer(digest),
             "net_pc": .int(withPending), "net_c": .int(netC), "tally_date": date(self.date),
             "hold_cuid": .string(holdCid), "hold_agent": .string(holdAgent), "part_cuid": text(partCid), "part_agent": text(partAgent),
             "hold_sets": holdSets, "part_sets": partSets, "chain_conf": .int(chainConf), "chain_stat": "non",
@@ -158,7 +158,7 @@ struct TallyRecord: Sendable, Equatable {
             "hold_chad": holdChad, "hold_host": holdChad["host"] ?? .null, "hold_port": holdChad["port"] ?? .null,
             "part_addr": partCid.flatMap { cuid in partAgent.map { JSONValue.string(cuid + ":" + $0) } } ?? .null,
             "part_chad": partChad, "part_host": partChad["host"] ?? .null, "part_port": partChad["port"] ?? .null,
-            "inside": .bool(partEnt != nil), "state": .string(state), "action": .bool(needsAction), "liftable": .bool(status == "open"),
+            "inside": .bool(partEnt != nil), "state": .string(state.rawValue), "action": .bool(needsAction), "liftable": .bool(status == .open),
             "chits": .int(chitsC), "chits_p": .int(CheckedAmount.saturatingSum([chitsC, pendingChits])),
             "net": .string(String(netC)), "net_p": .string(String(withPending)), "mag_p": .string(String(withPending.magnitude)),
             "latest": date(modifiedAt), "json_core": core.json, "json": signedJSON, "digest_v": ChipsDigest.buffer(coreDigest),
@@ -198,7 +198,7 @@ struct TallyRecord: Sendable, Equatable {
             VALUES (\(bind: ent), \(bind: seq), \(bind: uuid), \(bind: type.rawValue), \(bind: date), \(bind: version), \(bind: revision), \(bind: comment),
                 \(bind: Self.text(contract)), \(bind: Self.text(holdCert)), \(bind: partCert.map(Self.text)), \(bind: holdSig), \(bind: partSig),
                 \(bind: Self.text(holdTerms)), \(bind: Self.text(partTerms)), \(bind: digest), \(bind: target), \(bind: bound), \(bind: reward),
-                \(bind: clutch), \(bind: request), \(bind: status), \(bind: closing ? 1 : 0), \(bind: partEnt), \(bind: holdCid), \(bind: holdAgent),
+                \(bind: clutch), \(bind: request), \(bind: status.rawValue), \(bind: closing ? 1 : 0), \(bind: partEnt), \(bind: holdCid), \(bind: holdAgent),
                 \(bind: partCid), \(bind: partAgent), \(bind: Self.text(holdSets)), \(bind: Self.text(partSets)), \(bind: netC), \(bind: netPC),
                 \(bind: chitsC), \(bind: chainConf), \(bind: chainLast), \(bind: lastChit), \(bind: lastChitDigest), 0, \(bind: createdAt), \(bind: modifiedAt))
             """).run()
@@ -211,7 +211,7 @@ struct TallyRecord: Sendable, Equatable {
                 contract = \(bind: Self.text(contract)), hold_cert = \(bind: Self.text(holdCert)), part_cert = \(bind: partCert.map(Self.text)),
                 hold_sig = \(bind: holdSig), part_sig = \(bind: partSig), hold_terms = \(bind: Self.text(holdTerms)),
                 part_terms = \(bind: Self.text(partTerms)), digest = \(bind: digest), target = \(bind: target), bound = \(bind: bound),
-                reward = \(bind: reward), clutch = \(bind: clutch), request = \(bind: request), status = \(bind: status),
+                reward = \(bind: reward), clutch = \(bind: clutch), request = \(bind: request), status = \(bind: status.rawValue),
                 closing = \(bind: closing ? 1 : 0), part_ent = \(bind: partEnt), hold_cid = \(bind: holdCid), hold_agent = \(bind: holdAgent),
                 part_cid = \(bind: partCid), part_agent = \(bind: partAgent), hold_sets = \(bind: Self.text(holdSets)),
                 part_sets = \(bind: Self.text(partSets)), net_c = \(bind: netC), net_pc = \(bind: netPC), chits_c = \(bind: chitsC),
@@ -227,7 +227,7 @@ struct TallyRecord: Sendable, Equatable {
 extension TallyRecord {
     /// A user's balance sheet from their tallies: the open ones, and closed ones still owing.
     static func balanceSheet(_ tallies: [TallyRecord]) -> BalanceSheet {
-        BalanceSheet(entries: tallies.filter { $0.status == "open" || ($0.status == "close" && $0.netC != 0) }.map {
+        BalanceSheet(entries: tallies.filter { $0.status == .open || ($0.status == .close && $0.netC != 0) }.map {
             BalanceSheet.Entry(id: String($0.seq), partner: TalliesView.name(of: $0.partCert) ?? $0.partCid ?? "?", net: $0.netC)
         })
     }

@@ -19,7 +19,7 @@ extension TallyStore {
                 """).first(),
                 let tally = try await TallyRecord.load(ent: try row.decode(column: "token_ent", as: String.self),
                                                        seq: try row.decode(column: "tally_seq", as: Int64.self), in: db),
-                tally.status == "draft", tally.partCert == nil else {
+                tally.status == .draft, tally.partCert == nil else {
                 throw WysemanError.constraint("the tally ticket is unknown, used or expired", code: "!mychips.tokens:TNF", sqlState: "P0001")
             }
             // The joining user's view: their own side is the inviter's other side.
@@ -40,7 +40,7 @@ extension TallyStore {
         let notifier = notifier
         let pushes = pushes
         let notice = try await database.transaction { db -> ChipsNotifier.Notice in
-            guard let mine = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db), mine.status == "open", let partEnt = mine.partEnt,
+            guard let mine = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db), mine.status == .open, let partEnt = mine.partEnt,
                   let theirs = try await TallyRecord.pair(uuid: mine.uuid, ents: [partEnt], in: db).first else {
                 throw WysemanError.constraint("an invoice is asked for on an open tally", code: "!mychips.tallies:NOP", sqlState: "P0001")
             }

@@ -72,7 +72,7 @@ struct TallyStore: Sendable {
                 ent: user.userEnt, seq: seq, uuid: uuid, type: .stock, date: millis, version: 1, revision: 1, comment: nil,
                 contract: try await ContractCatalog.defaultContract(in: db), holdCert: user.certificate(configuration: configuration),
                 partCert: nil, holdSig: nil, partSig: nil, holdTerms: .object([:]), partTerms: .object([:]), digest: nil,
-                target: 0, bound: 0, reward: 0, clutch: 0, request: nil, status: "draft", closing: false, partEnt: nil,
+                target: 0, bound: 0, reward: 0, clutch: 0, request: nil, status: .draft, closing: false, partEnt: nil,
                 holdCid: user.cuid, holdAgent: configuration.agent, partCid: nil, partAgent: nil, holdSets: .object([:]), partSets: .object([:]),
                 netC: 0, netPC: 0, chitsC: 0, chainConf: 0, chainLast: nil, lastChit: 0, rowVersion: 0, createdAt: millis, modifiedAt: millis)
             try await Self.apply(fields.filter { $0.key != "tally_uuid" }, to: &tally, in: db)
@@ -178,7 +178,7 @@ struct TallyStore: Sendable {
             var notices: [ChipsNotifier.Notice] = []
             let content = fields.filter { Self.contentFields.contains($0.key) || Self.holderFields.contains($0.key) }
             if !content.isEmpty {
-                guard ["draft", "offer"].contains(tally.status) else {
+                guard [.draft, .offer].contains(tally.status) else {
                     throw Self.illegal(tally, content.keys.contains(where: Self.holderFields.contains) ? "set trading variables with a settings chit once a tally is open" : "an open tally's terms do not change")
                 }
                 let before = tally.core
@@ -186,13 +186,13 @@ struct TallyStore: Sendable {
                 if tally.core != before {
                     // A changed tally needs both signatures again; an offer out with the partner is
                     // withdrawn, and the tally counts a revision.
-                    if tally.status == "offer" {
+                    if tally.status == .offer {
                         notices += try await withdraw(&tally, millis: millis, in: db)
                         tally.revision += 1
                     }
                     tally.holdSig = nil
                     tally.partSig = nil
-                    tally.status = "draft"
+                    tally.status = .draft
                 }
             }
             if case .string(let signature)? = fields["hold_sig"] { tally.holdSig = signature } else if fields["hold_sig"] == .null { tally.holdSig = nil }
@@ -203,9 +203,9 @@ struct TallyStore: Sendable {
             case .string("open")?: notices += try await open(&tally, millis: millis, in: db); reason = "open"
             case .string("void")?: notices += try await void(&tally, millis: millis, in: db); reason = "void"
             case .string("draft")?:
-                guard tally.status == "offer" else { throw Self.illegal(tally, "only an offer goes back to draft") }
+                guard tally.status == .offer else { throw Self.illegal(tally, "only an offer goes back to draft") }
                 notices += try await withdraw(&tally, millis: millis, in: db)
-                tally.status = "draft"
+                tally.status = .draft
                 tally.revision += 1
                 tally.holdSig = nil
                 tally.partSig = nil
@@ -232,7 +232,7 @@ struct TallyStore: Sendable {
     }
 
     private func offer(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
-        guard ["draft", "offer"].contains(tally.status), tally.holdSig != nil || tally.status == "draft" else {
+        guard [.draft, .offer].contains(tally.status), tally.holdSig != nil || tally.status == .draft else {
             throw Self.illegal(tally, "only a draft or an offer can be offered")
         }
         guard let partEnt = tally.partEnt, tally.partCert != nil else {
@@ -242,14 +242,14 @@ struct TallyStore: Sendable {
             throw WysemanError.constraint("your certificate has no signing key; set user_psig first", code: "!mychips.tallies:UCM")
         }
         guard tally.core.isSigned(by: tally.type, signature: tally.holdSig) else { throw Self.badSignature() }
-        tally.status = "offer"
+        tally.status = .offer
         tally.partSig = nil
         tally.request = nil
         // The partner's copy mirrors this one, with the ends swapped and this signature as theirs.
         let copies = try await TallyRecord.pair(uuid: tally.uuid, ents: [partEnt], in: db)
         var partner: TallyRecord
         if var existing = copies.first {
-            guard ["void", "draft", "offer"].contains(existing.status) else { throw Self.illegal(existing, "the partner's tally is already open") }
+            guard [.void, .draft, .offer].contains(existing.status) else { throw Self.illegal(existing, "the partner's tally is already open") }
             existing.mirror(tally, millis: millis)
             partner = existing
             try await partner.save(in: db)
@@ -263,20 +263,20 @@ struct TallyStore: Sendable {
     }
 
     private func open(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
-        guard tally.status == "offer", tally.partSig != nil, let partEnt = tally.partEnt else {
+        guard tally.status == .offer, tally.partSig != nil, let partEnt = tally.partEnt else {
             throw Self.illegal(tally, "only the partner's offer can be accepted")
         }
         let core = tally.core
         guard core.isSigned(by: tally.type.other, signature: tally.partSig) else { throw Self.badSignature("the partner's signature does not verify") }
         guard core.isSigned(by: tally.type, signature: tally.holdSig) else { throw Self.badSignature() }
         guard var partner = try await TallyRecord.pair(uuid: tally.uuid, ents: [partEnt], in: db).first,
-              partner.status == "offer", partner.holdSig == tally.partSig, partner.core == core else {
+              partner.status == .offer, partner.holdSig == tally.partSig, partner.core == core else {
             throw Self.illegal(tally, "the partner no longer offers this tally")
         }
         let digest = core.digest
         for index in 0..<2 {
             var copy = index == 0 ? tally : partner
-            copy.status = "open"
+            copy.status = .open
             copy.request = nil
             copy.digest = digest
             copy.chainLast = digest
@@ -291,9 +291,9 @@ struct TallyStore: Sendable {
     }
 
     private func void(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
-        guard ["draft", "offer"].contains(tally.status) else { throw Self.illegal(tally, "only a draft or an offer can be voided") }
+        guard [.draft, .offer].contains(tally.status) else { throw Self.illegal(tally, "only a draft or an offer can be voided") }
         let notices = try await withdraw(&tally, millis: millis, in: db)
-        tally.status = "void"
+        tally.status = .void
         tally.request = nil
         return notices
     }
@@ -301,8 +301,8 @@ struct TallyStore: Sendable {
     /// Takes an offer back from the partner: their copy goes to `void`.
     private func withdraw(_ tally: inout TallyRecord, millis: Int64, in db: any DatabaseSession) async throws -> [ChipsNotifier.Notice] {
         guard let partEnt = tally.partEnt, var partner = try await TallyRecord.pair(uuid: tally.uuid, ents: [partEnt], in: db).first,
-              ["draft", "offer"].contains(partner.status) else { return [] }
-        partner.status = "void"
+              [.draft, .offer].contains(partner.status) else { return [] }
+        partner.status = .void
         partner.request = nil
         partner.modifiedAt = millis
         try await partner.save(in: db)
@@ -320,7 +320,7 @@ struct TallyStore: Sendable {
     func notice(for tally: TallyRecord, reason: String, push: Bool = true, in db: any DatabaseSession) async throws -> ChipsNotifier.Notice {
         let username = try await Self.username(ofEntity: tally.ent, in: db)
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: tally.ent), data: .object([
-            "state": .string(tally.state), "action": .bool(tally.needsAction), "entity": .string(tally.ent), "object": tally.signedJSON,
+            "state": .string(tally.state.rawValue), "action": .bool(tally.needsAction), "entity": .string(tally.ent), "object": tally.signedJSON,
             "reason": .string(reason), "target": "tally", "sequence": .int(tally.seq), "tally_type": .string(tally.type.rawValue),
         ]), push: push)
     }
@@ -355,7 +355,7 @@ struct TallyStore: Sendable {
             guard let tally = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db, locking: true) else {
                 throw WysemanError.unexpectedRows(0, expected: 1)
             }
-            guard tally.status == "draft", tally.partCert == nil else { throw Self.illegal(tally, "invitations are for drafts no partner has joined") }
+            guard tally.status == .draft, tally.partCert == nil else { throw Self.illegal(tally, "invitations are for drafts no partner has joined") }
             // The user's row is the lock that numbers their tickets (two invitations at once on PostgreSQL).
             _ = try await db.raw(SQLQueryString("SELECT user_ent FROM chips_users WHERE user_ent = \(bind: user.userEnt)\(unsafeRaw: SQLDialectDifferences(db).lockRowsClause)")).first()
             let next = try await db.raw("SELECT COALESCE(MAX(token_seq), 0) + 1 AS n FROM chips_tally_tokens WHERE token_ent = \(bind: user.userEnt)")
@@ -407,7 +407,7 @@ struct TallyStore: Sendable {
                 throw WysemanError.constraint("a tally needs two partners; this is your own invitation", code: "!mychips.tallies:NSP")
             }
             guard var tally = try await TallyRecord.load(ent: ent, seq: try claimed.decode(column: "tally_seq", as: Int64.self), in: db, locking: true),
-                  tally.status == "draft", tally.partCert == nil else {
+                  tally.status == .draft, tally.partCert == nil else {
                 throw WysemanError.constraint("the invitation's tally is no longer open to a partner", code: "!mychips.tokens:TNF", sqlState: "P0001")
             }
             guard let joining = try await ChipsUserRecord.load(user.username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
@@ -480,7 +480,7 @@ extension TallyRecord {
         partEnt = other.ent
         holdSig = nil
         partSig = other.holdSig
-        status = "offer"
+        status = .offer
         request = nil
         modifiedAt = millis
     }
