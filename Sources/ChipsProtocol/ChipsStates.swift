@@ -33,17 +33,9 @@ public enum ChitStatus: String, WireChoice {
 /// prefix saying whose signatures it has (`H.` holder, `P.` partner, `B.` both) or that it is
 /// closing (`C.`), and a suffix naming a pending request (`draft.offer`). The provider composes
 /// it, so it is an open set: the constants name the states the app acts on.
-public struct TallyState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct TallyState: OpenChoice {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// The holder's own draft.
     public static let draft: TallyState = "draft"
@@ -63,22 +55,14 @@ public struct TallyState: RawRepresentable, Hashable, Sendable, Codable, CustomS
 /// A chit's state as the holder sees it (MyCHIPs' `mychips.chit_state`): `A.` (an asset: the
 /// partner issued it) or `L.` (a liability: the holder issued it), its status, and a pending
 /// request (`.good`). An open set, like ``TallyState``.
-public struct ChitState: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct ChitState: OpenChoice {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public var description: String { rawValue }
-
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// The state of a chit with `status` and `request`, seen by a holder to whom it is an asset
     /// (`isDebit`: the partner issued it) or a liability.
     public init(asset: Bool, status: ChitStatus, request: String?) {
-        rawValue = (asset ? "A." : "L.") + status.rawValue + (request.map { "." + $0 } ?? "")
+        self.rawValue = (asset ? "A." : "L.") + status.rawValue + (request.map { "." + $0 } ?? "")
     }
 
     /// A request to the holder to pay: the holder signs it (or refuses).

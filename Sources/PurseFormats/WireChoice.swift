@@ -46,3 +46,34 @@ public struct UnknownChoice: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String { "\(field) must be one of \(allowed.joined(separator: ", "))" }
 }
+
+/// An open set of wire strings: a value another party defines and may add to (a Stripe
+/// PaymentIntent's status, a Starknet finality status, a MyCHIPs tally state). It keeps any
+/// value it is given, so a new one never fails a decode; its type's static constants name the
+/// values the code acts on.
+///
+/// ```swift
+/// public struct FinalityStatus: OpenChoice {
+///     public let rawValue: String
+///     public init(rawValue: String) { self.rawValue = rawValue }
+///     public static let acceptedOnL2: Self = "ACCEPTED_ON_L2"
+/// }
+/// ```
+public protocol OpenChoice: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible, ExpressibleByStringLiteral
+where RawValue == String, StringLiteralType == String {
+    init(rawValue: String)
+}
+
+extension OpenChoice {
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

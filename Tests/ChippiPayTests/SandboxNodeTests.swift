@@ -125,7 +125,7 @@ struct SandboxNodeTests {
             #expect(tooMuch.events.count == 1, "only the fee transfer")
 
             let status = try await h.provider.transactionStatus(tooMuch.transactionHash)
-            #expect(status.executionStatus == "REVERTED" && status.finalityStatus == "ACCEPTED_ON_L2")
+            #expect(status.executionStatus == .reverted && status.finalityStatus == .acceptedOnL2)
             // The supply is where it was: fees moved to the sequencer, nothing was created.
             try await Self.expectSupplyBalances(h, extra: [recipient])
         }

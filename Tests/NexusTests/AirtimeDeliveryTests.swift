@@ -204,10 +204,11 @@ struct AirtimeDeliveryTests {
     }
 
     @Test func vtpassAnswersMapAsItsTableSays() {
-        func answer(_ code: String, _ status: String? = nil) -> VTpassClient.PayAnswer {
+        func answer(_ code: String, _ status: VTpassStatus? = nil) -> VTpassClient.PayAnswer {
             VTpassClient.PayAnswer(code: code, response_description: "x", content: .init(transactions: .init(status: status, transactionId: LenientText("17")), error: nil))
         }
         #expect(VTpassClient.outcome(answer("000", "delivered")) == .delivered(reference: "17"))
+        #expect(VTpassClient.outcome(answer("000", "DELIVERED")) == .delivered(reference: "17"), "VTpass writes it in either case")
         #expect(VTpassClient.outcome(answer("000", "reversed")) == .failed(reason: "The network reversed the top-up"))
         if case .pending = VTpassClient.outcome(answer("000", "initiated")) {} else { Issue.record("initiated is pending") }
         if case .pending = VTpassClient.outcome(answer("099")) {} else { Issue.record("099 is pending") }

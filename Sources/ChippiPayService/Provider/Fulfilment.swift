@@ -108,7 +108,7 @@ enum Webhooks {
         let text = String(decoding: try JSONEncoder.chippi.encode(payload), as: UTF8.self)
         try await db.raw("""
             INSERT INTO chippi_webhook_deliveries (id, merchant_id, event, transaction_id, url, payload, status, created_at, updated_at)
-            VALUES (\(bind: id), \(bind: purchase.merchantID), \(bind: event), \(bind: purchase.id), \(bind: url), \(bind: text), 'pending',
+            VALUES (\(bind: id), \(bind: purchase.merchantID), \(bind: event), \(bind: purchase.id.rawValue), \(bind: url), \(bind: text), \(bind: WebhookDelivery.Status.pending.rawValue),
                 \(bind: now.epochMillis), \(bind: now.epochMillis))
             """).run()
         try await environment.jobs.enqueue(kind: ProviderRoutes.webhookJob, payload: DeliveryJob(deliveryID: id), runAt: now, maxAttempts: 10, in: db)
@@ -122,7 +122,7 @@ enum Webhooks {
                 SELECT d.url, d.payload, d.status, m.webhook_secret FROM chippi_webhook_deliveries d
                 JOIN chippi_merchants m ON m.id = d.merchant_id WHERE d.id = \(bind: delivery.deliveryID)
                 """).first()
-        }), try row.decode(column: "status", as: String.self) != "delivered" else { return }
+        }), try row.decode(column: "status", as: WebhookDelivery.Status.self, of: "chippi_webhook_deliveries") != .delivered else { return }
         let payload = Data(try row.decode(column: "payload", as: String.self).utf8)
         let secret = try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
         var statusCode: Int?
@@ -142,11 +142,11 @@ enum Webhooks {
         } else {
             failure = "The webhook URL is not a URL"
         }
-        let final = failure == nil ? "delivered" : (job.attempts + 1 >= job.maxAttempts ? "failed" : "pending")
+        let final: WebhookDelivery.Status = failure == nil ? .delivered : (job.attempts + 1 >= job.maxAttempts ? .failed : .pending)
         let (code, error) = (statusCode, failure)
         try await environment.database.transaction { db in
             try await db.raw("""
-                UPDATE chippi_webhook_deliveries SET status = \(bind: final), attempts = attempts + 1, last_status_code = \(bind: code),
+                UPDATE chippi_webhook_deliveries SET status = \(bind: final.rawValue), attempts = attempts + 1, last_status_code = \(bind: code),
                     last_error = \(bind: error), updated_at = \(bind: environment.now().epochMillis) WHERE id = \(bind: delivery.deliveryID)
                 """).run()
         }
@@ -161,11 +161,21 @@ enum Webhooks {
 
 /// A delivery as `GET /v1/webhook-deliveries` lists it.
 struct WebhookDelivery: Codable, Sendable {
+    /// Where a webhook delivery stands.
+    enum Status: String, WireChoice {
+        /// Waiting for its (next) attempt.
+        case pending
+        /// The merchant answered 2xx.
+        case delivered
+        /// Every attempt failed.
+        case failed
+    }
+
     var id: String
     var event: String
-    var transaction_id: String
+    var transaction_id: PurchaseID
     var url: String
-    var status: String
+    var status: Status
     var attempts: Int
     var last_status_code: Int?
     var last_error: String?
@@ -178,8 +188,9 @@ struct WebhookDelivery: Codable, Sendable {
             FROM chippi_webhook_deliveries WHERE merchant_id = \(bind: merchant) ORDER BY created_at DESC, id DESC LIMIT \(unsafeRaw: String(limit))
             """).all().map { row in
             WebhookDelivery(id: try row.decode(column: "id", as: String.self), event: try row.decode(column: "event", as: String.self),
-                            transaction_id: try row.decode(column: "transaction_id", as: String.self), url: try row.decode(column: "url", as: String.self),
-                            status: try row.decode(column: "status", as: String.self), attempts: try row.decode(column: "attempts", as: Int.self),
+                            transaction_id: try row.decode(column: "transaction_id", as: PurchaseID.self, of: "chippi_webhook_deliveries"),
+                            url: try row.decode(column: "url", as: String.self),
+                            status: try row.decode(column: "status", as: Status.self, of: "chippi_webhook_deliveries"), attempts: try row.decode(column: "attempts", as: Int.self),
                             last_status_code: try row.decode(column: "last_status_code", as: Int?.self),
                             last_error: try row.decode(column: "last_error", as: String?.self),
                             created_at: try row.decode(column: "created_at", as: Int64.self), updated_at: try row.decode(column: "updated_at", as: Int64.self))

@@ -181,7 +181,7 @@ struct EventsController: Sendable {
             }
             throw APIError(.badGateway, "Payment failed, try again")
         }
-        guard intent.status == "succeeded" else {
+        guard intent.status == .succeeded else {
             await release()
             throw APIError(HTTPResponse.Status(code: 402, reasonPhrase: "Payment Required"), "Payment was not completed (\(intent.status))")
         }

@@ -183,7 +183,7 @@ struct StripeSandbox: Sendable {
         }
         let intent = StripePaymentIntent(
             id: "pi_3" + Self.alphanumeric(21), amount: amount, currency: currency.lowercased(), application_fee_amount: fee,
-            transfer_data: destination.map { .init(destination: $0) }, status: params["confirm"] == "true" ? "succeeded" : "requires_confirmation",
+            transfer_data: destination.map { .init(destination: $0) }, status: params["confirm"] == "true" ? .succeeded : .requiresConfirmation,
             payment_method: params["payment_method"] ?? "pm_" + Self.alphanumeric(24), created: Int(environment.now().timeIntervalSince1970),
             metadata: metadata
         )

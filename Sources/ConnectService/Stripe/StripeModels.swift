@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 
 /// A Stripe account (the subset Purse reads and the sandbox writes).
 public struct StripeAccount: Codable, Sendable, Equatable {
@@ -129,13 +130,28 @@ public struct StripeEvent<Object: Codable & Sendable>: Codable, Sendable {
 /// A PaymentIntent (the fields a destination charge needs).
 public struct StripePaymentIntent: Codable, Sendable, Equatable {
     public struct TransferData: Codable, Sendable, Equatable { public var destination: String }
+
+    /// Where a PaymentIntent stands. Stripe adds values over time, so the set is open.
+    public struct Status: OpenChoice {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public static let requiresPaymentMethod: Status = "requires_payment_method"
+        public static let requiresConfirmation: Status = "requires_confirmation"
+        public static let requiresAction: Status = "requires_action"
+        public static let processing: Status = "processing"
+        public static let requiresCapture: Status = "requires_capture"
+        public static let canceled: Status = "canceled"
+        public static let succeeded: Status = "succeeded"
+    }
+
     public var id: String
     public var object: String = "payment_intent"
     public var amount: Int
     public var currency: String
     public var application_fee_amount: Int?
     public var transfer_data: TransferData?
-    public var status: String
+    public var status: Status
     public var payment_method: String?
     public var created: Int
     public var metadata: [String: String]?

@@ -1,4 +1,5 @@
 import Foundation
+import PurseFormats
 import PurseHTTP
 import PurseHTTPNIO
 import PurseServer
@@ -138,7 +139,7 @@ struct VTpassClient: AirtimeSupplier {
     struct PayAnswer: Decodable {
         struct Content: Decodable {
             struct Transactions: Decodable {
-                var status: String?
+                var status: VTpassStatus?
                 var transactionId: LenientText?
             }
             var transactions: Transactions?
@@ -155,11 +156,11 @@ struct VTpassClient: AirtimeSupplier {
         switch answer.code {
         case "000":
             let reference = answer.content?.transactions?.transactionId?.text
-            switch answer.content?.transactions?.status?.lowercased() {
-            case "delivered": return .delivered(reference: reference)
-            case "failed": return .failed(reason: "The network did not accept the top-up")
-            case "reversed": return .failed(reason: "The network reversed the top-up")
-            default: return .pending(reason: "VTpass: \(answer.content?.transactions?.status ?? "no status")")
+            switch answer.content?.transactions?.status?.normalized {
+            case .delivered?: return .delivered(reference: reference)
+            case .failed?: return .failed(reason: "The network did not accept the top-up")
+            case .reversed?: return .failed(reason: "The network reversed the top-up")
+            default: return .pending(reason: "VTpass: \(answer.content?.transactions?.status?.rawValue ?? "no status")")
             }
         case "016": return .failed(reason: "The network did not accept the top-up")
         case "091": return .failed(reason: "The supplier did not process the top-up")
@@ -250,4 +251,20 @@ private extension String {
     func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
+}
+
+/// A VTpass transaction's `status` (`initiated`, `pending`, `delivered`, `failed`, `reversed`).
+/// VTpass writes it in either case and may add values, so the set is open.
+struct VTpassStatus: OpenChoice {
+    let rawValue: String
+    init(rawValue: String) { self.rawValue = rawValue }
+
+    static let initiated: VTpassStatus = "initiated"
+    static let pending: VTpassStatus = "pending"
+    static let delivered: VTpassStatus = "delivered"
+    static let failed: VTpassStatus = "failed"
+    static let reversed: VTpassStatus = "reversed"
+
+    /// The value in lower case, as the constants spell it.
+    var normalized: VTpassStatus { VTpassStatus(rawValue: rawValue.lowercased()) }
 }

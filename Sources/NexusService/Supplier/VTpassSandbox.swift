@@ -147,13 +147,13 @@ struct VTpassSandbox: Sendable {
                 INSERT INTO vtpass_sandbox_transactions
                     (request_id, service_id, variation_code, product_name, phone, amount, transaction_id, final_status, created_at, settles_at)
                 VALUES (\(bind: requestID), \(bind: serviceID), \(bind: variation), \(bind: productName), \(bind: phone), \(bind: Int64(amount)),
-                        \(bind: transactionID), \(bind: outcome.finalStatus(phone: phone)), \(bind: now.epochMillis), \(bind: settlesAt))
+                        \(bind: transactionID), \(bind: outcome.finalStatus(phone: phone).rawValue), \(bind: now.epochMillis), \(bind: settlesAt))
                 ON CONFLICT (request_id) DO NOTHING RETURNING request_id
                 """).first() != nil
         }
         guard inserted else { return Self.answer(["code": "014", "response_description": "REQUEST ID ALREADY EXIST"]) }
         let record = Record(requestID: requestID, serviceID: serviceID, productName: productName, phone: phone, amount: amount,
-                            transactionID: transactionID, status: outcome == .processing ? "pending" : outcome.finalStatus(phone: phone), createdAt: now)
+                            transactionID: transactionID, status: outcome == .processing ? .pending : outcome.finalStatus(phone: phone), createdAt: now)
         switch outcome {
         case .processing: return Self.answer(["code": "099", "response_description": "TRANSACTION IS PROCESSING", "content": record.content, "requestId": requestID])
         case .failed: return Self.answer(["code": "016", "response_description": "TRANSACTION FAILED", "content": record.content, "requestId": requestID])
@@ -175,25 +175,25 @@ struct VTpassSandbox: Sendable {
             return Self.answer(["code": "015", "response_description": "INVALID REQUEST ID"])
         }
         let settled = try row.decode(column: "settles_at", as: Int64.self) <= now.epochMillis
-        let finalStatus = try row.decode(column: "final_status", as: String.self)
+        let finalStatus = try row.decode(column: "final_status", as: VTpassStatus.self, of: "vtpass_sandbox_transactions")
         let record = Record(
             requestID: requestID, serviceID: try row.decode(column: "service_id", as: String.self),
             productName: try row.decode(column: "product_name", as: String.self), phone: try row.decode(column: "phone", as: String.self),
             amount: Int(try row.decode(column: "amount", as: Int64.self)), transactionID: try row.decode(column: "transaction_id", as: String.self),
-            status: settled ? finalStatus : "pending", createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self))
+            status: settled ? finalStatus : .pending, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self))
         )
-        if settled && finalStatus == "failed" {
+        if settled && finalStatus == .failed {
             return Self.answer(["code": "016", "response_description": "TRANSACTION FAILED", "content": record.content, "requestId": requestID])
         }
         return Self.answer(record.answer(description: "TRANSACTION SUCCESSFUL"))
     }
 
     enum Scenario { case delivered, failed, processing
-        func finalStatus(phone: String) -> String {
+        func finalStatus(phone: String) -> VTpassStatus {
             switch self {
-            case .delivered: "delivered"
-            case .failed: "failed"
-            case .processing: phone.hasSuffix("998") ? "reversed" : "delivered"
+            case .delivered: .delivered
+            case .failed: .failed
+            case .processing: phone.hasSuffix("998") ? .reversed : .delivered
             }
         }
     }
@@ -220,12 +220,12 @@ struct VTpassSandbox: Sendable {
         var phone: String
         var amount: Int
         var transactionID: String
-        var status: String
+        var status: VTpassStatus
         var createdAt: Date
 
         var content: [String: Any] {
             ["transactions": [
-                "status": status, "product_name": productName, "unique_element": phone, "unit_price": String(amount), "quantity": 1,
+                "status": status.rawValue, "product_name": productName, "unique_element": phone, "unit_price": String(amount), "quantity": 1,
                 "service_verification": NSNull(), "channel": "api", "commission": 0, "total_amount": amount, "discount": NSNull(),
                 "type": serviceID.hasSuffix("-data") ? "Data Services" : "Airtime Recharge", "email": "sandbox@purse.local", "phone": phone,
                 "name": NSNull(), "convinience_fee": 0, "amount": String(amount), "platform": "api", "method": "api", "transactionId": transactionID,

@@ -23,7 +23,8 @@ struct CoreRoutes {
     }
 
     struct Health: Encodable {
-        var status: String
+        enum Status: String, Encodable { case ok, unavailable }
+        var status: Status
         var database: String
     }
 
@@ -44,9 +45,9 @@ struct CoreRoutes {
         router.get("health") { _, _ -> Response in
             do {
                 try await env.database.ping()
-                return try .json(Health(status: "ok", database: env.database.engine.rawValue))
+                return try .json(Health(status: .ok, database: env.database.engine.rawValue))
             } catch {
-                return try .json(Health(status: "unavailable", database: env.database.engine.rawValue), status: .serviceUnavailable)
+                return try .json(Health(status: .unavailable, database: env.database.engine.rawValue), status: .serviceUnavailable)
             }
         }
         router.get("metrics") { _, _ -> Response in

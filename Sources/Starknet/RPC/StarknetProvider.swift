@@ -153,10 +153,8 @@ public struct TransactionReceipt: Sendable, Hashable, Decodable {
     public var transactionHash: Felt
     public var type: String
     public var actualFee: Fee
-    /// `SUCCEEDED` or `REVERTED`.
-    public var executionStatus: String
-    /// `PRE_CONFIRMED`, `ACCEPTED_ON_L2`, `ACCEPTED_ON_L1`.
-    public var finalityStatus: String
+    public var executionStatus: ExecutionStatus
+    public var finalityStatus: FinalityStatus
     public var blockNumber: UInt64?
     public var blockHash: Felt?
     public var events: [StarknetEvent]
@@ -169,14 +167,38 @@ public struct TransactionReceipt: Sendable, Hashable, Decodable {
         case revertReason = "revert_reason", contractAddress = "contract_address"
     }
 
-    public var succeeded: Bool { executionStatus == "SUCCEEDED" }
-    public var isAccepted: Bool { finalityStatus == "ACCEPTED_ON_L2" || finalityStatus == "ACCEPTED_ON_L1" }
+    public var succeeded: Bool { executionStatus == .succeeded }
+    public var isAccepted: Bool { finalityStatus.isAccepted }
+}
+
+/// Whether a transaction ran to its end (`SUCCEEDED`) or was reverted (`REVERTED`).
+public struct ExecutionStatus: OpenChoice {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let succeeded: ExecutionStatus = "SUCCEEDED"
+    public static let reverted: ExecutionStatus = "REVERTED"
+}
+
+/// How final a transaction (or block) is: `RECEIVED`, `CANDIDATE`, `PRE_CONFIRMED`,
+/// `ACCEPTED_ON_L2`, `ACCEPTED_ON_L1`; `PENDING` and `REJECTED` in older nodes' answers.
+public struct FinalityStatus: OpenChoice {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let received: FinalityStatus = "RECEIVED"
+    public static let preConfirmed: FinalityStatus = "PRE_CONFIRMED"
+    public static let acceptedOnL2: FinalityStatus = "ACCEPTED_ON_L2"
+    public static let acceptedOnL1: FinalityStatus = "ACCEPTED_ON_L1"
+
+    /// In a block the sequencer has accepted: on L2, or proven on L1.
+    public var isAccepted: Bool { self == .acceptedOnL2 || self == .acceptedOnL1 }
 }
 
 /// A transaction's status.
 public struct TransactionStatus: Sendable, Hashable, Decodable {
-    public var finalityStatus: String
-    public var executionStatus: String?
+    public var finalityStatus: FinalityStatus
+    public var executionStatus: ExecutionStatus?
     public var failureReason: String?
 
     enum CodingKeys: String, CodingKey { case finalityStatus = "finality_status", executionStatus = "execution_status", failureReason = "failure_reason" }
@@ -187,7 +209,7 @@ public struct BlockWithTxHashes: Sendable, Hashable, Decodable {
     public var blockNumber: UInt64
     public var blockHash: Felt?
     public var parentHash: Felt?
-    public var status: String?
+    public var status: FinalityStatus?
     public var timestamp: UInt64
     public var transactions: [Felt]
 
