@@ -135,11 +135,14 @@ public final class HomeViewModel {
 @MainActor
 @Observable
 public final class TallyEditViewModel {
-    public enum Action: String, Sendable, CaseIterable { case invite, offer, accept, counter, reject, close }
+    public typealias Action = TallyNegotiation.Action
 
-    public private(set) var tally: ChipsTally?
+    /// The negotiation's rules and where it stands (``TallyNegotiation``).
+    public private(set) var negotiation = TallyNegotiation()
+    public var tally: ChipsTally? { negotiation.tally }
+    public var invite: TallyInvite? { negotiation.invite }
     public private(set) var contract: JSONValue?
-    public private(set) var invite: TallyInvite?
+    /// The last failure, in the user's language.
     public private(set) var error: String?
     /// Edits not sent yet: `comment`, and the limits in CHIPs (`lend`: the credit the user grants,
     /// `borrow`: the credit the user asks for).
@@ -170,7 +173,7 @@ public final class TallyEditViewModel {
     public func load() async {
         do {
             let tally = try await session.tally(seq)
-            self.tally = tally
+            _ = negotiation.handle(.loaded(tally))
             comment = tally.comment ?? ""
             lend = tally.holdTerms["limit"].map(Self.text) ?? ""
             borrow = tally.partTerms["limit"].map(Self.text) ?? ""
@@ -203,17 +206,7 @@ public final class TallyEditViewModel {
     public var isEditable: Bool { tally?.status.isNegotiable ?? false }
 
     /// What the user can do now.
-    public var actions: [Action] {
-        guard let tally else { return [] }
-        switch tally.state {
-        case .draft: return [.invite, .reject]
-        case .partnerDraft: return [.offer, .reject]
-        case .holderOffer: return [.reject]
-        case .partnerOffer: return [.accept, .counter, .reject]
-        case .open: return [.close]
-        default: return []
-        }
-    }
+    public var actions: [Action] { negotiation.actions }
 
     /// The edits as the tally's fields; a limit that is not a number is an error.
     func changes() throws -> [String: JSONValue] {
@@ -306,20 +299,40 @@ public final class TallyEditViewModel {
         }
     }
 
+    /// Asks the negotiation for `action` and runs what it asks for.
     public func perform(_ action: Action) async {
-        do {
-            switch action {
-            case .invite: invite = try await session.invite(seq)
-            case .offer, .counter: tally = try await session.offer(seq, changes: try changes(), signingKey: try await signer())
-            case .accept: tally = try await session.acceptOffer(seq, signingKey: try await signer())
-            case .reject: tally = try await session.reject(seq)
-            case .close:
-                _ = try await session.close(seq, signingKey: try await signer())
-                tally = try await session.tally(seq)
+        for effect in negotiation.handle(.chose(action)) {
+            let outcome: TallyNegotiation.Event
+            do {
+                outcome = try await run(effect)
+            } catch {
+                outcome = .failed((error as? ChipsError) ?? .invalidResponse(String(describing: error)))
+                _ = negotiation.handle(outcome)
+                self.error = await session.describe(error)
+                return
             }
+            _ = negotiation.handle(outcome)
+        }
+        if let failure = negotiation.failure, case .refused(action, _) = negotiation.step {
+            self.error = await session.describe(failure)
+        } else {
             error = nil
-        } catch {
-            self.error = await session.describe(error)
+        }
+    }
+
+    private func run(_ effect: TallyNegotiation.Effect) async throws -> TallyNegotiation.Event {
+        switch effect {
+        case .makeInvitation:
+            return .invited(try await session.invite(seq))
+        case .signAndOffer:
+            return .changed(try await session.offer(seq, changes: try changes(), signingKey: try await signer()))
+        case .signAndAccept:
+            return .changed(try await session.acceptOffer(seq, signingKey: try await signer()))
+        case .reject:
+            return .changed(try await session.reject(seq))
+        case .signAndClose:
+            _ = try await session.close(seq, signingKey: try await signer())
+            return .changed(try await session.tally(seq))
         }
     }
 }
