@@ -49,6 +49,10 @@ public final class ChippiPayManager {
 
     /// Hears every step as it begins (a command-line client prints them; views observe `purchaseStep`).
     @ObservationIgnored public var onStepChange: (@MainActor (PurchaseStep) -> Void)?
+    /// The purchase's rules and where it stands; `purchaseStep` publishes its step.
+    @ObservationIgnored var purchase = PurchaseStateMachine()
+    /// The step last published in this purchase (a repeated one is not announced twice).
+    @ObservationIgnored private var published: PurchaseStep?
     @ObservationIgnored public let api: ChippiPayAPI
     @ObservationIgnored let store: any SecureStore
     @ObservationIgnored let sleeper: Sleeper
@@ -190,166 +194,127 @@ public final class ChippiPayManager {
         }
     }
 
-    /// What is recorded before the vault pays, and updated as the purchase goes.
-    struct PendingPurchase: Codable {
-        var skuId: String
-        var reference: String
-        var amount: String
-        /// The STRK the quote asked for, in fri, and where it goes.
-        var fri: String
-        var paymentAddress: String
-        var vaultTransactionHash: String?
-        var transactionId: PurchaseID?
-        /// The signed outside execution handed to the paymaster, until its hash is known.
-        var account: Felt?
-        var outsideExecution: OutsideExecution?
-        var signature: [Felt]?
-    }
-
     /// The whole purchase, steps 2 to 7: quote, check the vault balance, withdraw to the provider's
     /// payment address, create the purchase, poll it. Ends in `.completed`, `.failed` or `.pending`
     /// (also in `purchaseStep`). `amount` is MXN for bills; fixed-price services take their price.
+    /// A purchase an earlier run left unfinished is finished first (``PurchaseStateMachine``).
     @discardableResult
     public func buyService(_ sku: ChippiSKU, reference: String, amount: String? = nil, starknet: StarknetManager) async -> PurchaseStep {
         errorMessage = nil
-        guard currentWalletId != nil else { return fail(Self.noWallet.message, nil) }
-        guard sku.accepts(reference: reference) else { return fail("Enter a \(sku.reference.label)", nil) }
-        guard let price = amount ?? sku.amount else { return fail("Enter an amount between \(sku.minAmount ?? "?") and \(sku.maxAmount ?? "?") MXN", nil) }
-        if let unfinished = try? await loadPending() {
-            // The same purchase again (the user's retry after a failure at step 4 to 6): carry on
-            // with the one already paid for, never a second payment.
-            if unfinished.skuId == sku.id, unfinished.reference == reference, unfinished.amount == price {
-                return await resumePendingPurchase(starknet: starknet)
-            }
-            // Another one: the unfinished purchase finishes first, then this one can start.
-            let earlier = await resumePendingPurchase(starknet: starknet)
-            if (try? await loadPending()) != nil {
-                return fail("An earlier purchase (\(unfinished.skuId), \(unfinished.reference)) is still being completed; try again in a moment", nil)
-            }
-            _ = earlier
-        }
-        purchaseStep = .quoting
-        let quote: ChippiQuote
-        do { quote = try await api.quote(skuId: sku.id, amount: amount) } catch { return fail(error) }
-        guard let fri = quote.fri, let payTo = Felt(quote.paymentAddress) else { return fail("ChippiPay service error", nil) }
-
-        purchaseStep = .checkingBalance
-        do { try await starknet.checkBalance() } catch { return fail(error) }
-        guard let vault = starknet.vaultBalance, vault >= fri else {
-            return fail("Not enough STRK in the vault: \(quote.strkAmount) STRK needed, \(starknet.vaultBalanceText ?? "0") available", nil)
-        }
-        if await !isPayerLinked(starknet) {
-            do { try await linkPayingAccount(starknet: starknet) } catch { return fail(error) }
-        }
-        var pending = PendingPurchase(skuId: sku.id, reference: reference, amount: price, fri: fri.description, paymentAddress: payTo.description)
-        do { try await save(pending) } catch { return fail(error) }
-
-        purchaseStep = .withdrawing
-        let account = starknet.walletAddress
-        do {
-            // Gasless: the provider's paymaster submits the withdrawal and pays its fee. The signed
-            // execution is recorded before it is sent, its hash as soon as it is known: a crash or a
-            // lost answer after either resumes this payment instead of making another.
-            let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api, signed: { execution, signature in
-                pending.account = account
-                pending.outsideExecution = execution
-                pending.signature = signature
-                try? await self.save(pending)
-            }, submitted: { hash in
-                pending.vaultTransactionHash = hash.description
-                try? await self.save(pending)
-            })
-            pending.vaultTransactionHash = hash.description
-            try await save(pending)
-        } catch StarknetWalletError.reverted(let hash, let reason) {
-            // Included but failed: the vault paid nothing (only the fee).
-            try? await store.remove(Self.pendingPurchaseItem)
-            return fail("The vault withdrawal \(hash) was reverted: \(reason)", nil)
-        } catch {
-            // Never signed: nothing to resume. Signed or sent: the record keeps what resuming needs.
-            let kept = try? await loadPending()
-            if kept?.vaultTransactionHash == nil, kept?.outsideExecution == nil { try? await store.remove(Self.pendingPurchaseItem) }
-            return fail(error)
-        }
-        return await finish(pending, starknet: starknet)
+        let unfinished = try? await loadPending()
+        let order = PurchaseStateMachine.Order(sku: sku, reference: reference, amount: amount)
+        return await drive(.start(order, hasWallet: currentWalletId != nil, unfinished: unfinished), starknet: starknet)
     }
 
     /// Carries on with a purchase an earlier run left unfinished (after a crash or a lost
     /// answer); `.idle` when there is none. A purchase whose vault payment never happened is dropped.
     @discardableResult
     public func resumePendingPurchase(starknet: StarknetManager) async -> PurchaseStep {
-        guard var pending = try? await loadPending() else { return .idle }
-        if pending.vaultTransactionHash == nil {
-            guard let execution = pending.outsideExecution, let account = pending.account, let signature = pending.signature else {
-                // Recorded before anything was signed: nothing was paid.
-                try? await store.remove(Self.pendingPurchaseItem)
-                purchaseStep = .idle
-                return .idle
-            }
-            // Signed and handed to the paymaster, answer unknown: asking again gives the hash of
-            // the relay that happened, or relays it now.
-            purchaseStep = .withdrawing
-            do {
-                let hash = try await api.executeOutside(account: account, execution: execution, signature: signature)
-                pending.vaultTransactionHash = hash.description
-                try await save(pending)
-            } catch let error as ChippiPayError where !error.isTransient {
-                // Refused for good (the window closed unrelayed, or the nonce went elsewhere): nothing was paid for this purchase.
-                try? await store.remove(Self.pendingPurchaseItem)
-                return fail(error)
-            } catch {
-                return fail(error)
-            }
-        }
-        return await finish(pending, starknet: starknet)
+        guard let pending = try? await loadPending() else { return .idle }
+        return await drive(.resume(pending), starknet: starknet)
     }
+
+    /// Why the last purchase stopped, as a value (`purchaseStep` carries its message).
+    public var purchaseFailure: PurchaseFailure? { purchase.failure }
 
     func loadPending() async throws -> PendingPurchase? {
         guard let data = try await store.data(for: Self.pendingPurchaseItem) else { return nil }
         return try JSONDecoder().decode(PendingPurchase.self, from: data)
     }
 
-    /// Steps 5 to 7 for a paid purchase.
-    func finish(_ pending: PendingPurchase, starknet: StarknetManager) async -> PurchaseStep {
-        guard let hash = pending.vaultTransactionHash, let felt = Felt(hash) else { return fail("ChippiPay service error", nil) }
-        var pending = pending
-        // The provider takes only accepted payments: wait for it (again, when resuming).
-        do {
-            try await starknet.waitForAcceptance(felt)
-        } catch StarknetWalletError.reverted(let hash, let reason) {
-            try? await store.remove(Self.pendingPurchaseItem)
-            return fail("The vault withdrawal \(hash) was reverted: \(reason)", nil)
-        } catch {
-            return fail(error)
-        }
-        purchaseStep = .creatingTransaction(vaultTransactionHash: hash)
-        let transaction: SKUTransaction
-        do {
-            guard let amount = Double(pending.amount) else { return fail("ChippiPay service error", nil) }
-            transaction = try await purchaseService(skuId: pending.skuId, amount: amount, reference: pending.reference, vaultTransactionHash: hash)
-            pending.transactionId = transaction.transactionId
-        } catch let error as ChippiPayError where !error.isTransient {
-            // The provider refused the payment for good: nothing to resume.
-            try? await store.remove(Self.pendingPurchaseItem)
-            return fail(error)
-        } catch {
-            // Retryable: the record stays, `resumePendingPurchase` tries again.
-            return fail(error)
-        }
-        try? await store.remove(Self.pendingPurchaseItem)
-        purchaseStep = .polling(transactionId: transaction.transactionId)
-        do {
-            switch try await pollTransactionStatus(transactionId: transaction.transactionId) {
-            case .completed(let done): purchaseStep = .completed(done)
-            case .failed(let failed):
-                purchaseStep = .failed(message: failed.failureReason ?? "The purchase failed", transactionId: failed.transactionId)
-                errorMessage = failed.failureReason
-            case .pending(let id): purchaseStep = .pending(transactionId: id)
-            }
-        } catch {
-            purchaseStep = .pending(transactionId: transaction.transactionId)
-        }
+    // MARK: Driving the purchase
+
+    /// Feeds `event` to the purchase's state machine and runs what it asks for until it stops.
+    private func drive(_ event: PurchaseStateMachine.Event, starknet: StarknetManager) async -> PurchaseStep {
+        published = nil
+        await feed(event, starknet: starknet)
         return purchaseStep
+    }
+
+    private func feed(_ event: PurchaseStateMachine.Event, starknet: StarknetManager) async {
+        let effects = purchase.handle(event)
+        if purchase.step != published {
+            published = purchase.step
+            if case .failed = purchase.step { errorMessage = purchase.failure?.message }
+            purchaseStep = purchase.step
+        }
+        for effect in effects {
+            if let next = await perform(effect, starknet: starknet) { await feed(next, starknet: starknet) }
+        }
+    }
+
+    /// Runs one effect; what happened, for the machine.
+    private func perform(_ effect: PurchaseStateMachine.Effect, starknet: StarknetManager) async -> PurchaseStateMachine.Event? {
+        switch effect {
+        case .quote(let skuId, let amount):
+            do { return .quoted(try await api.quote(skuId: skuId, amount: amount)) } catch { return Self.failed(error) }
+        case .checkBalance:
+            do { try await starknet.checkBalance() } catch { return Self.failed(error) }
+            return .balanceChecked(vault: starknet.vaultBalance, available: starknet.vaultBalanceText, payerLinked: await isPayerLinked(starknet))
+        case .linkPayer:
+            do { try await linkPayingAccount(starknet: starknet) } catch { return Self.failed(error) }
+            return .payerLinked
+        case .record(let pending):
+            do { try await save(pending) } catch { return Self.failed(error) }
+            return .recorded
+        case .keep(let pending):
+            try? await save(pending)
+            return nil
+        case .forget:
+            try? await store.remove(Self.pendingPurchaseItem)
+            return nil
+        case .withdraw(let fri, let payTo):
+            // Gasless: the provider's paymaster submits the withdrawal and pays its fee. The signed
+            // execution is recorded before it is sent, its hash as soon as it is known: a crash or a
+            // lost answer after either resumes this payment instead of making another.
+            let account = starknet.walletAddress
+            do {
+                let hash = try await starknet.withdrawFromVault(amount: fri, toAddress: payTo, paymaster: api, signed: { execution, signature in
+                    await self.feed(.signed(account: account, execution: execution, signature: signature), starknet: starknet)
+                }, submitted: { hash in
+                    await self.feed(.submitted(transactionHash: hash), starknet: starknet)
+                })
+                return .withdrawn(transactionHash: hash)
+            } catch StarknetWalletError.reverted(let hash, let reason) {
+                return .withdrawalReverted(transactionHash: hash.description, reason: reason)
+            } catch {
+                return Self.failed(error)
+            }
+        case .relay(let account, let execution, let signature):
+            do {
+                return .withdrawn(transactionHash: try await api.executeOutside(account: account, execution: execution, signature: signature))
+            } catch let error as ChippiPayError where !error.isTransient {
+                return Self.failed(error, permanent: true)
+            } catch {
+                return Self.failed(error)
+            }
+        case .awaitAcceptance(let hash):
+            do {
+                try await starknet.waitForAcceptance(hash)
+                return .accepted
+            } catch StarknetWalletError.reverted(let hash, let reason) {
+                return .withdrawalReverted(transactionHash: hash.description, reason: reason)
+            } catch {
+                return Self.failed(error)
+            }
+        case .createPurchase(let pending, let hash):
+            guard let amount = Double(pending.amount) else { return .failed(.malformedAnswer, permanent: false) }
+            do {
+                return .created(try await purchaseService(skuId: pending.skuId, amount: amount, reference: pending.reference, vaultTransactionHash: hash))
+            } catch let error as ChippiPayError where !error.isTransient {
+                return Self.failed(error, permanent: true)
+            } catch {
+                return Self.failed(error)
+            }
+        case .poll(let id):
+            do { return .polled(try await pollTransactionStatus(transactionId: id)) } catch { return Self.failed(error) }
+        case .checkRecord:
+            return .recordChecked(try? await loadPending())
+        }
+    }
+
+    static func failed(_ error: any Error, permanent: Bool = false) -> PurchaseStateMachine.Event {
+        .failed(.call(message: message(for: error), transient: (error as? ChippiPayError)?.isTransient ?? false), permanent: permanent)
     }
 
     func save(_ pending: PendingPurchase) async throws {
@@ -358,15 +323,7 @@ public final class ChippiPayManager {
 
     // MARK: Plumbing
 
-    static let noWallet = ChippiPayError(kind: .refused, message: "Create a ChippiPay wallet first")
-
-    private func fail(_ message: String, _ transactionId: PurchaseID?) -> PurchaseStep {
-        errorMessage = message
-        purchaseStep = .failed(message: message, transactionId: transactionId)
-        return purchaseStep
-    }
-
-    private func fail(_ error: any Error) -> PurchaseStep { fail(Self.message(for: error), nil) }
+    static let noWallet = ChippiPayError(kind: .refused, message: PurchaseFailure.noWallet.message)
 
     static func message(for error: any Error) -> String {
         switch error {
