@@ -134,14 +134,6 @@ struct PurchaseStateMachine: Sendable {
     /// The order being bought.
     private var current: Order?
 
-    /// Whether the purchase has stopped (done, failed, still pending, or nothing to do).
-    var isFinished: Bool {
-        switch step {
-        case .idle, .completed, .failed, .pending: true
-        case .quoting, .checkingBalance, .withdrawing, .creatingTransaction, .polling: false
-        }
-    }
-
     mutating func handle(_ event: Event) -> [Effect] {
         switch event {
         case .start(let order, let hasWallet, let unfinished):
@@ -225,8 +217,9 @@ struct PurchaseStateMachine: Sendable {
             switch outcome {
             case .completed(let done): return end(.completed(done))
             case .failed(let failed):
-                failure = .notDelivered(reason: failed.failureReason)
-                return end(.failed(message: failure!.message, transactionId: failed.transactionId))
+                let failure = PurchaseFailure.notDelivered(reason: failed.failureReason)
+                self.failure = failure
+                return end(.failed(message: failure.message, transactionId: failed.transactionId))
             case .pending(let id): return end(.pending(transactionId: id))
             }
 
