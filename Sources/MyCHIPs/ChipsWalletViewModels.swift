@@ -313,7 +313,7 @@ public final class TallyEditViewModel {
             }
             _ = negotiation.handle(outcome)
         }
-        if let failure = negotiation.failure, case .refused(action, _) = negotiation.step {
+        if case .refused(action, let failure) = negotiation.step {
             self.error = await session.describe(failure)
         } else {
             error = nil

@@ -50,8 +50,7 @@ struct LinkStore: Sendable {
             FROM cutie_link_tokens l LEFT JOIN cutie_devices d ON d.app_id = l.app_id AND d.device_id = l.confirmed_device_id
             WHERE l.token_hash = \(bind: hash)
             """).first() else { return nil }
-        let state = try row.decode(column: "status", as: String.self)
-        guard let typed = State(rawValue: state) else { throw UnreadableColumn("cutie_link_tokens", "status") }
+        let typed = try row.decode(column: "status", as: State.self, of: "cutie_link_tokens")
         return Token(appID: try row.decode(column: "app_id", as: String.self), deviceID: try row.decode(column: "device_id", as: String.self),
                      groupID: try row.decode(column: "group_id", as: String.self), state: typed,
                      expiresAt: try row.decode(column: "expires_at", as: Int64.self),
