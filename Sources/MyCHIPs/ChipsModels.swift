@@ -30,6 +30,14 @@ public struct ChipsAddress: Sendable, Equatable, Hashable {
         self.init(cuid: String(parts[0]), agent: String(parts[1]))
     }
 
+    /// The form `init(linkValue:)` reads back: `cuid:agent` where that says it all, otherwise the
+    /// JSON of `{cuid, agent, host, port}` (an address that names where its agent is reached, or
+    /// whose cuid or agent holds a colon).
+    public var linkValue: String {
+        if host == nil, port == nil, !cuid.contains(":"), !agent.contains(":") { return text }
+        return JavaScriptJSON.stringify(json)
+    }
+
     /// `{cuid, agent, host, port}` as a certificate's `chad`.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["cuid": .string(cuid), "agent": .string(agent)]

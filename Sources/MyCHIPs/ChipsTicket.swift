@@ -111,9 +111,10 @@ public struct PaymentRequest: Sendable, Equatable {
         self.memo = memo
     }
 
-    /// `https://mychips.org/pay?chad=cuid:agent&units=…&ref=…&memo=…`
+    /// `https://mychips.org/pay?chad=cuid:agent&units=…&ref=…&memo=…` (`chad` in its JSON form
+    /// when `cuid:agent` would not read back as the same address).
     public var link: String {
-        var link = "https://mychips.org/pay?chad=\(URIComponent.encode(chad.text))"
+        var link = "https://mychips.org/pay?chad=\(URIComponent.encode(chad.linkValue))"
         if let units { link += "&units=\(units)" }
         if let reference { link += "&ref=\(URIComponent.encode(reference))" }
         if let memo { link += "&memo=\(URIComponent.encode(memo))" }

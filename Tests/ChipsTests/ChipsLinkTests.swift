@@ -14,6 +14,9 @@ struct ChipsLinkTests {
             .invite(TallyInvite(token: "t0k3n", chad: chad, expires: Date(timeIntervalSince1970: 1_800_000_000))),
             .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "D8yA6x3Yy-apifHFsueyfQ"), units: 12_500, reference: "inv 42/7", memo: "Lunch & coffee = ☕")),
             .pay(PaymentRequest(chad: ChipsAddress(cuid: "bob", agent: "x"))),
+            // Addresses that `cuid:agent` cannot say travel as JSON.
+            .pay(PaymentRequest(chad: ChipsAddress(cuid: "p1001", agent: "P0mychips://invite?token1"), reference: "or01T00:der00:-")),
+            .pay(PaymentRequest(chad: ChipsAddress(cuid: "cy", agent: "k1", host: "chips.example", port: 1025), units: 1)),
             .signkey(try SigningKeyBackup.seal(SigningKey(), passphrase: "pass phrase")),
         ]
         for link in links {
@@ -21,7 +24,7 @@ struct ChipsLinkTests {
             #expect(parsed == link, "\(link.link)")
             #expect(try ChipsLink.parse(link.link.replacingOccurrences(of: "https://mychips.org/", with: "mychips://")) == link)
         }
-        #expect(links.map(\.kind) == ["ticket", "invite", "pay", "pay", "signkey"])
+        #expect(links.map(\.kind) == ["ticket", "invite", "pay", "pay", "pay", "pay", "signkey"])
         #expect(links[2].link == "https://mychips.org/pay?chad=ada%3AD8yA6x3Yy-apifHFsueyfQ&units=12500&ref=inv%2042%2F7&memo=Lunch%20%26%20coffee%20%3D%20%E2%98%95")
         // A payment address written by hand reads too.
         #expect(try ChipsLink.parse("https://mychips.org/pay?chad=ada:agent1&units=3000") == .pay(PaymentRequest(chad: ChipsAddress(cuid: "ada", agent: "agent1"), units: 3000)))
