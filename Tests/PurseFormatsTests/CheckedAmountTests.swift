@@ -63,6 +63,14 @@ import Testing
             #expect(JavaScriptDate.parse(text).map(JavaScriptDate.string) == text)
         }
         #expect(JavaScriptDate.parse("2026-11-26T12:00:00+02:00").map(JavaScriptDate.string) == "2026-11-26T10:00:00.000Z")
+        // Finer than a millisecond, a date holds what a JavaScript Date holds: the first three
+        // digits (the fuzzer found an invite's expiry that did not read back as itself).
+        for (text, written) in [("2026-11-26T12:00:00.1239+02:00", "2026-11-26T10:00:00.123Z"),
+                                ("2025-12-01T00:00:00.00005Z-01T00:00:00.00000Z", "2025-12-01T00:00:00.000Z")] {
+            guard let date = JavaScriptDate.parse(text) else { continue }
+            #expect(JavaScriptDate.string(date) == written)
+            #expect(JavaScriptDate.parse(JavaScriptDate.string(date)) == date)
+        }
     }
 
     /// Wrapping arithmetic (`&+`, `&-`, `&*` and their assignments) turns a huge amount into a

@@ -14,13 +14,14 @@ public enum JavaScriptDate {
     }
 
     /// An ISO 8601 date as Foundation reads one (a valid calendar date, any offset), at the
-    /// millisecond the text names when it is in UTC.
+    /// millisecond the text names when it is in UTC. Like a JavaScript `Date`, it holds whole
+    /// milliseconds: a finer fraction is dropped, so ``string(_:)`` writes back the same instant.
     public static func parse(_ text: String) -> Date? {
         guard let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
             return nil
         }
         if let millis = epochMillis(text) { return Date(timeIntervalSince1970: Double(millis) / 1000) }
-        return date
+        return Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 }
 
