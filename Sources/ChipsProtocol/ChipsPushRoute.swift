@@ -14,10 +14,30 @@ import PurseFormats
 public struct ChipsPushRoute: Equatable, Sendable {
     public enum Target: String, Sendable { case tally, chit }
 
-    public var target: Target
+    /// The state the notice reports: a tally's, or a chit's. It says which the notice is about.
+    public enum State: Equatable, Sendable {
+        case tally(TallyState)
+        case chit(ChitState)
+
+        public var target: Target {
+            switch self {
+            case .tally: .tally
+            case .chit: .chit
+            }
+        }
+
+        /// The state as the provider writes it (`P.offer`, `L.pend`, …).
+        public var rawValue: String {
+            switch self {
+            case .tally(let state): state.rawValue
+            case .chit(let state): state.rawValue
+            }
+        }
+    }
+
+    public var state: State
     public var sequence: Int64
-    public var state: String
-    public var uuid: String?
+    public var uuid: ChitID?
     public var action: Bool
     /// Why a tally notice came when it is not a change of state: `invoice` (the partner asks
     /// the user for an invoice, with ``memo`` and ``units``).
@@ -25,10 +45,11 @@ public struct ChipsPushRoute: Equatable, Sendable {
     public var memo: String?
     public var units: Int64?
 
-    public init(target: Target, sequence: Int64, state: String, uuid: String? = nil, action: Bool, reason: String? = nil, memo: String? = nil, units: Int64? = nil) {
-        self.target = target
-        self.sequence = sequence
+    public var target: Target { state.target }
+
+    public init(state: State, sequence: Int64, uuid: ChitID? = nil, action: Bool, reason: String? = nil, memo: String? = nil, units: Int64? = nil) {
         self.state = state
+        self.sequence = sequence
         self.uuid = uuid
         self.action = action
         self.reason = reason
@@ -42,11 +63,10 @@ public struct ChipsPushRoute: Equatable, Sendable {
         guard let target = data["target"]?.stringValue.flatMap(Target.init(rawValue:)),
               let sequence = data["sequence"]?.int64Value, sequence > 0 else { return nil }
         let state = data["state"]?.stringValue ?? ""
-        self.target = target
         self.sequence = sequence
-        self.state = state
         switch target {
         case .tally:
+            self.state = .tally(TallyState(rawValue: state))
             uuid = nil
             action = Self.flag(data["action"]) ?? false
             if data["reason"]?.stringValue == "invoice" {
@@ -55,9 +75,11 @@ public struct ChipsPushRoute: Equatable, Sendable {
                 units = data["units"]?.int64Value
             }
         case .chit:
-            uuid = data["uuid"]?.stringValue ?? data["object"]?["uuid"]?.stringValue
+            let chitState = ChitState(rawValue: state)
+            self.state = .chit(chitState)
+            uuid = (data["uuid"]?.stringValue ?? data["object"]?["uuid"]?.stringValue).map(ChitID.init(rawValue:))
             // A chit notice carries no `action`: a pending request (`L.pend`) is the one to answer.
-            action = Self.flag(data["action"]) ?? (state == "L.pend")
+            action = Self.flag(data["action"]) ?? (chitState == .requestToPay)
         }
     }
 
@@ -69,8 +91,8 @@ public struct ChipsPushRoute: Equatable, Sendable {
     /// The members a push carries beside `aps`.
     public var members: [String: JSONValue] {
         var members: [String: JSONValue] = ["target": .string(target.rawValue), "sequence": .int(sequence),
-                                            "state": .string(state), "action": .bool(action)]
-        if let uuid { members["uuid"] = .string(uuid) }
+                                            "state": .string(state.rawValue), "action": .bool(action)]
+        if let uuid { members["uuid"] = .string(uuid.rawValue) }
         if let reason { members["reason"] = .string(reason) }
         if let memo { members["memo"] = .string(memo) }
         if let units { members["units"] = .int(units) }

@@ -30,7 +30,7 @@ public struct TallyCore: Sendable, Equatable {
     public var version: Int
     /// How many times the tally was revised (countered) in negotiation; 1 for the first offer.
     public var revision: Int
-    public var uuid: String
+    public var uuid: TallyID
     /// Unix milliseconds; written as `toISOString()`.
     public var date: Int64
     public var memo: String?
@@ -50,7 +50,7 @@ public struct TallyCore: Sendable, Equatable {
         }
     }
 
-    public init(version: Int = 1, revision: Int = 1, uuid: String, date: Int64, memo: String?, agree: JSONValue, stock: Half, foil: Half) {
+    public init(version: Int = 1, revision: Int = 1, uuid: TallyID, date: Int64, memo: String?, agree: JSONValue, stock: Half, foil: Half) {
         self.version = version
         self.revision = revision
         self.uuid = uuid
@@ -75,7 +75,7 @@ public struct TallyCore: Sendable, Equatable {
         case .null?, nil: memo = nil
         default: return nil
         }
-        self.init(version: versionInt, revision: revisionInt, uuid: uuid, date: date, memo: memo, agree: members["agree"] ?? .null,
+        self.init(version: versionInt, revision: revisionInt, uuid: TallyID(uuid), date: date, memo: memo, agree: members["agree"] ?? .null,
                   stock: Half(cert: stock["cert"] ?? .null, terms: stock["terms"] ?? .null),
                   foil: Half(cert: foil["cert"] ?? .null, terms: foil["terms"] ?? .null))
         guard self.json == json else { return nil }
@@ -85,7 +85,7 @@ public struct TallyCore: Sendable, Equatable {
 
     public var json: JSONValue {
         .object([
-            "version": .int(Int64(version)), "revision": .int(Int64(revision)), "uuid": .string(uuid),
+            "version": .int(Int64(version)), "revision": .int(Int64(revision)), "uuid": .string(uuid.rawValue),
             "date": .string(JavaScriptDate.string(epochMillis: date)), "memo": memo.map(JSONValue.string) ?? .null, "agree": agree,
             "stock": .object(["cert": stock.cert, "terms": stock.terms]),
             "foil": .object(["cert": foil.cert, "terms": foil.terms]),
@@ -125,10 +125,10 @@ public struct TallyCore: Sendable, Equatable {
 /// is a link of a hash chain that starts at the tally's digest: a link's hash is `j2h` of the core
 /// with `{index, prior, sign}` added (`mychips.chit_json_h`), `prior` being the link before it.
 public struct ChitCore: Sendable, Equatable {
-    public var tally: String
+    public var tally: TallyID
     public var by: TallySide
     public var type: ChitType
-    public var uuid: String
+    public var uuid: ChitID
     /// Unix milliseconds; written as `toISOString()`.
     public var date: Int64
     /// milliCHIPs, never negative; nil for a `set` chit.
@@ -137,7 +137,7 @@ public struct ChitCore: Sendable, Equatable {
     public var reference: JSONValue?
     public var memo: String?
 
-    public init(tally: String, by: TallySide, type: ChitType, uuid: String, date: Int64, units: Int64?, reference: JSONValue?, memo: String?) {
+    public init(tally: TallyID, by: TallySide, type: ChitType, uuid: ChitID, date: Int64, units: Int64?, reference: JSONValue?, memo: String?) {
         self.tally = tally
         self.by = by
         self.type = type
@@ -168,12 +168,12 @@ public struct ChitCore: Sendable, Equatable {
         case .null?, nil: memo = nil
         default: return nil
         }
-        self.init(tally: tally, by: by, type: type, uuid: uuid, date: date, units: units, reference: members["ref"], memo: memo)
+        self.init(tally: TallyID(tally), by: by, type: type, uuid: ChitID(uuid), date: date, units: units, reference: members["ref"], memo: memo)
     }
 
     public var json: JSONValue {
         var members: [String: JSONValue] = [
-            "tally": .string(tally), "by": .string(by.rawValue), "type": .string(type.rawValue), "uuid": .string(uuid),
+            "tally": .string(tally.rawValue), "by": .string(by.rawValue), "type": .string(type.rawValue), "uuid": .string(uuid.rawValue),
             "date": .string(JavaScriptDate.string(epochMillis: date)),
         ]
         if let units { members["units"] = .int(units) }

@@ -71,4 +71,16 @@ public struct ChitState: OpenChoice {
     public static let assetGood: ChitState = "A.good"
     /// A payment the holder made.
     public static let liabilityGood: ChitState = "L.good"
+    /// A voided chit that is an asset to the holder (the partner issued it).
+    public static let assetVoid: ChitState = "A.void"
+    /// A voided chit that is a liability of the holder (the holder issued it).
+    public static let liabilityVoid: ChitState = "L.void"
 }
+
+public enum TallyTag {}
+/// A tally's uuid: the one both partners' records of the tally share.
+public typealias TallyID = Tagged<TallyTag, String>
+
+public enum ChitTag {}
+/// A chit's uuid: the one both ends of the tally know it by.
+public typealias ChitID = Tagged<ChitTag, String>

@@ -25,7 +25,7 @@ struct ChipsPushes: Sendable {
 
     /// Queues pushes of `notice` to its user's devices.
     func enqueue(_ notice: ChipsNotifier.Notice, in db: any DatabaseSession) async throws {
-        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), let code = Self.messageCode(of: notice.data) else { return }
+        guard configuration.apns != nil, let route = ChipsPushRoute(notice.data), let code = Self.messageCode(of: route) else { return }
         let devices = try await db.raw("SELECT device_token FROM chips_devices WHERE username = \(bind: notice.username) AND active = TRUE")
             .all().map { try $0.decode(column: "device_token", as: String.self) }
         // The words are read only for a user who has devices to push to.
@@ -63,29 +63,26 @@ struct ChipsPushes: Sendable {
 
     /// Which of the app's push messages a notice is: a tally offer, a request to pay, a payment
     /// received, a tally opened or closed. Nil for notices the user needs no push for.
-    static func messageCode(of data: JSONValue) -> String? {
-        let state = data["state"]?.stringValue ?? ""
-        switch data["target"]?.stringValue {
-        case "tally":
-            if data["reason"]?.stringValue == "invoice" { return "pshinvoice" }
+    static func messageCode(of route: ChipsPushRoute) -> String? {
+        switch route.state {
+        case .tally(let state):
+            if route.reason == "invoice" { return "pshinvoice" }
             switch state {
-            case "P.offer": return "pshoffer"
-            case "P.draft": return "pshjoined"
-            case "open": return "pshopen"
-            case "void": return "pshvoid"
-            case "C.open", "close": return "pshclose"
+            case .partnerOffer: return "pshoffer"
+            case .partnerDraft: return "pshjoined"
+            case .open: return "pshopen"
+            case .void: return "pshvoid"
+            case .closing, .close: return "pshclose"
             default: return nil
             }
-        case "chit":
+        case .chit(let state):
             switch state {
-            case "L.pend": return "pshreq"
-            case "A.good": return "pshpaid"
-            case "A.void", "L.void": return "pshrefused"
-            case "L.good": return "pshreqpaid"
+            case .requestToPay: return "pshreq"
+            case .assetGood: return "pshpaid"
+            case .assetVoid, .liabilityVoid: return "pshrefused"
+            case .liabilityGood: return "pshreqpaid"
             default: return nil
             }
-        default:
-            return nil
         }
     }
 

@@ -150,7 +150,7 @@ public struct SignedChit: Sendable, Equatable {
               let units = json["units"]?.int64Value, units > 0, case .string(let signature)? = json["signed"] else {
             throw .invalidLink("a chit link needs its tally, issuer, id, date, units and signature")
         }
-        self.init(core: ChitCore(tally: tally, by: by, type: type, uuid: uuid, date: date, units: units, reference: json["ref"],
+        self.init(core: ChitCore(tally: TallyID(tally), by: by, type: type, uuid: ChitID(uuid), date: date, units: units, reference: json["ref"],
                                  memo: json["memo"]?.stringValue), signature: signature)
     }
 

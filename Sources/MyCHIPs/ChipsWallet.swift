@@ -6,7 +6,7 @@ import PurseKit
 /// A tally as the holder sees it: a row of `mychips.tallies_v_me`.
 public struct ChipsTally: Sendable, Equatable, Identifiable {
     public var seq: Int64
-    public var uuid: String
+    public var uuid: TallyID
     public var type: TallySide
     public var status: TallyStatus
     /// MyCHIPs' state: `draft`, `P.draft`, `H.offer`, `P.offer`, `open`, `C.open`, `close`, `void` …
@@ -46,7 +46,7 @@ public struct ChipsTally: Sendable, Equatable, Identifiable {
             throw ChipsError.invalidResponse("a tally row lacks its keys or core")
         }
         self.seq = seq
-        self.uuid = uuid
+        self.uuid = TallyID(uuid)
         self.type = type
         guard let status = row["status"]?.stringValue.flatMap(TallyStatus.init(rawValue:)) else {
             throw ChipsError.invalidResponse("tally \(seq) has no status MyCHIPs names")
@@ -161,7 +161,7 @@ public struct TallyPreview: Sendable, Equatable {
 public struct ChipsChit: Sendable, Equatable, Identifiable {
     public var seq: Int64
     public var index: Int64
-    public var uuid: String
+    public var uuid: ChitID
     public var status: ChitStatus
     /// `A.good` (an asset), `L.pend` (a request to pay) …
     public var state: ChitState
@@ -176,7 +176,7 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
     public var chainHash: String?
     public var core: ChitCore
 
-    public var id: String { uuid }
+    public var id: ChitID { uuid }
     public var units: Int64 { core.units ?? 0 }
     public var memo: String? { core.memo }
     public var date: Date { Date(timeIntervalSince1970: Double(core.date) / 1000) }
@@ -190,7 +190,7 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
         }
         self.seq = seq
         self.index = index
-        self.uuid = uuid
+        self.uuid = ChitID(uuid)
         guard let status = row["status"]?.stringValue.flatMap(ChitStatus.init(rawValue:)) else {
             throw ChipsError.invalidResponse("chit \(uuid) has no status MyCHIPs names")
         }
@@ -204,7 +204,7 @@ public struct ChipsChit: Sendable, Equatable, Identifiable {
         chainPrior = ChipsDigest.text(row["chain_prev"])
         chainHash = ChipsDigest.text(row["chain_dgst"])
         let reference = row["reference"].flatMap { $0.isNull ? nil : $0 }
-        core = ChitCore(tally: tally, by: by, type: type, uuid: uuid, date: date, units: row["units"]?.int64Value, reference: reference,
+        core = ChitCore(tally: TallyID(tally), by: by, type: type, uuid: ChitID(uuid), date: date, units: row["units"]?.int64Value, reference: reference,
                         memo: row["memo"]?.stringValue)
         if let given = row["json_core"], given != core.json { throw ChipsError.invalidResponse("a chit's core does not match its columns") }
     }
@@ -222,7 +222,7 @@ public struct ChainReport: Sendable, Equatable {
     public var links: Int
     /// The last link's hash: a checksum of the whole history, the same on both partners' copies.
     public var checksum: String
-    public var unsignedChits: [String]
+    public var unsignedChits: [ChitID]
 }
 
 extension ChipsSession {
@@ -445,7 +445,7 @@ extension ChipsSession {
     public func signChit(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil, signingKey key: SigningKey) async throws -> SignedChit {
         let tally = try await tally(seq)
         try requireOwnKey(tally, key)
-        let core = ChitCore(tally: tally.uuid, by: tally.type, type: .tran, uuid: UUID().uuidString.lowercased(), date: Date().epochMillisForChits,
+        let core = ChitCore(tally: tally.uuid, by: tally.type, type: .tran, uuid: ChitID(UUID().uuidString.lowercased()), date: Date().epochMillisForChits,
                             units: units, reference: reference, memo: memo)
         return SignedChit(core: core, signature: try key.sign(core.signingText))
     }
@@ -480,7 +480,7 @@ extension ChipsSession {
 
     private func insert(_ chit: SignedChit, seq: Int64) async throws -> ChipsChit {
         var fields: [String: JSONValue] = [
-            "chit_seq": .int(seq), "chit_uuid": .string(chit.core.uuid), "chit_type": .string(chit.core.type.rawValue),
+            "chit_seq": .int(seq), "chit_uuid": .string(chit.core.uuid.rawValue), "chit_type": .string(chit.core.type.rawValue),
             "issuer": .string(chit.core.by.rawValue), "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)),
             "request": "good", "signature": .string(chit.signature),
         ]
@@ -494,7 +494,7 @@ extension ChipsSession {
     /// partner issues (`issuer` their end), pending until they sign it.
     public func request(_ seq: Int64, units: Int64, memo: String? = nil, reference: JSONValue? = nil) async throws -> ChipsChit {
         let tally = try await tally(seq)
-        var fields: [String: JSONValue] = ["chit_seq": .int(seq), "tally_uuid": .string(tally.uuid), "chit_uuid": .string(UUID().uuidString.lowercased()),
+        var fields: [String: JSONValue] = ["chit_seq": .int(seq), "tally_uuid": .string(tally.uuid.rawValue), "chit_uuid": .string(UUID().uuidString.lowercased()),
                                            "units": .int(units), "request": "pend", "issuer": .string(tally.type.other.rawValue)]
         if let memo { fields["memo"] = .string(memo) }
         if let reference { fields["reference"] = reference }
@@ -506,19 +506,19 @@ extension ChipsSession {
         guard chit.state == .requestToPay else { throw ChipsError.invalidResponse("chit \(chit.uuid) is \(chit.state), not a request to you") }
         let signature = try key.sign(chit.core.signingText)
         return try ChipsChit(row: try await update(Self.chitsView, fields: ["request": "good", "signature": .string(signature)],
-                                                   where: .object(["chit_uuid": .string(chit.uuid), "chit_seq": .int(chit.seq)])))
+                                                   where: .object(["chit_uuid": .string(chit.uuid.rawValue), "chit_seq": .int(chit.seq)])))
     }
 
     /// Refuses a request (or withdraws one the holder sent).
     public func refuseRequest(_ chit: ChipsChit) async throws -> ChipsChit {
         try ChipsChit(row: try await update(Self.chitsView, fields: ["request": "void"],
-                                            where: .object(["chit_uuid": .string(chit.uuid), "chit_seq": .int(chit.seq)])))
+                                            where: .object(["chit_uuid": .string(chit.uuid.rawValue), "chit_seq": .int(chit.seq)])))
     }
 
     private func sendSigned(_ tally: ChipsTally, type: ChitType, units: Int64?, reference: JSONValue?, memo: String?,
                             signingKey key: SigningKey) async throws -> ChipsChit {
         try requireOwnKey(tally, key)
-        let core = ChitCore(tally: tally.uuid, by: tally.type, type: type, uuid: UUID().uuidString.lowercased(),
+        let core = ChitCore(tally: tally.uuid, by: tally.type, type: type, uuid: ChitID(UUID().uuidString.lowercased()),
                             date: Date().epochMillisForChits, units: units, reference: reference, memo: memo)
         return try await deliverConfirmed(SignedChit(core: core, signature: try key.sign(core.signingText)), seq: tally.seq)
     }
@@ -530,7 +530,7 @@ extension ChipsSession {
         guard let digest = tally.digest else { throw ChipsError.invalidResponse("tally \(seq) is not open: it has no chain yet") }
         guard tally.core.digest == digest else { throw ChipsError.invalidResponse("tally \(seq)'s digest is not the digest of its record") }
         let good = try await chits(tally: seq).filter { $0.status == .good }
-        var unsigned: [String] = []
+        var unsigned: [ChitID] = []
         for chit in good {
             let cert = chit.core.by == tally.type ? tally.holdCert : (tally.partCert ?? .null)
             if !chit.core.isSigned(by: cert["public"], signature: chit.signature) { unsigned.append(chit.uuid) }

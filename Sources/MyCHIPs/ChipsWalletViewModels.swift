@@ -16,7 +16,7 @@ public enum ChipsRoute: Equatable, Sendable {
     case chit(SignedChit)
     case tally(seq: Int64)
     case chits(seq: Int64)
-    case answerRequest(seq: Int64, chit: String)
+    case answerRequest(seq: Int64, chit: ChitID)
     /// The partner asks for an invoice: the Request page for that tally, filled in.
     case invoiceRequested(seq: Int64, memo: String?, units: Int64?)
     case invalid(String)

@@ -135,14 +135,14 @@ public struct ChipsBenchmark: PurseBenchmark {
         let pay: @Sendable (Pair) async throws -> Bool = { pair in
             let from = Bool.random() ? 0 : 1
             let (payer, payee) = (pair.sides[from], pair.sides[1 - from])
-            let core = ChitCore(tally: payer.tally.uuid, by: payer.tally.type, type: .tran, uuid: UUID().uuidString.lowercased(),
+            let core = ChitCore(tally: payer.tally.uuid, by: payer.tally.type, type: .tran, uuid: ChitID(UUID().uuidString.lowercased()),
                                 date: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)), units: Int64.random(in: 1...5_000), reference: nil, memo: "bench")
             let fields: [String: JSONValue] = [
-                "chit_seq": .int(payer.tally.seq), "chit_uuid": .string(core.uuid), "issuer": .string(core.by.rawValue), "units": .int(core.units ?? 0),
+                "chit_seq": .int(payer.tally.seq), "chit_uuid": .string(core.uuid.rawValue), "issuer": .string(core.by.rawValue), "units": .int(core.units ?? 0),
                 "memo": "bench", "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good",
                 "signature": .string(try payer.key.sign(core.signingText)),
             ]
-            let notified = payee.notices.expect(core.uuid)
+            let notified = payee.notices.expect(core.uuid.rawValue)
             let row = try await payer.session.insert(ChipsSession.chitsView, fields: fields)
             guard row["status"] == "good" else { return false }
             return await notified.value

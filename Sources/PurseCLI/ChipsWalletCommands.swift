@@ -77,7 +77,7 @@ extension ChipsCommand {
     static func printTally(_ tally: ChipsTally, json: Bool) {
         if json {
             print(JavaScriptJSON.stringify(.object([
-                "tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "tally_type": .string(tally.type.rawValue), "state": .string(tally.state.rawValue),
+                "tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid.rawValue), "tally_type": .string(tally.type.rawValue), "state": .string(tally.state.rawValue),
                 "partner": tally.partner.map { .string($0.text) } ?? .null, "part_name": tally.partnerName.map(JSONValue.string) ?? .null,
                 "net": .int(tally.net), "chits": .int(tally.chits), "hold_terms": tally.holdTerms, "part_terms": tally.partTerms,
             ])))
@@ -90,7 +90,7 @@ extension ChipsCommand {
     static func printChit(_ chit: ChipsChit, json: Bool) {
         if json {
             print(JavaScriptJSON.stringify(.object([
-                "chit_seq": .int(chit.seq), "chit_idx": .int(chit.index), "chit_uuid": .string(chit.uuid), "chit_type": .string(chit.core.type.rawValue),
+                "chit_seq": .int(chit.seq), "chit_idx": .int(chit.index), "chit_uuid": .string(chit.uuid.rawValue), "chit_type": .string(chit.core.type.rawValue),
                 "chit_date": .string(JavaScriptDate.string(epochMillis: chit.core.date)), "units": chit.core.units.map(JSONValue.int) ?? .null,
                 "net": .int(chit.net), "state": .string(chit.state.rawValue), "memo": chit.memo.map(JSONValue.string) ?? .null,
                 "chain_idx": chit.chainIndex.map(JSONValue.int) ?? .null, "chain_dgst": chit.chainHash.map(JSONValue.string) ?? .null,
@@ -242,7 +242,7 @@ extension ChipsCommand {
                 let tallies = try await ChipsCommand.withSession(options) { session in try await session.tallies() }
                 if options.json {
                     print("[" + tallies.map { tally -> String in
-                        JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid), "state": .string(tally.state.rawValue),
+                        JavaScriptJSON.stringify(.object(["tally_seq": .int(tally.seq), "tally_uuid": .string(tally.uuid.rawValue), "state": .string(tally.state.rawValue),
                                                           "tally_type": .string(tally.type.rawValue), "net": .int(tally.net),
                                                           "partner": tally.partner.map { .string($0.text) } ?? .null]))
                     }.joined(separator: ",") + "]")
@@ -415,7 +415,7 @@ extension ChipsCommand {
             let answered = try await ChipsCommand.withWallet(options) { session, key in
                 let found: ChipsChit
                 if let uuid {
-                    guard let chit = try await session.chits().first(where: { $0.uuid == uuid }) else { throw CLIError("no chit \(uuid)") }
+                    guard let chit = try await session.chits().first(where: { $0.uuid.rawValue == uuid }) else { throw CLIError("no chit \(uuid)") }
                     found = chit
                 } else {
                     let waiting = try await session.chits().filter(\.needsAction)

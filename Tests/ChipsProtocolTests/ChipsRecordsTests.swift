@@ -112,7 +112,7 @@ struct ChipsRecordsTests {
             ["chad": ["cuid": .string(name.lowercased()), "agent": "purse-agent"], "type": "p", "name": ["surname": .string(name), "first": .null],
              "public": try StrictJSON.parse(Array(key.publicJWK.utf8)), "date": "2026-11-25T00:00:00.000Z"]
         }
-        let core = TallyCore(uuid: UUID().uuidString.lowercased(), date: 1_764_000_000_123, memo: "Jardín",
+        let core = TallyCore(uuid: TallyID(UUID().uuidString.lowercased()), date: 1_764_000_000_123, memo: "Jardín",
                              agree: ["source": "byZENT6Lqdub9ew8tQnvyTGgVduELz-j6zfjHM-tgs8"],
                              stock: .init(cert: try cert("Núñez", stockKey), terms: ["limit": 100, "call": 30]),
                              foil: .init(cert: try cert("Lee", foilKey), terms: ["limit": 20]))
@@ -122,7 +122,7 @@ struct ChipsRecordsTests {
         var prior = core.digest
         for (index, (by, units, memo, reference)) in [(TallySide.foil, Int64(12_500), "Hedges ✂" as String?, nil as JSONValue?),
                                                       (.stock, 3_000, nil, ["invoice": "A-7"]), (.foil, 1, "a \"quoted\"\nmemo", nil)].enumerated() {
-            let chit = ChitCore(tally: core.uuid, by: by, type: .tran, uuid: UUID().uuidString.lowercased(), date: 1_764_000_100_000 + Int64(index),
+            let chit = ChitCore(tally: core.uuid, by: by, type: .tran, uuid: ChitID(UUID().uuidString.lowercased()), date: 1_764_000_100_000 + Int64(index),
                                 units: units, reference: reference, memo: memo)
             let signed = try (by == .stock ? stockKey : foilKey).sign(chit.signingText)
             let hash = chit.chainHash(index: Int64(index + 1), prior: prior, signature: signed)

@@ -189,7 +189,7 @@ struct ChipsConformanceTests {
                     ours[fields["chit_uuid"]?.stringValue ?? ""] = uuid
                     fields["chit_uuid"] = .string(uuid)
                     let tally = try #require(answers["B5"]?.arrayValue?.first?["tally_uuid"]?.stringValue)
-                    let core = ChitCore(tally: tally, by: .foil, type: .tran, uuid: uuid,
+                    let core = ChitCore(tally: TallyID(tally), by: .foil, type: .tran, uuid: ChitID(uuid),
                                         date: try #require(fields["chit_date"]?.stringValue.flatMap(JavaScriptDate.epochMillis)),
                                         units: fields["units"]?.int64Value, reference: fields["reference"], memo: fields["memo"]?.stringValue)
                     fields["signature"] = .string(try keys["B"]!.sign(core.signingText))
@@ -674,7 +674,7 @@ extension ChipsConformanceTests {
             let pdf = try await fetch(pdfLink)
             #expect(pdf.status == 200 && pdf.type == "application/pdf" && pdf.body.starts(with: Array("%PDF-1.4".utf8)))
             let text = String(decoding: pdf.body, as: UTF8.self)
-            for expected in ["Tally Agreement", "Anders", "Baker", "Credit terms", "Pledges", aliceTally.uuid] {
+            for expected in ["Tally Agreement", "Anders", "Baker", "Credit terms", "Pledges", aliceTally.uuid.rawValue] {
                 #expect(text.contains(expected), "\(expected)")
             }
             if let path = ProcessInfo.processInfo.environment["CHIPS_PDF_OUT"] {

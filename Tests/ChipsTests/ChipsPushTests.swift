@@ -19,7 +19,7 @@ struct ChipsPushTests {
         switch route["page"]?.stringValue {
         case "tally": return .tally(seq: seq)
         case "chits": return .chits(seq: seq)
-        case "answerRequest": return route["chit"]?.stringValue.map { .answerRequest(seq: seq, chit: $0) }
+        case "answerRequest": return route["chit"]?.stringValue.map { .answerRequest(seq: seq, chit: ChitID($0)) }
         default: return nil
         }
     }

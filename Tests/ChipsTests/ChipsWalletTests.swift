@@ -199,7 +199,7 @@ struct ChipsWalletTests {
             let (aliceTally, bobTally) = try await pair.openTally(limit: 10)
 
             func signed(_ key: SigningKey, units: Int64, uuid: String = UUID().uuidString.lowercased(), extra: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
-                let core = ChitCore(tally: bobTally.uuid, by: .foil, type: .tran, uuid: uuid, date: 1_764_000_000_123, units: units, reference: nil, memo: nil)
+                let core = ChitCore(tally: bobTally.uuid, by: .foil, type: .tran, uuid: ChitID(uuid), date: 1_764_000_000_123, units: units, reference: nil, memo: nil)
                 var fields: [String: JSONValue] = ["chit_seq": .int(bobTally.seq), "chit_uuid": .string(uuid), "units": .int(units), "issuer": "foil",
                                                    "chit_date": "2025-11-24T16:00:00.123Z", "request": "good", "signature": .string(try key.sign(core.signingText))]
                 for (key, value) in extra { fields[key] = value }
@@ -349,7 +349,7 @@ struct ChipsWalletTests {
             #expect(try await pair.bob.tally(bobTally.seq).net == -4_200)
             // Alice cannot pass off a chit of hers as Bob's.
             var forged = signed
-            forged.core.uuid = UUID().uuidString.lowercased()
+            forged.core.uuid = ChitID(UUID().uuidString.lowercased())
             await expectRefusal("!mychips.chits:SIG") { _ = try await pair.alice.deliver(forged) }
             await pair.done()
         }

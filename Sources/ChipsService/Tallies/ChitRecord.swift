@@ -10,7 +10,7 @@ struct ChitRecord: Sendable, Equatable {
     var ent: String
     var seq: Int64
     var idx: Int64
-    var uuid: String
+    var uuid: ChitID
     var type: ChitType
     var date: Int64
     var issuer: TallySide
@@ -32,10 +32,10 @@ struct ChitRecord: Sendable, Equatable {
     static func decode(_ row: any SQLRow) throws -> ChitRecord {
         ChitRecord(
             ent: try row.decode(column: "chit_ent", as: String.self), seq: try row.decode(column: "chit_seq", as: Int64.self),
-            idx: try row.decode(column: "chit_idx", as: Int64.self), uuid: try row.decode(column: "chit_uuid", as: String.self),
-            type: ChitType(rawValue: try row.decode(column: "chit_type", as: String.self)) ?? .tran,
+            idx: try row.decode(column: "chit_idx", as: Int64.self), uuid: try row.decode(column: "chit_uuid", as: ChitID.self, of: "chips_chits"),
+            type: try row.decode(column: "chit_type", as: ChitType.self, of: "chips_chits"),
             date: try row.decode(column: "chit_date", as: Int64.self),
-            issuer: TallySide(rawValue: try row.decode(column: "issuer", as: String.self)) ?? .foil,
+            issuer: try row.decode(column: "issuer", as: TallySide.self, of: "chips_chits"),
             units: try row.decode(column: "units", as: Int64?.self),
             reference: try row.decode(column: "reference", as: String?.self).flatMap { try? StrictJSON.parse($0.utf8) },
             memo: try row.decode(column: "memo", as: String?.self), digest: try row.decode(column: "digest", as: String.self),
@@ -45,7 +45,7 @@ struct ChitRecord: Sendable, Equatable {
             createdAt: try row.decode(column: "created_at", as: Int64.self), modifiedAt: try row.decode(column: "modified_at", as: Int64.self))
     }
 
-    func core(tally uuid: String) -> ChitCore {
+    func core(tally uuid: TallyID) -> ChitCore {
         ChitCore(tally: uuid, by: issuer, type: type, uuid: self.uuid, date: date, units: units, reference: reference, memo: memo)
     }
 
@@ -63,7 +63,7 @@ struct ChitRecord: Sendable, Equatable {
 
     /// The record with its signature and, once linked, its digest: MyCHIPs' `json` column and
     /// the `object` of chit notices.
-    func signedJSON(tally uuid: String) -> JSONValue {
+    func signedJSON(tally uuid: TallyID) -> JSONValue {
         guard case .object(var members) = core(tally: uuid).json else { return .null }
         if let signature { members["sign"] = .string(signature) }
         if chainIdx != nil { members["hash"] = .string(digest) }
@@ -89,12 +89,12 @@ struct ChitRecord: Sendable, Equatable {
         return [
             "chit_ent": .string(ent), "chit_seq": .int(seq), "chit_idx": .int(idx), "chit_date": date(self.date), "request": text(request),
             "signature": text(signature), "units": units.map(JSONValue.int) ?? .null, "reference": reference ?? .null, "memo": text(memo),
-            "chit_uuid": .string(uuid), "chit_type": .string(type.rawValue), "issuer": .string(issuer.rawValue),
+            "chit_uuid": .string(uuid.rawValue), "chit_type": .string(type.rawValue), "issuer": .string(issuer.rawValue),
             "crt_by": .string(ent), "mod_by": .string(ent), "crt_date": date(createdAt), "mod_date": date(modifiedAt),
             "chain_msg": .null, "chain_idx": chainIdx.map(JSONValue.int) ?? .null, "chain_dgst": ChipsDigest.buffer(chainHash),
             "chain_prev": ChipsDigest.buffer(chainPrev), "lift_seq": .null, "status": .string(status.rawValue), "digest": ChipsDigest.buffer(digest),
             "hold_cuid": .string(tally.holdCid), "part_cuid": text(tally.partCid), "tally_type": .string(tally.type.rawValue),
-            "tally_uuid": .string(tally.uuid), "net_c": .int(tally.netC), "net_pc": .int(tally.netWithPending), "chain_conf": .int(tally.chainConf),
+            "tally_uuid": .string(tally.uuid.rawValue), "net_c": .int(tally.netC), "net_pc": .int(tally.netWithPending), "chain_conf": .int(tally.chainConf),
             "net": .int(net), "net_g": .int(status == .good ? net : 0), "net_p": .int(status == .good || status == .pend ? net : 0),
             "cstate": .string(chainIdx == nil ? "Unlinked" : "Linked"), "state": .string(state.rawValue), "action": .bool(state == .requestToPay),
             "json_core": core(tally: tally.uuid).json, "json": json, "chain": .object(chain), "json_chain": .object(jsonChain),
@@ -102,7 +102,7 @@ struct ChitRecord: Sendable, Equatable {
         ]
     }
 
-    static func load(ent: String, seq: Int64, uuid: String, in db: any DatabaseSession) async throws -> ChitRecord? {
+    static func load(ent: String, seq: Int64, uuid: ChitID, in db: any DatabaseSession) async throws -> ChitRecord? {
         try await db.raw(SQLQueryString("SELECT \(unsafeRaw: columns) FROM chips_chits WHERE chit_ent = \(bind: ent) AND chit_seq = \(bind: seq) AND chit_uuid = \(bind: uuid)"))
             .first().map(decode)
     }

@@ -76,16 +76,16 @@ struct ChitStore: Sendable {
         }
         // A request may leave its id to the provider, as the app does; a signed chit carries the
         // id it was signed with.
-        let uuid: String
+        let uuid: ChitID
         switch fields["chit_uuid"] {
         case .string(let text)?:
             guard let parsed = UUID(uuidString: text) else { throw WysemanError.database("invalid input syntax for type uuid: \"\(text)\"", sqlState: "22P02") }
-            uuid = parsed.uuidString.lowercased()
+            uuid = ChitID(parsed.uuidString.lowercased())
         case nil, .null?:
             guard fields["request"]?.stringValue == "pend" else {
                 throw WysemanError.database("null value in column \"chit_uuid\" violates not-null constraint", sqlState: "23502")
             }
-            uuid = UUID().uuidString.lowercased()
+            uuid = ChitID(UUID().uuidString.lowercased())
         default:
             throw WysemanError.database("invalid input syntax for type uuid", sqlState: "22P02")
         }
@@ -140,7 +140,7 @@ struct ChitStore: Sendable {
         let (chitUnits, chitReference) = (units, reference)
 
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
-            var (mine, partner) = try await Self.lockPair(user: user, seq: fields["chit_seq"]?.int64Value, uuid: fields["tally_uuid"]?.stringValue, in: db)
+            var (mine, partner) = try await Self.lockPair(user: user, seq: fields["chit_seq"]?.int64Value, uuid: fields["tally_uuid"]?.stringValue.map(TallyID.init(rawValue:)), in: db)
             let issuer: TallySide
             switch fields["issuer"] {
             case nil, .null?: issuer = request == "pend" ? mine.type.other : mine.type
@@ -191,7 +191,7 @@ struct ChitStore: Sendable {
 
     // MARK: Update (accept, refuse, withdraw)
 
-    func update(seq: Int64?, uuid: String, fields: [String: JSONValue]) async throws -> (ChitRecord, TallyRecord) {
+    func update(seq: Int64?, uuid: ChitID, fields: [String: JSONValue]) async throws -> (ChitRecord, TallyRecord) {
         for key in fields.keys where !["request", "signature", "chain_idx", "chain_prev"].contains(key) {
             throw WysemanError.database("column \"\(key)\" of view mychips.chits_v_me can only be changed by the provider", sqlState: "42501")
         }
@@ -269,14 +269,14 @@ struct ChitStore: Sendable {
     // MARK: Checks and the chain
 
     /// The user's copy of the tally (by `seq`, or by `uuid`) and the partner's, both locked.
-    static func lockPair(user: ChipsUserRecord, seq: Int64?, uuid: String?, in db: any DatabaseSession) async throws -> (TallyRecord, TallyRecord) {
+    static func lockPair(user: ChipsUserRecord, seq: Int64?, uuid: TallyID?, in db: any DatabaseSession) async throws -> (TallyRecord, TallyRecord) {
         var tallyUUID = uuid
         var partEnt: String?
         if let seq {
             guard let row = try await db.raw("SELECT tally_uuid, part_ent FROM chips_tallies WHERE tally_ent = \(bind: user.userEnt) AND tally_seq = \(bind: seq)").first() else {
                 throw refuse("LIT", "no tally \(seq) of yours")
             }
-            tallyUUID = try row.decode(column: "tally_uuid", as: String.self)
+            tallyUUID = try row.decode(column: "tally_uuid", as: TallyID.self, of: "chips_tallies")
             partEnt = try row.decode(column: "part_ent", as: String?.self)
         } else if let uuid {
             let rows = try await db.raw("SELECT part_ent FROM chips_tallies WHERE tally_ent = \(bind: user.userEnt) AND tally_uuid = \(bind: uuid) AND status IN ('open', 'close')").all()
@@ -391,7 +391,7 @@ struct ChitStore: Sendable {
         return ChipsNotifier.Notice(username: username, channel: ChipsNotifier.channel(ofEntity: chit.ent), data: .object([
             "net": .int(tally.netC), "pend": .int(tally.netWithPending), "index": .int(chit.idx), "state": .string(state.rawValue),
             "entity": .string(chit.ent), "object": chit.signedJSON(tally: tally.uuid), "target": "chit", "sequence": .int(chit.seq),
-            "uuid": .string(chit.uuid), "action": .bool(state == .requestToPay), "tally_state": .string(tally.state.rawValue),
+            "uuid": .string(chit.uuid.rawValue), "action": .bool(state == .requestToPay), "tally_state": .string(tally.state.rawValue),
         ]), push: push)
     }
 }

@@ -9,7 +9,7 @@ import SQLKit
 struct TallyRecord: Sendable, Equatable {
     var ent: String
     var seq: Int64
-    var uuid: String
+    var uuid: TallyID
     var type: TallySide
     var date: Int64
     var version: Int64
@@ -59,8 +59,8 @@ struct TallyRecord: Sendable, Equatable {
         }
         return TallyRecord(
             ent: try row.decode(column: "tally_ent", as: String.self), seq: try row.decode(column: "tally_seq", as: Int64.self),
-            uuid: try row.decode(column: "tally_uuid", as: String.self),
-            type: TallySide(rawValue: try row.decode(column: "tally_type", as: String.self)) ?? .stock,
+            uuid: try row.decode(column: "tally_uuid", as: TallyID.self, of: "chips_tallies"),
+            type: try row.decode(column: "tally_type", as: TallySide.self, of: "chips_tallies"),
             date: try row.decode(column: "tally_date", as: Int64.self), version: try row.decode(column: "version", as: Int64.self),
             revision: try row.decode(column: "revision", as: Int64.self),
             comment: try row.decode(column: "comment", as: String?.self), contract: try json("contract") ?? .null,
@@ -149,7 +149,7 @@ struct TallyRecord: Sendable, Equatable {
             "tally_ent": .string(ent), "tally_type": .string(type.rawValue), "comment": text(comment), "contract": contract,
             "hold_terms": holdTerms, "part_terms": partTerms, "target": .int(target), "reward": margin(reward), "clutch": margin(clutch),
             "bound": .int(bound), "hold_cert": holdCert, "part_sig": text(partSig), "hold_sig": text(holdSig), "request": text(request),
-            "tally_uuid": .string(uuid), "version": .int(version), "part_ent": text(partEnt), "part_cert": partCert ?? .null,
+            "tally_uuid": .string(uuid.rawValue), "version": .int(version), "part_ent": text(partEnt), "part_cert": partCert ?? .null,
             "tally_seq": .int(seq), "status": .string(status.rawValue), "revision": .int(revision), "digest": ChipsDigest.buffer(digest),
             "net_pc": .int(withPending), "net_c": .int(netC), "tally_date": date(self.date),
             "hold_cuid": .string(holdCid), "hold_agent": .string(holdAgent), "part_cuid": text(partCid), "part_agent": text(partAgent),
@@ -179,7 +179,7 @@ struct TallyRecord: Sendable, Equatable {
 
     /// Both copies of a tally, locked in one order (foil before stock) so that two writers never
     /// wait for each other.
-    static func pair(uuid: String, ents: [String], in db: any DatabaseSession) async throws -> [TallyRecord] {
+    static func pair(uuid: TallyID, ents: [String], in db: any DatabaseSession) async throws -> [TallyRecord] {
         let lock = SQLDialectDifferences(db).lockRowsClause
         return try await db.raw(SQLQueryString("SELECT \(unsafeRaw: columns) FROM chips_tallies WHERE tally_uuid = \(bind: uuid) AND tally_ent IN (\(binds: ents)) ORDER BY tally_type\(unsafeRaw: lock)"))
             .all().map(decode)

@@ -59,12 +59,12 @@ struct TallyStore: Sendable {
         let username = user.username
         return try await database.transaction { db in
             guard let user = try await ChipsUserRecord.load(username, in: db) else { throw WysemanError.unexpectedRows(0, expected: 1) }
-            var uuid = UUID().uuidString.lowercased()
+            var uuid = TallyID(UUID().uuidString.lowercased())
             if let given = fields["tally_uuid"] {
                 guard case .string(let text) = given, let parsed = UUID(uuidString: text) else {
                     throw WysemanError.database("invalid input syntax for type uuid", sqlState: "22P02")
                 }
-                uuid = parsed.uuidString.lowercased()
+                uuid = TallyID(parsed.uuidString.lowercased())
             }
             guard let seq = try await db.raw("UPDATE chips_users SET last_tally = last_tally + 1 WHERE username = \(bind: username) RETURNING last_tally")
                 .first()?.decode(column: "last_tally", as: Int64.self) else { throw WysemanError.unexpectedRows(0, expected: 1) }
@@ -172,7 +172,7 @@ struct TallyStore: Sendable {
             guard var tally = try await TallyRecord.load(ent: user.userEnt, seq: seq, in: db, locking: true) else {
                 throw WysemanError.unexpectedRows(0, expected: 1)
             }
-            if let given = fields["tally_uuid"], given != .string(tally.uuid) {
+            if let given = fields["tally_uuid"], given != .string(tally.uuid.rawValue) {
                 throw WysemanError.database("column \"tally_uuid\" of view mychips.tallies_v_me can only be changed by the provider", sqlState: "42501")
             }
             var notices: [ChipsNotifier.Notice] = []

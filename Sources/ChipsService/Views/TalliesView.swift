@@ -366,7 +366,7 @@ struct ChitsView: ChipsView {
     func update(fields: [String: JSONValue], filter: WhereClause, context: ViewContext) async throws -> JSONValue {
         let matched = try await rows(parameters: [], context: context).filter { filter.matches($0) }
         guard matched.count == 1, let uuid = matched[0]["chit_uuid"]?.stringValue else { throw WysemanError.unexpectedRows(matched.count, expected: 1) }
-        let (chit, tally) = try await ChitStore(context: context).update(seq: matched[0]["chit_seq"]?.int64Value, uuid: uuid, fields: fields)
+        let (chit, tally) = try await ChitStore(context: context).update(seq: matched[0]["chit_seq"]?.int64Value, uuid: ChitID(uuid), fields: fields)
         return .object(chit.row(tally: tally))
     }
 }
