@@ -37,15 +37,15 @@ struct CutiEPushJobTests {
             let admin = try await h.adminSession()
             _ = try await h.adminReply(id, "First", session: admin)
             await h.runJobs()
-            var pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
+            var pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: ConversationID(id), limit: 10, in: db) }
             #expect(pushes.map(\.status) == [.queued] && pushes[0].reason == "ServiceUnavailable")
             server.clock.advance(by: 5)
             await h.runJobs()
-            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
+            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: ConversationID(id), limit: 10, in: db) }
             #expect(pushes.map(\.status) == [.sent] && pushes[0].attempts == 2)
             _ = try await h.adminReply(id, "Second", session: admin)
             await h.runJobs()
-            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
+            pushes = try await server.environment.database.read { db in try await AdminStore().pushes(conversation: ConversationID(id), limit: 10, in: db) }
             #expect(pushes.first?.status == .unregistered)
             // No more pushes to a token Apple said is gone.
             let (_, third) = try await h.adminReply(id, "Third", session: admin)

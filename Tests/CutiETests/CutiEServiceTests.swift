@@ -42,7 +42,7 @@ struct CutiEServiceTests {
             #expect(payload["conversation_id"] == .string(id))
             #expect(payload["aps"]?["badge"]?.int64Value == 1)
             #expect(payload["aps"]?["alert"]?["body"]?.stringValue?.contains("A fix ships tomorrow") == true)
-            let pushes = try await h.environment.database.read { db in try await AdminStore().pushes(conversation: id, limit: 10, in: db) }
+            let pushes = try await h.environment.database.read { db in try await AdminStore().pushes(conversation: ConversationID(id), limit: 10, in: db) }
             #expect(pushes.map(\.status) == [.sent])
 
             // The app opens the push.

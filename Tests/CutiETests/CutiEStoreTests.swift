@@ -2,6 +2,7 @@ import CutiE
 @testable import CutiEService
 import Foundation
 import PurseDatabase
+import PurseFormats
 import PurseServer
 import PurseTestSupport
 import SQLKit
@@ -111,7 +112,7 @@ struct CutiEStoreTests {
             }
             #expect(disabled == nil && !active)
 
-            let conversation = try await h.device().cutie.createConversation(category: .bug, message: "It crashes")
+            let conversation = ConversationID(try await h.device().cutie.createConversation(category: .bug, message: "It crashes"))
             let tags = try await env.database.transaction { db in
                 try await store.addTag("crash", to: conversation, in: db)
                 try await store.addTag("crash", to: conversation, in: db)

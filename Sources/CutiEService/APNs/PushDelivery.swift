@@ -27,7 +27,7 @@ struct PushDelivery: Sendable {
             deviceToken: push.token, topic: push.topic, pushType: .alert, priority: 10,
             expiration: environment.now().addingTimeInterval(24 * 3600), collapseID: nil,
             payload: APNsNotification.alertPayload(
-                title: push.title, body: Self.preview(push.body), badge: push.badge, extra: ["conversation_id": .string(push.conversationID)]))
+                title: push.title, body: Self.preview(push.body), badge: push.badge, extra: ["conversation_id": .string(push.conversationID.rawValue)]))
         var sending = notification
         sending.id = payload.push_id
         let outcome = await client.send(sending)
@@ -52,7 +52,7 @@ struct PushDelivery: Sendable {
         var appID: String
         var token: String
         var topic: String
-        var conversationID: String
+        var conversationID: ConversationID
         var title: String
         var body: String
         var badge: Int
@@ -73,7 +73,7 @@ struct PushDelivery: Sendable {
         let body = (conversationTitle.map { "\($0): " } ?? "") + (try row.decode(column: "message", as: String.self))
         return Pending(appID: try row.decode(column: "app_id", as: String.self), token: try row.decode(column: "push_token", as: String.self),
                        topic: try row.decode(column: "bundle_id", as: String.self),
-                       conversationID: try row.decode(column: "conversation_id", as: String.self), title: title, body: body,
+                       conversationID: try row.decode(column: "conversation_id", as: ConversationID.self, of: "cutie_pushes"), title: title, body: body,
                        badge: try await ConversationStore().badge(group: try row.decode(column: "group_id", as: String.self), in: db))
     }
 

@@ -93,7 +93,7 @@ struct AdminDashboard: Sendable {
         })
         pages.get("conversations/{id}", use: rendered { request, context in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
-            let thread = try await desk.open(try context.parameters.require("id"), markRead: true)
+            let thread = try await desk.open(ConversationID(try context.parameters.require("id")), markRead: true)
             let canned = try await desk.cannedResponses()
             let admins = try await desk.admins()
             return Response.html(page(thread.conversation.title ?? "Conversation", signedIn: session,
@@ -104,7 +104,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(ReplyForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = try context.parameters.require("id")
+            let id = ConversationID(try context.parameters.require("id"))
             var text = input.message ?? ""
             if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, let cannedID = input.canned_id, !cannedID.isEmpty {
                 text = try await desk.cannedResponses().first { $0.canned_id == cannedID }?.body ?? ""
@@ -117,7 +117,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(UpdateForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = try context.parameters.require("id")
+            let id = ConversationID(try context.parameters.require("id"))
             _ = try await desk.update(id, change: AdminDesk.Change(status: input.status, priority: input.priority, category: input.category,
                                                                   assigned_admin_id: input.assigned_admin_id), admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
@@ -127,7 +127,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = try context.parameters.require("id")
+            let id = ConversationID(try context.parameters.require("id"))
             _ = try await desk.tag(id, add: input.tag, remove: nil, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
         })
@@ -136,7 +136,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = try context.parameters.require("id")
+            let id = ConversationID(try context.parameters.require("id"))
             _ = try await desk.tag(id, add: nil, remove: input.tag, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
         })
@@ -213,7 +213,7 @@ struct AdminDashboard: Sendable {
             + admins.map { "<option value=\"\(e($0.id))\"\($0.id == filters.assignee ? " selected" : "")>\(e($0.name))</option>" }.joined()
         let rows = listed.conversations.map { c in
             """
-            <tr class="conversation" data-id="\(e(c.conversation_id))"><td><a href="/cutie/admin/conversations/\(e(c.conversation_id))">\(e(c.title ?? "(no title)"))</a>
+            <tr class="conversation" data-id="\(e(c.conversation_id.rawValue))"><td><a href="/cutie/admin/conversations/\(e(c.conversation_id.rawValue))">\(e(c.title ?? "(no title)"))</a>
             \(c.unread_count > 0 ? "<span class=\"badge\">\(c.unread_count)</span>" : "")<div class="meta">\(e(c.last_message))</div></td>
             <td>\(e(c.user_name ?? c.user_id ?? c.device_id))</td><td>\(e(c.app_id))</td><td>\(e(c.category.rawValue))</td><td>\(e(c.status.rawValue))</td><td>\(e(c.priority.rawValue))</td>
             <td>\(e((c.tags ?? []).map(\.tag_name).joined(separator: ", ")))</td><td>\(Self.time(c.updated_at))</td></tr>
@@ -239,7 +239,7 @@ struct AdminDashboard: Sendable {
     func threadPage(_ thread: AdminDesk.Thread, session: AdminSession, canned: [AdminDesk.Canned], admins: [Admin]) -> String {
         let c = thread.conversation
         let csrf = "<input type=\"hidden\" name=\"csrf_token\" value=\"\(e(session.csrfToken))\">"
-        let id = e(c.conversation_id)
+        let id = e(c.conversation_id.rawValue)
         let messages = (c.messages ?? []).map { m in
             let kind = m.is_internal_note ? "note" : m.sender_type.rawValue
             let who = m.sender_type == .user ? (m.sender_name ?? c.user_name ?? "User") : (m.sender_name ?? m.sender_type.rawValue.capitalized)
@@ -261,7 +261,7 @@ struct AdminDashboard: Sendable {
         }.joined()
         let canAnswer = session.admin.canAnswer
         return """
-            <p class="meta">\(e(c.conversation_id)) · app \(e(c.app_id)) · \(e(c.user_name ?? c.user_id ?? c.device_id)) · \(e(c.device_model)) \(e(c.os_version)) · app \(e(c.app_version))</p>
+            <p class="meta">\(e(c.conversation_id.rawValue)) · app \(e(c.app_id)) · \(e(c.user_name ?? c.user_id ?? c.device_id)) · \(e(c.device_model)) \(e(c.os_version)) · app \(e(c.app_version))</p>
             <p>Status <b id="status">\(e(c.status.rawValue))</b> · priority <b id="priority">\(e(c.priority.rawValue))</b> · category <b id="category">\(e(c.category.rawValue))</b></p>
             <div id="messages">\(messages)</div>
             \(canAnswer ? """
@@ -288,7 +288,7 @@ struct AdminDashboard: Sendable {
     func pushesPage(_ pushes: [AdminDesk.PushRecord], deliveries: [APNsSandbox.Delivery]) -> String {
         let rows = pushes.map { p in
             """
-            <tr class="push"><td><a href="/cutie/admin/conversations/\(e(p.conversation_id))">\(e(p.conversation_id))</a></td><td>\(e(p.device_id))</td>
+            <tr class="push"><td><a href="/cutie/admin/conversations/\(e(p.conversation_id.rawValue))">\(e(p.conversation_id.rawValue))</a></td><td>\(e(p.device_id))</td>
             <td>\(e(p.status.rawValue))</td><td>\(p.attempts)</td><td>\(e(p.reason))</td><td>\(Self.time(p.updated_at))</td></tr>
             """
         }.joined()

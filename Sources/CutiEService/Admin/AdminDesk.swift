@@ -73,7 +73,7 @@ struct AdminDesk: Sendable {
 
     /// A conversation with every message (internal notes too) and its pushes; opening it marks
     /// the user's messages read by support.
-    func open(_ id: String, markRead: Bool) async throws -> Thread {
+    func open(_ id: ConversationID, markRead: Bool) async throws -> Thread {
         let now = environment.now().epochMillis
         return try await environment.database.transaction { db in
             guard try await ConversationStore().load(id, group: nil, reader: .admin, withMessages: false, in: db) != nil else {
@@ -91,7 +91,7 @@ struct AdminDesk: Sendable {
     }
 
     /// Answers a conversation (or adds an internal note, which the user never sees and no push announces).
-    func reply(_ id: String, text: String, note: Bool, admin: Admin, clientID: String? = nil) async throws -> Reply {
+    func reply(_ id: ConversationID, text: String, note: Bool, admin: Admin, clientID: String? = nil) async throws -> Reply {
         guard admin.canAnswer else { throw APIError.forbidden("Viewers cannot answer") }
         try Limits.text(text, field: "message", max: configuration.maxMessageLength)
         let now = environment.now().epochMillis
@@ -116,7 +116,7 @@ struct AdminDesk: Sendable {
         var assigned_admin_id: String?
     }
 
-    func update(_ id: String, change: Change, admin: Admin) async throws -> ConversationBody {
+    func update(_ id: ConversationID, change: Change, admin: Admin) async throws -> ConversationBody {
         guard admin.canAnswer else { throw APIError.forbidden("Viewers cannot change conversations") }
         let (status, priority, category) = (change.status, change.priority, change.category)
         let now = environment.now().epochMillis
@@ -136,7 +136,7 @@ struct AdminDesk: Sendable {
         }
     }
 
-    func tag(_ id: String, add: String?, remove: String?, admin: Admin) async throws -> [TagBody] {
+    func tag(_ id: ConversationID, add: String?, remove: String?, admin: Admin) async throws -> [TagBody] {
         guard admin.canAnswer else { throw APIError.forbidden("Viewers cannot tag conversations") }
         return try await environment.database.transaction { db in
             guard try await store.conversationExists(id, in: db) else { throw SDKRoutes.notFound }
@@ -179,7 +179,7 @@ struct AdminDesk: Sendable {
     struct PushRecord: Codable, Sendable {
         var push_id: String
         var app_id: String
-        var conversation_id: String
+        var conversation_id: ConversationID
         var message_id: String
         var device_id: String
         var push_token: String

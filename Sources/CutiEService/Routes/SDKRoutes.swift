@@ -63,7 +63,7 @@ struct SDKRoutes: Sendable {
             return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))
         }
         v1.get("conversations/{id}", use: signed { request, _, caller in
-            let id = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
+            let id = ConversationID(request.uri.path.split(separator: "/").last.map(String.init) ?? "")
             guard let conversation = try await environment.database.read({ db in
                 try await ConversationStore().load(id, group: caller.groupID, reader: .user, withMessages: true, in: db)
             }) else { throw Self.notFound }
@@ -111,7 +111,7 @@ struct SDKRoutes: Sendable {
     }
 
     struct Created: Codable {
-        var conversation_id: String
+        var conversation_id: ConversationID
         var status: ConversationStatus
         var message_id: String
         var created_at: Int64
@@ -134,7 +134,7 @@ struct SDKRoutes: Sendable {
             try await limits.admitConversation(caller, now: environment.now(), in: db)
             try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.clientAddress, limits: limits, now: environment.now(), in: db)
             let now = environment.now().epochMillis
-            let id = RandomID.make("conv")
+            let id = ConversationID(RandomID.make("conv"))
             try await ConversationStore().create(ConversationStore.NewConversation(
                 id: id, app: caller.appID, device: caller.deviceID, title: input.title, category: category, userID: input.user_id,
                 userName: input.user_name, appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model,
@@ -273,13 +273,13 @@ struct SDKRoutes: Sendable {
 
     struct Success: Codable { var success: Bool }
 
-    static func conversationID(_ request: Request) -> String {
+    static func conversationID(_ request: Request) -> ConversationID {
         let parts = request.uri.path.split(separator: "/")
         guard let index = parts.firstIndex(of: "conversations"), index + 1 < parts.count else { return "" }
-        return String(parts[index + 1])
+        return ConversationID(String(parts[index + 1]))
     }
 
-    static func owns(_ conversation: String, caller: DeviceCaller, in db: any DatabaseSession) async throws -> Bool {
+    static func owns(_ conversation: ConversationID, caller: DeviceCaller, in db: any DatabaseSession) async throws -> Bool {
         try await ConversationStore().isInGroup(conversation, group: caller.groupID, in: db)
     }
 

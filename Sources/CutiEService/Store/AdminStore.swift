@@ -123,12 +123,12 @@ struct AdminStore: Sendable {
             """).first()?.decode(column: "unread", as: Int.self) ?? 0
     }
 
-    func conversationExists(_ id: String, in db: any DatabaseSession) async throws -> Bool {
+    func conversationExists(_ id: ConversationID, in db: any DatabaseSession) async throws -> Bool {
         try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: id)").first() != nil
     }
 
     /// Changes what is given; `assignee` `.some(nil)` unassigns.
-    func updateConversation(_ id: String, status: ConversationStatus?, priority: ConversationPriority?, category: ConversationCategory?, assignee: String??, now: Int64,
+    func updateConversation(_ id: ConversationID, status: ConversationStatus?, priority: ConversationPriority?, category: ConversationCategory?, assignee: String??, now: Int64,
                             in db: any DatabaseSession) async throws {
         try await db.raw("""
             UPDATE cutie_conversations SET status = COALESCE(\(bind: status?.rawValue), status), priority = COALESCE(\(bind: priority?.rawValue), priority),
@@ -139,15 +139,15 @@ struct AdminStore: Sendable {
             """).run()
     }
 
-    func addTag(_ tag: String, to conversation: String, in db: any DatabaseSession) async throws {
+    func addTag(_ tag: String, to conversation: ConversationID, in db: any DatabaseSession) async throws {
         try await db.raw("INSERT INTO cutie_tags (conversation_id, tag) VALUES (\(bind: conversation), \(bind: tag)) ON CONFLICT DO NOTHING").run()
     }
 
-    func removeTag(_ tag: String, from conversation: String, in db: any DatabaseSession) async throws {
+    func removeTag(_ tag: String, from conversation: ConversationID, in db: any DatabaseSession) async throws {
         try await db.raw("DELETE FROM cutie_tags WHERE conversation_id = \(bind: conversation) AND tag = \(bind: tag)").run()
     }
 
-    func tags(of conversation: String, in db: any DatabaseSession) async throws -> [TagBody] {
+    func tags(of conversation: ConversationID, in db: any DatabaseSession) async throws -> [TagBody] {
         try await db.raw("SELECT tag FROM cutie_tags WHERE conversation_id = \(bind: conversation) ORDER BY tag").all().map {
             TagBody(conversation: conversation, name: try $0.decode(column: "tag", as: String.self))
         }
@@ -170,12 +170,12 @@ struct AdminStore: Sendable {
     }
 
     /// The pushes sent, newest first: of one conversation, or all.
-    func pushes(conversation: String?, limit: Int, in db: any DatabaseSession) async throws -> [AdminDesk.PushRecord] {
+    func pushes(conversation: ConversationID?, limit: Int, in db: any DatabaseSession) async throws -> [AdminDesk.PushRecord] {
         let filter: SQLQueryString = conversation.map { "WHERE conversation_id = \(bind: $0)" } ?? ""
         return try await db.raw("SELECT * FROM cutie_pushes \(filter) ORDER BY created_at DESC, id DESC LIMIT \(bind: limit)").all().map {
             AdminDesk.PushRecord(
                 push_id: try $0.decode(column: "id", as: String.self), app_id: try $0.decode(column: "app_id", as: String.self),
-                conversation_id: try $0.decode(column: "conversation_id", as: String.self),
+                conversation_id: try $0.decode(column: "conversation_id", as: ConversationID.self, of: "cutie_pushes"),
                 message_id: try $0.decode(column: "message_id", as: String.self), device_id: try $0.decode(column: "device_id", as: String.self),
                 push_token: try $0.decode(column: "push_token", as: String.self), status: try $0.decode(column: "status", as: PushStatus.self, of: "cutie_pushes"),
                 apns_id: try $0.decode(column: "apns_id", as: String?.self), reason: try $0.decode(column: "reason", as: String?.self),

@@ -6,10 +6,16 @@ import PurseFormats
 import PurseServer
 import SQLKit
 
+enum ConversationTag {}
+/// A conversation's id (`conv_…`). The SDK's public API keeps it a `String`, as the real SDK
+/// does; inside the service it is typed, so it is never confused with a device, group or
+/// message id. It encodes as the bare string.
+typealias ConversationID = Tagged<ConversationTag, String>
+
 /// A message on the wire (the SDK's `Message`).
 struct MessageBody: Codable, Sendable, Equatable {
     var message_id: String
-    var conversation_id: String
+    var conversation_id: ConversationID
     var sender_type: SenderType
     var sender_id: String?
     var sender_name: String?
@@ -25,11 +31,11 @@ struct MessageBody: Codable, Sendable, Equatable {
 /// A tag on the wire (the SDK's `Tag`).
 struct TagBody: Codable, Sendable, Equatable {
     var tag_id: String
-    var conversation_id: String
+    var conversation_id: ConversationID
     var tag_name: String
     var tag_color: String?
 
-    init(conversation: String, name: String) {
+    init(conversation: ConversationID, name: String) {
         tag_id = "tag_" + Hex.encode(SHA256.hash(data: Data("\(conversation)/\(name)".utf8))).prefix(16)
         conversation_id = conversation
         tag_name = name
@@ -39,7 +45,7 @@ struct TagBody: Codable, Sendable, Equatable {
 
 /// A conversation on the wire (the SDK's `Conversation`).
 struct ConversationBody: Codable, Sendable {
-    var conversation_id: String
+    var conversation_id: ConversationID
     var app_id: String
     var device_id: String
     var group_id: String?
@@ -88,7 +94,7 @@ struct ConversationStore: Sendable {
 
     /// What the SDK's user sent with a new conversation, beside its first message.
     struct NewConversation: Sendable {
-        var id: String
+        var id: ConversationID
         var app: String
         var device: String
         var title: String?
@@ -115,25 +121,25 @@ struct ConversationStore: Sendable {
             """).run()
     }
 
-    func setStatus(_ conversation: String, to status: ConversationStatus, in db: any DatabaseSession) async throws {
+    func setStatus(_ conversation: ConversationID, to status: ConversationStatus, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE cutie_conversations SET status = \(bind: status.rawValue) WHERE id = \(bind: conversation)").run()
     }
 
     /// A conversation's group and status.
-    func state(of conversation: String, in db: any DatabaseSession) async throws -> (group: String, status: ConversationStatus)? {
+    func state(of conversation: ConversationID, in db: any DatabaseSession) async throws -> (group: String, status: ConversationStatus)? {
         guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: conversation)").first() else { return nil }
         return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: ConversationStatus.self, of: "cutie_conversations"))
     }
 
     /// Whether the conversation is in the group's inbox.
-    func isInGroup(_ conversation: String, group: String, in db: any DatabaseSession) async throws -> Bool {
-        guard conversation.utf8.count <= 64 else { return false }
+    func isInGroup(_ conversation: ConversationID, group: String, in db: any DatabaseSession) async throws -> Bool {
+        guard conversation.rawValue.utf8.count <= 64 else { return false }
         return try await db.raw("SELECT 1 AS found FROM cutie_conversations WHERE id = \(bind: conversation) AND group_id = \(bind: group)").first() != nil
     }
 
     static func decode(_ row: any SQLRow, unread: Int, showGroup: Bool) throws -> ConversationBody {
         ConversationBody(
-            conversation_id: try row.decode(column: "id", as: String.self), app_id: try row.decode(column: "app_id", as: String.self),
+            conversation_id: try row.decode(column: "id", as: ConversationID.self, of: "cutie_conversations"), app_id: try row.decode(column: "app_id", as: String.self),
             device_id: try row.decode(column: "device_id", as: String.self),
             group_id: showGroup ? try row.decode(column: "group_id", as: String.self) : nil,
             user_id: try row.decode(column: "user_id", as: String?.self), user_name: try row.decode(column: "user_name", as: String?.self),
@@ -165,8 +171,8 @@ struct ConversationStore: Sendable {
     }
 
     /// One conversation, when `group` (nil: support staff) may see it.
-    func load(_ id: String, group: String?, reader: Reader, withMessages: Bool, in db: any DatabaseSession) async throws -> ConversationBody? {
-        guard id.utf8.count <= 64 else { return nil }
+    func load(_ id: ConversationID, group: String?, reader: Reader, withMessages: Bool, in db: any DatabaseSession) async throws -> ConversationBody? {
+        guard id.rawValue.utf8.count <= 64 else { return nil }
         guard let row = try await db.raw("""
             SELECT \(unsafeRaw: Self.columns),
                 (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(reader.unreadClause)) AS unread_count
@@ -183,7 +189,7 @@ struct ConversationStore: Sendable {
         return conversation
     }
 
-    func messages(of conversation: String, includeNotes: Bool, in db: any DatabaseSession) async throws -> [MessageBody] {
+    func messages(of conversation: ConversationID, includeNotes: Bool, in db: any DatabaseSession) async throws -> [MessageBody] {
         let notes: SQLQueryString = includeNotes ? "" : "AND is_internal_note = FALSE"
         return try await db.raw("""
             SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) \(notes) ORDER BY created_at, id
@@ -191,7 +197,7 @@ struct ConversationStore: Sendable {
     }
 
     static func decodeMessage(_ row: any SQLRow) throws -> MessageBody {
-        MessageBody(message_id: try row.decode(column: "id", as: String.self), conversation_id: try row.decode(column: "conversation_id", as: String.self),
+        MessageBody(message_id: try row.decode(column: "id", as: String.self), conversation_id: try row.decode(column: "conversation_id", as: ConversationID.self, of: "cutie_messages"),
                     sender_type: try row.decode(column: "sender_type", as: SenderType.self, of: "cutie_messages"), sender_id: try row.decode(column: "sender_id", as: String?.self),
                     sender_name: try row.decode(column: "sender_name", as: String?.self), message: try row.decode(column: "message", as: String.self),
                     message_type: try row.decode(column: "message_type", as: String.self),
@@ -205,7 +211,7 @@ struct ConversationStore: Sendable {
     /// `waiting_admin` (reopening a resolved one), an admin's reply `waiting_user`; notes change
     /// nothing. A message whose `client_id` was stored already is returned as it was.
     func append(
-        to conversation: String, sender: SenderType, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
+        to conversation: ConversationID, sender: SenderType, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
         note: Bool, clientID: String?, now: Int64, in db: any DatabaseSession
     ) async throws -> (message: MessageBody, isNew: Bool) {
         if let clientID, let row = try await db.raw("""
@@ -235,7 +241,7 @@ struct ConversationStore: Sendable {
     }
 
     /// Marks what `reader` has not read in a conversation as read; returns how many.
-    func markRead(_ conversation: String, reader: Reader, now: Int64, in db: any DatabaseSession) async throws -> Int {
+    func markRead(_ conversation: ConversationID, reader: Reader, now: Int64, in db: any DatabaseSession) async throws -> Int {
         let rows = try await db.raw("""
             UPDATE cutie_messages SET read_at = \(bind: now)
             WHERE conversation_id = \(bind: conversation) AND read_at IS NULL AND id IN (

@@ -162,7 +162,7 @@ public struct JobQueue: Sendable {
         try await database.read { db in
             guard let row = try await db.raw("SELECT state, attempts, last_error FROM jobs WHERE id = \(bind: id)").first() else { return nil }
             return (
-                JobState(rawValue: try row.decode(column: "state", as: String.self)) ?? .dead,
+                try row.decode(column: "state", as: JobState.self, of: "jobs"),
                 try row.decode(column: "attempts", as: Int.self),
                 try row.decode(column: "last_error", as: String?.self)
             )
