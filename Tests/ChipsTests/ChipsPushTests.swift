@@ -1,4 +1,5 @@
 import ChipsProtocol
+@testable import ChipsService
 import MyCHIPs
 import Foundation
 import PurseFormats
@@ -41,6 +42,25 @@ struct ChipsPushTests {
             }
             #expect(ChipsRouter.route(ChipsNotification(channel: "mu_p1001", data: try #require(item["notice"]))) == expected)
         }
+    }
+
+    @Test("the provider picks each push's message by the route's typed state")
+    func messages() {
+        func code(_ data: JSONValue) -> String? { ChipsPushRoute(data).flatMap(ChipsPushes.messageCode(of:)) }
+        let tallies: [(String, String?)] = [("P.offer", "pshoffer"), ("P.draft", "pshjoined"), ("open", "pshopen"), ("void", "pshvoid"),
+                                            ("C.open", "pshclose"), ("close", "pshclose"), ("H.offer", nil), ("draft", nil)]
+        for (state, expected) in tallies {
+            #expect(code(["target": "tally", "sequence": 1, "state": .string(state)]) == expected, "\(state)")
+        }
+        #expect(code(["target": "tally", "sequence": 1, "state": "open", "reason": "invoice"]) == "pshinvoice")
+        let chits: [(String, String?)] = [("L.pend", "pshreq"), ("A.good", "pshpaid"), ("A.void", "pshrefused"), ("L.void", "pshrefused"),
+                                          ("L.good", "pshreqpaid"), ("A.pend", nil), ("L.draft", nil)]
+        for (state, expected) in chits {
+            #expect(code(["target": "chit", "sequence": 1, "state": .string(state), "uuid": "6179c2e0-0000-4000-8000-000000000001"]) == expected, "\(state)")
+        }
+        // The same text under the other target is the other kind's state, not this one's.
+        #expect(ChipsPushRoute(["target": "chit", "sequence": 2, "state": "open"])?.state == .chit(ChitState(rawValue: "open")))
+        #expect(code(["target": "chit", "sequence": 2, "state": "open"]) == nil)
     }
 
     @Test("a push with the sequence as a string, or none, routes nowhere rather than to a wrong page")
