@@ -74,13 +74,13 @@ struct AdminAPI: Sendable {
         }
         admin.get("conversations/{id}") { request, context in
             _ = try await accounts.require(request)
-            return try Response.json(try await desk.open(ConversationID(try context.parameters.require("id")), markRead: true))
+            return try Response.json(try await desk.open(try context.parameters.require("id", as: ConversationID.self), markRead: true))
         }
         admin.post("conversations/{id}/messages") { request, context in
             var request = request
             let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
             let body = try await request.decodeJSON(as: ReplyBody.self, context: context)
-            let reply = try await desk.reply(ConversationID(try context.parameters.require("id")), text: body.message, note: body.is_internal_note ?? false,
+            let reply = try await desk.reply(try context.parameters.require("id", as: ConversationID.self), text: body.message, note: body.is_internal_note ?? false,
                                              admin: session.admin, clientID: body.client_id)
             return try Response.json(reply, status: .created)
         }
@@ -88,17 +88,17 @@ struct AdminAPI: Sendable {
             var request = request
             let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
             let change = try await request.decodeJSON(as: AdminDesk.Change.self, context: context)
-            return try Response.json(try await desk.update(ConversationID(try context.parameters.require("id")), change: change, admin: session.admin))
+            return try Response.json(try await desk.update(try context.parameters.require("id", as: ConversationID.self), change: change, admin: session.admin))
         }
         admin.post("conversations/{id}/tags") { request, context in
             var request = request
             let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
             let body = try await request.decodeJSON(as: TagChange.self, context: context)
-            return try Response.json(TagList(tags: try await desk.tag(ConversationID(try context.parameters.require("id")), add: body.tag, remove: nil, admin: session.admin)))
+            return try Response.json(TagList(tags: try await desk.tag(try context.parameters.require("id", as: ConversationID.self), add: body.tag, remove: nil, admin: session.admin)))
         }
         admin.delete("conversations/{id}/tags/{tag}") { request, context in
             let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
-            return try Response.json(TagList(tags: try await desk.tag(ConversationID(try context.parameters.require("id")), add: nil,
+            return try Response.json(TagList(tags: try await desk.tag(try context.parameters.require("id", as: ConversationID.self), add: nil,
                                                                       remove: try context.parameters.require("tag"), admin: session.admin)))
         }
         admin.get("canned-responses") { request, _ in

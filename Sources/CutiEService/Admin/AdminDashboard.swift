@@ -93,7 +93,7 @@ struct AdminDashboard: Sendable {
         })
         pages.get("conversations/{id}", use: rendered { request, context in
             guard let session = try await accounts.session(request) else { return Self.redirect("/cutie/admin/login") }
-            let thread = try await desk.open(ConversationID(try context.parameters.require("id")), markRead: true)
+            let thread = try await desk.open(try context.parameters.require("id", as: ConversationID.self), markRead: true)
             let canned = try await desk.cannedResponses()
             let admins = try await desk.admins()
             return Response.html(page(thread.conversation.title ?? "Conversation", signedIn: session,
@@ -104,7 +104,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(ReplyForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = ConversationID(try context.parameters.require("id"))
+            let id = try context.parameters.require("id", as: ConversationID.self)
             var text = input.message ?? ""
             if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, let cannedID = input.canned_id, !cannedID.isEmpty {
                 text = try await desk.cannedResponses().first { $0.canned_id == cannedID }?.body ?? ""
@@ -117,7 +117,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(UpdateForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = ConversationID(try context.parameters.require("id"))
+            let id = try context.parameters.require("id", as: ConversationID.self)
             _ = try await desk.update(id, change: AdminDesk.Change(status: input.status, priority: input.priority, category: input.category,
                                                                   assigned_admin_id: input.assigned_admin_id), admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
@@ -127,7 +127,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = ConversationID(try context.parameters.require("id"))
+            let id = try context.parameters.require("id", as: ConversationID.self)
             _ = try await desk.tag(id, add: input.tag, remove: nil, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
         })
@@ -136,7 +136,7 @@ struct AdminDashboard: Sendable {
             _ = try await accounts.require(request)
             let input = try await form(TagForm.self, &request, context)
             let session = try await accounts.requireForChange(request, csrf: input.csrf_token)
-            let id = ConversationID(try context.parameters.require("id"))
+            let id = try context.parameters.require("id", as: ConversationID.self)
             _ = try await desk.tag(id, add: nil, remove: input.tag, admin: session.admin)
             return Self.redirect("/cutie/admin/conversations/\(id)")
         })

@@ -63,7 +63,7 @@ struct SDKRoutes: Sendable {
             return try Response.json(ConversationList(conversations: page.conversations, total_unread: page.totalUnread))
         }
         v1.get("conversations/{id}", use: signed { request, _, caller in
-            let id = ConversationID(request.uri.path.split(separator: "/").last.map(String.init) ?? "")
+            let id = Self.conversationID(request)
             guard let conversation = try await environment.database.read({ db in
                 try await ConversationStore().load(id, group: caller.groupID, reader: .user, withMessages: true, in: db)
             }) else { throw Self.notFound }
