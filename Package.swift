@@ -87,6 +87,7 @@ let package = Package(
             dependencies: [
                 "PurseFormats",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -95,8 +96,16 @@ let package = Package(
         // The words each system's app and service share on the wire: statuses, kinds and typed
         // ids. The client core re-exports its system's vocabulary; the service encodes the same.
         .target(name: "NexusVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
-        .target(name: "ChippiPayVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
-        .target(name: "CutiEVocabulary", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
+        .target(
+            name: "ChippiPayVocabulary",
+            dependencies: ["PurseFormats", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "CutiEVocabulary",
+            dependencies: ["PurseFormats", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: - Shared HTTP (both sides)
 
@@ -104,6 +113,9 @@ let package = Package(
         // Services, PurseAPNs and Starknet import only this of the client half.
         .target(
             name: "PurseHTTP",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
         // PurseHTTP's transports over NIO: AsyncHTTPClient, the websocket client, pinned TLS.
@@ -133,6 +145,7 @@ let package = Package(
             name: "PurseKit",
             dependencies: [
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -146,6 +159,7 @@ let package = Package(
                 "NexusVocabulary",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -155,7 +169,7 @@ let package = Package(
 
         .target(
             name: "StripeConnect",
-            dependencies: ["PurseKit", "PurseHTTP"],
+            dependencies: ["PurseKit", "PurseHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings
         ),
 
@@ -168,6 +182,7 @@ let package = Package(
                 "Starknet",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -184,6 +199,7 @@ let package = Package(
                 "CutiEVocabulary",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -210,6 +226,7 @@ let package = Package(
                 "ChipsProtocol",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseFormats",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -449,6 +466,7 @@ let package = Package(
                 "PurseFormats",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseHTTPNIO",
                 "NexusPay",
                 "Starknet",
@@ -472,6 +490,7 @@ let package = Package(
                 "PurseFormats",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseHTTPNIO",
                 "PurseServer",
                 "NexusPay",
@@ -554,6 +573,7 @@ let package = Package(
                 "PurseAPNs",
                 "PurseFormats",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "PurseServer",
                 "PurseTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -574,7 +594,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PurseKitTests",
-            dependencies: ["PurseKit", "PurseHTTP"],
+            dependencies: ["PurseKit", "PurseHTTP", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -748,6 +768,7 @@ let package = Package(
                 "PurseBench",
                 "PurseKit",
                 "PurseHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "NexusPay",
                 "NexusService",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -760,6 +781,7 @@ let package = Package(
             dependencies: [
                 "PurseFormats",
                 "PurseCLI",
+                "PurseHTTP",
                 "PurseServer",
                 "PurseTestSupport",
                 "NexusPay",

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 @_exported import ChippiPayVocabulary
 import Logging
 import PurseFormats
@@ -192,7 +193,7 @@ public struct ChippiPayAPI: Sendable {
         self.logger = logger
         client = APIClient(session: ClientSession(baseURL: environment.baseURL), transport: transport, retry: retry,
                            timeout: min(.seconds(10), deadline), deadline: deadline, sleeper: sleeper,
-                           defaultHeaders: ["User-Agent": "ChippiPay-Swift/1.0"])
+                           defaultHeaderFields: [.userAgent: "ChippiPay-Swift/1.0"])
     }
 
     /// Saves the merchant's key pair in the SecureStore.
@@ -204,11 +205,11 @@ public struct ChippiPayAPI: Sendable {
         try await store.setString(secretKey, for: Self.secretKeyItem)
     }
 
-    func headers() async throws -> [String: String] {
+    func headerFields() async throws -> HTTPFields {
         guard let apiKey = try await store.string(for: Self.publicKeyItem), let secret = try await store.string(for: Self.secretKeyItem) else {
             throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")
         }
-        return ["x-api-key": apiKey, "Authorization": "Bearer \(secret)"]
+        return [.apiKey: apiKey, .authorization: "Bearer \(secret)"]
     }
 
     /// What a 404 means for a call.
@@ -221,11 +222,11 @@ public struct ChippiPayAPI: Sendable {
         case named
     }
 
-    func send<Response: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+    func send<Response: Decodable & Sendable>(_ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
                                               idempotencyKey: String? = nil, notFound: Missing = .service) async throws -> Response {
-        let headers = try await headers()
+        let headerFields = try await headerFields()
         do {
-            return try await client.send(method, path, query: query, body: body, headers: headers, idempotencyKey: idempotencyKey, authenticated: false)
+            return try await client.send(method, path, query: query, body: body, headerFields: headerFields, idempotencyKey: idempotencyKey, authenticated: false)
         } catch let error as PurseError {
             let failure: ChippiPayError = switch (error.kind, notFound) {
             case (.notFound, .thing(let message)): ChippiPayError(kind: .notFound, message: message, details: error.message)
@@ -245,14 +246,14 @@ public struct ChippiPayAPI: Sendable {
     struct SKUList: Decodable, Sendable { var skus: [ChippiSKU] }
 
     public func fetchSKUs(category: String? = nil) async throws -> [ChippiSKU] {
-        let list: SKUList = try await send("GET", "/v1/skus", query: category.map { [URLQueryItem(name: "category", value: $0)] } ?? [])
+        let list: SKUList = try await send(.get, "/v1/skus", query: category.map { [URLQueryItem(name: "category", value: $0)] } ?? [])
         return list.skus
     }
 
     public func quote(skuId: String, amount: String? = nil) async throws -> ChippiQuote {
         var query = [URLQueryItem(name: "sku_id", value: skuId)]
         if let amount { query.append(URLQueryItem(name: "amount", value: amount)) }
-        return try await send("GET", "/v1/quote", query: query, notFound: .thing("No product \(skuId)"))
+        return try await send(.get, "/v1/quote", query: query, notFound: .thing("No product \(skuId)"))
     }
 
     struct CreateBody: Encodable, Sendable {
@@ -268,7 +269,7 @@ public struct ChippiPayAPI: Sendable {
     /// restart) return the same purchase.
     public func createSKUTransaction(skuId: String, reference: String, amount: Double, walletId: WalletID, vaultTransactionHash: String,
                                      metadata: [String: String] = [:], idempotencyKey: String) async throws -> SKUTransaction {
-        try await send("POST", "/v1/sku-transactions", body: CreateBody(sku_id: skuId, reference: reference, amount: amount, wallet_id: walletId,
+        try await send(.post, "/v1/sku-transactions", body: CreateBody(sku_id: skuId, reference: reference, amount: amount, wallet_id: walletId,
                                                                          vault_transaction_hash: vaultTransactionHash, metadata: metadata),
                        idempotencyKey: idempotencyKey, notFound: .named)
     }
@@ -277,7 +278,7 @@ public struct ChippiPayAPI: Sendable {
         guard id.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
             throw ChippiPayError(kind: .refused, message: "Not a transaction id: \(id)")
         }
-        return try await send("GET", "/v1/sku-transactions/\(id)", notFound: .thing("No purchase \(id)"))
+        return try await send(.get, "/v1/sku-transactions/\(id)", notFound: .thing("No purchase \(id)"))
     }
 
     struct TransactionPage: Decodable, Sendable {
@@ -290,7 +291,7 @@ public struct ChippiPayAPI: Sendable {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
         if let walletId { query.append(URLQueryItem(name: "wallet_id", value: walletId.rawValue)) }
         if let startingAfter { query.append(URLQueryItem(name: "starting_after", value: startingAfter.rawValue)) }
-        let page: TransactionPage = try await send("GET", "/v1/sku-transactions", query: query)
+        let page: TransactionPage = try await send(.get, "/v1/sku-transactions", query: query)
         return (page.data, page.has_more)
     }
 
@@ -309,7 +310,7 @@ public struct ChippiPayAPI: Sendable {
     }
 
     public func prepareWalletCreation(authToken: String, externalUserId: String, metadata: [String: String] = ["source": "ios_app"]) async throws -> PreparedWallet {
-        try await send("POST", "/v1/chipi-wallets/prepare-creation", body: PrepareBody(auth_token: authToken, external_user_id: externalUserId, metadata: metadata))
+        try await send(.post, "/v1/chipi-wallets/prepare-creation", body: PrepareBody(auth_token: authToken, external_user_id: externalUserId, metadata: metadata))
     }
 
     struct SaveBody: Encodable, Sendable {
@@ -342,7 +343,7 @@ public struct ChippiPayAPI: Sendable {
 
     public func getWallet(_ id: WalletID) async throws -> Wallet {
         guard id.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(id)") }
-        return try await send("GET", "/v1/chipi-wallets/\(id)", notFound: .thing("No wallet \(id)"))
+        return try await send(.get, "/v1/chipi-wallets/\(id)", notFound: .thing("No wallet \(id)"))
     }
 
     struct PayerBody: Encodable, Sendable {
@@ -360,14 +361,14 @@ public struct ChippiPayAPI: Sendable {
     /// Linking an account twice is not an error.
     public func linkPayer(walletId: WalletID, address: Felt, signature: [Felt]) async throws {
         guard walletId.rawValue.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { throw ChippiPayError(kind: .refused, message: "Not a wallet id: \(walletId)") }
-        let _: LinkedPayer = try await send("POST", "/v1/chipi-wallets/\(walletId)/payers",
+        let _: LinkedPayer = try await send(.post, "/v1/chipi-wallets/\(walletId)/payers",
                                             body: PayerBody(address: address.description, signature: signature.map(\.description)), notFound: .named)
     }
 
     struct Success: Decodable, Sendable { var success: Bool }
 
     public func saveWallet(walletId: WalletID, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
-        let answer: Success = try await send("POST", "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
+        let answer: Success = try await send(.post, "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
                                                                                           encrypted_private_key: encryptedPrivateKey, auth_token: authToken), notFound: .named)
         guard answer.success else { throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "saving the wallet did not succeed") }
     }
@@ -398,14 +399,14 @@ extension ChippiPayAPI: Paymaster {
     struct Executed: Decodable, Sendable { var transaction_hash: Felt }
 
     public func buildOutsideExecution(account: Felt, calls: [Call]) async throws -> OutsideExecution {
-        let built: Built = try await send("POST", "/v1/paymaster/build", body: BuildBody(account: account, calls: calls))
+        let built: Built = try await send(.post, "/v1/paymaster/build", body: BuildBody(account: account, calls: calls))
         return built.outside_execution
     }
 
     public func executeOutside(account: Felt, execution: OutsideExecution, signature: [Felt]) async throws -> Felt {
         // The provider relays an (account, nonce) once and answers every repeat with the same hash,
         // so the request is safe to retry: the key lets the client retry it on 429, 5xx and timeouts.
-        let executed: Executed = try await send("POST", "/v1/paymaster/execute",
+        let executed: Executed = try await send(.post, "/v1/paymaster/execute",
                                                 body: ExecuteBody(account: account, outside_execution: execution, signature: signature),
                                                 idempotencyKey: "relay-\(account)-\(execution.nonce)")
         return executed.transaction_hash

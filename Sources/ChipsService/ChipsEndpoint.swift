@@ -34,8 +34,8 @@ struct ChipsEndpoint: WebSocketEndpoint {
                 }
                 record = user
             } else if let sign = query["sign"], let date = query["date"] {
-                let message = ChipsTickets.loginMessage(ip: request.remoteIP, cookie: request.header("cookie"),
-                                                        userAgent: request.header("user-agent"), date: date)
+                let message = ChipsTickets.loginMessage(ip: request.remoteIP, cookie: request.headerFields[.cookie],
+                                                        userAgent: request.headerFields[.userAgent], date: date)
                 switch try await tickets.signatureLogin(username: user, sign: sign, date: date, message: message) {
                 case .valid(let user): record = user
                 case .staleDate: return .refuse(status: .badRequest, message: "Invalid Date Stamp")

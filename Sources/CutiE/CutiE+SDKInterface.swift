@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseKit
 import PurseHTTP
@@ -126,7 +127,7 @@ extension CutiE {
                             language: fields.contains(.language) ? locale.language : nil, country: fields.contains(.country) ? locale.country : nil,
                             app_version: fields.contains(.appVersion) ? context.appVersion : nil, os_version: fields.contains(.osVersion) ? context.osVersion : nil,
                             device_model: fields.contains(.deviceModel) ? context.deviceModel : nil)
-        if (try? await client.send("POST", "/v1/activity/ping", body: body, as: Recorded.self)) != nil {
+        if (try? await client.send(.post, "/v1/activity/ping", body: body, as: Recorded.self)) != nil {
             analytics.lastPingDay = today
         }
     }

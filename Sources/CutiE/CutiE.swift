@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseKit
 import PurseHTTP
@@ -97,7 +98,7 @@ public final class CutiE: Sendable {
                           retry: RetryPolicy = RetryPolicy(), useAppAttest: Bool = false, appAttestService: (any AppAttestService)? = nil,
                           now: @escaping @Sendable () -> Date = Date.init) {
         let api = APIClient(session: ClientSession(baseURL: apiURL), transport: transport, retry: retry,
-                            defaultHeaders: ["User-Agent": "CutiE-Swift/1.0"])
+                            defaultHeaderFields: [.userAgent: "CutiE-Swift/1.0"])
         let service = useAppAttest
             ? appAttestService ?? CutiEAppAttest.defaultService(apiURL: apiURL, appID: appId, transport: transport, store: store) : nil
         let client = CutiEAPIClient(appID: appId, api: api, store: store, preferences: preferences, appAttest: service, now: now)
@@ -181,7 +182,7 @@ public final class CutiE: Sendable {
                               user_id: context.userID, user_name: context.userName, app_version: context.appVersion,
                               os_version: context.osVersion, device_model: context.deviceModel,
                               language: fields.contains(.language) ? locale.language : nil, country: fields.contains(.country) ? locale.country : nil)
-        return try await call { try await $0.send("POST", "/v1/conversations", body: body, idempotencyKey: key, as: Created.self).conversation_id }
+        return try await call { try await $0.send(.post, "/v1/conversations", body: body, idempotencyKey: key, as: Created.self).conversation_id }
     }
 
     struct ListBody: Decodable, Sendable {
@@ -196,13 +197,13 @@ public final class CutiE: Sendable {
 
     /// The inbox and its unread total (which also sets the badge).
     public func inbox() async throws(CutiEError) -> (conversations: [Conversation], totalUnread: Int) {
-        let list = try await call { try await $0.send("GET", "/v1/conversations", as: ListBody.self) }
+        let list = try await call { try await $0.send(.get, "/v1/conversations", as: ListBody.self) }
         setBadge(list.total_unread)
         return (list.conversations, list.total_unread)
     }
 
     public func getConversation(id: String) async throws(CutiEError) -> Conversation {
-        try await call { try await $0.send("GET", "/v1/conversations/\(Self.pathSegment(id))", as: Conversation.self) }
+        try await call { try await $0.send(.get, "/v1/conversations/\(Self.pathSegment(id))", as: Conversation.self) }
     }
 
     struct MessageBody: Encodable, Sendable {
@@ -217,14 +218,14 @@ public final class CutiE: Sendable {
         guard !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .invalidRequest("Write a message first") }
         let name = state.withLock { $0.userName }
         return try await call {
-            try await $0.send("POST", "/v1/conversations/\(Self.pathSegment(conversationId))/messages",
+            try await $0.send(.post, "/v1/conversations/\(Self.pathSegment(conversationId))/messages",
                               body: MessageBody(message: message, client_id: clientId, user_name: name), idempotencyKey: clientId, as: Message.self)
         }
     }
 
     /// How many replies from support the user has not read (on all linked devices).
     public func getUnreadCount() async throws(CutiEError) -> Int {
-        let list = try await call { try await $0.send("GET", "/v1/conversations", query: [URLQueryItem(name: "limit", value: "1")], as: ListBody.self) }
+        let list = try await call { try await $0.send(.get, "/v1/conversations", query: [URLQueryItem(name: "limit", value: "1")], as: ListBody.self) }
         setBadge(list.total_unread)
         return list.total_unread
     }
@@ -232,7 +233,7 @@ public final class CutiE: Sendable {
     struct Marked: Decodable, Sendable { var marked: Int }
 
     public func markAllRead(conversationId: String) async throws(CutiEError) {
-        _ = try await call { try await $0.send("POST", "/v1/conversations/\(Self.pathSegment(conversationId))/messages/mark-all-read", as: Marked.self) }
+        _ = try await call { try await $0.send(.post, "/v1/conversations/\(Self.pathSegment(conversationId))/messages/mark-all-read", as: Marked.self) }
         if let unread = try? await getUnreadCount() { setBadge(unread) }
     }
 
@@ -256,14 +257,14 @@ public final class CutiE: Sendable {
 
     func registerPushToken(hex: String, bundleId: String? = Bundle.main.bundleIdentifier, environment: String = "production") async throws(CutiEError) {
         let body = PushBody(platform: "ios", push_token: hex, bundle_id: bundleId, environment: environment)
-        _ = try await call { try await $0.send("POST", "/v1/notifications/register", body: body, as: Success.self) }
+        _ = try await call { try await $0.send(.post, "/v1/notifications/register", body: body, as: Success.self) }
     }
 
     struct UnregisterBody: Encodable, Sendable { var platform: String }
 
     /// Stops pushes to this device.
     public func unregisterForPushNotifications() async throws(CutiEError) {
-        _ = try await call { try await $0.send("DELETE", "/v1/notifications/unregister", body: UnregisterBody(platform: "ios"), as: Success.self) }
+        _ = try await call { try await $0.send(.delete, "/v1/notifications/unregister", body: UnregisterBody(platform: "ios"), as: Success.self) }
     }
 
     /// The conversation a push is about (its `conversation_id`), told to the delegate; nil for
@@ -290,7 +291,7 @@ public final class CutiE: Sendable {
 
     /// A token for another device to scan; show ``linkQRCode(for:)``.
     public func initiateLinkToken() async throws(CutiEError) -> LinkToken {
-        try await call { try await $0.send("POST", "/v1/sdk/link/initiate", as: LinkToken.self) }
+        try await call { try await $0.send(.post, "/v1/sdk/link/initiate", as: LinkToken.self) }
     }
 
     /// The QR code of a link token (what the other device scans).
@@ -307,20 +308,20 @@ public final class CutiE: Sendable {
     public func confirmLink(token: String, deviceName: String? = nil) async throws(CutiEError) -> LinkConfirmResponse {
         let token = token.trimmingCharacters(in: .whitespacesAndNewlines)
         guard token.hasPrefix("lnk_") else { throw .invalidRequest("That is not a Cuti-E link code") }
-        return try await call { try await $0.send("POST", "/v1/sdk/link/confirm", body: ConfirmBody(link_token: token, device_name: deviceName), as: LinkConfirmResponse.self) }
+        return try await call { try await $0.send(.post, "/v1/sdk/link/confirm", body: ConfirmBody(link_token: token, device_name: deviceName), as: LinkConfirmResponse.self) }
     }
 
     public func checkLinkStatus(token: String) async throws(CutiEError) -> LinkStatusResponse {
-        try await call { try await $0.send("GET", "/v1/sdk/link/status/\(Self.pathSegment(token))", as: LinkStatusResponse.self) }
+        try await call { try await $0.send(.get, "/v1/sdk/link/status/\(Self.pathSegment(token))", as: LinkStatusResponse.self) }
     }
 
     public func getLinkedDevices() async throws(CutiEError) -> LinkedDevicesResponse {
-        try await call { try await $0.send("GET", "/v1/sdk/link/devices", as: LinkedDevicesResponse.self) }
+        try await call { try await $0.send(.get, "/v1/sdk/link/devices", as: LinkedDevicesResponse.self) }
     }
 
     /// Gives a device of this inbox (this one, or another) an inbox of its own again.
     public func unlinkDevice(_ deviceId: String) async throws(CutiEError) {
-        _ = try await call { try await $0.send("DELETE", "/v1/sdk/link/devices/\(Self.pathSegment(deviceId))", as: Success.self) }
+        _ = try await call { try await $0.send(.delete, "/v1/sdk/link/devices/\(Self.pathSegment(deviceId))", as: Success.self) }
     }
 
     // MARK: Subscriptions
@@ -357,11 +358,11 @@ public final class CutiE: Sendable {
         let platform = "ios"
         #endif
         let body = VerifyBody(platform: platform, signed_transaction: signedTransaction, product_id: productID)
-        return try await call { try await $0.send("POST", "/v1/subscription/verify", body: body, idempotencyKey: IdempotencyKey.make(), as: VerifiedSubscription.self) }
+        return try await call { try await $0.send(.post, "/v1/subscription/verify", body: body, idempotencyKey: IdempotencyKey.make(), as: VerifiedSubscription.self) }
     }
 
     public func getUsage() async throws(CutiEError) -> Usage {
-        try await call { try await $0.send("GET", "/v1/usage", as: Usage.self) }
+        try await call { try await $0.send(.get, "/v1/usage", as: Usage.self) }
     }
 
     // MARK: Helpers

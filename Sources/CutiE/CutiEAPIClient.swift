@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseKit
 import PurseHTTP
@@ -50,7 +51,7 @@ actor CutiEAPIClient {
     /// Sends a signed request and decodes the answer. With App Attest on, the device attests
     /// its key first (once), and every request then carries an assertion over the same text the
     /// signature covers; `assert: false` is for the attestation's own requests.
-    func send<T: Decodable & Sendable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
+    func send<T: Decodable & Sendable>(_ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem] = [], body: (any Encodable & Sendable)? = nil,
                                        idempotencyKey: String? = nil, assert: Bool = true, as type: T.Type = T.self) async throws -> T {
         let data = try body.map { try JSONEncoder.purse.encode($0) }
         var reRegistered = false
@@ -64,7 +65,7 @@ actor CutiEAPIClient {
                     // Assertions carry a counter the server requires to grow: one in flight at a time.
                     await acquireAssertionGate()
                     defer { releaseAssertionGate() }
-                    request.headers["X-App-Assertion"] = try await assertion(keyID: keyID, clientData: Self.clientData(of: request))
+                    request.headerFields[.appAssertion] = try await assertion(keyID: keyID, clientData: Self.clientData(of: request))
                     response = try await api.perform(request)
                 } else {
                     response = try await api.perform(request)
@@ -86,26 +87,26 @@ actor CutiEAPIClient {
     static func clientData(of request: TransportRequest) -> Data {
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
         let target = (components?.percentEncodedPath ?? request.url.path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
-        return Data(CutiERequestSignature.signedText(timestamp: request.headers["X-Timestamp"] ?? "", method: request.method, target: target,
+        return Data(CutiERequestSignature.signedText(timestamp: request.headerFields[.requestTimestamp] ?? "", method: request.method.rawValue, target: target,
                                                      body: request.body ?? Data()).utf8)
     }
 
-    func signedRequest(_ method: String, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
+    func signedRequest(_ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
         let base = api.baseURL.absoluteString.hasSuffix("/") ? String(api.baseURL.absoluteString.dropLast()) : api.baseURL.absoluteString
         guard var components = URLComponents(string: base + path) else { throw CutiEError.invalidRequest("bad path \(path)") }
         if !query.isEmpty { components.queryItems = query }
         guard let url = components.url else { throw CutiEError.invalidRequest("bad path \(path)") }
-        var request = TransportRequest(method: method, url: url, headers: api.defaultHeaders, body: body, timeout: api.timeout)
+        var request = TransportRequest(method: method, url: url, headerFields: api.defaultHeaderFields, body: body, timeout: api.timeout)
         let timestamp = String(Int64(now().timeIntervalSince1970 * 1000))
         let target = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
-        request.headers["Accept"] = "application/json"
-        if body != nil { request.headers["Content-Type"] = "application/json" }
-        request.headers["X-App-ID"] = appID
-        request.headers["X-Device-ID"] = deviceID
-        request.headers["X-Device-Token"] = credentials.device_token
-        request.headers["X-Timestamp"] = timestamp
-        request.headers["X-Signature"] = Self.signature(secret: credentials.device_secret, timestamp: timestamp, method: method, target: target, body: body ?? Data())
-        if let idempotencyKey { request.headers["Idempotency-Key"] = idempotencyKey }
+        request.headerFields[.accept] = "application/json"
+        if body != nil { request.headerFields[.contentType] = "application/json" }
+        request.headerFields[.appID] = appID
+        request.headerFields[.deviceID] = deviceID
+        request.headerFields[.deviceToken] = credentials.device_token
+        request.headerFields[.requestTimestamp] = timestamp
+        request.headerFields[.requestSignature] = Self.signature(secret: credentials.device_secret, timestamp: timestamp, method: method.rawValue, target: target, body: body ?? Data())
+        if let idempotencyKey { request.headerFields[.idempotencyKey] = idempotencyKey }
         return request
     }
 
@@ -123,12 +124,12 @@ actor CutiEAPIClient {
             return stored
         }
         for attempt in 0..<2 {
-            var request = TransportRequest(method: "POST", url: api.baseURL.appendingPathComponent("v1/device/register"), headers: api.defaultHeaders,
+            var request = TransportRequest(method: .post, url: api.baseURL.appendingPathComponent("v1/device/register"), headerFields: api.defaultHeaderFields,
                                            body: try JSONEncoder.purse.encode(context), timeout: api.timeout)
-            request.headers["Content-Type"] = "application/json"
-            request.headers["Accept"] = "application/json"
-            request.headers["X-App-ID"] = appID
-            request.headers["X-Device-ID"] = deviceID
+            request.headerFields[.contentType] = "application/json"
+            request.headerFields[.accept] = "application/json"
+            request.headerFields[.appID] = appID
+            request.headerFields[.deviceID] = deviceID
             do {
                 let response = try await api.perform(request)
                 let registered = try JSONDecoder().decode(Credentials.self, from: response.body)
@@ -218,7 +219,7 @@ actor CutiEAPIClient {
     func performAttestation() async throws -> String {
         guard let service = attest?.service else { throw CutiEError.appAttestUnsupported }
         guard service.isSupported else { throw CutiEError.appAttestUnsupported }
-        let challenge = try await send("POST", "/v1/device/attest/challenge", assert: false, as: Challenge.self).challenge
+        let challenge = try await send(.post, "/v1/device/attest/challenge", assert: false, as: Challenge.self).challenge
         let keyID: String
         let attestation: Data
         do {
@@ -231,7 +232,7 @@ actor CutiEAPIClient {
         } catch {
             throw CutiEError.appAttestFailed("attesting the key: \(error)")
         }
-        _ = try await send("POST", "/v1/device/attest", body: AttestBody(key_id: keyID, attestation: attestation.base64EncodedString(), challenge: challenge),
+        _ = try await send(.post, "/v1/device/attest", body: AttestBody(key_id: keyID, attestation: attestation.base64EncodedString(), challenge: challenge),
                            assert: false, as: Attested.self)
         try await store.set(Data(keyID.utf8), for: attestStoreKey)
         attest?.attestedKeyID = keyID

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseHTTP
 
@@ -204,7 +205,7 @@ public actor ChipsConnection {
     /// A `GET` with this app's user agent and the request timeout; an unreachable host is ``ChipsError/offline``.
     private func get(_ url: URL) async throws -> TransportResponse {
         do {
-            return try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent], timeout: options.requestTimeout))
+            return try await http.send(TransportRequest(method: .get, url: url, headerFields: [.userAgent: options.userAgent], timeout: options.requestTimeout))
         } catch {
             throw ChipsError.offline
         }
@@ -230,7 +231,7 @@ public actor ChipsConnection {
             guard let url = components.url else { throw ChipsError.invalidTicket("the provider's address is not valid") }
             let response: TransportResponse
             do {
-                response = try await http.send(TransportRequest(method: "GET", url: url, headers: ["User-Agent": options.userAgent, "Accept": "application/json"],
+                response = try await http.send(TransportRequest(method: .get, url: url, headerFields: [.userAgent: options.userAgent, .accept: "application/json"],
                                                                timeout: options.requestTimeout))
             } catch {
                 continue
@@ -252,7 +253,7 @@ public actor ChipsConnection {
 
     private func open(_ url: URL) async throws -> any WebSocketConnection {
         do {
-            return try await transport.connect(to: url, headers: ["User-Agent": options.userAgent])
+            return try await transport.connect(to: url, headerFields: [.userAgent: options.userAgent])
         } catch let refused as WebSocketRefusedError {
             let reason = switch refused.status {
             case 400?: "the provider refused the login: the device's clock is off (Invalid Date Stamp)"

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import PurseFormats
 import PurseKit
@@ -354,7 +355,7 @@ extension ChipsSession {
     public func agreementPage(_ seq: Int64) async throws -> String {
         let response = try await connection.fetch(try await agreementLink(seq))
         guard response.status == 200, let page = String(data: response.body, encoding: .utf8) else {
-            throw ChipsError.invalidResponse("the provider did not give the agreement (HTTP \(response.status))")
+            throw ChipsError.invalidResponse("the provider did not give the agreement (HTTP \(response.status.code))")
         }
         return page
     }
@@ -549,7 +550,7 @@ extension ChipsSession {
     /// The visual balance sheet as the provider draws it (`/chips/balance.svg`).
     public func balanceSheetSVG() async throws -> String {
         let response = try await connection.signedGET("/chips/balance.svg")
-        guard response.status == 200 else { throw ChipsError.server(message: String(decoding: response.body, as: UTF8.self), code: "HTTP \(response.status)", detail: nil) }
+        guard response.status == 200 else { throw ChipsError.server(message: String(decoding: response.body, as: UTF8.self), code: "HTTP \(response.status.code)", detail: nil) }
         return String(decoding: response.body, as: UTF8.self)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import Observation
 import PurseFormats

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 
@@ -9,7 +10,7 @@ public struct NexusClient: Sendable {
     public init(api: APIClient) { self.api = api }
 
     public func authenticationOptions(intent: ChallengeIntent = .transaction) async throws -> AuthenticationOptions {
-        try await api.send("GET", "/biometric/auth/options", query: [URLQueryItem(name: "intent", value: intent.rawValue)])
+        try await api.send(.get, "/biometric/auth/options", query: [URLQueryItem(name: "intent", value: intent.rawValue)])
     }
 
     /// Sends the signed assertion.
@@ -17,7 +18,7 @@ public struct NexusClient: Sendable {
     ///   refused the proof; network errors as they are.
     public func verify(_ assertion: Assertion) async throws -> VerificationResult {
         do {
-            return try await api.send("POST", "/biometric/auth/verify", body: assertion)
+            return try await api.send(.post, "/biometric/auth/verify", body: assertion)
         } catch let error as PurseError where error.status == 400 || error.status == 401 {
             struct Refusal: Decodable { var verified: Bool; var message: String }
             if let refusal = error.decodeBody(as: Refusal.self), !refusal.verified {
@@ -28,13 +29,13 @@ public struct NexusClient: Sendable {
     }
 
     public func registrationOptions() async throws -> CreationOptions {
-        try await api.send("POST", "/biometric/register/options")
+        try await api.send(.post, "/biometric/register/options")
     }
 
     public func register(_ registration: Registration) async throws -> EnrolledCredential {
         struct Answer: Decodable { var credential: EnrolledCredential }
         do {
-            let answer: Answer = try await api.send("POST", "/biometric/register/verify", body: registration)
+            let answer: Answer = try await api.send(.post, "/biometric/register/verify", body: registration)
             return answer.credential
         } catch let error as PurseError where (400..<500).contains(error.status ?? 0) && error.kind != .unauthorized {
             throw PurseError.domain("registration_failed", message: error.message, body: error.body)
@@ -43,7 +44,7 @@ public struct NexusClient: Sendable {
 
     public func credentials() async throws -> [EnrolledCredential] {
         struct List: Decodable { var credentials: [EnrolledCredential] }
-        let list: List = try await api.send("GET", "/biometric/credentials")
+        let list: List = try await api.send(.get, "/biometric/credentials")
         return list.credentials
     }
 
@@ -69,7 +70,7 @@ public struct NexusClient: Sendable {
         }
         struct Answer: Decodable { var data: TopupReceipt }
         do {
-            let answer: Answer = try await api.send("POST", "/user/topup", body: body, idempotencyKey: idempotencyKey)
+            let answer: Answer = try await api.send(.post, "/user/topup", body: body, idempotencyKey: idempotencyKey)
             return answer.data
         } catch let error as PurseError {
             throw Self.domainError(error)
@@ -78,18 +79,18 @@ public struct NexusClient: Sendable {
 
     public func products() async throws -> [Product] {
         struct List: Decodable { var products: [Product] }
-        let list: List = try await api.send("GET", "/products", authenticated: false)
+        let list: List = try await api.send(.get, "/products", authenticated: false)
         return list.products
     }
 
     public func balance() async throws -> WalletBalance {
-        try await api.send("GET", "/user/balance")
+        try await api.send(.get, "/user/balance")
     }
 
     public func transactions(limit: Int = 20, cursor: String? = nil) async throws -> TransactionPage {
         var query = [URLQueryItem(name: "limit", value: String(limit))]
         if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await api.send("GET", "/user/transactions", query: query)
+        return try await api.send(.get, "/user/transactions", query: query)
     }
 
     /// One transaction: a top-up's `status` is `pending` until the supplier confirms it
@@ -98,7 +99,7 @@ public struct NexusClient: Sendable {
         struct Answer: Decodable { var data: WalletTransaction }
         let raw = id.rawValue
         let path = "/user/transactions/" + (raw.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "_-"))) ?? raw)
-        let answer: Answer = try await api.send("GET", path)
+        let answer: Answer = try await api.send(.get, path)
         return answer.data
     }
 
@@ -116,7 +117,7 @@ public struct NexusClient: Sendable {
     public func setPin(_ pin: String, currentPin: String? = nil) async throws {
         struct Body: Encodable { var pin: String; var currentPin: String? }
         do {
-            let _: EmptyResponse = try await api.send("PUT", "/user/pin", body: Body(pin: pin, currentPin: currentPin))
+            let _: EmptyResponse = try await api.send(.put, "/user/pin", body: Body(pin: pin, currentPin: currentPin))
         } catch let error as PurseError {
             throw Self.domainError(error)
         }
@@ -125,7 +126,7 @@ public struct NexusClient: Sendable {
     /// Sandbox only: credits the wallet.
     public func fund(amount: Int, idempotencyKey: String = IdempotencyKey.make()) async throws -> Int {
         struct Answer: Decodable { struct Data: Decodable { var balance: Int }; var data: Data }
-        let answer: Answer = try await api.send("POST", "/sandbox/nexus/fund", body: ["amount": amount], idempotencyKey: idempotencyKey)
+        let answer: Answer = try await api.send(.post, "/sandbox/nexus/fund", body: ["amount": amount], idempotencyKey: idempotencyKey)
         return answer.data.balance
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseHTTP
 
@@ -98,30 +99,31 @@ public struct APNsClient: Sendable {
         do { bearer = try token.token(now: now()) } catch { return .failed(status: 0, reason: "could not sign the provider token: \(error)") }
         let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
         guard let url = URL(string: "\(base)/3/device/\(notification.deviceToken)") else { return .failed(status: 0, reason: "bad APNs URL") }
-        var headers = [
-            "authorization": "bearer \(bearer)",
-            "apns-topic": notification.topic,
-            "apns-push-type": notification.pushType.rawValue,
-            "apns-priority": String(notification.priority),
-            "apns-expiration": String(notification.expiration.map { Int64($0.timeIntervalSince1970) } ?? 0),
-            "apns-id": notification.id,
-            "content-type": "application/json",
+        var headerFields: HTTPFields = [
+            .authorization: "bearer \(bearer)",
+            .apnsTopic: notification.topic,
+            .apnsPushType: notification.pushType.rawValue,
+            .apnsPriority: String(notification.priority),
+            .apnsExpiration: String(notification.expiration.map { Int64($0.timeIntervalSince1970) } ?? 0),
+            .apnsID: notification.id,
+            .contentType: "application/json",
         ]
-        if let collapse = notification.collapseID { headers["apns-collapse-id"] = collapse }
-        let request = TransportRequest(method: "POST", url: url, headers: headers, body: notification.payload, timeout: .seconds(15))
+        if let collapse = notification.collapseID { headerFields[.apnsCollapseID] = collapse }
+        let request = TransportRequest(method: .post, url: url, headerFields: headerFields, body: notification.payload, timeout: .seconds(15))
         let response: TransportResponse
         do {
             response = try await transport.send(request)
         } catch {
             return .retry(reason: "\(error)")
         }
-        if response.status == 200 { return .sent(apnsID: response.header("apns-id") ?? notification.id) }
-        let reason = (try? JSONDecoder().decode(Reason.self, from: response.body))?.reason ?? "HTTP \(response.status)"
+        if response.status == .ok { return .sent(apnsID: response.headerFields[.apnsID] ?? notification.id) }
+        let reason = (try? JSONDecoder().decode(Reason.self, from: response.body))?.reason ?? "HTTP \(response.status.code)"
         switch response.status {
-        case 410: return .unregistered(reason: reason)
-        case 400 where reason == "BadDeviceToken": return .unregistered(reason: reason)
-        case 429, 500...599: return .retry(reason: reason)
-        default: return .failed(status: response.status, reason: reason)
+        case .gone: return .unregistered(reason: reason)
+        case .badRequest where reason == "BadDeviceToken": return .unregistered(reason: reason)
+        case .tooManyRequests: return .retry(reason: reason)
+        case _ where response.status.kind == .serverError: return .retry(reason: reason)
+        default: return .failed(status: response.status.code, reason: reason)
         }
     }
 

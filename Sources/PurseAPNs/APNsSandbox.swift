@@ -77,14 +77,11 @@ public struct APNsSandbox: Sendable {
         group.post("3/device/{token}") { request, context in
             var request = request
             let body = try await request.collectLimitedBody(context: context)
-            var headers: [String: String] = [:]
-            for field in request.headers { headers[field.name.canonicalName] = field.value }
             let token = try context.parameters.require("token")
-            let answer = await handle(deviceToken: token, headers: headers, body: Data(buffer: body))
-            var responseHeaders = HTTPFields()
-            for (name, value) in answer.headers { if let field = HTTPField.Name(name) { responseHeaders[field] = value } }
+            let answer = await handle(deviceToken: token, headerFields: request.headers, body: Data(buffer: body))
+            var responseHeaders = answer.headerFields
             responseHeaders[.contentType] = "application/json"
-            return Response(status: .init(code: answer.status), headers: responseHeaders, body: .init(byteBuffer: ByteBuffer(data: answer.body)))
+            return Response(status: answer.status, headers: responseHeaders, body: .init(byteBuffer: ByteBuffer(data: answer.body)))
         }
         group.get("deliveries") { request, _ in
             try request.requireOnlyQuery(["device_token"])
@@ -114,18 +111,18 @@ public struct APNsSandbox: Sendable {
     }
 
     /// APNs' answer to one request.
-    func handle(deviceToken: String, headers: [String: String], body: Data) async -> TransportResponse {
-        @Sendable func header(_ name: String) -> String? { headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
-        @Sendable func refuse(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> TransportResponse {
+    func handle(deviceToken: String, headerFields: HTTPFields, body: Data) async -> TransportResponse {
+        @Sendable func header(_ name: HTTPField.Name) -> String? { headerFields[name] }
+        @Sendable func refuse(_ status: HTTPResponse.Status, _ reason: String, timestamp: Int64? = nil) -> TransportResponse {
             var object = #"{"reason":"\#(reason)""#
             if let timestamp { object += #","timestamp":\#(timestamp)"# }
-            var answerHeaders: [String: String] = [:]
-            if let id = header("apns-id") { answerHeaders["apns-id"] = id }
-            return TransportResponse(status: status, headers: answerHeaders, body: Data((object + "}").utf8))
+            var answerHeaders = HTTPFields()
+            if let id = header(.apnsID) { answerHeaders[.apnsID] = id }
+            return TransportResponse(status: status, headerFields: answerHeaders, body: Data((object + "}").utf8))
         }
         let now = environment.now()
         // The provider token.
-        guard let authorization = header("authorization") else { return refuse(403, "MissingProviderToken") }
+        guard let authorization = header(.authorization) else { return refuse(403, "MissingProviderToken") }
         guard authorization.lowercased().hasPrefix("bearer "),
               let claims = APNsProviderToken.verify(String(authorization.dropFirst(7)), publicKey: publicKey),
               claims.keyID == credentials.keyID, claims.teamID == credentials.teamID else {
@@ -134,17 +131,17 @@ public struct APNsSandbox: Sendable {
         if now.timeIntervalSince(claims.issuedAt) > 3600 { return refuse(403, "ExpiredProviderToken") }
         if claims.issuedAt.timeIntervalSince(now) > 300 { return refuse(403, "InvalidProviderToken") }
         // The headers.
-        if let id = header("apns-id"), UUID(uuidString: id) == nil { return refuse(400, "BadMessageId") }
-        let pushType = header("apns-push-type") ?? "alert"
+        if let id = header(.apnsID), UUID(uuidString: id) == nil { return refuse(400, "BadMessageId") }
+        let pushType = header(.apnsPushType) ?? "alert"
         guard ["alert", "background", "voip", "complication", "fileprovider", "mdm", "location", "liveactivity", "pushtotalk"].contains(pushType) else {
             return refuse(400, "InvalidPushType")
         }
-        let priority = header("apns-priority").map { Int($0) } ?? 10
+        let priority = header(.apnsPriority).map { Int($0) } ?? 10
         guard let priority, [1, 5, 10].contains(priority), !(pushType == "background" && priority == 10) else { return refuse(400, "BadPriority") }
-        let expiration = header("apns-expiration").map { Int64($0) } ?? 0
+        let expiration = header(.apnsExpiration).map { Int64($0) } ?? 0
         guard let expiration, expiration >= 0 else { return refuse(400, "BadExpirationDate") }
-        if let collapse = header("apns-collapse-id"), collapse.utf8.count > 64 { return refuse(400, "BadCollapseId") }
-        guard let topic = header("apns-topic"), !topic.isEmpty else { return refuse(400, "MissingTopic") }
+        if let collapse = header(.apnsCollapseID), collapse.utf8.count > 64 { return refuse(400, "BadCollapseId") }
+        guard let topic = header(.apnsTopic), !topic.isEmpty else { return refuse(400, "MissingTopic") }
         // The device token and the topic.
         guard Self.isDeviceToken(deviceToken) else { return refuse(400, "BadDeviceToken") }
         // The payload.
@@ -161,14 +158,14 @@ public struct APNsSandbox: Sendable {
                 if let gone = try await db.raw("SELECT unregistered_at FROM \(unsafeRaw: tables.unregistered) WHERE device_token = \(bind: deviceToken.lowercased())").first() {
                     return refuse(410, "Unregistered", timestamp: try gone.decode(column: "unregistered_at", as: Int64.self))
                 }
-                let apnsID = header("apns-id")?.lowercased() ?? UUID().uuidString.lowercased()
+                let apnsID = header(.apnsID)?.lowercased() ?? UUID().uuidString.lowercased()
                 try await db.raw("""
                     INSERT INTO \(unsafeRaw: tables.deliveries) (apns_id, device_token, topic, push_type, priority, collapse_id, expiration, payload, received_at)
                     VALUES (\(bind: apnsID), \(bind: deviceToken.lowercased()), \(bind: topic), \(bind: pushType), \(bind: priority),
-                            \(bind: header("apns-collapse-id")), \(bind: expiration), \(bind: String(decoding: body, as: UTF8.self)), \(bind: now.epochMillis))
+                            \(bind: header(.apnsCollapseID)), \(bind: expiration), \(bind: String(decoding: body, as: UTF8.self)), \(bind: now.epochMillis))
                     ON CONFLICT (apns_id) DO NOTHING
                     """).run()
-                return TransportResponse(status: 200, headers: ["apns-id": apnsID, "apns-unique-id": UUID().uuidString.lowercased()])
+                return TransportResponse(status: 200, headerFields: [.apnsID: apnsID, .apnsUniqueID: UUID().uuidString.lowercased()])
             }
         } catch {
             return refuse(500, "InternalServerError")

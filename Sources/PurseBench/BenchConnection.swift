@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -32,9 +33,9 @@ final class BenchConnection: HTTPTransport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         var target = request.url.path
         if let query = request.url.query { target += "?" + query }
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method), uri: target)
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue), uri: target)
         head.headers.add(name: "Host", value: host)
-        for (name, value) in request.headers { head.headers.replaceOrAdd(name: name, value: value) }
+        for field in request.headerFields { head.headers.add(name: field.name.rawName, value: field.value) }
         let body = request.body.map { ByteBuffer(bytes: $0) }
         head.headers.replaceOrAdd(name: "Content-Length", value: String(body?.readableBytes ?? 0))
 
@@ -56,24 +57,26 @@ private final class ResponseCollector: PendingResponseHandler {
     typealias InboundIn = HTTPClientResponsePart
 
     var pending: EventLoopPromise<TransportResponse>?
-    private var status = 0
-    private var headers: [String: String] = [:]
+    private var status: HTTPResponse.Status = .ok
+    private var headerFields = HTTPFields()
     private var body = ByteBuffer()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            status = Int(head.status.code)
-            headers = [:]
-            for header in head.headers { headers[header.name] = header.value }
+            status = HTTPResponse.Status(wireCode: Int(head.status.code)) ?? .badGateway
+            headerFields = HTTPFields()
+            for header in head.headers {
+                if let name = HTTPField.Name(header.name) { headerFields.append(HTTPField(name: name, value: header.value)) }
+            }
             body.clear()
         case .body(var chunk):
             body.writeBuffer(&chunk)
         case .end:
-            succeedPending(TransportResponse(status: status, headers: headers, body: Data(body.readableBytesView)))
+            succeedPending(TransportResponse(status: status, headerFields: headerFields, body: Data(body.readableBytesView)))
             // The server's last response on this connection: close it now (once answered), so
             // that the next request opens a new one instead of racing the server's close.
-            if headers.contains(where: { $0.key.lowercased() == "connection" && $0.value.lowercased() == "close" }) {
+            if headerFields[.connection]?.lowercased() == "close" {
                 context.close(promise: nil)
             }
         }

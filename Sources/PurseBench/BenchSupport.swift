@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import PurseHTTPNIO
@@ -35,7 +36,7 @@ func reportPhase(_ name: String, _ s: (count: Int, perSecond: Double, p50: Doubl
 func waitForHealth(_ base: URL) async throws {
     let api = benchProbe(base)
     for _ in 0..<100 {
-        if (try? await api.sendRaw("GET", "/health", authenticated: false)) != nil { return }
+        if (try? await api.sendRaw(.get, "/health", authenticated: false)) != nil { return }
         try await Task.sleep(for: .milliseconds(100))
     }
     throw BenchmarkError("server at \(base.absoluteString) did not become healthy")
@@ -85,7 +86,7 @@ struct BenchWallet: Sendable {
 /// the address the provider computes for its key) before the wallet is saved, so the provider has
 /// nothing to deploy: setting up many wallets at once never queues on the provider's relayer,
 /// whichever replica each save reaches.
-func freshWallet(base: URL, headers: [String: String], classHash: Felt, strk: String) async throws -> (BenchWallet, BenchConnection) {
+func freshWallet(base: URL, headerFields: HTTPFields, classHash: Felt, strk: String) async throws -> (BenchWallet, BenchConnection) {
     let (account, connection) = try await freshSandboxAccount(base: base, classHash: classHash, strk: strk)
     let probe = benchProbe(base)
     struct Session: Decodable {
@@ -93,17 +94,17 @@ func freshWallet(base: URL, headers: [String: String], classHash: Felt, strk: St
         var token: String
         var user: User
     }
-    let session: Session = try await probe.send("POST", "/auth/register", body: ["email": "chippi-bench-\(UUID().uuidString.prefix(8))@example.com",
+    let session: Session = try await probe.send(.post, "/auth/register", body: ["email": "chippi-bench-\(UUID().uuidString.prefix(8))@example.com",
                                                                                 "password": "bench password", "name": "Bench"], authenticated: false)
     struct Prepared: Decodable { var wallet_id: String }
-    let prepared: Prepared = try await probe.send("POST", "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
-                                                  headers: headers, authenticated: false)
-    let _: EmptyResponse = try await probe.send("POST", "/v1/chipi-wallets", body: [
+    let prepared: Prepared = try await probe.send(.post, "/v1/chipi-wallets/prepare-creation", body: ["auth_token": session.token, "external_user_id": session.user.id],
+                                                  headerFields: headerFields, authenticated: false)
+    let _: EmptyResponse = try await probe.send(.post, "/v1/chipi-wallets", body: [
         "wallet_id": prepared.wallet_id, "public_key": account.publicKey.description, "encrypted_private_key": "v1.bench-wallet-blob",
         "auth_token": session.token,
-    ], headers: headers, authenticated: false)
+    ], headerFields: headerFields, authenticated: false)
     struct Shown: Decodable { var address: String? }
-    let shown: Shown = try await probe.send("GET", "/v1/chipi-wallets/\(prepared.wallet_id)", headers: headers, authenticated: false)
+    let shown: Shown = try await probe.send(.get, "/v1/chipi-wallets/\(prepared.wallet_id)", headerFields: headerFields, authenticated: false)
     guard shown.address.flatMap({ Felt($0) }) == account.address else {
         throw BenchmarkError("the provider put the wallet at \(shown.address ?? "no address"), not at its account \(account.address)")
     }
@@ -116,7 +117,7 @@ func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws 
     let provider = StarknetProvider(url: base.appendingPathComponent("starknet/rpc"), transport: connection)
     let key = StarkKey.random()
     let address = ContractAddress.compute(classHash: classHash, salt: key.publicKey, constructorCalldata: [key.publicKey])
-    let _: EmptyResponse = try await benchProbe(base).send("POST", "/sandbox/starknet/mint", body: ["address": address.description, "amount": strk],
+    let _: EmptyResponse = try await benchProbe(base).send(.post, "/sandbox/starknet/mint", body: ["address": address.description, "amount": strk],
                                                            idempotencyKey: UUID().uuidString, authenticated: false)
     let deployed = try await StarknetAccount.deploy(key: key, classHash: classHash, provider: provider)
     let receipt = try await provider.waitForTransaction(deployed.transactionHash, poller: Poller(interval: .milliseconds(20), maxAttempts: 200))

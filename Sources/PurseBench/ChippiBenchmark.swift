@@ -1,5 +1,6 @@
 import ChippiPay
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import Starknet
@@ -30,14 +31,15 @@ public struct ChippiBenchmark: PurseBenchmark {
         let budget = count.map { "\($0) purchases per connection" } ?? "\(duration) s per phase"
         print("purse bench chippi: \(connections) connections, \(budget), server \(base.absoluteString)")
         print(inProcess ? "cpu/op: this process, server and load generator together" : "cpu/op: this process, the load generator only")
-        let parts = keys.split(separator: ":").map(String.init)
-        let headers = ["x-api-key": parts[0], "Authorization": "Bearer \(parts[1])"]
+        let parts = keys.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2 else { throw BenchmarkError("--keys is the public and the secret key joined by a colon") }
+        let headerFields: HTTPFields = [.apiKey: parts[0], .authorization: "Bearer \(parts[1])"]
 
         // Setup, untimed: per connection a keep-alive connection and a user whose wallet has STRK
         // in the vault.
         let probe = benchProbe(base)
         struct Listing: Decodable { var strk_address: String; var vault_address: String; var account_class_hash: String }
-        let listing: Listing = try await probe.send("GET", "/sandbox/starknet/accounts", authenticated: false)
+        let listing: Listing = try await probe.send(.get, "/sandbox/starknet/accounts", authenticated: false)
         guard let classHash = Felt(listing.account_class_hash), let vault = Felt(listing.vault_address), let strk = Felt(listing.strk_address) else {
             throw BenchmarkError("the sandbox listing does not parse")
         }
@@ -46,7 +48,7 @@ public struct ChippiBenchmark: PurseBenchmark {
         let users = try await withThrowingTaskGroup(of: (BenchWallet, BenchConnection).self) { group in
             for _ in 0..<connections {
                 group.addTask {
-                    let (wallet, connection) = try await freshWallet(base: base, headers: headers, classHash: classHash, strk: "100000")
+                    let (wallet, connection) = try await freshWallet(base: base, headerFields: headerFields, classHash: classHash, strk: "100000")
                     let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: wallet.account.provider))
                     _ = try await wallet.account.executeAndWait(vaultContract.depositCalls(try STRKAmount.parse("90000")),
                                                                 poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
@@ -59,10 +61,10 @@ public struct ChippiBenchmark: PurseBenchmark {
         // GET /health, then GET /v1/skus, on the same connections.
         var cpu = ProcessCPU.now()
         let health = try await phase("GET /health", users.map(\.1), cpu: &cpu) { connection in
-            TransportRequest(method: "GET", url: base.appendingPathComponent("health"))
+            TransportRequest(method: .get, url: base.appendingPathComponent("health"))
         }
         let skus = try await phase("GET /v1/skus", users.map(\.1), cpu: &cpu) { connection in
-            TransportRequest(method: "GET", url: base.appendingPathComponent("v1/skus"), headers: headers)
+            TransportRequest(method: .get, url: base.appendingPathComponent("v1/skus"), headerFields: headerFields)
         }
         BenchReport.figure("chippi.skus_vs_health", skus / health * 100, unit: "%", target: "≥ 60 %", met: skus / health >= 0.6,
                            line: String(format: "ratio: skus / health = %.1f %%  (target ≥ 60 %%)", skus / health * 100))
@@ -74,7 +76,7 @@ public struct ChippiBenchmark: PurseBenchmark {
         cpu = ProcessCPU.now()
         let elapsed = await closedLoop(users, count: count, duration: duration, recorder: recorder) { wallet, connection in
             let account = wallet.account
-            let quoted = try await connection.send(TransportRequest(method: "GET", url: quoteURL, headers: headers))
+            let quoted = try await connection.send(TransportRequest(method: .get, url: quoteURL, headerFields: headerFields))
             let quote = try JSONDecoder().decode(Quote.self, from: quoted.body)
             guard let payTo = Felt(quote.payment_address), let amount = UInt256(quote.strk_amount_fri) else { return false }
             let vaultContract = VaultContract(address: vault, token: ERC20(address: strk, provider: account.provider))
@@ -84,14 +86,14 @@ public struct ChippiBenchmark: PurseBenchmark {
                 "sku_id": "telcel_50", "reference": "5512345678", "amount": 50.0, "wallet_id": wallet.id, "vault_transaction_hash": hash.description,
             ])
             let created = try await connection.send(TransportRequest(
-                method: "POST", url: base.appendingPathComponent("v1/sku-transactions"),
-                headers: headers.merging(["Content-Type": "application/json", "Idempotency-Key": UUID().uuidString]) { $1 }, body: body))
+                method: .post, url: base.appendingPathComponent("v1/sku-transactions"),
+                headerFields: headerFields + [HTTPField(name: .contentType, value: "application/json"), HTTPField(name: .idempotencyKey, value: UUID().uuidString)], body: body))
             guard created.status == 201, let id = (try? JSONSerialization.jsonObject(with: created.body) as? [String: Any])?["transaction_id"] as? String else {
                 return false
             }
             for _ in 0..<500 {
                 try await Task.sleep(for: .milliseconds(5))
-                let polled = try await connection.send(TransportRequest(method: "GET", url: base.appendingPathComponent("v1/sku-transactions/\(id)"), headers: headers))
+                let polled = try await connection.send(TransportRequest(method: .get, url: base.appendingPathComponent("v1/sku-transactions/\(id)"), headerFields: headerFields))
                 let status = ((try? JSONSerialization.jsonObject(with: polled.body) as? [String: Any])?["status"] as? String) ?? "pending"
                 if status != "pending" { return status == "completed" }
             }

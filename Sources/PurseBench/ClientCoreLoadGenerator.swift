@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import NexusPay
 import PurseKit
 import PurseHTTP
@@ -20,7 +21,7 @@ struct ClientCoreLoadGenerator: LoadGenerator {
         let api = APIClient(session: ClientSession(baseURL: base), transport: transport, retry: .none)
         struct Auth: Decodable { var token: String }
         let auth: Auth = try await api.send(
-            "POST", "/auth/register", body: ["email": "bench-\(index)-\(UUID().uuidString.prefix(8))@example.com", "password": "bench password"],
+            .post, "/auth/register", body: ["email": "bench-\(index)-\(UUID().uuidString.prefix(8))@example.com", "password": "bench password"],
             authenticated: false
         )
         try await api.session.setToken(auth.token)
@@ -53,7 +54,7 @@ struct ClientCoreLoadGenerator: LoadGenerator {
     }
 
     func health() async throws {
-        _ = try await api.sendRaw("GET", "/health", authenticated: false)
+        _ = try await api.sendRaw(.get, "/health", authenticated: false)
     }
 
     func stepUp() async throws -> String {

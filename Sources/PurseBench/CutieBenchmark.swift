@@ -1,6 +1,7 @@
 import Crypto
 import CutiE
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseKit
 import PurseHTTP
@@ -56,8 +57,8 @@ public struct CutieBenchmark: PurseBenchmark {
                 group.addTask {
                     let connection = try await BenchConnection.connect(host: host, port: port)
                     let id = "device_" + UUID().uuidString.lowercased()
-                    let registered = try await connection.send(TransportRequest(method: "POST", url: base.appendingPathComponent("v1/device/register"),
-                                                                                headers: ["X-App-ID": appID, "X-Device-ID": id]))
+                    let registered = try await connection.send(TransportRequest(method: .post, url: base.appendingPathComponent("v1/device/register"),
+                                                                                headerFields: [.appID: appID, .deviceID: id]))
                     struct Registration: Decodable { var device_token: String; var device_secret: String }
                     guard registered.status == 200, let credentials = try? JSONDecoder().decode(Registration.self, from: registered.body) else {
                         throw BenchmarkError("device registration answered \(registered.status): is app \(appID) known to the server?")
@@ -65,7 +66,7 @@ public struct CutieBenchmark: PurseBenchmark {
                     var device = Device(id: id, token: credentials.device_token, secret: credentials.device_secret, conversation: "", connection: connection)
                     for number in 0..<5 {
                         let body = Data(#"{"category":"feedback","initial_message":"Bench conversation \#(number)","title":"Bench \#(number)"}"#.utf8)
-                        let created = try await connection.send(Self.signed("POST", "/v1/conversations", base: base, device: device, body: body))
+                        let created = try await connection.send(Self.signed(.post, "/v1/conversations", base: base, device: device, body: body))
                         struct Created: Decodable { var conversation_id: String }
                         guard created.status == 201, let conversation = try? JSONDecoder().decode(Created.self, from: created.body) else {
                             throw BenchmarkError("creating a conversation answered \(created.status)")
@@ -81,15 +82,15 @@ public struct CutieBenchmark: PurseBenchmark {
 
         var cpu = ProcessCPU.now()
         let health = await phase("GET /health", devices, reads: true, cpu: &cpu) { _ in
-            TransportRequest(method: "GET", url: base.appendingPathComponent("health"))
+            TransportRequest(method: .get, url: base.appendingPathComponent("health"))
         }
         let list = await phase("GET /v1/conversations (signed)", devices, reads: true, cpu: &cpu) { device in
-            Self.signed("GET", "/v1/conversations", base: base, device: device, body: nil)
+            Self.signed(.get, "/v1/conversations", base: base, device: device, body: nil)
         }
         let post = await phase("POST …/messages (signed, idempotent)", devices, reads: false, cpu: &cpu, expect: 201) { device in
-            var request = Self.signed("POST", "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
+            var request = Self.signed(.post, "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
                                       body: Data(#"{"message":"Still happening on 2.1, see attached steps."}"#.utf8))
-            request.headers["Idempotency-Key"] = IdempotencyKey.make()
+            request.headerFields[.idempotencyKey] = IdempotencyKey.make()
             return request
         }
         BenchReport.figure("cutie.list_vs_health", list / health * 100, unit: "%", target: "≥ 60 %", met: list / health >= 0.6,
@@ -97,11 +98,11 @@ public struct CutieBenchmark: PurseBenchmark {
         BenchReport.figure("cutie.post_vs_health", post / health * 100, unit: "%", target: "≥ 25 %", met: post / health >= 0.25, line: "")
         if assertions {
             let asserted = await phase("GET /v1/conversations (+ assertion)", devices, reads: true, cpu: &cpu) { device in
-                var request = Self.signed("GET", "/v1/conversations", base: base, device: device, body: nil)
-                let clientData = CutiERequestSignature.signedText(timestamp: request.headers["X-Timestamp"] ?? "", method: "GET", target: "/v1/conversations", body: Data())
+                var request = Self.signed(.get, "/v1/conversations", base: base, device: device, body: nil)
+                let clientData = CutiERequestSignature.signedText(timestamp: request.headerFields[.requestTimestamp] ?? "", method: "GET", target: "/v1/conversations", body: Data())
                 guard let attester = device.attester, let keyID = device.keyID else { return request }
                 let assertion = try await attester.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: Data(clientData.utf8))))
-                request.headers["X-App-Assertion"] = assertion.base64EncodedString()
+                request.headerFields[.appAssertion] = assertion.base64EncodedString()
                 return request
             }
             let cost = (1 - asserted / list) * 100
@@ -136,18 +137,18 @@ public struct CutieBenchmark: PurseBenchmark {
         let connection = try await BenchConnection.connect(host: host, port: port)
         defer { Task { await connection.close() } }
         let id = "device_" + UUID().uuidString.lowercased()
-        let registered = try await connection.send(TransportRequest(method: "POST", url: base.appendingPathComponent("v1/device/register"),
-                                                                    headers: ["X-App-ID": appID, "X-Device-ID": id]))
+        let registered = try await connection.send(TransportRequest(method: .post, url: base.appendingPathComponent("v1/device/register"),
+                                                                    headerFields: [.appID: appID, .deviceID: id]))
         struct Registration: Decodable { var device_token: String; var device_secret: String }
         guard let credentials = try? JSONDecoder().decode(Registration.self, from: registered.body) else { return }
         let purchase = try await connection.send(TransportRequest(
-            method: "POST", url: base.appendingPathComponent("sandbox/storekit/transactions"), headers: ["Content-Type": "application/json"],
+            method: .post, url: base.appendingPathComponent("sandbox/storekit/transactions"), headerFields: [.contentType: "application/json"],
             body: Data(#"{"bundle_id":"com.purse.cutie.sandbox","product_id":"com.cutie.business.monthly"}"#.utf8)))
         struct Purchase: Decodable { var signed_transaction: String }
         guard purchase.status == 200, let bought = try? JSONDecoder().decode(Purchase.self, from: purchase.body) else { return }
         let body = try JSONSerialization.data(withJSONObject: ["platform": "ios", "signed_transaction": bought.signed_transaction, "product_id": "com.cutie.business.monthly"])
         let device = Device(id: id, token: credentials.device_token, secret: credentials.device_secret, conversation: "", connection: connection)
-        let verified = try await connection.send(signed("POST", "/v1/subscription/verify", base: base, device: device, body: body))
+        let verified = try await connection.send(signed(.post, "/v1/subscription/verify", base: base, device: device, body: body))
         guard verified.status == 200 else { throw BenchmarkError("the sandbox's subscription was refused: \(verified.status)") }
     }
 
@@ -155,7 +156,7 @@ public struct CutieBenchmark: PurseBenchmark {
     /// SDK does on first use.
     static func attest(_ device: inout Device, base: URL, appID: String) async throws {
         let attester = SoftwareAppAttestService(sandboxURL: base, transport: device.connection, store: InMemorySecureStore(), cutieAppID: appID)
-        let answer = try await device.connection.send(signed("POST", "/v1/device/attest/challenge", base: base, device: device, body: nil))
+        let answer = try await device.connection.send(signed(.post, "/v1/device/attest/challenge", base: base, device: device, body: nil))
         struct Challenge: Decodable { var challenge: String }
         guard answer.status == 200, let challenge = try? JSONDecoder().decode(Challenge.self, from: answer.body).challenge else {
             throw BenchmarkError("the App Attest challenge answered \(answer.status) (--assert needs the server's sandbox)")
@@ -163,25 +164,25 @@ public struct CutieBenchmark: PurseBenchmark {
         let keyID = try await attester.generateKey()
         let attestation = try await attester.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8))))
         let body = try JSONSerialization.data(withJSONObject: ["key_id": keyID, "attestation": attestation.base64EncodedString(), "challenge": challenge])
-        let attested = try await device.connection.send(signed("POST", "/v1/device/attest", base: base, device: device, body: body))
+        let attested = try await device.connection.send(signed(.post, "/v1/device/attest", base: base, device: device, body: body))
         guard attested.status == 200 else { throw BenchmarkError("the attestation answered \(attested.status): \(String(decoding: attested.body, as: UTF8.self))") }
         device.attester = attester
         device.keyID = keyID
     }
 
     /// A request signed as the SDK signs it.
-    static func signed(_ method: String, _ path: String, base: URL, device: Device, body: Data?) -> TransportRequest {
+    static func signed(_ method: HTTPRequest.Method, _ path: String, base: URL, device: Device, body: Data?) -> TransportRequest {
         let timestamp = String(Int64(Date().timeIntervalSince1970 * 1000))
         var request = TransportRequest(method: method, url: base.appendingPathComponent(path), body: body)
-        request.headers = [
-            "X-App-ID": "app_sandbox", "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": timestamp,
-            "X-Signature": CutiERequestSignature.sign(secret: device.secret, timestamp: timestamp, method: method, target: path, body: body ?? Data()),
+        request.headerFields = [
+            .appID: "app_sandbox", .deviceID: device.id, .deviceToken: device.token, .requestTimestamp: timestamp,
+            .requestSignature: CutiERequestSignature.sign(secret: device.secret, timestamp: timestamp, method: method.rawValue, target: path, body: body ?? Data()),
         ]
-        if body != nil { request.headers["Content-Type"] = "application/json" }
+        if body != nil { request.headerFields[.contentType] = "application/json" }
         return request
     }
 
-    func phase(_ name: String, _ devices: [Device], reads: Bool, cpu: inout Double, expect: Int = 200,
+    func phase(_ name: String, _ devices: [Device], reads: Bool, cpu: inout Double, expect: HTTPResponse.Status = .ok,
                request: @escaping @Sendable (Device) async throws -> TransportRequest) async -> Double {
         let recorder = LatencyRecorder()
         let elapsed = await closedLoop(devices, count: count.map { reads ? $0 * 20 : $0 }, duration: duration, recorder: recorder) { device in

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import NexusPay
@@ -202,7 +203,7 @@ public struct NexusBenchmark: PurseBenchmark {
     /// `/metrics` cannot be read.
     func writerCounters(_ base: URL) async -> WriterCounters? {
         let api = benchProbe(base)
-        guard let response = try? await api.sendRaw("GET", "/metrics", authenticated: false), response.status == 200 else { return nil }
+        guard let response = try? await api.sendRaw(.get, "/metrics", authenticated: false), response.status == 200 else { return nil }
         return WriterCounters(exposition: String(decoding: response.body, as: UTF8.self))
     }
 

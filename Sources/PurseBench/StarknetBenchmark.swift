@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import Starknet
@@ -97,7 +98,7 @@ public struct StarknetBenchmark: PurseBenchmark {
     /// then transfers of 1 fri from each, as fast as each connection's node answers.
     func invokes(base: URL) async throws {
         let api = benchProbe(base)
-        let listing: Listing = try await api.send("GET", "/sandbox/starknet/accounts", authenticated: false)
+        let listing: Listing = try await api.send(.get, "/sandbox/starknet/accounts", authenticated: false)
         guard let classHash = Felt(listing.accountClassHash), let strk = Felt(listing.strkAddress) else {
             throw BenchmarkError("the node's listing has no account class")
         }

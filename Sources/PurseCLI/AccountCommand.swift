@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HTTPTypes
 import PurseKit
 
 /// `purse account register | login | whoami | logout`.
@@ -51,7 +52,7 @@ struct AccountCommand: AsyncParsableCommand {
         let api = try options.apiClient()
         return try await client {
             let answer: AuthAnswer = try await withSpinner(spinner) {
-                try await api.send("POST", path, body: body, authenticated: false)
+                try await api.send(.post, path, body: body, authenticated: false)
             }
             try await api.session.setToken(answer.token)
             return answer.user
@@ -95,7 +96,7 @@ struct AccountCommand: AsyncParsableCommand {
 
         func run() async throws {
             let api = try options.apiClient()
-            let me: Me = try await client { try await api.send("GET", "/auth/me") }
+            let me: Me = try await client { try await api.send(.get, "/auth/me") }
             try options.output.emit(me.user) { AccountCommand.describe(me.user) }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ChippiPay
 import ChippiPayService
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import Logging
@@ -296,7 +297,7 @@ extension ChippiCommand {
                 guard let password = readSecret("Wallet password (at least 8 characters): "), !password.isEmpty else { throw CLIError("No password given") }
                 let manager = try ChippiCommand.purchases(options)
                 let api = try options.apiClient()
-                let me: AccountCommand.WhoAmI.Me = try await client { try await api.send("GET", "/auth/me") }
+                let me: AccountCommand.WhoAmI.Me = try await client { try await api.send(.get, "/auth/me") }
                 let user = externalUserId ?? me.user.id
                 let id = try await ChippiCommand.provider {
                     try await withSpinner("Creating the wallet") { try await manager.createGaslessWallet(userPassword: password, authToken: token, externalUserId: user) }

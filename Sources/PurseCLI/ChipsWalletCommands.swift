@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import MyCHIPs
 import PurseFormats

@@ -1,3 +1,4 @@
+import HTTPTypes
 import PurseFormats
 import ArgumentParser
 import Foundation
@@ -30,7 +31,7 @@ struct ClientOptions: ParsableArguments {
         APIClient(
             session: ClientSession(baseURL: try serverURL, store: store),
             transport: AsyncHTTPClientTransport(),
-            defaultHeaders: ["User-Agent": "purse-cli/\(PurseVersion.current)"]
+            defaultHeaderFields: [.userAgent: "purse-cli/\(PurseVersion.current)"]
         )
     }
 

@@ -3,6 +3,7 @@ import CutiE
 import CutiEService
 import Crypto
 import Foundation
+import HTTPTypes
 import Logging
 import PurseDatabase
 import PurseFormats
@@ -426,11 +427,11 @@ struct CutieCommand: AsyncParsableCommand {
                 let api = try client.apiClient()
                 let id = try argumentValue(conversation, key: "conversation_id")
                 do {
-                    let login = try await api.sendRaw("POST", "/v1/admin/login", body: Login(email: email, password: password), authenticated: false)
+                    let login = try await api.sendRaw(.post, "/v1/admin/login", body: Login(email: email, password: password), authenticated: false)
                     let csrf = try JSONDecoder().decode(SignedIn.self, from: login.body).csrf_token
-                    guard let cookie = login.header("Set-Cookie")?.split(separator: ";").first.map(String.init) else { throw CLIError("The server set no session cookie") }
-                    let sent = try await api.sendRaw("POST", "/v1/admin/conversations/\(id)/messages", body: ReplyBody(message: message),
-                                                     headers: ["Cookie": cookie, "X-CSRF-Token": csrf], authenticated: false)
+                    guard let cookie = login.headerFields[.setCookie]?.split(separator: ";").first.map(String.init) else { throw CLIError("The server set no session cookie") }
+                    let sent = try await api.sendRaw(.post, "/v1/admin/conversations/\(id)/messages", body: ReplyBody(message: message),
+                                                     headerFields: [.cookie: cookie, .csrfToken: csrf], authenticated: false)
                     if client.json { print(String(decoding: sent.body, as: UTF8.self)) } else { print("Answered \(id).") }
                 } catch let error as PurseError {
                     throw CLIError(error.kind == .offline ? "Cannot reach the server (\(error.message)). Is `purse serve` running?" : error.message)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChippiPay
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseFormats
 import PurseHTTPNIO
@@ -63,7 +64,7 @@ struct StarknetCommand: AsyncParsableCommand {
 
         static func listing(_ options: ClientOptions) async throws -> Listing {
             let api = try options.apiClient()
-            return try await client { try await api.send("GET", "/sandbox/starknet/accounts", authenticated: false) }
+            return try await client { try await api.send(.get, "/sandbox/starknet/accounts", authenticated: false) }
         }
 
         func run() async throws {
@@ -132,7 +133,7 @@ struct StarknetCommand: AsyncParsableCommand {
             let api = try options.apiClient()
             let body: [String: String] = ["address": recipient.description, "amount": amount]
             let minted: Minted = try await client {
-                try await api.send("POST", "/sandbox/starknet/mint", body: body, idempotencyKey: UUID().uuidString, authenticated: false)
+                try await api.send(.post, "/sandbox/starknet/mint", body: body, idempotencyKey: UUID().uuidString, authenticated: false)
             }
             try options.output.emit(minted) { "Minted \(minted.minted) STRK to \(minted.address); balance \(minted.balance) STRK" }
         }

@@ -1,41 +1,34 @@
 import Foundation
+import HTTPTypes
 
-/// An HTTP request as a transport sends it.
+/// An HTTP request as a transport sends it: swift-http-types' method and fields, the full URL,
+/// the body and how long to wait for the answer.
 public struct TransportRequest: Sendable, Equatable {
-    public var method: String
+    public var method: HTTPRequest.Method
     public var url: URL
-    public var headers: [String: String]
+    public var headerFields: HTTPFields
     public var body: Data?
     public var timeout: Duration
 
-    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: Duration = .seconds(30)) {
+    public init(method: HTTPRequest.Method, url: URL, headerFields: HTTPFields = [:], body: Data? = nil, timeout: Duration = .seconds(30)) {
         self.method = method
         self.url = url
-        self.headers = headers
+        self.headerFields = headerFields
         self.body = body
         self.timeout = timeout
-    }
-
-    /// Case-insensitive header lookup.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 
 /// An HTTP response as a transport returns it.
 public struct TransportResponse: Sendable, Equatable {
-    public var status: Int
-    public var headers: [String: String]
+    public var status: HTTPResponse.Status
+    public var headerFields: HTTPFields
     public var body: Data
 
-    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+    public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: Data = Data()) {
         self.status = status
-        self.headers = headers
+        self.headerFields = headerFields
         self.body = body
-    }
-
-    public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The one error every Purse client core throws.
 ///
@@ -142,14 +143,14 @@ public struct PurseError: Error, Sendable, Equatable, CustomStringConvertible {
 extension PurseError {
     /// Maps an HTTP error response: status plus the server's error JSON
     /// (`{"error": ...}`, `{"message": ...}` or Stripe's `{"error": {"message": ...}}`).
-    public static func from(status: Int, headers: [String: String], body: Data) -> PurseError {
-        let message = serverMessage(in: body) ?? HTTPStatusText.reason(status)
-        switch status {
-        case 401: return .unauthorized(message, body: body)
-        case 404: return .notFound(message, body: body)
-        case 429:
-            return .rateLimited(retryAfter: headers.first { $0.key.lowercased() == "retry-after" }.flatMap { parseRetryAfter($0.value) }, message: message)
-        default: return .server(status: status, message: message, body: body)
+    public static func from(_ response: TransportResponse) -> PurseError {
+        let body = response.body
+        let message = serverMessage(in: body) ?? HTTPStatusText.reason(response.status.code)
+        switch response.status {
+        case .unauthorized: return .unauthorized(message, body: body)
+        case .notFound: return .notFound(message, body: body)
+        case .tooManyRequests: return .rateLimited(retryAfter: response.retryAfter, message: message)
+        default: return .server(status: response.status.code, message: message, body: body)
         }
     }
 
@@ -193,5 +194,12 @@ enum HTTPStatusText {
         case 504: "Gateway timeout"
         default: "HTTP \(status)"
         }
+    }
+}
+
+extension TransportResponse {
+    /// The wait `Retry-After` asks for, when it is there and readable.
+    public var retryAfter: Duration? {
+        headerFields[.retryAfter].flatMap { PurseError.parseRetryAfter($0) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,19 +12,20 @@ public struct URLSessionTransport: HTTPTransport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
+        urlRequest.httpMethod = request.method.rawValue
         urlRequest.httpBody = request.body
         let (seconds, attoseconds) = request.timeout.components
         urlRequest.timeoutInterval = Double(seconds) + Double(attoseconds) / 1e18
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         do {
             let (data, response) = try await session.data(for: urlRequest)
             guard let http = response as? HTTPURLResponse else { throw PurseError.invalidResponse("not an HTTP response") }
-            var headers: [String: String] = [:]
+            guard let status = HTTPResponse.Status(wireCode: http.statusCode) else { throw PurseError.invalidResponse("status \(http.statusCode) is not an HTTP status") }
+            var fields = HTTPFields()
             for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key] = value }
+                if let key = key as? String, let name = HTTPField.Name(key), let value = value as? String { fields.append(HTTPField(name: name, value: value)) }
             }
-            return TransportResponse(status: http.statusCode, headers: headers, body: data)
+            return TransportResponse(status: status, headerFields: fields, body: data)
         } catch let error as URLError {
             switch error.code {
             case .timedOut: throw PurseError.timeout(error.localizedDescription)

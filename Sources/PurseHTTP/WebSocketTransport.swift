@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Opens websockets. `NIOWebSocketTransport` (PurseHTTPNIO) on Linux and servers,
 /// ``URLSessionWebSocketTransport`` on Apple platforms; tests may pass their own.
@@ -6,7 +7,7 @@ public protocol WebSocketTransport: Sendable {
     /// Opens a websocket to `url` (`ws` or `wss`) with extra request headers. Throws
     /// ``WebSocketRefusedError`` when the server answers the upgrade with anything but 101, and
     /// ``PurseError/offline`` when it cannot be reached.
-    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection
+    func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection
 }
 
 /// An open websocket carrying text messages.
@@ -38,9 +39,9 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
         self.maximumMessageSize = maximumMessageSize
     }
 
-    public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+    public func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection {
         var request = URLRequest(url: url)
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        for field in headerFields { request.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         let task = session.webSocketTask(with: request)
         task.maximumMessageSize = maximumMessageSize
         task.resume()

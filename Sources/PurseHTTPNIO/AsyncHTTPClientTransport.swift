@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import PurseHTTP
@@ -27,17 +28,22 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.uppercased())
-        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let (seconds, attoseconds) = request.timeout.components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         do {
             let response = try await client.execute(outgoing, timeout: timeout)
             let body = try await response.body.collect(upTo: maxResponseBytes)
-            var headers: [String: String] = [:]
-            for header in response.headers { headers[header.name] = header.value }
-            return TransportResponse(status: Int(response.status.code), headers: headers, body: Data(body.readableBytesView))
+            guard let status = HTTPResponse.Status(wireCode: Int(response.status.code)) else {
+                throw PurseError.invalidResponse("status \(response.status.code) is not an HTTP status")
+            }
+            var fields = HTTPFields()
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            }
+            return TransportResponse(status: status, headerFields: fields, body: Data(body.readableBytesView))
         } catch let error as HTTPClientError {
             if error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
                 throw PurseError.timeout("\(request.method) \(request.url.path) timed out")

@@ -35,13 +35,9 @@ public struct NIOWebSocketTransport: WebSocketTransport {
 
     private enum Outgoing: Sendable { case text(String), close }
 
-    public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+    public func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection {
         guard let scheme = url.scheme, ["ws", "wss"].contains(scheme) else { throw PurseError.invalidResponse("a websocket URL is ws or wss: \(url)") }
-        var fields = HTTPFields()
-        for (name, value) in headers {
-            if let field = HTTPField.Name(name) { fields[field] = value }
-        }
-        let configuration = WebSocketClientConfiguration(maxFrameSize: maxMessageBytes, additionalHeaders: fields, validateUTF8: true)
+        let configuration = WebSocketClientConfiguration(maxFrameSize: maxMessageBytes, additionalHeaders: headerFields, validateUTF8: true)
         let (incoming, receiver) = AsyncThrowingStream<String, any Error>.makeStream()
         let (outgoing, sender) = AsyncStream<Outgoing>.makeStream()
         let (opened, opener) = AsyncThrowingStream<Void, any Error>.makeStream()

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -86,10 +87,10 @@ public struct PinnedTLSTransport: HTTPTransport {
             }
             // OpenSSL reports the chain root first; the pins are asked leaf first.
             guard acceptChain(seen.chain.reversed()) else { throw CertificatePinningError(host: host) }
-            var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()),
+            var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.rawValue),
                                        uri: request.url.path.isEmpty ? "/" : request.url.path + (request.url.query.map { "?" + $0 } ?? ""))
             head.headers.add(name: "Host", value: port == 443 ? host : "\(host):\(port)")
-            for (name, value) in request.headers { head.headers.replaceOrAdd(name: name, value: value) }
+            for field in request.headerFields { head.headers.add(name: field.name.rawName, value: field.value) }
             head.headers.replaceOrAdd(name: "Connection", value: "close")
             head.headers.replaceOrAdd(name: "Content-Length", value: String(request.body?.count ?? 0))
             try await outbound.write(.head(head))
@@ -97,9 +98,14 @@ public struct PinnedTLSTransport: HTTPTransport {
             try await outbound.write(.end(nil))
             var iterator = inbound.makeAsyncIterator()
             guard let response = try await iterator.next() else { throw PurseError.offline("\(host) closed the connection without answering") }
-            var headers: [String: String] = [:]
-            for header in response.head.headers { headers[header.name] = header.value }
-            return TransportResponse(status: Int(response.head.status.code), headers: headers, body: response.body.map { Data($0.readableBytesView) } ?? Data())
+            guard let status = HTTPResponse.Status(wireCode: Int(response.head.status.code)) else {
+                throw PurseError.invalidResponse("status \(response.head.status.code) is not an HTTP status")
+            }
+            var fields = HTTPFields()
+            for header in response.head.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            }
+            return TransportResponse(status: status, headerFields: fields, body: response.body.map { Data($0.readableBytesView) } ?? Data())
         }
     }
 

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import PurseDatabase
+import PurseHTTP
 import PurseServer
 import SQLKit
 import Starknet

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 
@@ -78,10 +79,10 @@ public struct StripeConnectService: Sendable {
     }
 
     /// The seed's requests carry `Content-Type: application/json`, bodies or not.
-    static let json = ["Content-Type": "application/json"]
+    static let json: HTTPFields = [.contentType: "application/json"]
 
     public func createConnectAccount() async throws -> ConnectAccountResponse {
-        try await mapped { try await api.send("POST", "/api/stripe/connect/create-account", headers: Self.json) }
+        try await mapped { try await api.send(.post, "/api/stripe/connect/create-account", headerFields: Self.json) }
     }
 
     /// The onboarding link, checked before anyone opens it: `https`, or — only for the sandbox the
@@ -90,7 +91,7 @@ public struct StripeConnectService: Sendable {
     ///   get the host's bank details).
     public func createAccountLink() async throws -> AccountLinkResponse {
         let link: AccountLinkResponse = try await mapped {
-            try await api.send("POST", "/api/stripe/connect/create-account-link", headers: Self.json.merging(["Origin": origin]) { $1 })
+            try await api.send(.post, "/api/stripe/connect/create-account-link", headerFields: Self.json + [HTTPField(name: .origin, value: origin)])
         }
         guard Self.isOpenable(link.url, server: api.session.baseURL) else {
             throw PurseError.invalidResponse("Refusing to open the onboarding link \(link.url): it is not https")
@@ -108,11 +109,11 @@ public struct StripeConnectService: Sendable {
     }
 
     public func getAccountStatus() async throws -> ConnectAccountStatus {
-        try await mapped { try await api.send("GET", "/api/stripe/connect/account-status") }
+        try await mapped { try await api.send(.get, "/api/stripe/connect/account-status") }
     }
 
     public func verifyAccount() async throws -> ConnectAccountStatus {
-        try await mapped { try await api.send("POST", "/api/stripe/connect/verify-account", headers: Self.json) }
+        try await mapped { try await api.send(.post, "/api/stripe/connect/verify-account", headerFields: Self.json) }
     }
 
     func mapped<T: Sendable>(_ call: () async throws -> T) async throws -> T {

@@ -28,7 +28,7 @@ struct ChippiPayManagerTests {
 
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             let response = try await inner.send(request)
-            if request.method == "POST", request.url.path == path, lost.withLock({ lost in defer { lost = true }; return !lost }) {
+            if request.method == .post, request.url.path == path, lost.withLock({ lost in defer { lost = true }; return !lost }) {
                 throw PurseError.offline("connection reset")
             }
             return response

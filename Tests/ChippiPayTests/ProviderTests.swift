@@ -1,4 +1,5 @@
 @testable import ChippiPayService
+import ChippiPayVocabulary
 @testable import StarknetDevnet
 import Foundation
 import HTTPTypes
@@ -35,7 +36,7 @@ struct ProviderTests {
                   keys: (public: String, secret: String)? = ProviderTests.keys) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
             var headers: HTTPFields = [:]
             if let keys {
-                headers[HTTPField.Name("x-api-key")!] = keys.public
+                headers[.apiKey] = keys.public
                 headers[.authorization] = "Bearer \(keys.secret)"
             }
             if body != nil { headers[.contentType] = "application/json" }
@@ -190,7 +191,7 @@ struct ProviderTests {
         let received = Mutex<[TransportRequest]>([])
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             received.withLock { $0.append(request) }
-            return TransportResponse(status: 200, headers: [:], body: Data())
+            return TransportResponse(status: 200, headerFields: [:], body: Data())
         }
     }
 
@@ -217,7 +218,7 @@ struct ProviderTests {
                 return try #require(receiver.received.withLock { $0.last })
             }
             func verifies(_ request: TransportRequest, with secret: String) -> Bool {
-                (try? WebhookSignature.verify(header: request.headers["Chipi-Signature"] ?? "", payload: request.body ?? Data(), secret: secret,
+                (try? WebhookSignature.verify(header: request.headerFields[.chipiSignature] ?? "", payload: request.body ?? Data(), secret: secret,
                                               now: environment.now())) != nil
             }
             let signed = try await deliver("whd_1")
@@ -308,7 +309,7 @@ struct ProviderTests {
 
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             fetches.withLock { $0 += 1 }
-            return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(document.withLock { $0 }.utf8))
+            return TransportResponse(status: 200, headerFields: [.contentType: "application/json"], body: Data(document.withLock { $0 }.utf8))
         }
     }
 

@@ -1,4 +1,5 @@
 import ChippiPayService
+import PurseHTTP
 import StarknetDevnet
 import Foundation
 import HTTPTypes

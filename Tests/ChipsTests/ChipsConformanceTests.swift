@@ -295,7 +295,7 @@ final class PlaybackProvider: WebSocketTransport, HTTPTransport, Sendable {
 
     func answer(_ route: String, with data: JSONValue) { socket.routes.withLock { $0[route] = data } }
 
-    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection { socket }
+    func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection { socket }
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         TransportResponse(status: 200, body: Data(#"{"ip":"127.0.0.1","date":"2026-11-26T12:03:53.000Z"}"#.utf8))
@@ -457,7 +457,7 @@ extension ChipsConformanceTests {
         let ticket = try await provider.ticket(for: user)
         var query = "user=\(user)&token=\(ticket.token)&pub=\(ConnectionKey().loginPub)"
         if let db { query += "&db=" + Base64URL.encode(Data(JavaScriptJSON.stringify(.array(db.map(JSONValue.string))).utf8)) }
-        return try await NIOWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:\(ticket.port)/?\(query)")!, headers: [:])
+        return try await NIOWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:\(ticket.port)/?\(query)")!, headerFields: [:])
     }
 
     /// Where real clients look: the ticket names the websocket's own port, and `/clientinfo`

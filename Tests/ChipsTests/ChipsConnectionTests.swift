@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import MyCHIPs
 import PurseFormats
 import PurseKit
@@ -37,7 +38,7 @@ final class ScriptedProvider: WebSocketTransport, HTTPTransport, Sendable {
     let refuse = Mutex<Int?>(nil)
     let unreachable = Mutex(false)
 
-    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+    func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection {
         if unreachable.withLock({ $0 }) { throw PurseError.offline }
         if let status = refuse.withLock({ $0 }) { throw WebSocketRefusedError(status: status) }
         urls.withLock { $0.append(url) }
@@ -48,7 +49,7 @@ final class ScriptedProvider: WebSocketTransport, HTTPTransport, Sendable {
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         if unreachable.withLock({ $0 }) { throw PurseError.offline }
-        return TransportResponse(status: 200, body: Data(#"{"ip":"127.0.0.1","userAgent":"\#(request.header("User-Agent") ?? "")","date":"2026-11-25T12:00:00.000Z"}"#.utf8))
+        return TransportResponse(status: 200, body: Data(#"{"ip":"127.0.0.1","userAgent":"\#(request.headerFields[.userAgent] ?? "")","date":"2026-11-25T12:00:00.000Z"}"#.utf8))
     }
 
     var latest: Socket { sockets.withLock { $0.last! } }

@@ -1,5 +1,6 @@
 import ChipsProtocol
 import Foundation
+import HTTPTypes
 import MyCHIPs
 import PurseDatabase
 import PurseFormats

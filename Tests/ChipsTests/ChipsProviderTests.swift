@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import MyCHIPs
 import PurseDatabase
 import PurseFormats
@@ -17,7 +18,7 @@ struct ChipsProviderTests {
         let ticket = try await provider.ticket(for: user)
         let key = ConnectionKey()
         let url = URL(string: "ws://127.0.0.1:\(provider.port)/?user=\(user)&token=\(ticket.token)&pub=\(key.loginPub)")!
-        return try await NIOWebSocketTransport().connect(to: url, headers: [:])
+        return try await NIOWebSocketTransport().connect(to: url, headerFields: [:])
     }
 
     static func next(_ iterator: inout AsyncThrowingStream<String, any Error>.AsyncIterator) async throws -> JSONValue {

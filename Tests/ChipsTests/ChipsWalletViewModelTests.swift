@@ -1,5 +1,6 @@
 import ChipsProtocol
 import Foundation
+import HTTPTypes
 import MyCHIPs
 import PurseFormats
 import PurseKit
@@ -137,8 +138,8 @@ final class AnswerLosingTransport: WebSocketTransport {
 
     func loseNextAnswer(to view: String) { armed.withLock { $0 = view } }
 
-    func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
-        LosingConnection(inner: try await inner.connect(to: url, headers: headers), transport: self)
+    func connect(to url: URL, headerFields: HTTPFields) async throws -> any WebSocketConnection {
+        LosingConnection(inner: try await inner.connect(to: url, headerFields: headerFields), transport: self)
     }
 
     final class LosingConnection: WebSocketConnection {

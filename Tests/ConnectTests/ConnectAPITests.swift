@@ -145,9 +145,9 @@ struct ConnectAPITests {
             #expect(account.capabilities == ConnectAccount.Capabilities(card_payments: "inactive", transfers: "inactive"))
             _ = try await service.createAccountLink()
             _ = try await service.verifyAccount()
-            let posts = recording.sent.withLock { $0 }.filter { $0.method == "POST" }
+            let posts = recording.sent.withLock { $0 }.filter { $0.method == .post }
             #expect(posts.count == 3)
-            #expect(posts.allSatisfy { $0.header("Content-Type") == "application/json" }, "\(posts.map(\.headers))")
+            #expect(posts.allSatisfy { $0.headerFields[.contentType] == "application/json" }, "\(posts.map(\.headerFields))")
         }
     }
 

@@ -2,6 +2,7 @@
 import Foundation
 import HTTPTypes
 import PurseDatabase
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

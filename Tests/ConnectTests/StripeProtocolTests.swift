@@ -1,5 +1,7 @@
 import ConnectService
 import Foundation
+import HTTPTypes
+import PurseHTTP
 import PurseServer
 import Testing
 
@@ -51,30 +53,31 @@ struct StripeProtocolTests {
         #expect(recorded.count == 3)
         let client = StripeClient(baseURL: "http://capture", secretKey: "sk_test_fixture")
         let ours = [
-            client.makeRequest("POST", "/v1/accounts", params: [
+            try client.makeRequest(.post, "/v1/accounts", params: [
                 ("type", "express"), ("country", "US"), ("email", "host@example.com"),
                 ("capabilities", ["card_payments": ["requested": true], "transfers": ["requested": true]]),
                 ("metadata", ["purse_user_id": "usr_fixture"]),
             ], idempotencyKey: "key-create"),
-            client.makeRequest("POST", "/v1/account_links", params: [
+            try client.makeRequest(.post, "/v1/account_links", params: [
                 ("account", "acct_1Capture"), ("refresh_url", "https://app.example/stripe/connect/reauth"),
                 ("return_url", "https://app.example/stripe/connect/success"), ("type", "account_onboarding"),
             ], idempotencyKey: "key-link"),
-            client.makeRequest("GET", "/v1/accounts/acct_1Capture", params: [], idempotencyKey: nil),
+            try client.makeRequest(.get, "/v1/accounts/acct_1Capture", params: [], idempotencyKey: nil),
         ]
         for (theirs, mine) in zip(recorded, ours) {
-            #expect(mine.method == theirs.method)
-            #expect(mine.url == "http://capture" + theirs.path)
-            #expect((mine.body ?? "") == theirs.body, "\(theirs.path)")
+            #expect(mine.method.rawValue == theirs.method)
+            #expect(mine.url.absoluteString == "http://capture" + theirs.path)
+            #expect(String(decoding: mine.body ?? Data(), as: UTF8.self) == theirs.body, "\(theirs.path)")
             for (name, value) in theirs.headers {
-                #expect(mine.headers.first { $0.key.lowercased() == name.lowercased() }?.value == value, "\(theirs.path) \(name)")
+                let field = try #require(HTTPField.Name(name))
+                #expect(mine.headerFields[field] == value, "\(theirs.path) \(name)")
             }
         }
     }
 
     actor Recorder {
-        var request: StripeClient.HTTPRequest?
-        func record(_ request: StripeClient.HTTPRequest) { self.request = request }
+        var request: TransportRequest?
+        func record(_ request: TransportRequest) { self.request = request }
     }
 
     @Test func createAccountSendsWhatStripeExpects() async throws {
@@ -86,7 +89,7 @@ struct StripeProtocolTests {
             throw StripeClient.Failure(status: 500, type: "api_error", code: nil, message: "probe", param: nil, requestID: nil)
         }
         _ = try? await probe.createAccount(email: "host@example.com", userID: "usr_fixture", idempotencyKey: "key-create")
-        #expect(await recorder.request?.body == recorded.body)
-        #expect(await recorder.request?.headers["Idempotency-Key"] == "key-create")
+        #expect(await recorder.request?.body == Data(recorded.body.utf8))
+        #expect(await recorder.request?.headerFields[.idempotencyKey] == "key-create")
     }
 }

@@ -1,6 +1,7 @@
 @testable import CutiE
 import Crypto
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -131,17 +132,17 @@ struct CertificatePinningTests {
         let caPin = try CutiECertificatePinning.pin(ofCertificate: try chain.der(chain.ca))
         let leafPin = try CutiECertificatePinning.pin(ofCertificate: try chain.der(chain.leaf))
 
-        #expect(try await transport(chain, pins: [caPin]).send(TransportRequest(method: "GET", url: url)).status == 200)
-        #expect(try await transport(chain, pins: [leafPin]).send(TransportRequest(method: "GET", url: url)).status == 200)
+        #expect(try await transport(chain, pins: [caPin]).send(TransportRequest(method: .get, url: url)).status == 200)
+        #expect(try await transport(chain, pins: [leafPin]).send(TransportRequest(method: .get, url: url)).status == 200)
         #expect(server.requests == 2)
 
         let elsewhere = Data(SHA256.hash(data: Data("another key".utf8))).base64EncodedString()
         await #expect(throws: CertificatePinningError(host: "127.0.0.1")) {
-            _ = try await transport(chain, pins: [elsewhere]).send(TransportRequest(method: "POST", url: url, body: Data("secret".utf8)))
+            _ = try await transport(chain, pins: [elsewhere]).send(TransportRequest(method: .post, url: url, body: Data("secret".utf8)))
         }
         // Pins do not replace validation: an untrusted chain fails the handshake even when pinned.
         await #expect(throws: PurseError.self) {
-            _ = try await transport(chain, pins: [caPin], trustCA: false).send(TransportRequest(method: "GET", url: url))
+            _ = try await transport(chain, pins: [caPin], trustCA: false).send(TransportRequest(method: .get, url: url))
         }
         try await Task.sleep(for: .milliseconds(50))
         #expect(server.requests == 2)
@@ -167,9 +168,9 @@ struct CertificatePinningTests {
         defer { try? FileManager.default.removeItem(at: pem) }
         let caPin = try CutiECertificatePinning.pin(ofCertificate: try chain.der(chain.ca))
         let transport = try PinnedTLSTransport(extraTrustRootFile: pem.path, requireTLS13: true) { CutiECertificatePinning(pins: [caPin]).accepts(chain: $0) }
-        #expect(try await transport.send(TransportRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(modern.port)/v1/ping")!)).status == 200)
+        #expect(try await transport.send(TransportRequest(method: .get, url: URL(string: "https://127.0.0.1:\(modern.port)/v1/ping")!)).status == 200)
         await #expect(throws: (any Error).self) {
-            _ = try await transport.send(TransportRequest(method: "GET", url: URL(string: "https://127.0.0.1:\(old.port)/v1/ping")!))
+            _ = try await transport.send(TransportRequest(method: .get, url: URL(string: "https://127.0.0.1:\(old.port)/v1/ping")!))
         }
         try await Task.sleep(for: .milliseconds(50))
         #expect(old.requests == 0 && modern.requests == 1)

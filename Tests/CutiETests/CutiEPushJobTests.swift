@@ -2,6 +2,7 @@ import CutiE
 @testable import CutiEService
 import Crypto
 import Foundation
+import HTTPTypes
 import PurseAPNs
 import PurseDatabase
 import PurseFormats
@@ -20,7 +21,7 @@ struct CutiEPushJobTests {
     func pushJob() async throws {
         let scripted = ScriptedAPNs([
             TransportResponse(status: 503, body: Data(#"{"reason":"ServiceUnavailable"}"#.utf8)),
-            TransportResponse(status: 200, headers: ["apns-id": "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"]),
+            TransportResponse(status: 200, headerFields: [.apnsID: "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"]),
             TransportResponse(status: 410, body: Data(#"{"reason":"Unregistered","timestamp":1}"#.utf8)),
         ])
         var purse = PurseConfiguration()

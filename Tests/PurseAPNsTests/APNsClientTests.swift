@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import PurseAPNs
 import PurseFormats
 import PurseHTTP
@@ -21,15 +22,15 @@ struct APNsClientTests {
 
     @Test("the request: path, headers, ES256 provider token, payload")
     func request() async throws {
-        let transport = ScriptedAPNs([TransportResponse(status: 200, headers: ["apns-id": "11111111-2222-3333-4444-555555555555"])])
+        let transport = ScriptedAPNs([TransportResponse(status: 200, headerFields: [.apnsID: "11111111-2222-3333-4444-555555555555"])])
         let clock = TestClock(Date(timeIntervalSince1970: 1_800_000_000))
         let client = APNsClient(baseURL: APNsClient.development, transport: transport, credentials: Self.credentials, now: clock.closure)
         #expect(await client.send(notification()) == .sent(apnsID: "11111111-2222-3333-4444-555555555555"))
         let request = try #require(transport.sent.withLock { $0.first })
         #expect(request.url.absoluteString == "https://api.sandbox.push.apple.com/3/device/\(Self.token)")
-        #expect(request.header("apns-topic") == "com.example.app" && request.header("apns-push-type") == "alert")
-        #expect(request.header("apns-priority") == "10" && request.header("apns-expiration") == "1900000000" && request.header("apns-collapse-id") == "c1")
-        let bearer = try #require(request.header("authorization")?.dropFirst("bearer ".count))
+        #expect(request.headerFields[.apnsTopic] == "com.example.app" && request.headerFields[.apnsPushType] == "alert")
+        #expect(request.headerFields[.apnsPriority] == "10" && request.headerFields[.apnsExpiration] == "1900000000" && request.headerFields[.apnsCollapseID] == "c1")
+        let bearer = try #require(request.headerFields[.authorization]?.dropFirst("bearer ".count))
         let claims = try #require(APNsProviderToken.verify(String(bearer), publicKey: Self.key.publicKey))
         #expect(claims == APNsProviderToken.Claims(keyID: "ABC123DEFG", teamID: "DEF123GHIJ", issuedAt: clock.now))
         #expect(APNsProviderToken.verify(String(bearer), publicKey: P256.Signing.PrivateKey().publicKey) == nil)
@@ -48,7 +49,7 @@ struct APNsClientTests {
         _ = await client.send(notification())
         clock.advance(by: 2 * 60)
         _ = await client.send(notification())
-        let tokens = transport.sent.withLock { $0.map { $0.header("authorization")! } }
+        let tokens = transport.sent.withLock { $0.map { $0.headerFields[.authorization]! } }
         #expect(tokens[0] == tokens[1] && tokens[1] != tokens[2])
 
         let expired = ScriptedAPNs([TransportResponse(status: 403, body: Data(#"{"reason":"ExpiredProviderToken"}"#.utf8))])
@@ -59,7 +60,7 @@ struct APNsClientTests {
 
     @Test("Apple's answers: 410 unregistered, 429 and 5xx retry, other 4xx fail with the reason")
     func outcomes() async throws {
-        func outcome(_ status: Int, _ reason: String) async -> APNsOutcome {
+        func outcome(_ status: HTTPResponse.Status, _ reason: String) async -> APNsOutcome {
             let transport = ScriptedAPNs([TransportResponse(status: status, body: Data(#"{"reason":"\#(reason)"}"#.utf8))])
             return await APNsClient(baseURL: APNsClient.production, transport: transport, credentials: Self.credentials).send(notification())
         }

@@ -4,6 +4,7 @@ import Logging
 import ChippiPayService
 import PurseCLI
 import PurseDatabase
+import PurseHTTP
 import PurseServer
 import PurseTestSupport
 import SQLKit

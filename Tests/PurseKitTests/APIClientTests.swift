@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseKit
 import PurseHTTP
 import Synchronization
@@ -21,15 +22,15 @@ struct APIClientTests {
         let transport = ScriptedTransport([json(200, #"{"balance": 4500}"#)])
         let client = makeClient(transport, sleeper: RecordingSleeper())
         try await client.session.setToken("tok123")
-        let balance: Balance = try await client.send("GET", "/user/balance")
+        let balance: Balance = try await client.send(.get, "/user/balance")
         #expect(balance == Balance(balance: 4500))
         let request = try #require(transport.requests.first)
-        #expect(request.header("Authorization") == "Bearer tok123")
+        #expect(request.headerFields[.authorization] == "Bearer tok123")
         #expect(request.url.absoluteString == "http://127.0.0.1:9/user/balance")
     }
 
     @Test func mapsServerErrorJSONIntoTheTaxonomy() async throws {
-        let cases: [(Int, String, PurseError.Kind)] = [
+        let cases: [(HTTPResponse.Status, String, PurseError.Kind)] = [
             (401, #"{"error": "Authentication required"}"#, .unauthorized),
             (404, #"{"error": "User not found"}"#, .notFound),
             (400, #"{"error": "User already has a Stripe Connect account"}"#, .server),
@@ -38,7 +39,7 @@ struct APIClientTests {
         for (status, body, kind) in cases {
             let client = makeClient(ScriptedTransport([json(status, body)]), sleeper: RecordingSleeper())
             do {
-                let _: Balance = try await client.send("GET", "/x")
+                let _: Balance = try await client.send(.get, "/x")
                 Issue.record("expected an error for \(status)")
             } catch let error as PurseError {
                 #expect(error.kind == kind)
@@ -48,7 +49,7 @@ struct APIClientTests {
         }
         let client = makeClient(ScriptedTransport([json(400, #"{"verified": false, "message": "Signature verification failed"}"#)]), sleeper: RecordingSleeper())
         await #expect(throws: PurseError.server(status: 400, message: "")) {
-            let _: Balance = try await client.send("POST", "/biometric/auth/verify", body: ["a": 1])
+            let _: Balance = try await client.send(.post, "/biometric/auth/verify", body: ["a": 1])
         }
     }
 
@@ -56,7 +57,7 @@ struct APIClientTests {
         let sleeper = RecordingSleeper()
         let transport = ScriptedTransport([json(503, "{}"), json(503, "{}"), json(200, #"{"balance": 1}"#)])
         let client = makeClient(transport, sleeper: sleeper)
-        let balance: Balance = try await client.send("GET", "/user/balance")
+        let balance: Balance = try await client.send(.get, "/user/balance")
         #expect(balance.balance == 1)
         #expect(transport.requests.count == 3)
         #expect(sleeper.recorded == [.milliseconds(100), .milliseconds(200)])
@@ -66,24 +67,24 @@ struct APIClientTests {
         let sleeper = RecordingSleeper()
         let transport = ScriptedTransport([json(503, "{}"), json(200, #"{"balance": 1}"#)])
         let client = makeClient(transport, sleeper: sleeper, random: 0)
-        let _: Balance = try await client.send("GET", "/user/balance")
+        let _: Balance = try await client.send(.get, "/user/balance")
         #expect(sleeper.recorded == [.milliseconds(50)])
     }
 
     @Test func honoursRetryAfter() async throws {
         let sleeper = RecordingSleeper()
-        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headers: ["Retry-After": "3"]), json(200, #"{"balance": 2}"#)])
+        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headerFields: [.retryAfter: "3"]), json(200, #"{"balance": 2}"#)])
         let client = makeClient(transport, sleeper: sleeper)
-        let _: Balance = try await client.send("GET", "/user/balance")
+        let _: Balance = try await client.send(.get, "/user/balance")
         #expect(sleeper.recorded == [.seconds(3)])
     }
 
     @Test func tooLongRetryAfterIsReturnedNotWaited() async throws {
         let sleeper = RecordingSleeper()
-        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headers: ["Retry-After": "3600"])])
+        let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headerFields: [.retryAfter: "3600"])])
         let client = makeClient(transport, sleeper: sleeper)
         do {
-            let _: Balance = try await client.send("GET", "/user/balance")
+            let _: Balance = try await client.send(.get, "/user/balance")
             Issue.record("expected rate limiting")
         } catch let error as PurseError {
             #expect(error.kind == .rateLimited)
@@ -96,7 +97,7 @@ struct APIClientTests {
         let transport = ScriptedTransport([json(503, "{}"), json(200, #"{"balance": 1}"#)])
         let client = makeClient(transport, sleeper: RecordingSleeper())
         await #expect(throws: PurseError.self) {
-            let _: Balance = try await client.send("POST", "/user/topup", body: ["amount": 500])
+            let _: Balance = try await client.send(.post, "/user/topup", body: ["amount": 500])
         }
         #expect(transport.requests.count == 1)
     }
@@ -105,9 +106,9 @@ struct APIClientTests {
         let transport = ScriptedTransport([.fail(.timeout("slow")), json(503, "{}"), json(200, #"{"balance": 1}"#)])
         let client = makeClient(transport, sleeper: RecordingSleeper())
         let key = IdempotencyKey.make()
-        let _: Balance = try await client.send("POST", "/user/topup", body: ["amount": 500], idempotencyKey: key)
+        let _: Balance = try await client.send(.post, "/user/topup", body: ["amount": 500], idempotencyKey: key)
         #expect(transport.requests.count == 3)
-        #expect(Set(transport.requests.map { $0.header("Idempotency-Key") }) == [key])
+        #expect(Set(transport.requests.map { $0.headerFields[.idempotencyKey] }) == [key])
         #expect(Set(transport.requests.map(\.body)).count == 1)
     }
 
@@ -130,7 +131,7 @@ struct APIClientTests {
         let transport = ScriptedTransport([json(503, "{}"), json(503, "{}"), json(503, "{}"), json(200, "{}")])
         let client = makeClient(transport, sleeper: RecordingSleeper(), attempts: 3)
         await #expect(throws: PurseError.server(status: 503, message: "")) {
-            let _: EmptyResponse = try await client.send("GET", "/x")
+            let _: EmptyResponse = try await client.send(.get, "/x")
         }
         #expect(transport.requests.count == 3)
     }
@@ -139,14 +140,14 @@ struct APIClientTests {
         let transport = ScriptedTransport([.fail(.offline("refused"))])
         let client = makeClient(transport, sleeper: RecordingSleeper())
         await #expect(throws: PurseError.offline) {
-            let _: EmptyResponse = try await client.send("GET", "/x")
+            let _: EmptyResponse = try await client.send(.get, "/x")
         }
     }
 
     @Test func undecodableSuccessIsInvalidResponse() async throws {
         let client = makeClient(ScriptedTransport([json(200, "<html>")]), sleeper: RecordingSleeper())
         await #expect(throws: PurseError.invalidResponse("")) {
-            let _: Balance = try await client.send("GET", "/x")
+            let _: Balance = try await client.send(.get, "/x")
         }
     }
 
@@ -187,7 +188,7 @@ struct APIClientDeadlineTests {
                                retry: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(20)), timeout: .seconds(30), deadline: .milliseconds(600))
         let clock = ContinuousClock()
         let start = clock.now
-        await #expect(throws: PurseError.self) { _ = try await client.sendRaw("GET", "/v1/skus") }
+        await #expect(throws: PurseError.self) { _ = try await client.sendRaw(.get, "/v1/skus") }
         let elapsed = clock.now - start
         // Without the deadline: four tries of 30 s. With it: what is left of 0.6 s, shared out
         // (the bound is loose: a loaded machine schedules late, but never by minutes).

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import Synchronization
 
@@ -35,6 +36,8 @@ final class RecordingSleeper: Sendable {
     }
 }
 
-func json(_ status: Int, _ text: String, headers: [String: String] = [:]) -> ScriptedTransport.Step {
-    .respond(TransportResponse(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: Data(text.utf8)))
+func json(_ status: HTTPResponse.Status, _ text: String, headerFields: HTTPFields = [:]) -> ScriptedTransport.Step {
+    var fields = headerFields
+    if fields[.contentType] == nil { fields[.contentType] = "application/json" }
+    return .respond(TransportResponse(status: status, headerFields: fields, body: Data(text.utf8)))
 }

@@ -27,18 +27,18 @@ struct LiveClientTests {
                 transport: AsyncHTTPClientTransport()
             )
             let registered: AuthAnswer = try await api.send(
-                "POST", "/auth/register", body: ["email": "live@example.com", "password": "correct horse"], authenticated: false
+                .post, "/auth/register", body: ["email": "live@example.com", "password": "correct horse"], authenticated: false
             )
             try await api.session.setToken(registered.token)
-            let me: Me = try await api.send("GET", "/auth/me")
+            let me: Me = try await api.send(.get, "/auth/me")
             #expect(me.user.id == registered.user.id)
 
             try await api.session.setToken(nil)
             await #expect(throws: PurseError.unauthorized) {
-                let _: Me = try await api.send("GET", "/auth/me")
+                let _: Me = try await api.send(.get, "/auth/me")
             }
             do {
-                let _: AuthAnswer = try await api.send("POST", "/auth/register", body: ["email": "live@example.com", "password": "correct horse"], authenticated: false)
+                let _: AuthAnswer = try await api.send(.post, "/auth/register", body: ["email": "live@example.com", "password": "correct horse"], authenticated: false)
                 Issue.record("duplicate registration succeeded")
             } catch let error as PurseError {
                 #expect(error.status == 409)
@@ -50,7 +50,7 @@ struct LiveClientTests {
     @Test func unreachableServerIsOffline() async throws {
         let api = APIClient(session: ClientSession(baseURL: URL(string: "http://127.0.0.1:1")!), transport: AsyncHTTPClientTransport(), retry: .none)
         await #expect(throws: PurseError.offline) {
-            let _: EmptyResponse = try await api.send("GET", "/health")
+            let _: EmptyResponse = try await api.send(.get, "/health")
         }
     }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import PurseDatabase
+import PurseHTTP
 @testable import PurseServer
 import PurseTestSupport
 import SQLKit

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import Synchronization
 
@@ -48,7 +49,7 @@ public final class FaultInjectingTransport: HTTPTransport {
         injected.withLock { $0[fault, default: 0] += 1 }
         switch fault {
         case .tooManyRequests:
-            return TransportResponse(status: 429, headers: ["Retry-After": "0"], body: Data(#"{"error":"Too many requests"}"#.utf8))
+            return TransportResponse(status: 429, headerFields: [.retryAfter: "0"], body: Data(#"{"error":"Too many requests"}"#.utf8))
         case .unavailable:
             return TransportResponse(status: 503, body: Data(#"{"error":"Service unavailable"}"#.utf8))
         case .droppedBefore:

@@ -18,17 +18,10 @@ public final class RouterTransport: HTTPTransport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         sent.withLock { $0.append(request) }
-        var headers = HTTPFields()
-        for (name, value) in request.headers {
-            if let field = HTTPField.Name(name) { headers[field] = value }
-        }
         var uri = request.url.path
         if let query = request.url.query { uri += "?" + query }
-        guard let method = HTTPRequest.Method(request.method) else { throw PurseError.invalidResponse("bad method") }
-        let response = try await client.execute(uri: uri, method: method, headers: headers, body: request.body.map { ByteBuffer(data: $0) })
-        var responseHeaders: [String: String] = [:]
-        for field in response.headers { responseHeaders[field.name.canonicalName] = field.value }
-        return TransportResponse(status: Int(response.status.code), headers: responseHeaders, body: Data(buffer: response.body))
+        let response = try await client.execute(uri: uri, method: request.method, headers: request.headerFields, body: request.body.map { ByteBuffer(data: $0) })
+        return TransportResponse(status: response.status, headerFields: response.headers, body: Data(buffer: response.body))
     }
 }
 

@@ -1,5 +1,6 @@
 import ChippiPayVocabulary
 import Foundation
+import HTTPTypes
 import Logging
 import PurseDatabase
 import PurseFormats
@@ -130,12 +131,12 @@ enum Webhooks {
         if let url = URL(string: try row.decode(column: "url", as: String.self)) {
             do {
                 let response = try await transport.send(TransportRequest(
-                    method: "POST", url: url,
-                    headers: ["Content-Type": "application/json", "User-Agent": "ChipiPay-Webhooks/1.0",
-                              "Chipi-Signature": WebhookSignature.header(payload: payload, secret: secret, timestamp: Int(environment.now().timeIntervalSince1970))],
+                    method: .post, url: url,
+                    headerFields: [.contentType: "application/json", .userAgent: "ChipiPay-Webhooks/1.0",
+                              .chipiSignature: WebhookSignature.header(payload: payload, secret: secret, timestamp: Int(environment.now().timeIntervalSince1970))],
                     body: payload, timeout: .seconds(10)))
-                statusCode = response.status
-                if !(200..<300).contains(response.status) { failure = "HTTP \(response.status)" }
+                statusCode = response.status.code
+                if response.status.kind != .successful { failure = "HTTP \(response.status.code)" }
             } catch {
                 failure = String(describing: error).prefix(300).description
             }

@@ -1,3 +1,4 @@
+import ChippiPayVocabulary
 import Crypto
 import Foundation
 import HTTPTypes
@@ -112,10 +113,6 @@ struct Merchant: Sendable {
         /// `/v1/paymaster`.
         case paymaster
     }
-}
-
-extension HTTPField.Name {
-    static let apiKey = HTTPField.Name("x-api-key")!
 }
 
 extension ChippiPayModule {

@@ -241,8 +241,8 @@ final class IssuerKeys: Sendable {
     }
 
     func fetch(_ url: URL) async throws -> JWTKeyCollection {
-        let response = try await transport.send(TransportRequest(method: "GET", url: url, headers: ["Accept": "application/json"], timeout: .seconds(10)))
-        guard response.status == 200, response.body.count <= 256 << 10 else { throw JWTError.generic(identifier: "jwks", reason: "HTTP \(response.status)") }
+        let response = try await transport.send(TransportRequest(method: .get, url: url, headerFields: [.accept: "application/json"], timeout: .seconds(10)))
+        guard response.status == 200, response.body.count <= 256 << 10 else { throw JWTError.generic(identifier: "jwks", reason: "HTTP \(response.status.code)") }
         let keys = JWTKeyCollection()
         try await keys.add(jwksJSON: String(decoding: response.body, as: UTF8.self))
         cache.withLock { $0[url] = (keys, .now) }

@@ -53,7 +53,7 @@ struct ConnectController: Sendable {
         router.post("api/webhooks/stripe/connect") { request, context in
             var request = request
             let body = try await request.collectJSONBody(context: context)
-            return try await webhook(body: Data(body.readableBytesView), signature: request.headers[HTTPField.Name("Stripe-Signature")!], logger: context.logger)
+            return try await webhook(body: Data(body.readableBytesView), signature: request.headers[.stripeSignature], logger: context.logger)
         }
         router.get("stripe/connect/success") { _, _ in Response.html(Self.landing("Onboarding submitted", "You can return to the Maly app; your payout status updates in a moment.")) }
         router.get("stripe/connect/reauth") { _, _ in Response.html(Self.landing("Onboarding link expired", "Return to the Maly app and start onboarding again to get a fresh link.")) }

@@ -94,7 +94,7 @@ struct StripeSandbox: Sendable {
             }
             return data
         }
-        return .jsonData(data, headers: [HTTPField.Name("Request-Id")!: "req_" + RandomID.hex(bytes: 7)])
+        return .jsonData(data, headers: [.requestID: "req_" + RandomID.hex(bytes: 7)])
     }
 
     func createAccount(_ params: [String: String], db: any DatabaseSession) async throws -> Data {
@@ -277,16 +277,16 @@ struct StripeSandbox: Sendable {
         let payload = Data(webhook.payload.utf8)
         guard let url = URL(string: webhook.url) else { throw SandboxDeliveryError(status: 0) }
         let response = try await AsyncHTTPClientTransport(maxResponseBytes: 1 << 20).send(TransportRequest(
-            method: "POST", url: url,
-            headers: [
-                "Content-Type": "application/json; charset=utf-8", "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-                "Stripe-Signature": WebhookSignature.header(payload: payload, secret: configuration.webhookSecret,
+            method: .post, url: url,
+            headerFields: [
+                .contentType: "application/json; charset=utf-8", .userAgent: "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+                .stripeSignature: WebhookSignature.header(payload: payload, secret: configuration.webhookSecret,
                                                             timestamp: Int(environment.now().timeIntervalSince1970)),
             ],
             body: payload, timeout: .seconds(10)
         ))
-        guard (200..<300).contains(response.status) else {
-            throw SandboxDeliveryError(status: response.status)
+        guard response.status.kind == .successful else {
+            throw SandboxDeliveryError(status: response.status.code)
         }
     }
 
@@ -324,7 +324,7 @@ struct StripeSandbox: Sendable {
     }
 
     static func json(_ account: StripeAccount) throws -> Response {
-        .jsonData(try JSONCoding.encoder.encode(account), headers: [HTTPField.Name("Request-Id")!: "req_" + RandomID.hex(bytes: 7)])
+        .jsonData(try JSONCoding.encoder.encode(account), headers: [.requestID: "req_" + RandomID.hex(bytes: 7)])
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 import PurseHTTPNIO
 
@@ -9,25 +10,6 @@ import PurseHTTPNIO
 /// ``StripeClient/Failure``. The secret key never leaves the server.
 public struct StripeClient: Sendable {
     public static let apiVersion = "2024-06-20"
-
-    /// One HTTP exchange, injectable so tests can record or answer requests.
-    public struct HTTPRequest: Sendable, Equatable {
-        public var method: String
-        public var url: String
-        public var headers: [String: String]
-        public var body: String?
-    }
-
-    public struct HTTPResponse: Sendable {
-        public var status: Int
-        public var headers: [String: String]
-        public var body: Data
-        public init(status: Int, headers: [String: String], body: Data) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-        }
-    }
 
     /// A Stripe API error.
     public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -61,13 +43,14 @@ public struct StripeClient: Sendable {
 
     public let baseURL: String
     let secretKey: String
-    let send: @Sendable (HTTPRequest) async throws -> HTTPResponse
+    let send: @Sendable (TransportRequest) async throws -> TransportResponse
 
     /// - Parameters:
     ///   - baseURL: `https://api.stripe.com`, or the sandbox's `http://HOST:PORT/sandbox/stripe`.
     ///   - secretKey: `sk_live_…` / `sk_test_…`.
-    ///   - send: The HTTP exchange; AsyncHTTPClient by default.
-    public init(baseURL: String, secretKey: String, send: (@Sendable (HTTPRequest) async throws -> HTTPResponse)? = nil) {
+    ///   - send: The HTTP exchange, injectable so tests can record or answer requests;
+    ///     AsyncHTTPClient by default.
+    public init(baseURL: String, secretKey: String, send: (@Sendable (TransportRequest) async throws -> TransportResponse)? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.secretKey = secretKey
         self.send = send ?? StripeClient.exchange(over: AsyncHTTPClientTransport(maxResponseBytes: 4 << 20))
@@ -84,12 +67,12 @@ public struct StripeClient: Sendable {
         if let email { params.append(("email", .string(email))) }
         params.append(("capabilities", ["card_payments": ["requested": true], "transfers": ["requested": true]]))
         params.append(("metadata", ["purse_user_id": .string(userID)]))
-        return try await request("POST", "/v1/accounts", params: params, idempotencyKey: idempotencyKey)
+        return try await request(.post, "/v1/accounts", params: params, idempotencyKey: idempotencyKey)
     }
 
     /// `POST /v1/account_links` for `account_onboarding`.
     public func createAccountLink(account: String, refreshURL: String, returnURL: String, idempotencyKey: String) async throws -> StripeAccountLink {
-        try await request("POST", "/v1/account_links", params: [
+        try await request(.post, "/v1/account_links", params: [
             ("account", .string(account)), ("refresh_url", .string(refreshURL)), ("return_url", .string(returnURL)),
             ("type", "account_onboarding"),
         ], idempotencyKey: idempotencyKey)
@@ -117,7 +100,7 @@ public struct StripeClient: Sendable {
         case .testCard(let number): params.append(("payment_method_data", ["type": "card", "card": ["number": .string(number)]]))
         }
         params += [("confirm", true), ("automatic_payment_methods", ["enabled": true, "allow_redirects": "never"]), ("metadata", .object(metadata))]
-        return try await request("POST", "/v1/payment_intents", params: params, idempotencyKey: idempotencyKey)
+        return try await request(.post, "/v1/payment_intents", params: params, idempotencyKey: idempotencyKey)
     }
 
     /// `GET /v1/accounts/{id}`.
@@ -125,62 +108,69 @@ public struct StripeClient: Sendable {
         guard id.hasPrefix("acct_"), id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
             throw Failure(status: 400, type: "invalid_request_error", code: "resource_missing", message: "No such account: '\(id)'", param: "account", requestID: nil)
         }
-        return try await request("GET", "/v1/accounts/\(id)", params: [], idempotencyKey: nil)
+        return try await request(.get, "/v1/accounts/\(id)", params: [], idempotencyKey: nil)
     }
 
     /// Builds the exact HTTP request for an API call (public for request-shape tests).
-    public func makeRequest(_ method: String, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) -> HTTPRequest {
-        var headers = [
-            "Authorization": "Bearer \(secretKey)",
-            "Stripe-Version": Self.apiVersion,
-            "User-Agent": "Purse/0.1 StripeClient",
-            "Accept": "application/json",
+    /// - Throws: ``Failure`` when the base URL and path make no URL.
+    public func makeRequest(_ method: HTTPRequest.Method, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) throws -> TransportRequest {
+        var headerFields: HTTPFields = [
+            .authorization: "Bearer \(secretKey)",
+            .stripeVersion: Self.apiVersion,
+            .userAgent: "Purse/0.1 StripeClient",
+            .accept: "application/json",
         ]
         var url = baseURL + path
-        var body: String?
+        var body: Data?
         let encoded = StripeForm.encode(params)
-        if method == "GET" {
+        if method == .get {
             if !encoded.isEmpty { url += "?" + encoded }
         } else {
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-            body = encoded
-            if let idempotencyKey { headers["Idempotency-Key"] = idempotencyKey }
+            headerFields[.contentType] = "application/x-www-form-urlencoded"
+            body = Data(encoded.utf8)
+            if let idempotencyKey { headerFields[.idempotencyKey] = idempotencyKey }
         }
-        return HTTPRequest(method: method, url: url, headers: headers, body: body)
+        guard let target = URL(string: url) else {
+            throw Failure(status: 400, type: "invalid_request_error", code: nil, message: "Not a URL: \(url)", param: nil, requestID: nil)
+        }
+        return TransportRequest(method: method, url: target, headerFields: headerFields, body: body, timeout: .seconds(30))
     }
 
-    func request<T: Decodable>(_ method: String, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) async throws -> T {
-        let response = try await send(makeRequest(method, path, params: params, idempotencyKey: idempotencyKey))
-        let requestID = response.headers.first { $0.key.lowercased() == "request-id" }?.value
-        guard (200..<300).contains(response.status) else {
+    func request<T: Decodable>(_ method: HTTPRequest.Method, _ path: String, params: [(String, StripeParam)], idempotencyKey: String?) async throws -> T {
+        let response = try await send(try makeRequest(method, path, params: params, idempotencyKey: idempotencyKey))
+        let requestID = response.headerFields[.requestID]
+        guard response.status.kind == .successful else {
             if let body = try? JSONDecoder().decode(StripeErrorBody.self, from: response.body) {
-                var failure = Failure(status: response.status, type: body.error.type, code: body.error.code, message: body.error.message,
+                var failure = Failure(status: response.status.code, type: body.error.type, code: body.error.code, message: body.error.message,
                                       param: body.error.param, requestID: requestID)
                 failure.declineCode = body.error.decline_code
                 throw failure
             }
-            throw Failure(status: response.status, type: "api_error", code: nil, message: "Unexpected response from Stripe", param: nil, requestID: requestID)
+            throw Failure(status: response.status.code, type: "api_error", code: nil, message: "Unexpected response from Stripe", param: nil, requestID: requestID)
         }
         do {
             return try JSONDecoder().decode(T.self, from: response.body)
         } catch {
-            throw Failure(status: response.status, type: "api_error", code: nil, message: "Unreadable response from Stripe: \(error)", param: nil, requestID: requestID)
+            throw Failure(status: response.status.code, type: "api_error", code: nil, message: "Unreadable response from Stripe: \(error)", param: nil, requestID: requestID)
         }
     }
 
     /// The exchange over `transport` (AsyncHTTPClient to Stripe, or the sandbox in this process):
     /// fails fast when Stripe is unreachable (the caller decides about retries), 30 s timeout.
-    static func exchange(over transport: any HTTPTransport) -> @Sendable (HTTPRequest) async throws -> HTTPResponse { { request in
-        guard let url = URL(string: request.url) else {
-            throw Failure(status: 400, type: "invalid_request_error", code: nil, message: "Not a URL: \(request.url)", param: nil, requestID: nil)
-        }
+    static func exchange(over transport: any HTTPTransport) -> @Sendable (TransportRequest) async throws -> TransportResponse { { request in
         do {
-            let response = try await transport.send(TransportRequest(
-                method: request.method, url: url, headers: request.headers, body: request.body.map { Data($0.utf8) }, timeout: .seconds(30)
-            ))
-            return HTTPResponse(status: response.status, headers: response.headers, body: response.body)
+            return try await transport.send(request)
         } catch {
             throw Failure(status: 503, type: "api_connection_error", code: nil, message: "Could not reach Stripe: \(error)", param: nil, requestID: nil)
         }
     } }
+}
+
+extension HTTPField.Name {
+    /// The API version a Stripe request asks for.
+    static let stripeVersion = HTTPField.Name("Stripe-Version")!
+    /// The id Stripe gives each answer, for support and logs.
+    static let requestID = HTTPField.Name("Request-Id")!
+    /// The signature of a webhook event (``WebhookSignature``).
+    static let stripeSignature = HTTPField.Name("Stripe-Signature")!
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseKit
 import PurseHTTP
@@ -141,10 +142,10 @@ public actor SoftwareAppAttestService: AppAttestService {
 
     func issue(publicKey: P256.Signing.PublicKey, nonce: Data) async throws -> [Data] {
         let body = try JSONEncoder().encode(Issue(public_key: publicKey.x963Representation.base64EncodedString(), nonce: nonce.base64EncodedString()))
-        let response = try await transport.send(TransportRequest(method: "POST", url: issuer.appendingPathComponent("certificate"),
-                                                                 headers: ["Content-Type": "application/json"], body: body, timeout: .seconds(15)))
+        let response = try await transport.send(TransportRequest(method: .post, url: issuer.appendingPathComponent("certificate"),
+                                                                 headerFields: [.contentType: "application/json"], body: body, timeout: .seconds(15)))
         guard response.status == 200, let issued = try? JSONDecoder().decode(Issued.self, from: response.body) else {
-            throw CutiEError.appAttestFailed("the App Attest development CA refused: HTTP \(response.status)")
+            throw CutiEError.appAttestFailed("the App Attest development CA refused: HTTP \(response.status.code)")
         }
         return try issued.x5c.map {
             guard let der = Data(base64Encoded: $0) else { throw CutiEError.decodingError("x5c is not base64") }
@@ -155,10 +156,10 @@ public actor SoftwareAppAttestService: AppAttestService {
     func resolveAppIdentifier() async throws -> String {
         if let appIdentifier { return appIdentifier }
         guard let cutieAppID else { throw CutiEError.appAttestFailed("the software attester needs the app identifier (team id and bundle id)") }
-        let response = try await transport.send(TransportRequest(method: "GET", url: issuer.appendingPathComponent("apps").appendingPathComponent(cutieAppID),
-                                                                 headers: ["Accept": "application/json"], body: nil, timeout: .seconds(15)))
+        let response = try await transport.send(TransportRequest(method: .get, url: issuer.appendingPathComponent("apps").appendingPathComponent(cutieAppID),
+                                                                 headerFields: [.accept: "application/json"], body: nil, timeout: .seconds(15)))
         guard response.status == 200, let info = try? JSONDecoder().decode(AppInfo.self, from: response.body) else {
-            throw CutiEError.appAttestFailed("the sandbox does not know app \(cutieAppID) for App Attest: HTTP \(response.status)")
+            throw CutiEError.appAttestFailed("the sandbox does not know app \(cutieAppID) for App Attest: HTTP \(response.status.code)")
         }
         appIdentifier = info.app_identifier
         development = info.environment == "development"

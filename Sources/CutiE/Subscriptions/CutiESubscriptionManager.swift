@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Observation
 import PurseHTTP
 
@@ -182,10 +183,10 @@ public actor SandboxSubscriptionStore: SubscriptionStore {
 
     public func purchase(productID: String) async throws -> StorePurchaseResult {
         let body = try JSONEncoder().encode(Purchase(bundle_id: bundleID, product_id: productID))
-        let response = try await transport.send(TransportRequest(method: "POST", url: baseURL.appendingPathComponent("sandbox/storekit/transactions"),
-                                                                 headers: ["Content-Type": "application/json"], body: body))
+        let response = try await transport.send(TransportRequest(method: .post, url: baseURL.appendingPathComponent("sandbox/storekit/transactions"),
+                                                                 headerFields: [.contentType: "application/json"], body: body))
         guard response.status == 200, let signed = try? JSONDecoder().decode(Signed.self, from: response.body) else {
-            throw CutiEError.invalidRequest("The sandbox store refused the purchase (HTTP \(response.status))")
+            throw CutiEError.invalidRequest("The sandbox store refused the purchase (HTTP \(response.status.code))")
         }
         owned[productID] = (signed.signed_transaction, productID)
         return .purchased(signedTransaction: signed.signed_transaction, productID: productID)

@@ -30,7 +30,8 @@ struct AdminSession: Sendable {
 }
 
 extension HTTPField.Name {
-    static let csrfToken = HTTPField.Name("X-CSRF-Token")!
+    /// The admin session's CSRF token, echoed on every state-changing request.
+    public static let csrfToken = HTTPField.Name("X-CSRF-Token")!
 }
 
 /// Admin accounts (bcrypt passwords) and their sessions: a random id in an `HttpOnly`,

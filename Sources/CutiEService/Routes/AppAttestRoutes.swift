@@ -1,4 +1,5 @@
 import Crypto
+import CutiEVocabulary
 import Foundation
 import Hummingbird
 import Logging

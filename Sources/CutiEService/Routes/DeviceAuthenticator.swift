@@ -1,4 +1,5 @@
 import Crypto
+import CutiEVocabulary
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -25,15 +26,6 @@ struct DeviceCaller: Sendable {
 
     /// The idempotency owner of this device's requests.
     var idempotencyOwner: UserID { UserID("cutie/\(appID)/\(deviceID)") }
-}
-
-extension HTTPField.Name {
-    static let appID = HTTPField.Name("X-App-ID")!
-    static let deviceID = HTTPField.Name("X-Device-ID")!
-    static let deviceToken = HTTPField.Name("X-Device-Token")!
-    static let requestTimestamp = HTTPField.Name("X-Timestamp")!
-    static let requestSignature = HTTPField.Name("X-Signature")!
-    static let appAssertion = HTTPField.Name("X-App-Assertion")!
 }
 
 /// The `code` of Cuti-E's refusals a client acts on (the SDK maps them to

@@ -6,6 +6,7 @@ import Hummingbird
 import NIOCore
 import PurseDatabase
 import PurseFormats
+import PurseHTTP
 import PurseServer
 import SQLKit
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseHTTP
 import PurseHTTPNIO
@@ -107,7 +108,7 @@ struct VTpassClient: AirtimeSupplier {
         }
         var components = URLComponents(url: url("/api/service-variations"), resolvingAgainstBaseURL: false)!
         components.queryItems = [URLQueryItem(name: "serviceID", value: serviceID)]
-        let data = try await send("GET", components.url!, body: nil)
+        let data = try await send(.get, components.url!, body: nil)
         guard let answer = try? JSONDecoder().decode(Answer.self, from: data), let content = answer.content else {
             throw SupplierError("VTpass sent no variations for \(serviceID)")
         }
@@ -125,7 +126,7 @@ struct VTpassClient: AirtimeSupplier {
             struct Contents: Decodable { var balance: LenientText }
             var contents: Contents?
         }
-        let data = try await send("GET", url("/api/balance"), body: nil)
+        let data = try await send(.get, url("/api/balance"), body: nil)
         guard let contents = (try? JSONDecoder().decode(Answer.self, from: data))?.contents,
               let kobo = Self.kobo(contents.balance.text) else {
             throw SupplierError("VTpass sent no balance")
@@ -182,29 +183,29 @@ struct VTpassClient: AirtimeSupplier {
 
     func post(_ path: String, _ body: [String: String]) async throws -> PayAnswer {
         let json = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let data = try await send("POST", url(path), body: json)
+        let data = try await send(.post, url(path), body: json)
         guard let answer = try? JSONDecoder().decode(PayAnswer.self, from: data) else {
             throw SupplierError("VTpass sent an unreadable answer to \(path)")
         }
         return answer
     }
 
-    func send(_ method: String, _ url: URL, body: Data?) async throws -> Data {
-        var headers = ["api-key": credentials.apiKey, "Accept": "application/json"]
-        if method == "GET" {
-            headers["public-key"] = credentials.publicKey
+    func send(_ method: HTTPRequest.Method, _ url: URL, body: Data?) async throws -> Data {
+        var headerFields: HTTPFields = [.vtpassAPIKey: credentials.apiKey, .accept: "application/json"]
+        if method == .get {
+            headerFields[.vtpassPublicKey] = credentials.publicKey
         } else {
-            headers["secret-key"] = credentials.secretKey
-            headers["Content-Type"] = "application/json"
+            headerFields[.vtpassSecretKey] = credentials.secretKey
+            headerFields[.contentType] = "application/json"
         }
         let response: TransportResponse
         do {
-            response = try await transport.send(TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout))
+            response = try await transport.send(TransportRequest(method: method, url: url, headerFields: headerFields, body: body, timeout: timeout))
         } catch {
             throw SupplierError("VTpass unreachable: \(error)")
         }
-        guard (200..<300).contains(response.status) else {
-            throw SupplierError("VTpass answered HTTP \(response.status) to \(method) \(url.path)")
+        guard response.status.kind == .successful else {
+            throw SupplierError("VTpass answered HTTP \(response.status.code) to \(method) \(url.path)")
         }
         return response.body
     }
@@ -267,4 +268,12 @@ struct VTpassStatus: OpenChoice {
 
     /// The value in lower case, as the constants spell it.
     var normalized: VTpassStatus { VTpassStatus(rawValue: rawValue.lowercased()) }
+}
+
+extension HTTPField.Name {
+    /// VTpass' credentials: the API key on every request, with the public key on a `GET` and
+    /// the secret key on a `POST` (VTpass' "Authentication" page).
+    static let vtpassAPIKey = HTTPField.Name("api-key")!
+    static let vtpassPublicKey = HTTPField.Name("public-key")!
+    static let vtpassSecretKey = HTTPField.Name("secret-key")!
 }

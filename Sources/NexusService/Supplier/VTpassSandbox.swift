@@ -90,9 +90,9 @@ struct VTpassSandbox: Sendable {
 
     /// POST needs `api-key` and `secret-key`, GET `api-key` and `public-key`.
     func authorized(_ request: Request, secret: Bool) -> Bool {
-        guard let apiKey = request.headers[HTTPField.Name("api-key")!], apiKey == keys.apiKey else { return false }
-        if secret { return request.headers[HTTPField.Name("secret-key")!] == keys.secretKey }
-        return request.headers[HTTPField.Name("public-key")!] == keys.publicKey
+        guard let apiKey = request.headers[.vtpassAPIKey], apiKey == keys.apiKey else { return false }
+        if secret { return request.headers[.vtpassSecretKey] == keys.secretKey }
+        return request.headers[.vtpassPublicKey] == keys.publicKey
     }
 
     static let invalidCredentials = answer(["code": "087", "response_description": "INVALID CREDENTIALS"])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseHTTP
 
 /// The signed-in session of a client: base URL and bearer token, persisted in a ``SecureStore``.
@@ -51,12 +52,12 @@ public struct APIClient: Sendable {
     /// ``timeout`` per try and ``RetryPolicy`` bound a call.
     public var deadline: Duration?
     public var sleeper: Sleeper
-    /// Extra headers on every request (e.g. `User-Agent`).
-    public var defaultHeaders: [String: String]
+    /// Extra header fields on every request (e.g. `User-Agent`).
+    public var defaultHeaderFields: HTTPFields
 
     public init(
         session: ClientSession, transport: any HTTPTransport, retry: RetryPolicy = .default,
-        timeout: Duration = .seconds(30), deadline: Duration? = nil, sleeper: Sleeper = .live, defaultHeaders: [String: String] = [:]
+        timeout: Duration = .seconds(30), deadline: Duration? = nil, sleeper: Sleeper = .live, defaultHeaderFields: HTTPFields = [:]
     ) {
         self.session = session
         self.transport = transport
@@ -64,29 +65,29 @@ public struct APIClient: Sendable {
         self.timeout = timeout
         self.deadline = deadline
         self.sleeper = sleeper
-        self.defaultHeaders = defaultHeaders
+        self.defaultHeaderFields = defaultHeaderFields
     }
 
     public var baseURL: URL { session.baseURL }
 
     /// Sends a request and decodes a JSON answer.
     /// - Parameters:
-    ///   - method: `GET`, `POST` …
+    ///   - method: `.get`, `.post` …
     ///   - path: Path below the base URL, e.g. `/auth/me`.
     ///   - query: Query items.
     ///   - body: Encoded as JSON when given.
-    ///   - headers: Extra headers for this request.
+    ///   - headerFields: Extra header fields for this request; they replace fields of the same name.
     ///   - idempotencyKey: Sent as `Idempotency-Key`; makes a `POST` retryable.
     ///   - authenticated: Adds the session's bearer token when there is one.
     /// - Returns: The decoded body of a 2xx answer.
     /// - Throws: ``PurseError``.
     public func send<Response: Decodable>(
-        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
-        headers: [String: String] = [:], idempotencyKey: String? = nil, authenticated: Bool = true,
+        _ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
+        headerFields: HTTPFields = [:], idempotencyKey: String? = nil, authenticated: Bool = true,
         as type: Response.Type = Response.self
     ) async throws -> Response {
         let response = try await sendRaw(
-            method, path, query: query, body: body, headers: headers, idempotencyKey: idempotencyKey, authenticated: authenticated
+            method, path, query: query, body: body, headerFields: headerFields, idempotencyKey: idempotencyKey, authenticated: authenticated
         )
         if Response.self == EmptyResponse.self, let empty = EmptyResponse() as? Response { return empty }
         do {
@@ -99,21 +100,20 @@ public struct APIClient: Sendable {
     /// Sends a request and returns a 2xx response as it came.
     /// - Throws: ``PurseError`` for transport failures and non-2xx statuses.
     public func sendRaw(
-        _ method: String, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
-        headers: [String: String] = [:], idempotencyKey: String? = nil, authenticated: Bool = true
+        _ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem] = [], body: (any Encodable)? = nil,
+        headerFields: HTTPFields = [:], idempotencyKey: String? = nil, authenticated: Bool = true
     ) async throws -> TransportResponse {
-        var request = TransportRequest(method: method, url: try url(path, query: query), timeout: timeout)
-        request.headers = defaultHeaders
-        request.headers["Accept"] = "application/json"
+        var request = TransportRequest(method: method, url: try url(path, query: query), headerFields: defaultHeaderFields, timeout: timeout)
+        request.headerFields[.accept] = "application/json"
         if let body {
             request.body = try JSONEncoder.purse.encode(body)
-            request.headers["Content-Type"] = "application/json"
+            request.headerFields[.contentType] = "application/json"
         }
         if authenticated, let token = try await session.token() {
-            request.headers["Authorization"] = "Bearer \(token)"
+            request.headerFields[.authorization] = "Bearer \(token)"
         }
-        if let idempotencyKey { request.headers["Idempotency-Key"] = idempotencyKey }
-        for (name, value) in headers { request.headers[name] = value }
+        if let idempotencyKey { request.headerFields[.idempotencyKey] = idempotencyKey }
+        for name in Set(headerFields.map(\.name)) { request.headerFields[fields: name] = headerFields[fields: name] }
         return try await perform(request)
     }
 
@@ -166,10 +166,9 @@ public struct APIClient: Sendable {
     private func attemptOnce(_ request: TransportRequest, retryable: Bool) async throws -> (Failure?, Answer) {
         do {
             let response = try await transport.send(request)
-            if (200..<300).contains(response.status) { return (nil, Answer(response: response)) }
-            let error = PurseError.from(status: response.status, headers: response.headers, body: response.body)
-            let retryAfter = response.header("Retry-After").flatMap { PurseError.parseRetryAfter($0) }
-            return (Failure(error: error, isRetryable: response.status == 429 || response.status == 503), Answer(retryAfter: retryAfter))
+            if response.status.kind == .successful { return (nil, Answer(response: response)) }
+            let error = PurseError.from(response)
+            return (Failure(error: error, isRetryable: response.status == .tooManyRequests || response.status == .serviceUnavailable), Answer(retryAfter: response.retryAfter))
         } catch let error as PurseError {
             return (Failure(error: error, isRetryable: error.kind == .timeout), Answer())
         } catch is CancellationError {
@@ -178,9 +177,9 @@ public struct APIClient: Sendable {
     }
 
     static func isRetryable(_ request: TransportRequest) -> Bool {
-        switch request.method.uppercased() {
-        case "GET", "HEAD", "PUT", "DELETE", "OPTIONS": true
-        default: request.header("Idempotency-Key") != nil
+        switch request.method {
+        case .get, .head, .put, .delete, .options: true
+        default: request.headerFields[.idempotencyKey] != nil
         }
     }
 

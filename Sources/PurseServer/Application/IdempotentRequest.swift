@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PurseDatabase
+import PurseHTTP
 import SQLKit
 
 /// A money-moving request under its `Idempotency-Key`, between the phases of its handling:

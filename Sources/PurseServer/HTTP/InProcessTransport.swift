@@ -32,14 +32,8 @@ public struct InProcessTransport: HTTPTransport {
     }
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        guard let method = HTTPRequest.Method(request.method) else {
-            return TransportResponse(status: 400, body: Data(#"{"error":"Invalid method"}"#.utf8))
-        }
-        var fields = HTTPFields()
-        for (name, value) in request.headers {
-            guard let field = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: field, value: value))
-        }
+        let method = request.method
+        var fields = request.headerFields
         var path = request.url.path.isEmpty ? "/" : request.url.path
         if let query = request.url.query { path += "?" + query }
         let body = request.body ?? Data()
@@ -55,9 +49,7 @@ public struct InProcessTransport: HTTPTransport {
         }
         let collected = BodyCollector.Bytes()
         try await response.body.write(BodyCollector(bytes: collected))
-        var headers: [String: String] = [:]
-        for field in response.headers { headers[field.name.rawName] = headers[field.name.rawName].map { $0 + ", " + field.value } ?? field.value }
-        return TransportResponse(status: response.status.code, headers: headers, body: Data(buffer: collected.buffer))
+        return TransportResponse(status: response.status, headerFields: response.headers, body: Data(buffer: collected.buffer))
     }
 
     /// Gathers a response body's bytes (the body consumes its writer, so they go to a box).

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PurseDatabase
+import PurseHTTP
 
 /// Logs one line per request: method, path, status, duration and request id. The path is the
 /// matched route's template (`/v1/sdk/link/status/{token}`), so a secret in a path — a link or
@@ -54,12 +55,6 @@ public struct RequestLoggingMiddleware: RouterMiddleware {
         }
         return RandomID.hex(bytes: 8)
     }
-}
-
-extension HTTPField.Name {
-    public static let xRequestID = HTTPField.Name("X-Request-ID")!
-    public static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
-    public static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
 }
 
 extension Duration {

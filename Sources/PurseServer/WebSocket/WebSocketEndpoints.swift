@@ -19,21 +19,15 @@ public enum WebSocketUpgradeDecision: Sendable {
 public struct WebSocketUpgradeRequest: Sendable {
     /// The request target: path and query.
     public let uri: String
-    public let headers: [(name: String, value: String)]
+    /// The header fields. Reading one by name joins repeated values as Node.js does: `; ` for
+    /// `Cookie`, `, ` otherwise.
+    public let headerFields: HTTPFields
     public let remoteAddress: SocketAddress?
 
-    public init(uri: String, headers: [(name: String, value: String)], remoteAddress: SocketAddress?) {
+    public init(uri: String, headerFields: HTTPFields, remoteAddress: SocketAddress?) {
         self.uri = uri
-        self.headers = headers
+        self.headerFields = headerFields
         self.remoteAddress = remoteAddress
-    }
-
-    /// A header's values joined as Node.js joins repeated ones (`; ` for `Cookie`, `, ` otherwise),
-    /// or nil when the request has none.
-    public func header(_ name: String) -> String? {
-        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
-        guard !values.isEmpty else { return nil }
-        return values.joined(separator: name.lowercased() == "cookie" ? "; " : ", ")
     }
 
     /// The path without its query.

@@ -82,7 +82,9 @@ struct WebSocketUpgradeChannel: ServerChildChannel, HTTPChannelHandler {
             let upgrader = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
                 maxFrameSize: maxFrameSize,
                 shouldUpgrade: { channel, head in
-                    let request = WebSocketUpgradeRequest(uri: head.uri, headers: head.headers.map { ($0.name, $0.value) },
+                    let request = WebSocketUpgradeRequest(uri: head.uri, headerFields: HTTPFields(head.headers.compactMap { header in
+                        HTTPField.Name(header.name).map { HTTPField(name: $0, value: header.value) }
+                    }),
                                                           remoteAddress: channel.remoteAddress)
                     let promise = channel.eventLoop.makePromise(of: WebSocketUpgradeDecision.self)
                     promise.completeWithTask {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import PurseFormats
 import PurseHTTP
 
@@ -257,9 +258,9 @@ public struct StarknetProvider: Sendable {
     /// Calls `method` with params by name and decodes its result.
     public func request<Result: Decodable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type = Result.self) async throws -> Result {
         let body = try JSONEncoder().encode(JSONValue.object(["jsonrpc": "2.0", "id": 1, "method": .string(method), "params": .object(params)]))
-        let response = try await transport.send(TransportRequest(method: "POST", url: url, headers: ["Content-Type": "application/json", "Accept": "application/json"],
+        let response = try await transport.send(TransportRequest(method: .post, url: url, headerFields: [.contentType: "application/json", .accept: "application/json"],
                                                                  body: body, timeout: timeout))
-        guard (200..<300).contains(response.status) else { throw PurseError.from(status: response.status, headers: response.headers, body: response.body) }
+        guard response.status.kind == .successful else { throw PurseError.from(response) }
         return try Self.result(of: method, from: response.body)
     }
 
