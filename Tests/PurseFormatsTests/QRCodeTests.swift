@@ -82,6 +82,29 @@ struct QRCodeTests {
         }
     }
 
+    /// The mask search on lines picks the mask the search module by module picks, at every
+    /// version it serves and every level.
+    @Test func bothMaskSearchesAgree() throws {
+        var state: UInt64 = 11
+        func next() -> UInt8 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+        var chosen = Set<Int>()
+        for version in 1...25 {
+            for level in QRCode.ErrorCorrection.allCases {
+                var symbol = Symbol(version: version)
+                symbol.drawFunctionPatterns(errorCorrection: level)
+                let count = QRCode.byteCapacity(version: version, level)
+                symbol.drawCodewords(QRCode.codewords((0..<count).map { _ in next() }, version: version, level))
+                let byLines = symbol.bestMaskByLines(errorCorrection: level)
+                #expect(byLines == symbol.bestMaskByModules(errorCorrection: level), "version \(version) level \(level)")
+                chosen.insert(byLines)
+            }
+        }
+        #expect(chosen.count >= 6, "the symbols exercise most masks: \(chosen.sorted())")
+    }
+
     @Test func capacityAndRefusals() throws {
         #expect(QRCode.byteCapacity(version: 1, .low) == 17)
         #expect(QRCode.byteCapacity(version: 40, .low) == 2953)

@@ -57,20 +57,7 @@ public struct QRCode: Sendable, Hashable {
         var symbol = Symbol(version: version)
         symbol.drawFunctionPatterns(errorCorrection: errorCorrection)
         symbol.drawCodewords(Self.codewords(data, version: version, errorCorrection))
-        let chosen: Int
-        if let mask {
-            chosen = mask
-        } else {
-            var best = (mask: 0, penalty: Int.max)
-            for candidate in 0..<8 {
-                var trial = symbol
-                trial.applyMask(candidate)
-                trial.drawFormatBits(errorCorrection: errorCorrection, mask: candidate)
-                let penalty = trial.penalty()
-                if penalty < best.penalty { best = (candidate, penalty) }
-            }
-            chosen = best.mask
-        }
+        let chosen = mask ?? symbol.bestMask(errorCorrection: errorCorrection)
         symbol.applyMask(chosen)
         symbol.drawFormatBits(errorCorrection: errorCorrection, mask: chosen)
         return QRCode(version: version, errorCorrection: errorCorrection, mask: chosen, size: symbol.size, modules: symbol.modules)
@@ -318,19 +305,24 @@ struct Symbol {
 
     /// Both copies of the 15 format bits (level and mask, BCH-protected, XOR 0x5412), and the dark module.
     mutating func drawFormatBits(errorCorrection: QRCode.ErrorCorrection, mask: Int) {
+        Self.forEachFormatModule(size: size, errorCorrection: errorCorrection, mask: mask) { x, y, dark in setFunction(x, y, dark) }
+    }
+
+    /// Calls `body` with the column, row and colour of every format module of a symbol of `size`.
+    static func forEachFormatModule(size: Int, errorCorrection: QRCode.ErrorCorrection, mask: Int, _ body: (Int, Int, Bool) -> Void) {
         let data = errorCorrection.formatBits << 3 | mask
         var remainder = data
         for _ in 0..<10 { remainder = (remainder << 1) ^ ((remainder >> 9) * 0x537) }
         let bits = (data << 10 | remainder) ^ 0x5412
         func bit(_ index: Int) -> Bool { (bits >> index) & 1 == 1 }
-        for index in 0...5 { setFunction(8, index, bit(index)) }
-        setFunction(8, 7, bit(6))
-        setFunction(8, 8, bit(7))
-        setFunction(7, 8, bit(8))
-        for index in 9..<15 { setFunction(14 - index, 8, bit(index)) }
-        for index in 0..<8 { setFunction(size - 1 - index, 8, bit(index)) }
-        for index in 8..<15 { setFunction(8, size - 15 + index, bit(index)) }
-        setFunction(8, size - 8, true)
+        for index in 0...5 { body(8, index, bit(index)) }
+        body(8, 7, bit(6))
+        body(8, 8, bit(7))
+        body(7, 8, bit(8))
+        for index in 9..<15 { body(14 - index, 8, bit(index)) }
+        for index in 0..<8 { body(size - 1 - index, 8, bit(index)) }
+        for index in 8..<15 { body(8, size - 15 + index, bit(index)) }
+        body(8, size - 8, true)
     }
 
     /// The codewords' bits up and down two-module columns, right to left, around the function patterns.
@@ -378,6 +370,84 @@ struct Symbol {
         }
     }
 
+    /// The mask with the lowest penalty (the first of equals), the format bits of each drawn.
+    func bestMask(errorCorrection: QRCode.ErrorCorrection) -> Int {
+        size + 8 <= 128 ? bestMaskByLines(errorCorrection: errorCorrection) : bestMaskByModules(errorCorrection: errorCorrection)
+    }
+
+    /// Each mask applied to a copy of the modules and scored rule by rule: every version.
+    func bestMaskByModules(errorCorrection: QRCode.ErrorCorrection) -> Int {
+        var best = (mask: 0, penalty: Int.max)
+        for candidate in 0..<8 {
+            var trial = self
+            trial.applyMask(candidate)
+            trial.drawFormatBits(errorCorrection: errorCorrection, mask: candidate)
+            let penalty = trial.penalty()
+            if penalty < best.penalty { best = (candidate, penalty) }
+        }
+        return best.mask
+    }
+
+    /// The search on whole lines, for versions up to 25: the modules and the function flags are
+    /// read into rows and columns of bits once; each mask is then a few word operations per
+    /// line (its pattern from ``maskRows``/``maskColumns``, kept off the function modules), its
+    /// format bits are set in place, and ``linePenalty(rows:columns:size:)`` scores it.
+    func bestMaskByLines(errorCorrection: QRCode.ErrorCorrection) -> Int {
+        let size = size
+        let inside: UInt128 = ((1 << UInt128(size)) - 1) << 4
+        var dataRows = [UInt128](repeating: 0, count: size), dataColumns = dataRows
+        var freeRows = [UInt128](repeating: 0, count: size), freeColumns = dataRows
+        modules.withUnsafeBufferPointer { cells in
+            isFunction.withUnsafeBufferPointer { function in
+                for y in 0..<size {
+                    let rowBit: UInt128 = 1 << UInt128(y + 4)
+                    for x in 0..<size {
+                        let bit: UInt128 = 1 << UInt128(x + 4)
+                        if cells[y * size + x] {
+                            dataRows[y] |= bit
+                            dataColumns[x] |= rowBit
+                        }
+                        if !function[y * size + x] {
+                            freeRows[y] |= bit
+                            freeColumns[x] |= rowBit
+                        }
+                    }
+                }
+            }
+        }
+        var rows = dataRows, columns = dataColumns
+        var best = (mask: 0, penalty: Int.max)
+        for mask in 0..<8 {
+            for y in 0..<size { rows[y] = dataRows[y] ^ (Self.maskRows[mask * 12 + y % 12] & freeRows[y] & inside) }
+            for x in 0..<size { columns[x] = dataColumns[x] ^ (Self.maskColumns[mask * 12 + x % 12] & freeColumns[x] & inside) }
+            Self.forEachFormatModule(size: size, errorCorrection: errorCorrection, mask: mask) { x, y, dark in
+                let rowBit: UInt128 = 1 << UInt128(x + 4), columnBit: UInt128 = 1 << UInt128(y + 4)
+                if dark {
+                    rows[y] |= rowBit
+                    columns[x] |= columnBit
+                } else {
+                    rows[y] &= ~rowBit
+                    columns[x] &= ~columnBit
+                }
+            }
+            let penalty = Self.linePenalty(rows: rows, columns: columns, size: size)
+            if penalty < best.penalty { best = (mask, penalty) }
+        }
+        return best.mask
+    }
+
+    /// Each mask's pattern along a row, for every row number modulo 12 (every mask repeats
+    /// every 12 rows and every 12 columns): bit `x + 4` for column `x`, as the lines of
+    /// ``penaltyByLines()`` hold them.
+    static let maskRows: [UInt128] = (0..<96).map { index in
+        (0..<124).reduce(UInt128(0)) { row, x in masked(index / 12, x, index % 12) ? row | 1 << UInt128(x + 4) : row }
+    }
+
+    /// Each mask's pattern down a column, for every column number modulo 12: bit `y + 4` for row `y`.
+    static let maskColumns: [UInt128] = (0..<96).map { index in
+        (0..<124).reduce(UInt128(0)) { column, y in masked(index / 12, index % 12, y) ? column | 1 << UInt128(y + 4) : column }
+    }
+
     /// The standard's four penalty rules: runs of five or more, 2×2 blocks, finder-like
     /// 1:1:3:1:1 patterns with four light modules on a side (outside the symbol is light), and
     /// the dark/light balance.
@@ -389,7 +459,6 @@ struct Symbol {
     /// `i` at bit `i + 4` (four light modules below and above), for versions up to 25.
     func penaltyByLines() -> Int {
         let size = size
-        let inside: UInt128 = ((1 << UInt128(size)) - 1) << 4
         var rows = [UInt128](repeating: 0, count: size)
         var columns = [UInt128](repeating: 0, count: size)
         modules.withUnsafeBufferPointer { cells in
@@ -407,6 +476,12 @@ struct Symbol {
                 }
             }
         }
+        return Self.linePenalty(rows: rows, columns: columns, size: size)
+    }
+
+    /// The four rules over rows and columns of bits (module `i` at bit `i + 4`, nothing else set).
+    static func linePenalty(rows: [UInt128], columns: [UInt128], size: Int) -> Int {
+        let inside: UInt128 = ((1 << UInt128(size)) - 1) << 4
         // Five or more in a row: a window of five equal modules starts at i in 4...size-1.
         let windowStarts: UInt128 = ((1 << UInt128(size - 4)) - 1) << 4
         // A 2×2 block's left module is at x in 4...size+2.
