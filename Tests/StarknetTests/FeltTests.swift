@@ -46,6 +46,31 @@ struct FeltTests {
         #expect(Fp(3).squareRoot == nil, "3 generates the group, so it is not a square")
     }
 
+    /// The multiplication written for the Stark prime gives what the generic one gives, on the
+    /// edges of the field and on a fixed pseudo-random sequence of operands.
+    @Test func starkPrimeMultiplyIsMontgomeryMultiply() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state
+        }
+        func element() -> U256 {
+            var value = U256(next(), next(), next(), next() >> 4)
+            while value >= Fp.modulus { value = U256.subtract(value, Fp.modulus).0 }
+            return value
+        }
+        let p = Fp.modulus
+        var operands = [U256.zero, U256(1), U256(2), U256.subtract(p, U256(1)).0, U256.subtract(p, U256(2)).0,
+                        U256(0xffff_ffff_ffff_ffff, 0xffff_ffff_ffff_ffff, 0xffff_ffff_ffff_ffff, 0x0800_0000_0000_0010),
+                        U256(0, 0, 0, 0x0800_0000_0000_0011), U256(0xffff_ffff_ffff_ffff, 0, 0, 0)]
+        for _ in 0..<200 { operands.append(element()) }
+        for a in operands {
+            for b in operands.prefix(40) {
+                #expect(starkPrimeMultiply(a, b) == montgomeryMultiply(a, b, modulus: p, n0: Fp.n0), "\(a) · \(b)")
+            }
+        }
+    }
+
     @Test func arithmeticWrapsModP() {
         #expect(Felt.max + .one == .zero)
         #expect(Felt.zero - .one == .max)

@@ -17,15 +17,37 @@ public enum Poseidon {
         return Fp(value)
     }
 
+    /// The constants as the rounds add them: three for each full round, one for each partial
+    /// round. A partial round cubes only the third word, so the constants of the other two pass
+    /// through its S-box unchanged; they are carried forward through the MDS matrix into the next
+    /// round's constants instead (M · (x, y, 0) = (3x + y, x − y, x + y)), and what is carried out
+    /// of the last partial round joins the constants of the full round after it. The permutation
+    /// is the same; each partial round makes one addition instead of three.
+    static let foldedConstants: [Fp] = {
+        let half = fullRounds / 2
+        var folded = Array(roundConstants[0..<(3 * half)])
+        var carry = (Fp.zero, Fp.zero, Fp.zero)
+        for round in half..<(half + partialRounds) {
+            let x = roundConstants[3 * round] + carry.0
+            let y = roundConstants[3 * round + 1] + carry.1
+            folded.append(roundConstants[3 * round + 2] + carry.2)
+            carry = (x.doubled + x + y, x - y, x + y)
+        }
+        let last = 3 * (half + partialRounds)
+        folded += [roundConstants[last] + carry.0, roundConstants[last + 1] + carry.1, roundConstants[last + 2] + carry.2]
+        folded += roundConstants[(last + 3)...]
+        return folded
+    }()
+
     /// The permutation, in place.
     static func permute(_ s0: inout Fp, _ s1: inout Fp, _ s2: inout Fp) {
-        roundConstants.withUnsafeBufferPointer { permute(&s0, &s1, &s2, constants: $0) }
+        foldedConstants.withUnsafeBufferPointer { permute(&s0, &s1, &s2, constants: $0) }
     }
 
-    /// The rounds, reading the constants without bounds checks (the round count fixes every index).
+    /// The rounds over ``foldedConstants``, read without bounds checks (the round counts fix every index).
     @inline(__always)
     static func permute(_ s0: inout Fp, _ s1: inout Fp, _ s2: inout Fp, constants: UnsafeBufferPointer<Fp>) {
-        var round = 0
+        var next = 0
         @inline(__always)
         func mix() {
             // [3 1 1; 1 −1 1; 1 1 −2] · s
@@ -37,17 +59,17 @@ public enum Poseidon {
         }
         @inline(__always)
         func fullRound() {
-            s0 = s0 + constants[3 * round]; s1 = s1 + constants[3 * round + 1]; s2 = s2 + constants[3 * round + 2]
+            s0 = s0 + constants[next]; s1 = s1 + constants[next + 1]; s2 = s2 + constants[next + 2]
             s0 = s0.squared * s0; s1 = s1.squared * s1; s2 = s2.squared * s2
             mix()
-            round += 1
+            next += 3
         }
         for _ in 0..<(fullRounds / 2) { fullRound() }
         for _ in 0..<partialRounds {
-            s0 = s0 + constants[3 * round]; s1 = s1 + constants[3 * round + 1]; s2 = s2 + constants[3 * round + 2]
+            s2 = s2 + constants[next]
             s2 = s2.squared * s2
             mix()
-            round += 1
+            next += 1
         }
         for _ in 0..<(fullRounds / 2) { fullRound() }
     }
