@@ -203,10 +203,38 @@ public struct SandboxNode: Sendable {
         var gas: SandboxGas
     }
 
+    /// A signature checked before the chain was locked, and the key it was checked with.
+    struct CheckedSignature: Sendable {
+        var publicKey: Felt
+        var isValid: Bool
+    }
+
+    /// Checks the transaction's signature against the key its account holds now (a deployment's
+    /// key is in its calldata). Done before the chain is locked, so that the curve arithmetic of
+    /// concurrent transactions runs side by side rather than one at a time under the lock; under
+    /// the lock ``execute(_:hash:in:estimating:validate:checked:)`` reuses the verdict when the
+    /// account's key is still the same, and checks again when it is not.
+    func checkSignature(_ transaction: BroadcastedTransaction, hash: Felt) async throws -> CheckedSignature? {
+        let publicKey: Felt
+        switch transaction {
+        case .invoke(let invoke):
+            publicKey = try await database.read { db in try await ChainState(db: db).read(invoke.senderAddress, AccountContract.publicKeyKey) }
+        case .deployAccount(let deployment):
+            guard deployment.constructorCalldata.count == 1 else { return nil }
+            publicKey = deployment.constructorCalldata[0]
+        }
+        let signature = transaction.signature
+        let isValid = signature.count == 2 && StarkVerifier.verify(hash, signature: StarkSignature(r: signature[0], s: signature[1]), publicKey: publicKey)
+        return CheckedSignature(publicKey: publicKey, isValid: isValid)
+    }
+
     /// Checks and executes `transaction` on `state`. Throws the spec's errors for a transaction
     /// that is not admitted (nothing changes); a reverted one still pays its fee and uses its nonce.
-    /// - Parameter hash: the transaction's hash when the caller has it already.
-    func execute(_ transaction: BroadcastedTransaction, hash known: Felt? = nil, in state: ChainState, estimating: Bool, validate: Bool = true) async throws -> Execution {
+    /// - Parameters:
+    ///   - hash: the transaction's hash when the caller has it already.
+    ///   - checked: the signature's verdict from before the chain was locked, if any.
+    func execute(_ transaction: BroadcastedTransaction, hash known: Felt? = nil, in state: ChainState, estimating: Bool, validate: Bool = true,
+                 checked: CheckedSignature? = nil) async throws -> Execution {
         let vm = SandboxVM(state: state, chainId: chainId, timestamp: UInt64(max(0, environment.now().timeIntervalSince1970)))
         let token = ERC20Contract(vm: vm, address: Self.strkAddress)
         let hash = known ?? transaction.hash(chainId: chainId)
@@ -256,10 +284,12 @@ public struct SandboxNode: Sendable {
             case .invoke: publicKey = try await state.read(sender, AccountContract.publicKeyKey)
             case .deployAccount(let deployment): publicKey = deployment.constructorCalldata[0]
             }
-            guard signature.count == 2,
-                  StarkVerifier.verify(hash, signature: StarkSignature(r: signature[0], s: signature[1]), publicKey: publicKey) else {
-                throw RPCError.validationFailure("Account: invalid signature")
+            let isValid = if let checked, checked.publicKey == publicKey {
+                checked.isValid
+            } else {
+                signature.count == 2 && StarkVerifier.verify(hash, signature: StarkSignature(r: signature[0], s: signature[1]), publicKey: publicKey)
             }
+            guard isValid else { throw RPCError.validationFailure("Account: invalid signature") }
         }
 
         // Balance: the sender must hold the most the transaction may cost.
@@ -333,6 +363,7 @@ public struct SandboxNode: Sendable {
         let now = Int64(environment.now().timeIntervalSince1970)
         // Hashed before the chain is locked: the lock is held only for the state's own work.
         let hash = transaction.hash(chainId: chainId)
+        let checked = try await checkSignature(transaction, hash: hash)
         return try await database.transaction { db in
             // One sequencer: admitting a transaction starts by locking the chain's head row.
             guard let head = try await db.raw("UPDATE starknet_chain SET latest_block = latest_block WHERE id = 1 RETURNING latest_block").first() else {
@@ -343,7 +374,7 @@ public struct SandboxNode: Sendable {
                 throw RPCError.duplicateTransaction
             }
             let state = ChainState(db: db)
-            let execution = try await execute(transaction, hash: hash, in: state, estimating: false)
+            let execution = try await execute(transaction, hash: hash, in: state, estimating: false, checked: checked)
             let block = latest + 1
             if try await db.raw("SELECT number FROM starknet_blocks WHERE number = \(bind: block)").first() == nil {
                 try await db.raw("""
