@@ -83,7 +83,7 @@ public struct ChippiPayModule: PurseModule {
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "keys_file": "\(file)"])
         }
         ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: SharedRateLimiter(name: "chippi.api", perSecond: configuration.provider.rateLimit,
-                                                    burst: Int(configuration.provider.rateLimit * 2), database: environment.database),
+                                                    burst: Int(configuration.provider.rateLimit * 2), batch: 8, database: environment.database),
                        keyCache: MerchantKeyCache(lifetime: .milliseconds(Int64(configuration.provider.keyCacheSeconds * 1000))),
                        issuers: IssuerKeys(transport: issuerTransport)).mount(on: router)
         environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])

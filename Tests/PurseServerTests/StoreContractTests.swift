@@ -702,6 +702,31 @@ struct StoreContractTests {
         }
     }
 
+    /// A limiter that draws in batches never admits more than the bucket holds: 100 concurrent
+    /// requests on two replicas get at most `burst` between them, and one replica asking one at
+    /// a time gets exactly `burst` (its draws grow 1, 2, 4 … and the last takes what is left).
+    @Test(arguments: TestEngines.contract)
+    func batchedRateLimitsNeverAdmitMore(engine: TestEngine) async throws {
+        try await withEnvironment(engine) { env, _ async throws in
+            // SQLite has one server: its "replicas" are one limiter, whose buckets are its memory.
+            let one = SharedRateLimiter(name: "test.batched", perSecond: 1, burst: 10, batch: 4, database: env.database)
+            let replicas = env.database.dialect.writesAreSerial
+                ? [one, one] : [one, SharedRateLimiter(name: "test.batched", perSecond: 1, burst: 10, batch: 4, database: env.database)]
+            let now = Date()
+            let answers = try await withThrowingTaskGroup(of: Int?.self, returning: [Int?].self) { group in
+                for index in 0..<100 { group.addTask { try await replicas[index % 2].take("pk_many", now: now) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let admitted = answers.filter { $0 == nil }.count
+            #expect(admitted >= 1 && admitted <= 10, "\(admitted) admitted")
+            #expect(answers.compactMap { $0 }.allSatisfy { $0 >= 1 })
+            var sequential = 0
+            for _ in 0..<30 where try await replicas[0].take("pk_one", now: now) == nil { sequential += 1 }
+            #expect(sequential == 10)
+            #expect(try await replicas[1].take("pk_one", now: now) != nil, "the other replica finds the bucket empty")
+        }
+    }
+
     @Test(arguments: TestEngines.contract)
     func workerRunsHandlersAndRecordsFailures(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, clock async throws in

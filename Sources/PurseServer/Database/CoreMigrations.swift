@@ -162,5 +162,9 @@ public enum CoreMigrations {
             """,
             "CREATE INDEX rate_buckets_updated ON rate_buckets (updated_at)",
         ]),
+        // How many tokens a bucket's last draw took: a replica may draw a few at once.
+        Migration("0008_core_rate_bucket_batches", [
+            "ALTER TABLE rate_buckets ADD COLUMN drawn BIGINT NOT NULL DEFAULT 0 CHECK (drawn >= 0)",
+        ]),
     ]
 }
