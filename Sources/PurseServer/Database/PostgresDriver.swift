@@ -78,7 +78,7 @@ final class PostgresDriver: DatabaseDriver {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
             try await self.closings.untilClosed(connection) {
-                try await body(PostgresSession(connection.sql(queryLogLevel: .trace)))
+                try await body(PostgresSession(connection))
             }
         }
     }
@@ -86,17 +86,17 @@ final class PostgresDriver: DatabaseDriver {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in try await self.closings.untilClosed(connection) {
-            let db = PostgresSession(connection.sql(queryLogLevel: .trace))
-            try await db.raw("BEGIN").run()
+            let db = PostgresSession(connection)
+            try await connection.query("BEGIN", logger: db.logger)
             do {
                 let result = try await body(db)
-                try await db.raw("COMMIT").run()
+                try await connection.query("COMMIT", logger: db.logger)
                 self.committed.add(1, ordering: .relaxed)
                 self.metrics.committed(transactions: 1)
                 return result
             } catch {
                 do {
-                    try await db.raw("ROLLBACK").run()
+                    try await connection.query("ROLLBACK", logger: db.logger)
                 } catch {
                     // A connection whose transaction could not be ended (and may still hold locks)
                     // must not go back to the pool for another session to inherit.
@@ -182,12 +182,18 @@ final class ConnectionClosings: Sendable {
     }
 }
 
-/// A leased PostgreSQL connection as a ``DatabaseSession``: SQLKit's own database, with
-/// ``DatabaseStatement``s handed to it one bind per parameter.
+/// A leased PostgreSQL connection as a ``DatabaseSession``: SQLKit's own database for the
+/// statements SQLKit builds, and postgres-nio's query API for ``DatabaseStatement``s — their text
+/// goes to the server as written, with one binary bind per parameter number, and the rows come
+/// back without SQLKit's serialisation of the statement or boxing of its values.
 struct PostgresSession: DatabaseSession {
     let base: any SQLDatabase
+    let connection: PostgresConnection
 
-    init(_ base: any SQLDatabase) { self.base = base }
+    init(_ connection: PostgresConnection) {
+        self.connection = connection
+        self.base = connection.sql(queryLogLevel: .trace)
+    }
 
     var logger: Logger { base.logger }
     var eventLoop: any EventLoop { base.eventLoop }
@@ -208,18 +214,37 @@ struct PostgresSession: DatabaseSession {
     }
 
     func query(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> [any SQLRow] {
-        let expression = try NumberedParameters(statement: statement, values: values)
-        nonisolated(unsafe) var rows: [any SQLRow] = []
-        try await base.execute(sql: expression) { rows.append($0) }
+        var rows: [any SQLRow] = []
+        for try await row in try await connection.query(try Self.query(statement.text, statement, values), logger: logger) {
+            rows.append(row.sql())
+        }
         return rows
     }
 
-    /// PostgreSQL's count of inserted rows does not reach SQLKit: the statement runs with
+    /// PostgreSQL's count of inserted rows does not reach the session: the statement runs with
     /// `RETURNING 1` and its rows are counted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
-        let returning = SQLList([try NumberedParameters(statement: statement, values: values), SQLRaw(" RETURNING 1")], separator: SQLRaw(""))
-        nonisolated(unsafe) var count = 0
-        try await base.execute(sql: returning) { _ in count += 1 }
+        var count = 0
+        for try await _ in try await connection.query(try Self.query(statement.text + " RETURNING 1", statement, values), logger: logger) {
+            count += 1
+        }
         return count
+    }
+
+    /// `text` (the statement's, numbered as PostgreSQL numbers parameters) with `values` bound
+    /// in order: the first to `$1`.
+    static func query(_ text: String, _ statement: DatabaseStatement, _ values: [SQLValue]) throws -> PostgresQuery {
+        guard values.count == statement.parameterCount else {
+            throw SQLStatementValuesError(statement: statement.text, expected: statement.parameterCount, given: values.count)
+        }
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .text(let text): binds.append(text, context: .default)
+            case .integer(let integer): binds.append(integer, context: .default)
+            case .null: binds.appendNull()
+            }
+        }
+        return PostgresQuery(unsafeSQL: text, binds: binds)
     }
 }
