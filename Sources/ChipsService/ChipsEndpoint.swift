@@ -5,6 +5,7 @@ import NIOCore
 import PurseDatabase
 import PurseFormats
 import PurseServer
+import WSCore
 @_spi(WSInternal) import WSCore
 
 /// The websocket on `/`, as the real provider's: the login is in the upgrade's query, decided
@@ -98,16 +99,26 @@ struct ChipsEndpoint: WebSocketEndpoint {
                 }
             }
             var inFlight = 0
+            // The frames are read here, on the connection's own task: a message is assembled and
+            // handed to its request's task without a reader task and a stream between them.
+            var message = MessageAssembler(limit: configuration.maxMessageBytes)
             do {
-                for try await text in messages(inbound, outbound: outbound) {
-                    if inFlight >= maxInFlight {
-                        await group.next()
-                        inFlight -= 1
-                    }
-                    inFlight += 1
-                    group.addTask {
-                        let response = await dispatcher.respond(to: text, context: context)
-                        try? await outbound.write(.text(response))
+                for try await frame in inbound {
+                    switch message.add(frame) {
+                    case .incomplete:
+                        continue
+                    case .refused(let refusal):
+                        try? await outbound.write(.text(WysemanResponse.error(refusal, id: .null)))
+                    case .complete(let text):
+                        if inFlight >= maxInFlight {
+                            await group.next()
+                            inFlight -= 1
+                        }
+                        inFlight += 1
+                        group.addTask {
+                            let response = await dispatcher.respond(to: text, context: context)
+                            try? await outbound.write(.text(response))
+                        }
                     }
                 }
             } catch {
@@ -121,48 +132,43 @@ struct ChipsEndpoint: WebSocketEndpoint {
         }
     }
 
-    /// The connection's text messages, assembled from their frames. A message larger than
-    /// ``ChipsConfiguration/maxMessageBytes``, or a binary one, is answered with an error frame
-    /// and skipped; the connection goes on.
-    private func messages(_ inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) -> AsyncThrowingStream<String, any Error> {
-        let limit = configuration.maxMessageBytes
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                var buffer = ByteBuffer()
-                var skipping: String?
-                var isText = true
-                do {
-                    for try await frame in inbound {
-                        if frame.opcode != .continuation {
-                            buffer.clear()
-                            skipping = nil
-                            isText = frame.opcode == .text
-                            if !isText { skipping = "binary frames are not part of the protocol: send JSON text" }
-                        }
-                        if skipping == nil {
-                            if buffer.readableBytes + frame.data.readableBytes > limit {
-                                skipping = "request larger than \(limit) bytes"
-                                buffer.clear()
-                            } else {
-                                var data = frame.data
-                                buffer.writeBuffer(&data)
-                            }
-                        }
-                        guard frame.fin else { continue }
-                        if let reason = skipping {
-                            let code = isText ? "tooLarge" : "badFrame"
-                            try? await outbound.write(.text(WysemanResponse.error(.request(reason, code), id: .null)))
-                        } else {
-                            continuation.yield(String(buffer: buffer))
-                        }
-                        buffer.clear()
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+    /// Assembles a connection's text messages from their frames. A message larger than
+    /// ``ChipsConfiguration/maxMessageBytes``, or a binary one, is refused with an error frame and
+    /// skipped; the connection goes on.
+    struct MessageAssembler {
+        enum Outcome {
+            case incomplete
+            case complete(String)
+            case refused(WysemanError)
+        }
+
+        let limit: Int
+        private var buffer = ByteBuffer()
+        private var skipping: String?
+        private var isText = true
+
+        init(limit: Int) { self.limit = limit }
+
+        mutating func add(_ frame: WebSocketDataFrame) -> Outcome {
+            if frame.opcode != .continuation {
+                buffer.clear()
+                skipping = nil
+                isText = frame.opcode == .text
+                if !isText { skipping = "binary frames are not part of the protocol: send JSON text" }
+            }
+            if skipping == nil {
+                if buffer.readableBytes + frame.data.readableBytes > limit {
+                    skipping = "request larger than \(limit) bytes"
+                    buffer.clear()
+                } else {
+                    var data = frame.data
+                    buffer.writeBuffer(&data)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            guard frame.fin else { return .incomplete }
+            defer { buffer.clear() }
+            if let reason = skipping { return .refused(.request(reason, isText ? "tooLarge" : "badFrame")) }
+            return .complete(String(buffer: buffer))
         }
     }
 }
