@@ -248,7 +248,7 @@ package struct StarknetRPCRoutes: Sendable {
             return .object(status)
         case "starknet_getTransactionByHash":
             let stored = try await storedTransaction(try params.felt("transaction_hash", 0))
-            var body = stored.body
+            var body = try JSONDecoder().decode(JSONValue.self, from: Data(stored.bodyText.utf8)).objectValue ?? [:]
             body["transaction_hash"] = .string(stored.hash.description)
             return .object(body)
         case "starknet_getBlockWithTxHashes":
@@ -348,7 +348,8 @@ package struct StarknetRPCRoutes: Sendable {
         var revertReason: String?
         var actualFee: String
         var gas: (l1: Int64, l1Data: Int64, l2: Int64)
-        var body: [String: JSONValue]
+        /// The transaction as it was sent (JSON), read only by `starknet_getTransactionByHash`.
+        var bodyText: String
         var events: [ChainEvent]
     }
 
@@ -358,7 +359,6 @@ package struct StarknetRPCRoutes: Sendable {
                 SELECT t.*, b.hash AS block_hash, b.closed FROM starknet_transactions t JOIN starknet_blocks b ON b.number = t.block_number
                 WHERE t.hash = \(bind: hash.description)
                 """).first() else { throw RPCError.transactionNotFound }
-            let body = try JSONDecoder().decode(JSONValue.self, from: Data(try row.decode(column: "body", as: String.self).utf8)).objectValue ?? [:]
             var list: [ChainEvent] = []
             if events {
                 list = try await db.raw("SELECT * FROM starknet_events WHERE transaction_hash = \(bind: hash.description) ORDER BY position").all().map { row in
@@ -377,7 +377,7 @@ package struct StarknetRPCRoutes: Sendable {
                 revertReason: try row.decode(column: "revert_reason", as: String?.self),
                 actualFee: try row.decode(column: "actual_fee", as: String.self),
                 gas: (try row.decode(column: "l1_gas", as: Int64.self), try row.decode(column: "l1_data_gas", as: Int64.self), try row.decode(column: "l2_gas", as: Int64.self)),
-                body: body, events: list)
+                bodyText: try row.decode(column: "body", as: String.self), events: list)
         }
     }
 

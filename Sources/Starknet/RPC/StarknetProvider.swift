@@ -257,7 +257,23 @@ public struct StarknetProvider: Sendable {
 
     /// Calls `method` with params by name and decodes its result.
     public func request<Result: Decodable>(_ method: String, _ params: [String: JSONValue] = [:], as type: Result.Type = Result.self) async throws -> Result {
-        let body = try JSONEncoder().encode(JSONValue.object(["jsonrpc": "2.0", "id": 1, "method": .string(method), "params": .object(params)]))
+        try await send(method, JSONEncoder().encode(JSONValue.object(["jsonrpc": "2.0", "id": 1, "method": .string(method), "params": .object(params)])))
+    }
+
+    /// Calls `method` with params by name, encoded straight from `params`.
+    func request<Params: Encodable, Result: Decodable>(_ method: String, params: Params, as type: Result.Type = Result.self) async throws -> Result {
+        try await send(method, JSONEncoder().encode(RPCCall(method: method, params: params)))
+    }
+
+    /// A JSON-RPC request whose params are an `Encodable` value.
+    struct RPCCall<Params: Encodable>: Encodable {
+        var jsonrpc = "2.0"
+        var id = 1
+        var method: String
+        var params: Params
+    }
+
+    func send<Result: Decodable>(_ method: String, _ body: Data) async throws -> Result {
         let response = try await transport.send(TransportRequest(method: .post, url: url, headerFields: [.contentType: "application/json", .accept: "application/json"],
                                                                  body: body, timeout: timeout))
         guard response.status.kind == .successful else { throw PurseError.from(response) }
@@ -267,6 +283,11 @@ public struct StarknetProvider: Sendable {
     /// Reads a node's JSON-RPC answer to `method`: its result as `Result`, or its error as
     /// ``StarknetRPCError``. Whatever the node sends, this throws or returns; it never traps.
     public static func result<Result: Decodable>(of method: String, from body: Data, as type: Result.Type = Result.self) throws -> Result {
+        // The usual answer, a result and no error, in one pass; anything else is read as a
+        // document to say what it is.
+        if let envelope = try? JSONDecoder().decode(Envelope<Result>.self, from: body), !envelope.hasError, let result = envelope.result {
+            return result
+        }
         let document: JSONValue
         do { document = try JSONDecoder().decode(JSONValue.self, from: body) } catch {
             throw PurseError.invalidResponse("The node's answer is not JSON")
@@ -279,6 +300,20 @@ public struct StarknetProvider: Sendable {
             return try JSONDecoder().decode(Result.self, from: JSONEncoder().encode(result))
         } catch {
             throw PurseError.invalidResponse("Unexpected \(method) result: \(error)")
+        }
+    }
+
+    /// A JSON-RPC answer read straight into its result's type.
+    struct Envelope<Result: Decodable>: Decodable {
+        var result: Result?
+        var hasError: Bool
+
+        enum CodingKeys: String, CodingKey { case result, error }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            hasError = container.contains(.error)
+            result = try container.decodeIfPresent(Result.self, forKey: .result)
         }
     }
 
@@ -320,15 +355,15 @@ public struct StarknetProvider: Sendable {
 
     /// Sends an INVOKE; returns its hash.
     public func addInvokeTransaction(_ transaction: InvokeTransactionV3) async throws -> Felt {
-        let encoded = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(BroadcastedTransaction.invoke(transaction)))
-        let sent: Sent = try await request("starknet_addInvokeTransaction", ["invoke_transaction": encoded])
+        struct Params: Encodable { var invoke_transaction: BroadcastedTransaction }
+        let sent: Sent = try await request("starknet_addInvokeTransaction", params: Params(invoke_transaction: .invoke(transaction)))
         return sent.transaction_hash
     }
 
     /// Sends a DEPLOY_ACCOUNT; returns its hash and the new account's address.
     public func addDeployAccountTransaction(_ transaction: DeployAccountTransactionV3) async throws -> (transactionHash: Felt, contractAddress: Felt) {
-        let encoded = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(BroadcastedTransaction.deployAccount(transaction)))
-        let sent: Sent = try await request("starknet_addDeployAccountTransaction", ["deploy_account_transaction": encoded])
+        struct Params: Encodable { var deploy_account_transaction: BroadcastedTransaction }
+        let sent: Sent = try await request("starknet_addDeployAccountTransaction", params: Params(deploy_account_transaction: .deployAccount(transaction)))
         return (sent.transaction_hash, sent.contract_address ?? transaction.contractAddress)
     }
 
