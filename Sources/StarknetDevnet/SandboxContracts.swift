@@ -25,6 +25,11 @@ public enum SandboxClass: String, CaseIterable, Sendable {
         self = known
     }
 
+    /// Each class's entry points by selector, for dispatch (the selectors hashed once).
+    static let entryPointsBySelector: [SandboxClass: [Felt: String]] = Dictionary(uniqueKeysWithValues: allCases.map { kind in
+        (kind, Dictionary(kind.entryPoints.map { (Selector.from(name: $0), $0) }, uniquingKeysWith: { first, _ in first }))
+    })
+
     /// External entry points, for `starknet_getClassAt` and dispatch.
     var entryPoints: [String] {
         switch self {
@@ -60,7 +65,7 @@ struct SandboxVM {
         guard let kind = SandboxClass(classHash: record.classHash) else {
             throw ContractRevert(reason: "Class with hash \(record.classHash) is not declared.")
         }
-        guard let name = kind.entryPoints.first(where: { Selector.from(name: $0) == selector }) else {
+        guard let name = SandboxClass.entryPointsBySelector[kind]?[selector] else {
             throw ContractRevert(reason: "Entry point \(selector) not found in contract.")
         }
         var arguments = Arguments(calldata, entryPoint: name)
@@ -150,7 +155,7 @@ struct ERC20Contract {
             guard !caller.isZero else { throw ContractRevert(reason: "ERC20: approve from 0") }
             guard !spender.isZero else { throw ContractRevert(reason: "ERC20: approve to 0") }
             state.writeU256(address, Self.allowanceKey(caller, spender), amount)
-            state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Approval"), caller, spender], data: amount.felts))
+            state.emit(ChainEvent(from_address: address, keys: [KnownSelector.approval, caller, spender], data: amount.felts))
             return [.one]
         default:
             throw ContractRevert(reason: "Entry point \(name) not found in contract.")
@@ -170,7 +175,7 @@ struct ERC20Contract {
         state.writeU256(address, Self.balanceKey(sender), remaining)
         let credited = try await balance(of: recipient).adding(amount)!
         state.writeU256(address, Self.balanceKey(recipient), credited)
-        state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Transfer"), sender, recipient], data: amount.felts))
+        state.emit(ChainEvent(from_address: address, keys: [KnownSelector.transfer, sender, recipient], data: amount.felts))
     }
 
     func spendAllowance(owner: Felt, spender: Felt, _ amount: UInt256) async throws {
@@ -190,7 +195,7 @@ struct ERC20Contract {
         }
         state.writeU256(address, Self.supplyKey, supply)
         state.writeU256(address, Self.balanceKey(recipient), credited)
-        state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Transfer"), .zero, recipient], data: amount.felts))
+        state.emit(ChainEvent(from_address: address, keys: [KnownSelector.transfer, .zero, recipient], data: amount.felts))
     }
 }
 
@@ -217,17 +222,17 @@ struct VaultContract {
             let amount = try arguments.u256()
             guard amount > .zero else { throw ContractRevert(reason: "Vault: amount is zero") }
             let asset = try await state.read(address, Self.assetKey)
-            _ = try await vm.call(asset, Selector.from(name: "transfer_from"), [caller, address] + amount.felts, caller: address, depth: depth + 1)
+            _ = try await vm.call(asset, KnownSelector.transferFromEntry, [caller, address] + amount.felts, caller: address, depth: depth + 1)
             try await credit(caller, amount)
-            state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Deposit"), caller], data: amount.felts))
+            state.emit(ChainEvent(from_address: address, keys: [KnownSelector.deposit, caller], data: amount.felts))
             return []
         case "deposit_for":
             let recipient = try arguments.felt(), amount = try arguments.u256()
             guard amount > .zero else { throw ContractRevert(reason: "Vault: amount is zero") }
             let asset = try await state.read(address, Self.assetKey)
-            _ = try await vm.call(asset, Selector.from(name: "transfer_from"), [caller, address] + amount.felts, caller: address, depth: depth + 1)
+            _ = try await vm.call(asset, KnownSelector.transferFromEntry, [caller, address] + amount.felts, caller: address, depth: depth + 1)
             try await credit(recipient, amount)
-            state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Deposit"), caller, recipient], data: amount.felts))
+            state.emit(ChainEvent(from_address: address, keys: [KnownSelector.deposit, caller, recipient], data: amount.felts))
             return []
         case "withdraw":
             let recipient = try arguments.felt(), amount = try arguments.u256()
@@ -238,8 +243,8 @@ struct VaultContract {
             let total = try await state.readU256(address, Self.totalKey)
             state.writeU256(address, Self.totalKey, total.subtracting(amount) ?? .zero)
             let asset = try await state.read(address, Self.assetKey)
-            _ = try await vm.call(asset, Selector.from(name: "transfer"), [recipient] + amount.felts, caller: address, depth: depth + 1)
-            state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "Withdraw"), caller, recipient], data: amount.felts))
+            _ = try await vm.call(asset, KnownSelector.transferEntry, [recipient] + amount.felts, caller: address, depth: depth + 1)
+            state.emit(ChainEvent(from_address: address, keys: [KnownSelector.withdraw, caller, recipient], data: amount.felts))
             return []
         default:
             throw ContractRevert(reason: "Entry point \(name) not found in contract.")
@@ -354,8 +359,19 @@ struct UniversalDeployer {
         }
         state.deploy(deployed, classHash: classHash)
         state.write(deployed, AccountContract.publicKeyKey, calldata[0])
-        state.emit(ChainEvent(from_address: address, keys: [Selector.from(name: "ContractDeployed")],
+        state.emit(ChainEvent(from_address: address, keys: [KnownSelector.contractDeployed],
                               data: [deployed, caller, unique, classHash, Felt(UInt64(calldata.count))] + calldata + [salt]))
         return [deployed]
     }
+}
+
+/// The selectors of the events the contracts emit and of the entry points they call, hashed once.
+enum KnownSelector {
+    static let approval = Selector.from(name: "Approval")
+    static let contractDeployed = Selector.from(name: "ContractDeployed")
+    static let deposit = Selector.from(name: "Deposit")
+    static let transfer = Selector.from(name: "Transfer")
+    static let withdraw = Selector.from(name: "Withdraw")
+    static let transferEntry = Selector.from(name: "transfer")
+    static let transferFromEntry = Selector.from(name: "transfer_from")
 }

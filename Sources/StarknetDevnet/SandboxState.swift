@@ -1,6 +1,7 @@
 import PurseDatabase
 import SQLKit
 import Starknet
+import Synchronization
 
 /// One storage cell of one contract.
 struct StorageSlot: Hashable, Sendable {
@@ -14,10 +15,27 @@ struct StorageSlot: Hashable, Sendable {
 /// would put there.
 enum StorageAddress {
     static func of(_ name: String, _ keys: Felt...) -> Felt {
+        let wanted = Key(name: name, keys: keys)
+        if let known = cache.withLock({ $0[wanted] }) { return known }
         var address = Keccak.starknetKeccak(Array(name.utf8))
         for key in keys { address = Pedersen.hash(address, key) }
-        return address < ContractAddress.upperBound ? address : address - ContractAddress.upperBound
+        let result = address < ContractAddress.upperBound ? address : address - ContractAddress.upperBound
+        cache.withLock { cache in
+            if cache.count >= maxCached { cache.removeAll(keepingCapacity: true) }
+            cache[wanted] = result
+        }
+        return result
     }
+
+    /// The addresses worked out lately (a Keccak and a Pedersen hash per key each): a transfer
+    /// reads and writes the same balances several times.
+    private struct Key: Hashable {
+        var name: String
+        var keys: [Felt]
+    }
+    private static let cache = Mutex<[Key: Felt]>([:])
+    /// Addresses kept at most; past it the cache starts again.
+    private static let maxCached = 65_536
 }
 
 /// An event as receipts and `starknet_getEvents` show it.
