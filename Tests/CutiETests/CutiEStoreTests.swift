@@ -12,6 +12,27 @@ import Testing
 /// and a counter only grows.
 @Suite("Cuti-E store contract")
 struct CutiEStoreTests {
+    /// The inbox written field by field is byte for byte what `JSONEncoder` writes for it:
+    /// every optional field present and absent, text that needs escaping, non-ASCII text.
+    @Test func inboxJSONIsTheEncodersJSON() throws {
+        func body(_ index: Int, full: Bool) -> ConversationBody {
+            ConversationBody(
+                conversation_id: ConversationID("conv_\(index)"), app_id: "app_sandbox", device_id: "device_\(index)",
+                group_id: full ? "grp_\(index)" : nil, user_id: full ? "u\"\\/\(index)" : nil, user_name: full ? "Zoë 🦊\n\t\u{1}" : nil,
+                title: full ? "Crash on </script> & \u{7F}" : nil, category: .allCases[index % ConversationCategory.allCases.count],
+                status: .allCases[index % ConversationStatus.allCases.count], priority: .allCases[index % ConversationPriority.allCases.count],
+                assigned_admin_id: full ? "adm_1" : nil, app_version: full ? "2.3.1" : nil, os_version: full ? "iOS 18.1" : nil,
+                device_model: full ? "iPhone16,2" : nil, message_count: index * 3, unread_count: index % 2, last_message: full ? "ok\r\u{8}\u{C}" : nil,
+                tags: nil, messages: nil, created_at: 1_700_000_000_000 + Int64(index), updated_at: -Int64(index))
+        }
+        for conversations in [[], [body(1, full: true)], [body(2, full: false)], (0..<7).map { body($0, full: $0 % 2 == 0) }] {
+            let list = SDKRoutes.ConversationList(conversations: conversations, total_unread: conversations.count)
+            let written = try #require(list.inboxData)
+            #expect(String(decoding: written, as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(list), as: UTF8.self))
+            #expect(written == (try JSONCoding.encoder.encode(list)))
+        }
+    }
+
     /// Two registered devices of the sandbox app, each in a group of its own.
     func devices(_ env: ServerEnvironment) async throws -> (first: (device: String, group: String), second: (device: String, group: String)) {
         let store = DeviceStore()

@@ -69,6 +69,34 @@ struct ConversationBody: Codable, Sendable {
     var updated_at: Int64
 }
 
+extension ConversationBody {
+    /// The conversation as `JSONCoding.encoder` writes it when it has no tags and no messages:
+    /// its fields in sorted key order, the absent optional ones left out.
+    var inboxJSON: JSONObjectWriter {
+        var object = JSONObjectWriter()
+        object.field("app_id", app_id)
+        object.field("app_version", ifPresent: app_version)
+        object.field("assigned_admin_id", ifPresent: assigned_admin_id)
+        object.field("category", category.rawValue)
+        object.field("conversation_id", conversation_id.rawValue)
+        object.field("created_at", created_at)
+        object.field("device_id", device_id)
+        object.field("device_model", ifPresent: device_model)
+        object.field("group_id", ifPresent: group_id)
+        object.field("last_message", ifPresent: last_message)
+        object.field("message_count", message_count)
+        object.field("os_version", ifPresent: os_version)
+        object.field("priority", priority.rawValue)
+        object.field("status", status.rawValue)
+        object.field("title", ifPresent: title)
+        object.field("unread_count", unread_count)
+        object.field("updated_at", updated_at)
+        object.field("user_id", ifPresent: user_id)
+        object.field("user_name", ifPresent: user_name)
+        return object
+    }
+}
+
 /// Conversations and their messages: every statement the SDK's routes and the admin desk run on
 /// them. Each method runs in the session it is given.
 struct ConversationStore: Sendable {

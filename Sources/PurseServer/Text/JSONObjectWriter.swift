@@ -35,6 +35,28 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(contentsOf: value ? Self.true : Self.false)
     }
 
+    public mutating func field(_ key: String, _ value: Int64) {
+        name(key)
+        Self.appendInteger(Int(value), to: &bytes)
+    }
+
+    /// A field `JSONEncoder` writes only when it has a value (`encodeIfPresent`).
+    public mutating func field(_ key: String, ifPresent value: String?) {
+        if let value { field(key, value) }
+    }
+
+    /// An array of objects.
+    public mutating func field(_ key: String, _ objects: [JSONObjectWriter]) {
+        name(key)
+        bytes.append(UInt8(ascii: "["))
+        for (index, object) in objects.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: object.bytes)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     public mutating func field(_ key: String, _ object: JSONObjectWriter) {
         name(key)
         bytes.append(contentsOf: object.bytes)
