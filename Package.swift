@@ -88,6 +88,7 @@ let package = Package(
                 "PurseFormats",
                 "PurseHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -467,6 +468,7 @@ let package = Package(
                 "PurseKit",
                 "PurseHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 "PurseHTTPNIO",
                 "NexusPay",
                 "Starknet",

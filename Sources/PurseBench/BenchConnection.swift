@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import NIOPosix
 import PurseHTTP
 
@@ -65,10 +66,7 @@ private final class ResponseCollector: PendingResponseHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             status = HTTPResponse.Status(wireCode: Int(head.status.code)) ?? .badGateway
-            headerFields = HTTPFields()
-            for header in head.headers {
-                if let name = HTTPField.Name(header.name) { headerFields.append(HTTPField(name: name, value: header.value)) }
-            }
+            headerFields = HTTPFields(head.headers, splitCookie: false)
             body.clear()
         case .body(var chunk):
             body.writeBuffer(&chunk)

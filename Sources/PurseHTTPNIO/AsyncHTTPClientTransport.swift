@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import PurseHTTP
 
 /// The transport for Linux and the CLI: AsyncHTTPClient.
@@ -29,7 +30,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        outgoing.headers = HTTPHeaders(request.headerFields)
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let (seconds, attoseconds) = request.timeout.components
         let timeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -39,11 +40,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             guard let status = HTTPResponse.Status(wireCode: Int(response.status.code)) else {
                 throw PurseError.invalidResponse("status \(response.status.code) is not an HTTP status")
             }
-            var fields = HTTPFields()
-            for header in response.headers {
-                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-            }
-            return TransportResponse(status: status, headerFields: fields, body: Data(body.readableBytesView))
+            return TransportResponse(status: status, headerFields: HTTPFields(response.headers, splitCookie: false), body: Data(body.readableBytesView))
         } catch let error as HTTPClientError {
             if error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout {
                 throw PurseError.timeout("\(request.method) \(request.url.path) timed out")

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
@@ -101,11 +102,7 @@ public struct PinnedTLSTransport: HTTPTransport {
             guard let status = HTTPResponse.Status(wireCode: Int(response.head.status.code)) else {
                 throw PurseError.invalidResponse("status \(response.head.status.code) is not an HTTP status")
             }
-            var fields = HTTPFields()
-            for header in response.head.headers {
-                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-            }
-            return TransportResponse(status: status, headerFields: fields, body: response.body.map { Data($0.readableBytesView) } ?? Data())
+            return TransportResponse(status: status, headerFields: HTTPFields(response.head.headers, splitCookie: false), body: response.body.map { Data($0.readableBytesView) } ?? Data())
         }
     }
 
