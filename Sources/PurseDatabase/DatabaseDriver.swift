@@ -48,9 +48,19 @@ public protocol DatabaseSession: SQLDatabase {
     /// Runs an `INSERT … ON CONFLICT DO NOTHING` — written without `RETURNING` — and returns how
     /// many rows it inserted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int
+
+    /// Runs a statement the engine may keep prepared on its connection (see
+    /// ``PreparedDatabaseStatement``) with `values`, and returns its rows.
+    func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow]
 }
 
 extension DatabaseSession {
+    /// An engine that prepares every statement anyway runs a declared one as any other.
+    public func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
+        try Prepared.check(values)
+        return try await query(Prepared.statement, values)
+    }
+
     /// Runs `statement` with `values`, ignoring any rows.
     public func run(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws {
         _ = try await query(statement, values)

@@ -17,6 +17,18 @@ struct LedgerStatementsTests {
         #expect(LedgerStatements.insertEntries(count: 2).sqliteText.hasSuffix("VALUES (?1, 0, ?4, ?5, ?2, ?3), (?1, 1, ?6, ?7, ?2, ?3)"))
     }
 
+    /// The posting kept prepared on PostgreSQL declares a type for each of its parameters, and a
+    /// value of another type is refused before anything runs.
+    @Test func preparedPostingDeclaresEveryParameter() throws {
+        #expect(LedgerStatements.PostSpread.parameterTypes.count == LedgerStatements.PostSpread.statement.parameterCount)
+        let values: [SQLValue] = [.text("ltx"), .text("kind"), .null, .null, .integer(1), .text("a,b"), .text("-1,1"), .text("a,b"), .text("-1,1")]
+        try LedgerStatements.PostSpread.check(values)
+        var wrong = values
+        wrong[4] = .text("1")
+        #expect(throws: SQLValueTypeError.self) { try LedgerStatements.PostSpread.check(wrong) }
+        #expect(throws: SQLStatementValuesError.self) { try LedgerStatements.PostSpread.check(Array(values.dropLast())) }
+    }
+
     /// The maintenance service comes back after 20 ms while writes commit and 200 ms otherwise.
     @Test func housekeepingWaitsByWhatThePassFound() async throws {
         let server = try await TestServer.make()

@@ -221,6 +221,17 @@ struct PostgresSession: DatabaseSession {
         return rows
     }
 
+    /// Prepared on this connection the first time it runs here (one more round trip, once), then
+    /// run by name: PostgreSQL plans it once per connection instead of on every run.
+    func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
+        try Prepared.check(values)
+        var rows: [any SQLRow] = []
+        for try await row in try await connection.execute(PostgresPrepared<Prepared>(values: values), logger: logger) {
+            rows.append(row.sql())
+        }
+        return rows
+    }
+
     /// PostgreSQL's count of inserted rows does not reach the session: the statement runs with
     /// `RETURNING 1` and its rows are counted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
@@ -237,6 +248,11 @@ struct PostgresSession: DatabaseSession {
         guard values.count == statement.parameterCount else {
             throw SQLStatementValuesError(statement: statement.text, expected: statement.parameterCount, given: values.count)
         }
+        return PostgresQuery(unsafeSQL: text, binds: bindings(values))
+    }
+
+    /// One binary bind per value, in order.
+    static func bindings(_ values: [SQLValue]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
@@ -245,6 +261,28 @@ struct PostgresSession: DatabaseSession {
             case .null: binds.appendNull()
             }
         }
-        return PostgresQuery(unsafeSQL: text, binds: binds)
+        return binds
     }
+}
+
+/// A ``PreparedDatabaseStatement`` as postgres-nio's prepared statement: named after the
+/// statement's number in the process, typed as declared, its rows handed back as they come.
+struct PostgresPrepared<Declared: PreparedDatabaseStatement>: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+
+    static var name: String { "purse_\(Declared.statement.cacheKey)" }
+    static var sql: String { Declared.statement.text }
+    static var bindingDataTypes: [PostgresDataType] {
+        Declared.parameterTypes.map { type in
+            switch type {
+            case .text: .text
+            case .integer: .int8
+            }
+        }
+    }
+
+    let values: [SQLValue]
+
+    func makeBindings() -> PostgresBindings { PostgresSession.bindings(values) }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
 }

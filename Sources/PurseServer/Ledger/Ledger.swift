@@ -278,17 +278,16 @@ public struct Ledger: Sendable {
         _ transactionID: LedgerTransactionID, kind: String, memo: String?, reference: String?,
         changes: [(key: LedgerAccountID, value: Int64)], entries: [LedgerEntry], millis: Int64, in db: any DatabaseSession
     ) async throws -> [LedgerAccountID: Int64] {
-        var values: [SQLValue] = [.text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis)]
-        values.reserveCapacity(5 + 2 * (changes.count + entries.count))
-        for (account, change) in changes {
-            values.append(.text(account.rawValue))
-            values.append(.integer(change))
+        // The lists go as comma-separated text, so one statement text serves every posting.
+        guard !changes.contains(where: { $0.key.rawValue.utf8.contains(UInt8(ascii: ",")) }) else {
+            throw LedgerError.malformed("an account id holds a comma")
         }
-        for entry in entries {
-            values.append(.text(entry.account.rawValue))
-            values.append(.integer(entry.amount))
-        }
-        let rows = try await db.query(LedgerStatements.postSpread(accounts: changes.count, entries: entries.count), values)
+        let values: [SQLValue] = [
+            .text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis),
+            .text(changes.map(\.key.rawValue).joined(separator: ",")), .text(changes.map { String($0.value) }.joined(separator: ",")),
+            .text(entries.map(\.account.rawValue).joined(separator: ",")), .text(entries.map { String($0.amount) }.joined(separator: ",")),
+        ]
+        let rows = try await db.query(LedgerStatements.PostSpread.self, values)
         return try await check(rows, changes: changes, in: db).balances
     }
 

@@ -1,5 +1,4 @@
 import PurseDatabase
-import Synchronization
 
 /// The ledger's statements. A posting's are written once per number of accounts or entries (up
 /// to ``cached``; longer postings build theirs when they come).
@@ -65,9 +64,10 @@ enum LedgerStatements {
     /// a credit's slot and foreign-key locks never meet a drain's, in either order.
     static let drainLockSpace = 7_305_308
 
-    /// A whole posting as one statement, for PostgreSQL. Values: transaction id, kind, memo,
-    /// reference, time; then account id and net change for each of `accounts` accounts; then
-    /// account id and amount of each of `entries` entries (its line is its position).
+    /// A whole posting as one statement, for PostgreSQL, kept prepared on each connection (its
+    /// plan costs more than its run). Values: transaction id, kind, memo, reference, time; then
+    /// the ids of the accounts that move and their net changes, and the account ids and amounts
+    /// of the entries (a line is its position), each list as comma-separated text.
     ///
     /// It takes the drain locks (``drainLockSpace``) in account id order; it locks, in id
     /// order, the rows of the accounts whose balance moves in their row — users' accounts, and
@@ -76,23 +76,12 @@ enum LedgerStatements {
     /// house account's change to the backend's slot; it inserts the transaction and its entries.
     /// Returns `id, currency, balance` for each account it moved (the balance NULL for a slot);
     /// an account refused by the guard, or unknown, is missing from the rows.
-    static func postSpread(accounts: Int, entries: Int) -> DatabaseStatement {
-        guard accounts <= cached, entries <= cached else { return makePostSpread(accounts: accounts, entries: entries) }
-        let key = accounts * (cached + 1) + entries
-        if let known = spreadPostings.withLock({ $0[key] }) { return known }
-        let statement = makePostSpread(accounts: accounts, entries: entries)
-        spreadPostings.withLock { $0[key] = statement }
-        return statement
-    }
-
-    private static let spreadPostings = Mutex<[Int: DatabaseStatement]>([:])
-
-    private static func makePostSpread(accounts: Int, entries: Int) -> DatabaseStatement {
-        let changes = (0..<accounts).map { "($\(6 + 2 * $0)::text, $\(7 + 2 * $0)::bigint)" }
-        let first = 6 + 2 * accounts
-        let lines = (0..<entries).map { "(\($0), $\(first + 2 * $0)::text, $\(first + 2 * $0 + 1)::bigint)" }
-        return DatabaseStatement("""
-            WITH changes (id, change) AS (VALUES \(changes.joined(separator: ", "))),
+    enum PostSpread: PreparedDatabaseStatement {
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .text, .text, .text]
+        static let statement = DatabaseStatement("""
+            WITH changes (id, change) AS (
+                SELECT u.id, u.change FROM unnest(string_to_array($6, ','), string_to_array($7, ',')::bigint[]) AS u (id, change)
+            ),
             accounts AS (
                 SELECT x.*, CASE
                     WHEN x.drains THEN pg_advisory_xact_lock(\(drainLockSpace), hashtext(x.id))
@@ -134,8 +123,10 @@ enum LedgerStatements {
             ),
             lines AS (
                 INSERT INTO ledger_entries (transaction_id, line, account_id, amount, currency, created_at)
-                SELECT p.id, e.line, e.id, e.amount, x.currency, $5
-                FROM posted p CROSS JOIN (VALUES \(lines.joined(separator: ", "))) AS e (line, id, amount) JOIN accounts x ON x.id = e.id
+                SELECT p.id, e.line - 1, e.id, e.amount, x.currency, $5
+                FROM posted p
+                CROSS JOIN unnest(string_to_array($8, ','), string_to_array($9, ',')::bigint[]) WITH ORDINALITY AS e (id, amount, line)
+                JOIN accounts x ON x.id = e.id
             )
             SELECT id, currency, balance FROM moved
             UNION ALL SELECT x.id, x.currency, NULL FROM slotted s JOIN accounts x ON x.id = s.account_id
