@@ -130,12 +130,15 @@ struct NexusStore: Sendable {
 
     /// Records a step-up token as spent. False when it was spent before.
     func spendToken(jti: String, user: UserID, now: Date, in db: any DatabaseSession) async throws -> Bool {
-        try await db.insertedRows(Self.spendToken, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]) == 1
+        try await db.insertedRows(SpendToken.self, [.text(jti), .text(user.rawValue), .integer(now.epochMillis)]) == 1
     }
 
-    static let spendToken = DatabaseStatement(
-        "INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
-    )
+    // The top-up's statements are kept prepared on PostgreSQL: every top-up runs them.
+
+    enum SpendToken: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("INSERT INTO nexus_used_tokens (jti, user_id, used_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+        static let parameterTypes: [SQLValueType] = [.text, .text, .integer]
+    }
 
     // MARK: Products
 
@@ -244,16 +247,19 @@ struct NexusStore: Sendable {
         cashbackEarned: Int, method: TopupMethod?, status: TransactionStatus = .completed, ledgerTransaction: LedgerTransactionID, now: Date,
         in db: any DatabaseSession
     ) async throws {
-        try await db.run(Self.insertTransaction, [
+        try await db.run(InsertTransaction.self, [
             .text(id.rawValue), .text(user.rawValue), .text(kind.rawValue), .text(productCode), .text(phone), .integer(amount), .integer(cashbackUsed),
             .integer(cashbackEarned), .text(method?.rawValue), .text(status.rawValue), .text(ledgerTransaction.rawValue), .integer(now.epochMillis),
         ])
     }
 
-    static let insertTransaction = DatabaseStatement("""
-        INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-        """)
+    enum InsertTransaction: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            INSERT INTO nexus_transactions (id, user_id, kind, product_code, recipient_phone, amount, cashback_used, cashback_earned, method, status, ledger_transaction_id, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .text, .integer, .integer, .integer, .text, .text, .text, .integer]
+    }
 
     // MARK: Deliveries
 
@@ -275,16 +281,19 @@ struct NexusStore: Sendable {
     }
 
     func insertDelivery(_ delivery: Delivery, supplier: String, now: Date, in db: any DatabaseSession) async throws {
-        try await db.run(Self.insertDelivery, [
+        try await db.run(InsertDelivery.self, [
             .text(delivery.transactionID.rawValue), .text(supplier), .text(delivery.requestID), .text(delivery.serviceID), .text(delivery.variationCode),
             .text(delivery.phone), .integer(delivery.amount), .text(delivery.jobID), .integer(now.epochMillis),
         ])
     }
 
-    static let insertDelivery = DatabaseStatement("""
-        INSERT INTO nexus_deliveries (transaction_id, supplier, request_id, service_id, variation_code, phone, amount, job_id, attempts, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9)
-        """)
+    enum InsertDelivery: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            INSERT INTO nexus_deliveries (transaction_id, supplier, request_id, service_id, variation_code, phone, amount, job_id, attempts, created_at, updated_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9)
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .text, .text, .integer, .text, .integer]
+    }
 
     func delivery(of transactionID: TransactionID, in db: any DatabaseSession) async throws -> Delivery? {
         guard let row = try await db.raw("""
@@ -319,11 +328,7 @@ struct NexusStore: Sendable {
     /// Moves a pending top-up to `status`, once: of any number of concurrent callers (replicas
     /// included), exactly one gets the row back; the others find it settled.
     func settle(_ transactionID: TransactionID, status: TransactionStatus, failureReason: String?, in db: any DatabaseSession) async throws -> SettledTopup? {
-        guard let row = try await db.raw("""
-            UPDATE nexus_transactions SET status = \(bind: status.rawValue), failure_reason = \(bind: failureReason)
-            WHERE id = \(bind: transactionID.rawValue) AND status = 'pending'
-            RETURNING user_id, amount, cashback_used, cashback_earned
-            """).first() else { return nil }
+        guard let row = try await db.query(Settle.self, [.text(status.rawValue), .text(failureReason), .text(transactionID.rawValue)]).first else { return nil }
         return SettledTopup(
             user: UserID(try row.decode(column: "user_id", as: String.self)), amount: Int(try row.decode(column: "amount", as: Int64.self)),
             cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
@@ -331,13 +336,28 @@ struct NexusStore: Sendable {
         )
     }
 
+    /// Values: status, failure reason, transaction.
+    enum Settle: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            UPDATE nexus_transactions SET status = $1, failure_reason = $2 WHERE id = $3 AND status = 'pending'
+            RETURNING user_id, amount, cashback_used, cashback_earned
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text]
+    }
+
     /// Records the verdict; returns the delivery's job, which is no longer needed.
     func finishDelivery(_ transactionID: TransactionID, reference: String?, answer: String, now: Date, in db: any DatabaseSession) async throws -> String? {
-        try await db.raw("""
-            UPDATE nexus_deliveries SET attempts = attempts + 1, supplier_reference = \(bind: reference),
-                last_answer = \(bind: String(answer.prefix(500))), updated_at = \(bind: now.epochMillis)
-            WHERE transaction_id = \(bind: transactionID.rawValue) RETURNING job_id
-            """).first()?.decode(column: "job_id", as: String?.self)
+        try await db.query(FinishDelivery.self, [.text(reference), .text(String(answer.prefix(500))), .integer(now.epochMillis), .text(transactionID.rawValue)])
+            .first?.decode(column: "job_id", as: String?.self)
+    }
+
+    /// Values: supplier reference, last answer, time, transaction.
+    enum FinishDelivery: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            UPDATE nexus_deliveries SET attempts = attempts + 1, supplier_reference = $1, last_answer = $2, updated_at = $3
+            WHERE transaction_id = $4 RETURNING job_id
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
     }
 
     /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.

@@ -52,6 +52,9 @@ public protocol DatabaseSession: SQLDatabase {
     /// Runs a statement the engine may keep prepared on its connection (see
     /// ``PreparedDatabaseStatement``) with `values`, and returns its rows.
     func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow]
+
+    /// ``insertedRows(_:_:)`` for a statement the engine may keep prepared.
+    func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int
 }
 
 extension DatabaseSession {
@@ -59,6 +62,16 @@ extension DatabaseSession {
     public func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
         try Prepared.check(values)
         return try await query(Prepared.statement, values)
+    }
+
+    public func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
+        try Prepared.check(values)
+        return try await insertedRows(Prepared.statement, values)
+    }
+
+    /// Runs a declared statement with `values`, ignoring any rows.
+    public func run<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws {
+        _ = try await query(prepared, values)
     }
 
     /// Runs `statement` with `values`, ignoring any rows.

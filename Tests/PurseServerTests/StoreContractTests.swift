@@ -8,6 +8,7 @@ import PurseHTTP
 @testable import PurseServer
 import PurseTestSupport
 import SQLKit
+import Synchronization
 import Testing
 
 /// The store contract: accounts, ledger, idempotency, jobs — on SQLite always, and on PostgreSQL
@@ -180,6 +181,42 @@ struct StoreContractTests {
 
     /// `accountIDs` remembers the ids it found in the database — never those of accounts created
     /// in a transaction that may still roll back — and forgets one that turns out missing.
+    /// PostgreSQL: postings that credit a house account at the same time write to distinct slot
+    /// rows, so none waits for another's commit. Eight transactions each credit the settlement
+    /// account and stay open until all eight have posted (a bounded wait); one queued behind
+    /// another's slot row would hold the others back until the bound.
+    @Test(arguments: TestEngines.contract)
+    func concurrentCreditsTakeDistinctSlots(engine: TestEngine) async throws {
+        guard engine.engine == .postgres else { return }
+        try await withEnvironment(engine) { env, _ async throws in
+            let (wallets, settlement, _) = try await payersAndHouse(env, payers: 8, funding: 1_000, negativeHouse: "promotions")
+            final class Posted: Sendable { let count = Atomic<Int>(0) }
+            let posted = Posted()
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for wallet in wallets {
+                    group.addTask {
+                        try await env.database.transaction { db async throws in
+                            try await env.ledger.post(kind: "sale", entries: [LedgerEntry(wallet, -10), LedgerEntry(settlement, 10)], now: env.now(), in: db)
+                            posted.count.add(1, ordering: .relaxed)
+                            while posted.count.load(ordering: .relaxed) < wallets.count, ContinuousClock.now - start < .seconds(5) {
+                                try await Task.sleep(for: .milliseconds(5))
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(ContinuousClock.now - start < .seconds(5))
+            let slots = try await env.database.read { db in
+                try await db.raw("SELECT COUNT(*) AS n FROM ledger_balance_slots WHERE account_id = \(bind: settlement.rawValue)").first()?.decode(column: "n", as: Int.self)
+            }
+            #expect(slots == wallets.count)
+            #expect(try await env.database.read { db in try await env.ledger.balance(of: settlement, in: db) } == 80)
+            #expect(try await env.database.read { db in try await env.ledger.audit(in: db) }.isEmpty)
+        }
+    }
+
     @Test(arguments: TestEngines.contract)
     func accountIDsAreRememberedOnceFoundAndForgottenWhenMissing(engine: TestEngine) async throws {
         try await withEnvironment(engine) { env, _ async throws in

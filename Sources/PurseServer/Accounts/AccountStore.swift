@@ -77,8 +77,13 @@ public struct AccountStore: Sendable {
 
     /// The user with `id`, read in the caller's session (inside its transaction).
     public func find(id: UserID, in db: any DatabaseSession) async throws -> User? {
-        try await db.raw("SELECT id, email, phone, name, created_at FROM users WHERE id = \(bind: id.rawValue)")
-            .first().map(Self.user(from:))
+        try await db.query(FindByID.self, [.text(id.rawValue)]).first.map(Self.user(from:))
+    }
+
+    /// Every signed-in write looks its user up (``KnownUsers``): kept prepared on PostgreSQL.
+    enum FindByID: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("SELECT id, email, phone, name, created_at FROM users WHERE id = $1")
+        static let parameterTypes: [SQLValueType] = [.text]
     }
 
     /// The user and stored password hash for a login identifier.

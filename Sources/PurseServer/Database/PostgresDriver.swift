@@ -232,6 +232,16 @@ struct PostgresSession: DatabaseSession {
         return rows
     }
 
+    /// As ``insertedRows(_:_:)``, the statement kept prepared with its `RETURNING 1`.
+    func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
+        try Prepared.check(values)
+        var count = 0
+        for try await _ in try await connection.execute(PostgresPreparedCounting<Prepared>(values: values), logger: logger) {
+            count += 1
+        }
+        return count
+    }
+
     /// PostgreSQL's count of inserted rows does not reach the session: the statement runs with
     /// `RETURNING 1` and its rows are counted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
@@ -272,7 +282,8 @@ struct PostgresPrepared<Declared: PreparedDatabaseStatement>: PostgresPreparedSt
 
     static var name: String { "purse_\(Declared.statement.cacheKey)" }
     static var sql: String { Declared.statement.text }
-    static var bindingDataTypes: [PostgresDataType] {
+    static var bindingDataTypes: [PostgresDataType] { types }
+    static var types: [PostgresDataType] {
         Declared.parameterTypes.map { type in
             switch type {
             case .text: .text
@@ -280,6 +291,21 @@ struct PostgresPrepared<Declared: PreparedDatabaseStatement>: PostgresPreparedSt
             }
         }
     }
+
+    let values: [SQLValue]
+
+    func makeBindings() -> PostgresBindings { PostgresSession.bindings(values) }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// The same statement with `RETURNING 1`, under a name of its own: how many rows it inserted is
+/// how many rows come back.
+struct PostgresPreparedCounting<Declared: PreparedDatabaseStatement>: PostgresPreparedStatement {
+    typealias Row = PostgresRow
+
+    static var name: String { "purse_\(Declared.statement.cacheKey)_counted" }
+    static var sql: String { Declared.statement.text + " RETURNING 1" }
+    static var bindingDataTypes: [PostgresDataType] { PostgresPrepared<Declared>.types }
 
     let values: [SQLValue]
 

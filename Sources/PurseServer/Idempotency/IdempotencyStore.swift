@@ -97,7 +97,7 @@ public struct IdempotencyStore: Sendable {
                     return (stored, nil)
                 }
                 let (response, value) = try await effect(db)
-                try await db.run(Self.record, [
+                try await db.run(Record.self, [
                     .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(response.status),
                     .text(String(decoding: response.body, as: UTF8.self)), .integer(now.epochMillis),
                 ])
@@ -105,7 +105,7 @@ public struct IdempotencyStore: Sendable {
             }
             // Claim the key. The placeholder row takes the row lock that concurrent requests with
             // the same key queue on; it is completed below or vanishes with a rollback.
-            let claimed = try await db.query(Self.claim, [
+            let claimed = try await db.query(Claim.self, [
                 .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(now.epochMillis),
             ])
             if claimed.isEmpty {
@@ -116,7 +116,7 @@ public struct IdempotencyStore: Sendable {
                 return (stored, nil)
             }
             let (response, value) = try await effect(db)
-            try await db.run(Self.complete, [
+            try await db.run(Complete.self, [
                 .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
             ])
             return (response, value)
@@ -136,7 +136,7 @@ public struct IdempotencyStore: Sendable {
     /// its effect committed (a top-up's first delivery attempt): a retry with the key then gets
     /// exactly the answer the first request gave.
     public func amend(user: UserID, key: String, response: StoredResponse, in db: any DatabaseSession) async throws {
-        try await db.run(Self.amendment, [
+        try await db.run(Amendment.self, [
             .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
         ])
     }
@@ -144,7 +144,7 @@ public struct IdempotencyStore: Sendable {
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
     static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
-        guard let row = try await db.query(lookup, [.text(user.rawValue), .text(key)]).first else { return nil }
+        guard let row = try await db.query(Lookup.self, [.text(user.rawValue), .text(key)]).first else { return nil }
         guard try row.decode(column: "scope", as: String.self) == scope,
               try row.decode(column: "request_hash", as: String.self) == requestHash else {
             throw IdempotencyError.keyReused
@@ -156,26 +156,47 @@ public struct IdempotencyStore: Sendable {
         )
     }
 
-    static let lookup = DatabaseStatement(
-        "SELECT scope, request_hash, status_code, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2"
-    )
+    // The statements, kept prepared on PostgreSQL: every money-moving request runs them.
+
+    enum Lookup: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement(
+            "SELECT scope, request_hash, status_code, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2"
+        )
+        static let parameterTypes: [SQLValueType] = [.text, .text]
+    }
+
     /// The finished record, where writes are serial (SQLite).
-    static let record = DatabaseStatement("""
-        INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)
-        """)
+    enum Record: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .integer]
+    }
 
     /// Claims a key with a placeholder row (status 102), or finds it taken.
-    static let claim = DatabaseStatement("""
-        INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
-        VALUES ($1, $2, $3, $4, 102, '', $5)
-        ON CONFLICT DO NOTHING RETURNING key
-        """)
+    enum Claim: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
+            VALUES ($1, $2, $3, $4, 102, '', $5)
+            ON CONFLICT DO NOTHING RETURNING key
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer]
+    }
+
     /// Stores the response under a claimed key.
-    static let amendment = DatabaseStatement(
-        "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2 AND status_code <> 102"
-    )
-    static let complete = DatabaseStatement(
-        "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
-    )
+    enum Complete: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement(
+            "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
+        )
+        static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
+    }
+
+    /// Replaces a finished request's stored response.
+    enum Amendment: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement(
+            "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2 AND status_code <> 102"
+        )
+        static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
+    }
 }

@@ -71,11 +71,17 @@ public struct JobQueue: Sendable {
         let id = RandomID.make("job")
         let json = String(decoding: try JSONCoding.encoder.encode(payload), as: UTF8.self)
         let millis = runAt.epochMillis
-        try await db.raw("""
-            INSERT INTO jobs (id, kind, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
-            VALUES (\(bind: id), \(bind: kind), \(bind: json), 'queued', 0, \(bind: maxAttempts), \(bind: millis), \(bind: millis), \(bind: millis))
-            """).run()
+        try await db.run(Enqueue.self, [.text(id), .text(kind), .text(json), .integer(maxAttempts), .integer(millis)])
         return id
+    }
+
+    /// Values: id, kind, payload, attempts allowed, due time (also its creation time).
+    enum Enqueue: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("""
+            INSERT INTO jobs (id, kind, payload, state, attempts, max_attempts, run_at, created_at, updated_at)
+            VALUES ($1, $2, $3, 'queued', 0, $4, $5, $5, $5)
+            """)
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .integer, .integer]
     }
 
     /// Claims up to `limit` due jobs of the given kinds (all kinds when empty) for this worker.
@@ -154,7 +160,12 @@ public struct JobQueue: Sendable {
     /// Removes a job that has not started, inside the caller's transaction (the work it would
     /// have done was done another way). A job already running is left to finish.
     public func cancel(_ id: String, in db: any DatabaseSession) async throws {
-        try await db.raw("DELETE FROM jobs WHERE id = \(bind: id) AND state = 'queued'").run()
+        try await db.run(Cancel.self, [.text(id)])
+    }
+
+    enum Cancel: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("DELETE FROM jobs WHERE id = $1 AND state = 'queued'")
+        static let parameterTypes: [SQLValueType] = [.text]
     }
 
     /// The state of a job, for tests and dashboards.

@@ -6,8 +6,8 @@ enum LedgerStatements {
     static let cached = 16
 
     /// How many slot rows a house account's balance may be spread over where writers run side
-    /// by side: each database backend writes to slot `pid % balanceSlots`, so up to this many
-    /// connections post to a house account without waiting for each other.
+    /// by side: each posting writes to a slot no other running posting holds (``slotLockSpace``),
+    /// so up to this many transactions post to a house account without waiting for each other.
     static let balanceSlots = 64
 
     /// The balance of the account `a`: its row's plus its slots'.
@@ -64,6 +64,12 @@ enum LedgerStatements {
     /// a credit's slot and foreign-key locks never meet a drain's, in either order.
     static let drainLockSpace = 7_305_308
 
+    /// The advisory-lock key space of slots: a posting that credits house accounts holds the key
+    /// of the slot it writes to until it commits, and the next posting looks for a slot no one
+    /// holds (from `pid % balanceSlots` on), so concurrent postings never queue on one slot row
+    /// while fewer than ``balanceSlots`` run at once; past that they share `pid % balanceSlots`.
+    static let slotLockSpace = 7_305_309
+
     /// A whole posting as one statement, for PostgreSQL, kept prepared on each connection (its
     /// plan costs more than its run). Values: transaction id, kind, memo, reference, time; then
     /// the ids of the accounts that move and their net changes, and the account ids and amounts
@@ -76,6 +82,9 @@ enum LedgerStatements {
     /// house account's change to the backend's slot; it inserts the transaction and its entries.
     /// Returns `id, currency, balance` for each account it moved (the balance NULL for a slot);
     /// an account refused by the guard, or unknown, is missing from the rows.
+    ///
+    /// The slot is taken once per statement (`free_slot` is evaluated only when some change goes
+    /// to a slot, and once).
     enum PostSpread: PreparedDatabaseStatement {
         static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .text, .text, .text]
         static let statement = DatabaseStatement("""
@@ -112,9 +121,15 @@ enum LedgerStatements {
                 WHERE a.id = x.id AND (a.allow_negative OR a.balance + x.change + x.drained >= 0)
                 RETURNING a.id, a.currency, a.balance
             ),
+            free_slot (slot) AS (
+                SELECT COALESCE((
+                    SELECT p.slot FROM generate_series(0, \(balanceSlots - 1)) AS g (i), LATERAL (SELECT (pg_backend_pid() + g.i) % \(balanceSlots)) AS p (slot)
+                    WHERE pg_try_advisory_xact_lock(\(slotLockSpace), p.slot) LIMIT 1
+                ), pg_backend_pid() % \(balanceSlots))
+            ),
             slotted AS (
                 INSERT INTO ledger_balance_slots AS s (account_id, slot, allow_negative, balance)
-                SELECT id, pg_backend_pid() % \(balanceSlots), allow_negative, change FROM accounts WHERE to_slot
+                SELECT id, (SELECT slot FROM free_slot), allow_negative, change FROM accounts WHERE to_slot
                 ON CONFLICT (account_id, slot) DO UPDATE SET balance = s.balance + EXCLUDED.balance
                 RETURNING s.account_id
             ),
