@@ -81,6 +81,14 @@ struct CutiEServiceTests {
             let (tampered, _, _) = try await h.raw(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"two"}"#,
                                                  headers: ["X-App-ID": "app_sandbox", "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature])
             #expect(tampered == .unauthorized)
+            // The signature's hex in either case is the same signature; a short, long or
+            // non-hex one is refused.
+            let good = #"{"category":"bug","initial_message":"one"}"#
+            let headers = ["X-App-ID": "app_sandbox", "X-Device-Token": device.token, "X-Timestamp": millis]
+            #expect(try await h.raw(.post, "/v1/conversations", body: good, headers: headers.merging(["X-Signature": signature.uppercased()]) { $1 }).0 == .created)
+            for bad in [String(signature.dropLast(2)), signature + "00", String(signature.dropLast()) + "g", ""] {
+                #expect(try await h.raw(.post, "/v1/conversations", body: good, headers: headers.merging(["X-Signature": bad]) { $1 }).0 == .unauthorized)
+            }
             // Missing headers, unknown app, bad device id.
             #expect(try await h.raw(.get, "/v1/conversations").0 == .unauthorized)
             #expect(try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "nope", "X-Device-ID": "device_" + UUID().uuidString]).0 == .unauthorized)

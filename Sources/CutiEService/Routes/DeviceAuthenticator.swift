@@ -77,7 +77,7 @@ struct DeviceAuthenticator: Sendable {
 
     /// The text a request's signature covers.
     static func signedText(timestamp: String, method: String, path: String, body: some DataProtocol) -> String {
-        "\(timestamp)\n\(method.uppercased())\n\(path)\n\(Hex.encode(SHA256.hash(data: Data(body))))"
+        "\(timestamp)\n\(method.uppercased())\n\(path)\n\(Hex.encode(SHA256.hash(data: body)))"
     }
 
     /// The request's app, which must exist (401 otherwise: the SDK was configured with a wrong id).
@@ -122,8 +122,9 @@ struct DeviceAuthenticator: Sendable {
             return caller
         }
         let text = Self.signedText(timestamp: timestamp, method: request.method.rawValue, path: request.uri.description, body: body.readableBytesView)
-        let expected = Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: secret(tokenID: caller.tokenID)))
-        guard ConstantTime.equal(Array(expected.utf8), Array(signature.lowercased().utf8)) else {
+        // The signature as bytes, checked in constant time against the MAC (either case of hex).
+        guard signature.utf8.count == 2 * SHA256.byteCount, let mac = Hex.decode(signature),
+              HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(text.utf8), using: secret(tokenID: caller.tokenID)) else {
             throw APIError(.unauthorized, "Invalid request signature")
         }
         // App Attest: an assertion over the same text the signature covers.

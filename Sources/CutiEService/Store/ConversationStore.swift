@@ -155,9 +155,33 @@ struct ConversationStore: Sendable {
 
     /// A conversation's group and status.
     func state(of conversation: ConversationID, in db: any DatabaseSession) async throws -> (group: String, status: ConversationStatus)? {
-        guard let row = try await db.raw("SELECT group_id, status FROM cutie_conversations WHERE id = \(bind: conversation)").first() else { return nil }
+        guard let row = try await db.query(Self.state, [.text(conversation.rawValue)]).first else { return nil }
         return (try row.decode(column: "group_id", as: String.self), try row.decode(column: "status", as: ConversationStatus.self, of: "cutie_conversations"))
     }
+
+    // The statements of a message sent (every SDK post runs them on the one SQLite writer),
+    // written once with their values bound directly.
+
+    static let state = DatabaseStatement("SELECT group_id, status FROM cutie_conversations WHERE id = $1")
+    static let messageByClientID = DatabaseStatement("SELECT * FROM cutie_messages WHERE conversation_id = $1 AND client_id = $2")
+    /// Values: id, conversation, sender type, sender id, sender name, text, type, internal note
+    /// (0 or 1), attachment, client id, time.
+    static let insertMessage = DatabaseStatement("""
+        INSERT INTO cutie_messages (id, conversation_id, sender_type, sender_id, sender_name, message, message_type, is_internal_note, attachment_url, client_id, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8 <> 0, $9, $10, $11)
+        """)
+    /// Values: time, conversation. One per way a message moves the conversation's status on.
+    static let userMessageMoves = DatabaseStatement("""
+        UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = $1,
+            status = CASE WHEN status = 'in_progress' THEN status ELSE 'waiting_admin' END
+        WHERE id = $2
+        """)
+    static let adminReplyMoves = DatabaseStatement("""
+        UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = $1,
+            status = CASE WHEN status IN ('resolved', 'closed') THEN status ELSE 'waiting_user' END
+        WHERE id = $2
+        """)
+    static let noteMoves = DatabaseStatement("UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = $1 WHERE id = $2")
 
     /// Whether the conversation is in the group's inbox.
     func isInGroup(_ conversation: ConversationID, group: String, in db: any DatabaseSession) async throws -> Bool {
@@ -242,29 +266,23 @@ struct ConversationStore: Sendable {
         to conversation: ConversationID, sender: SenderType, senderID: String?, senderName: String?, text: String, attachmentURL: String?,
         note: Bool, clientID: String?, now: Int64, in db: any DatabaseSession
     ) async throws -> (message: MessageBody, isNew: Bool) {
-        if let clientID, let row = try await db.raw("""
-            SELECT * FROM cutie_messages WHERE conversation_id = \(bind: conversation) AND client_id = \(bind: clientID)
-            """).first() {
+        if let clientID, let row = try await db.query(Self.messageByClientID, [.text(conversation.rawValue), .text(clientID)]).first {
             return (try Self.decodeMessage(row), false)
         }
         let message = MessageBody(
             message_id: RandomID.make("msg"), conversation_id: conversation, sender_type: sender, sender_id: senderID, sender_name: senderName,
             message: text, message_type: attachmentURL == nil ? "text" : "image", attachment_url: attachmentURL, is_internal_note: note,
             client_id: clientID, created_at: now, read_at: nil)
-        try await db.raw("""
-            INSERT INTO cutie_messages (id, conversation_id, sender_type, sender_id, sender_name, message, message_type, is_internal_note, attachment_url, client_id, created_at)
-            VALUES (\(bind: message.message_id), \(bind: conversation), \(bind: sender.rawValue), \(bind: senderID), \(bind: senderName), \(bind: text),
-                    \(bind: message.message_type), \(bind: note), \(bind: attachmentURL), \(bind: clientID), \(bind: now))
-            """).run()
-        let status: SQLQueryString = switch (sender, note) {
-        case (.user, _): "CASE WHEN status = 'in_progress' THEN status ELSE 'waiting_admin' END"
-        case (.admin, false): "CASE WHEN status IN ('resolved', 'closed') THEN status ELSE 'waiting_user' END"
-        case (.admin, true), (.system, _): "status"
+        try await db.run(Self.insertMessage, [
+            .text(message.message_id), .text(conversation.rawValue), .text(sender.rawValue), .text(senderID), .text(senderName), .text(text),
+            .text(message.message_type), .integer(note ? 1 : 0), .text(attachmentURL), .text(clientID), .integer(now),
+        ])
+        let moves = switch (sender, note) {
+        case (.user, _): Self.userMessageMoves
+        case (.admin, false): Self.adminReplyMoves
+        case (.admin, true), (.system, _): Self.noteMoves
         }
-        try await db.raw("""
-            UPDATE cutie_conversations SET message_count = message_count + 1, updated_at = \(bind: now), status = \(status)
-            WHERE id = \(bind: conversation)
-            """).run()
+        try await db.run(moves, [.integer(now), .text(conversation.rawValue)])
         return (message, true)
     }
 
