@@ -107,13 +107,23 @@ struct ConversationStore: Sendable {
         /// Support staff: unread user messages.
         case admin
 
-        var unreadClause: SQLQueryString {
+        var unreadClause: SQLQueryString { "\(unsafeRaw: unreadText)" }
+
+        /// Which messages `m` this reader has not read yet, as SQL.
+        var unreadText: String {
             switch self {
             case .user: "m.sender_type IN ('admin', 'system') AND m.is_internal_note = FALSE"
             case .admin: "m.sender_type = 'user'"
             }
         }
     }
+
+    /// A group's inbox (every SDK list reads it). Values: group, limit.
+    static let inbox = DatabaseStatement("""
+        SELECT \(columns),
+            (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(Reader.user.unreadText)) AS unread_count
+        FROM cutie_conversations c WHERE c.group_id = $1 ORDER BY c.updated_at DESC, c.id DESC LIMIT $2
+        """)
 
     static let columns = """
         c.id, c.app_id, c.device_id, c.group_id, c.user_id, c.user_name, c.title, c.category, c.status, c.priority, c.assigned_admin_id,
@@ -207,11 +217,7 @@ struct ConversationStore: Sendable {
 
     /// A group's conversations, newest activity first, with their unread counts, and the group's total unread.
     func list(group: String, limit: Int, in db: any DatabaseSession) async throws -> (conversations: [ConversationBody], totalUnread: Int) {
-        let rows = try await db.raw("""
-            SELECT \(unsafeRaw: Self.columns),
-                (SELECT COUNT(*) FROM cutie_messages m WHERE m.conversation_id = c.id AND m.read_at IS NULL AND \(Reader.user.unreadClause)) AS unread_count
-            FROM cutie_conversations c WHERE c.group_id = \(bind: group) ORDER BY c.updated_at DESC, c.id DESC LIMIT \(bind: limit)
-            """).all()
+        let rows = try await db.query(Self.inbox, [.text(group), .integer(limit)])
         let conversations = try rows.map { try Self.decode($0, unread: try $0.decode(column: "unread_count", as: Int.self), showGroup: false) }
         // The whole inbox fits the page (the usual case): its total is the page's sum.
         if conversations.count < limit { return (conversations, conversations.reduce(0) { $0 + $1.unread_count }) }

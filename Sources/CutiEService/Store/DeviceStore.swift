@@ -24,14 +24,7 @@ struct DeviceStore: Sendable {
     }
 
     func credentials(tokenHash: String, in db: any DatabaseSession) async throws -> Credentials? {
-        guard let row = try await db.raw("""
-            SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
-                k.public_key, k.sign_count
-            FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
-            JOIN cutie_apps a ON a.id = t.app_id
-            LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
-            WHERE t.token_hash = \(bind: tokenHash)
-            """).first() else { return nil }
+        guard let row = try await db.query(Self.credentials, [.text(tokenHash)]).first else { return nil }
         return Credentials(
             tokenID: try row.decode(column: "token_id", as: String.self), appID: try row.decode(column: "app_id", as: String.self),
             deviceID: try row.decode(column: "device_id", as: String.self), groupID: try row.decode(column: "group_id", as: String.self),
@@ -40,6 +33,16 @@ struct DeviceStore: Sendable {
             bundleID: try row.decode(column: "bundle_id", as: String.self), attestedKey: try row.decode(column: "public_key", as: String?.self),
             signCount: try row.decode(column: "sign_count", as: Int64?.self))
     }
+
+    /// Every request of the SDK reads its device's credentials: written once, bound directly.
+    static let credentials = DatabaseStatement("""
+        SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
+            k.public_key, k.sign_count
+        FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
+        JOIN cutie_apps a ON a.id = t.app_id
+        LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
+        WHERE t.token_hash = $1
+        """)
 
     /// The group of a registered device.
     func group(app: String, device: String, in db: any DatabaseSession) async throws -> String? {
