@@ -192,6 +192,29 @@ struct AirtimeDeliveryTests {
         }
     }
 
+    /// The sandbox's purchase answers, written field by field, are VTpass' documented answer:
+    /// the same object, key for key, as the dictionary it was once serialised from.
+    @Test func sandboxAnswersAreVTpassShaped() throws {
+        let record = VTpassSandbox.Record(requestID: "202611240030ab12", serviceID: "mtn", productName: "MTN Airtime VTU", phone: "08011111111",
+                                          amount: 100, transactionID: "17952", status: .delivered, createdAt: Date(timeIntervalSince1970: 1_795_476_600))
+        let transactions: [String: Any] = [
+            "status": "delivered", "product_name": "MTN Airtime VTU", "unique_element": "08011111111", "unit_price": "100", "quantity": 1,
+            "service_verification": NSNull(), "channel": "api", "commission": 0, "total_amount": 100, "discount": NSNull(),
+            "type": "Airtime Recharge", "email": "sandbox@purse.local", "phone": "08011111111",
+            "name": NSNull(), "convinience_fee": 0, "amount": "100", "platform": "api", "method": "api", "transactionId": "17952",
+        ]
+        func object(_ answer: VTpassSandbox.Record.Answer) throws -> NSDictionary {
+            try #require(try JSONSerialization.jsonObject(with: VTpassSandbox.encoder.encode(answer)) as? NSDictionary)
+        }
+        let delivered = try object(record.answer(description: "TRANSACTION SUCCESSFUL"))
+        #expect(delivered == [
+            "code": "000", "content": ["transactions": transactions], "response_description": "TRANSACTION SUCCESSFUL", "requestId": "202611240030ab12",
+            "amount": 100, "transaction_date": "2026-11-24T00:30:00.000+01:00", "purchased_code": "",
+        ] as NSDictionary)
+        let processing = try object(record.answer(code: "099", description: "TRANSACTION IS PROCESSING"))
+        #expect(processing == ["code": "099", "response_description": "TRANSACTION IS PROCESSING", "content": ["transactions": transactions], "requestId": "202611240030ab12"] as NSDictionary)
+    }
+
     @Test func requestIDsHaveVTpassForm() {
         // 2026-11-23 23:30 UTC is 00:30 on the 24th in Lagos.
         let date = Date(timeIntervalSince1970: 1_795_476_600)

@@ -155,9 +155,9 @@ struct VTpassSandbox: Sendable {
         let record = Record(requestID: requestID, serviceID: serviceID, productName: productName, phone: phone, amount: amount,
                             transactionID: transactionID, status: outcome == .processing ? .pending : outcome.finalStatus(phone: phone), createdAt: now)
         switch outcome {
-        case .processing: return Self.answer(["code": "099", "response_description": "TRANSACTION IS PROCESSING", "content": record.content, "requestId": requestID])
-        case .failed: return Self.answer(["code": "016", "response_description": "TRANSACTION FAILED", "content": record.content, "requestId": requestID])
-        case .delivered: return Self.answer(record.answer(description: "TRANSACTION SUCCESSFUL"))
+        case .processing: return Self.encoded(record.answer(code: "099", description: "TRANSACTION IS PROCESSING"))
+        case .failed: return Self.encoded(record.answer(code: "016", description: "TRANSACTION FAILED"))
+        case .delivered: return Self.encoded(record.answer(description: "TRANSACTION SUCCESSFUL"))
         }
     }
 
@@ -183,9 +183,9 @@ struct VTpassSandbox: Sendable {
             status: settled ? finalStatus : .pending, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self))
         )
         if settled && finalStatus == .failed {
-            return Self.answer(["code": "016", "response_description": "TRANSACTION FAILED", "content": record.content, "requestId": requestID])
+            return Self.encoded(record.answer(code: "016", description: "TRANSACTION FAILED"))
         }
-        return Self.answer(record.answer(description: "TRANSACTION SUCCESSFUL"))
+        return Self.encoded(record.answer(description: "TRANSACTION SUCCESSFUL"))
     }
 
     enum Scenario { case delivered, failed, processing
@@ -223,13 +223,57 @@ struct VTpassSandbox: Sendable {
         var status: VTpassStatus
         var createdAt: Date
 
-        var content: [String: Any] {
-            ["transactions": [
-                "status": status.rawValue, "product_name": productName, "unique_element": phone, "unit_price": String(amount), "quantity": 1,
-                "service_verification": NSNull(), "channel": "api", "commission": 0, "total_amount": amount, "discount": NSNull(),
-                "type": serviceID.hasSuffix("-data") ? "Data Services" : "Airtime Recharge", "email": "sandbox@purse.local", "phone": phone,
-                "name": NSNull(), "convinience_fee": 0, "amount": String(amount), "platform": "api", "method": "api", "transactionId": transactionID,
-            ] as [String: Any]]
+        /// `content` as VTpass writes it: the purchase under `transactions`.
+        var content: Content { Content(transactions: Transaction(record: self)) }
+
+        struct Content: Encodable {
+            var transactions: Transaction
+        }
+
+        /// A purchase as VTpass reports it (keys in sorted order, as the sandbox has always
+        /// written them; `null` where VTpass writes null).
+        struct Transaction: Encodable {
+            var record: Record
+
+            enum CodingKeys: String, CodingKey {
+                case amount, channel, commission, convinience_fee, discount, email, method, name, phone, platform, product_name, quantity
+                case service_verification, status, total_amount, transactionId, type, unique_element, unit_price
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(String(record.amount), forKey: .amount)
+                try container.encode("api", forKey: .channel)
+                try container.encode(0, forKey: .commission)
+                try container.encode(0, forKey: .convinience_fee)
+                try container.encodeNil(forKey: .discount)
+                try container.encode("sandbox@purse.local", forKey: .email)
+                try container.encode("api", forKey: .method)
+                try container.encodeNil(forKey: .name)
+                try container.encode(record.phone, forKey: .phone)
+                try container.encode("api", forKey: .platform)
+                try container.encode(record.productName, forKey: .product_name)
+                try container.encode(1, forKey: .quantity)
+                try container.encodeNil(forKey: .service_verification)
+                try container.encode(record.status.rawValue, forKey: .status)
+                try container.encode(record.amount, forKey: .total_amount)
+                try container.encode(record.transactionID, forKey: .transactionId)
+                try container.encode(record.serviceID.hasSuffix("-data") ? "Data Services" : "Airtime Recharge", forKey: .type)
+                try container.encode(record.phone, forKey: .unique_element)
+                try container.encode(String(record.amount), forKey: .unit_price)
+            }
+        }
+
+        /// A purchase's answer: `code`, `content`, `requestId` and `response_description`, and for a
+        /// delivered one `amount`, `purchased_code` and `transaction_date` too.
+        struct Answer: Encodable {
+            var amount: Int?
+            var code: String
+            var content: Content
+            var purchased_code: String?
+            var requestId: String
+            var response_description: String
+            var transaction_date: String?
         }
 
         /// Lagos time as VTpass writes `transaction_date`; made once (every purchase answers with one).
@@ -242,10 +286,28 @@ struct VTpassSandbox: Sendable {
             return formatter
         }()
 
-        func answer(description: String) -> [String: Any] {
-            ["code": "000", "content": content, "response_description": description, "requestId": requestID, "amount": amount,
-             "transaction_date": Self.transactionDate.string(from: createdAt), "purchased_code": ""]
+        /// The answer of a delivered purchase.
+        func answer(description: String) -> Answer {
+            Answer(amount: amount, code: "000", content: content, purchased_code: "", requestId: requestID,
+                   response_description: description, transaction_date: Self.transactionDate.string(from: createdAt))
         }
+
+        /// The answer of a purchase still processing (`099`) or failed (`016`).
+        func answer(code: String, description: String) -> Answer {
+            Answer(code: code, content: content, requestId: requestID, response_description: description)
+        }
+    }
+
+    /// The purchases' answers are written field by field in a fixed order (the sandbox answers
+    /// every top-up, so not through `JSONSerialization`, whose sorting compared keys through ICU).
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func encoded(_ answer: some Encodable) -> Response {
+        .jsonData((try? encoder.encode(answer)) ?? Data("{}".utf8))
     }
 
     static func answer(_ object: [String: Any]) -> Response {
