@@ -182,13 +182,17 @@ struct VTpassClient: AirtimeSupplier {
     }
 
     func post(_ path: String, _ body: [String: String]) async throws -> PayAnswer {
-        let json = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let data = try await send(.post, url(path), body: json)
-        guard let answer = try? JSONDecoder().decode(PayAnswer.self, from: data) else {
+        // Every top-up posts here: its few string fields written as they are, in key order.
+        var json = JSONObjectWriter()
+        for (key, value) in body.sorted(by: { $0.key < $1.key }) { json.field(key, value) }
+        let data = try await send(.post, url(path), body: json.data)
+        guard let answer = try? Self.decoder.decode(PayAnswer.self, from: data) else {
             throw SupplierError("VTpass sent an unreadable answer to \(path)")
         }
         return answer
     }
+
+    static let decoder = JSONDecoder()
 
     func send(_ method: HTTPRequest.Method, _ url: URL, body: Data?) async throws -> Data {
         var headerFields: HTTPFields = [.vtpassAPIKey: credentials.apiKey, .accept: "application/json"]
