@@ -9,22 +9,25 @@
 public enum JavaScriptJSON {
     /// An object whose members keep the order given.
     public static func object(_ members: [(key: String, value: JSONValue)]) -> String {
-        var out = "{"
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(UInt8(ascii: "{"))
         for (index, member) in members.enumerated() {
-            if index > 0 { out += "," }
+            if index > 0 { out.append(UInt8(ascii: ",")) }
             appendString(member.key, to: &out)
-            out += ":"
+            out.append(UInt8(ascii: ":"))
             append(member.value, sortingKeys: false, to: &out)
         }
-        return out + "}"
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Any value; object members in code-point order of their keys when `sortingKeys` (MyCHIPs'
     /// "stable" JSON), else in the order a dictionary happens to hold them.
     public static func stringify(_ value: JSONValue, sortingKeys: Bool = true) -> String {
-        var out = ""
+        var out: [UInt8] = []
         append(value, sortingKeys: sortingKeys, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// MyCHIPs' stable JSON, the text tallies and chits are signed over: keys sorted, no spaces,
@@ -44,38 +47,40 @@ public enum JavaScriptJSON {
 
     /// A string literal with its quotes.
     public static func quoted(_ text: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         appendString(text, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func append(_ value: JSONValue, sortingKeys: Bool, to out: inout String) {
+    // The text is written as UTF-8 bytes and made a `String` once: appending through `String`
+    // cost more than the rest of a Wyseman answer's writing.
+    private static func append(_ value: JSONValue, sortingKeys: Bool, to out: inout [UInt8]) {
         switch value {
-        case .null: out += "null"
-        case .bool(let flag): out += flag ? "true" : "false"
-        case .int(let number): out += String(number)
-        case .uint(let number): out += String(number)
-        case .double(let number): out += number.isFinite ? formatDouble(number) : "null"
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): out.append(contentsOf: String(number).utf8)
+        case .uint(let number): out.append(contentsOf: String(number).utf8)
+        case .double(let number): out.append(contentsOf: (number.isFinite ? formatDouble(number) : "null").utf8)
         case .string(let text): appendString(text, to: &out)
         case .array(let items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 append(item, sortingKeys: sortingKeys, to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
             // JavaScript orders keys by UTF-16 code units; for the ASCII keys of these protocols
             // that is the same as Swift's `<` on strings.
-            let keys = sortingKeys ? members.keys.sorted { Array($0.utf16).lexicographicallyPrecedes(Array($1.utf16)) } : Array(members.keys)
-            out += "{"
+            let keys = sortingKeys ? members.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) } : Array(members.keys)
+            out.append(UInt8(ascii: "{"))
             for (index, key) in keys.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 appendString(key, to: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 append(members[key]!, sortingKeys: sortingKeys, to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
@@ -88,32 +93,30 @@ public enum JavaScriptJSON {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func appendString(_ text: String, to out: inout String) {
+    private static func appendString(_ text: String, to out: inout [UInt8]) {
         var text = text
-        // Most strings need no escape: copy their UTF-8 as it is.
-        let clean = text.withUTF8 { bytes in !bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }
-        out += "\""
-        if clean {
-            out += text
-        } else {
-            var escaped: [UInt8] = []
-            escaped.reserveCapacity(text.utf8.count + 8)
-            for byte in text.utf8 {
+        out.append(UInt8(ascii: "\""))
+        text.withUTF8 { bytes in
+            // Most strings need no escape: copy their UTF-8 as it is.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                out.append(contentsOf: bytes)
+                return
+            }
+            for byte in bytes {
                 switch byte {
-                case UInt8(ascii: "\""): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-                case UInt8(ascii: "\\"): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                case 0x08: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-                case 0x0C: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-                case 0x0A: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                case 0x0D: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                case 0x09: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+                case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+                case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
                 case 0x00..<0x20:
-                    escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xf)]]
-                default: escaped.append(byte)
+                    out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xf)]]
+                default: out.append(byte)
                 }
             }
-            out += String(decoding: escaped, as: UTF8.self)
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
