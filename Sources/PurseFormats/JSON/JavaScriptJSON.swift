@@ -72,13 +72,19 @@ public enum JavaScriptJSON {
         case .object(let members):
             // JavaScript orders keys by UTF-16 code units; for the ASCII keys of these protocols
             // that is the same as Swift's `<` on strings.
-            let keys = sortingKeys ? members.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) } : Array(members.keys)
             out.append(UInt8(ascii: "{"))
-            for (index, key) in keys.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
+            var first = true
+            func member(_ key: String, _ value: JSONValue) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
                 appendString(key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                append(members[key]!, sortingKeys: sortingKeys, to: &out)
+                append(value, sortingKeys: sortingKeys, to: &out)
+            }
+            if sortingKeys {
+                for (key, value) in members.sorted(by: { $0.key.utf16.lexicographicallyPrecedes($1.key.utf16) }) { member(key, value) }
+            } else {
+                for (key, value) in members { member(key, value) }
             }
             out.append(UInt8(ascii: "}"))
         }

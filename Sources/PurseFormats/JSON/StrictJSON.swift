@@ -156,11 +156,8 @@ public enum StrictJSON {
                 let start = index
                 var name = ""
                 if building {
+                    // A repeated key is found when its member is stored (one hash, not two).
                     name = try stringValue()
-                    guard members[name] == nil else {
-                        index = start
-                        throw failure("repeated key \"\(name)\"")
-                    }
                 } else {
                     let key = try string()
                     guard keys.insert(key).inserted else {
@@ -172,7 +169,10 @@ public enum StrictJSON {
                 try expect(UInt8(ascii: ":"), "':'")
                 skipWhitespace()
                 let member = try value(depth: depth)
-                if building { members[name] = member }
+                if building, members.updateValue(member, forKey: name) != nil {
+                    index = start
+                    throw failure("repeated key \"\(name)\"")
+                }
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
