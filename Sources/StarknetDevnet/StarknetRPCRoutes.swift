@@ -31,21 +31,22 @@ package struct StarknetRPCRoutes: Sendable {
     }
 
     /// The response document for a request document.
+    /// The answer to a request body: written with `JavaScriptJSON` (keys sorted, no spaces),
+    /// straight from the answer's `JSONValue`, which `JSONEncoder` walked through `Encodable`.
     func answer(_ data: Data) async -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        func written(_ value: JSONValue) -> Data { Data(JavaScriptJSON.stringify(value).utf8) }
         guard let document = try? StrictJSON.parse(data) else {
-            return (try? encoder.encode(Self.failure(id: .null, RPCError(code: -32700, message: "Parse error")))) ?? Data()
+            return written(Self.failure(id: .null, RPCError(code: -32700, message: "Parse error")))
         }
         if case .array(let requests) = document {
             guard !requests.isEmpty, requests.count <= 100 else {
-                return (try? encoder.encode(Self.failure(id: .null, RPCError(code: -32600, message: "Invalid Request")))) ?? Data()
+                return written(Self.failure(id: .null, RPCError(code: -32600, message: "Invalid Request")))
             }
             var answers: [JSONValue] = []
             for request in requests { answers.append(await answer(request)) }
-            return (try? encoder.encode(JSONValue.array(answers))) ?? Data()
+            return written(.array(answers))
         }
-        return (try? encoder.encode(await answer(document))) ?? Data()
+        return written(await answer(document))
     }
 
     func answer(_ request: JSONValue) async -> JSONValue {
@@ -114,13 +115,16 @@ package struct StarknetRPCRoutes: Sendable {
         func decode<T: Decodable>(_ type: T.Type, _ name: String, _ position: Int) throws -> T {
             let value = try value(name, position)!
             do {
-                return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
+                return try Self.decoder.decode(T.self, from: Data(JavaScriptJSON.stringify(value, sortingKeys: false).utf8))
             } catch let error as TransactionFormatError {
                 throw RPCError.invalidParams("\(name): \(error.description)")
             } catch {
                 throw RPCError.invalidParams("\(name) is malformed: \(Self.describe(error))")
             }
         }
+
+        /// One decoder for every param (decoding with it from several tasks at once is safe).
+        static let decoder = JSONDecoder()
 
         static func describe(_ error: any Error) -> String {
             guard let decoding = error as? DecodingError else { return "\(error)".prefix(200).description }
