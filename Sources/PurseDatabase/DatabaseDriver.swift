@@ -39,8 +39,10 @@ public struct NotificationsUnsupportedError: Error, CustomStringConvertible {
 
 /// A session a ``DatabaseDriver`` hands to a read or a transaction: SQLKit's `SQLDatabase`, plus
 /// the ``DatabaseStatement``s every store writes its hot statements as. Each engine runs them its own
-/// way — SQLite binds the values straight into a cached prepared statement, PostgreSQL hands
-/// them to SQLKit one bind per parameter — so no store needs to know which engine it is on.
+/// way — SQLite binds the values straight into a cached prepared statement, PostgreSQL sends
+/// them through postgres-nio's query API with one binary bind per parameter, and keeps a
+/// ``PreparedDatabaseStatement`` prepared on each connection — so no store needs to know which
+/// engine it is on.
 public protocol DatabaseSession: SQLDatabase {
     /// Runs `statement` with `values` (value *n* for `$n`) and returns its rows.
     func query(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> [any SQLRow]

@@ -8,9 +8,9 @@ import Synchronization
 /// runs; on the hot write path (a payment runs seven statements with ~70 values inside SQLite's
 /// one writer) that was a fifth of the writer's time. A `DatabaseStatement` is parsed once: on SQLite
 /// its text goes to the connection's prepared-statement cache as is and its values are bound
-/// directly; on any other database (PostgreSQL) it is handed to SQLKit with one bind per
-/// parameter (``NumberedParameters``), so it reads and behaves the same on both. Sessions run it
-/// (``DatabaseSession/query(_:_:)``).
+/// directly; on PostgreSQL it goes to the server as written, with one binary bind per parameter
+/// (an engine without a path of its own hands it to SQLKit, ``NumberedParameters``), so it reads
+/// and behaves the same on both. Sessions run it (``DatabaseSession/query(_:_:)``).
 ///
 /// A parameter may appear more than once and in any order. The text must not contain `$` other
 /// than in parameters (no string literals with dollar signs, no dollar quoting).
