@@ -181,6 +181,30 @@ struct StoreContractTests {
 
     /// `accountIDs` remembers the ids it found in the database — never those of accounts created
     /// in a transaction that may still roll back — and forgets one that turns out missing.
+    /// PostgreSQL: a statement whose first preparation on a connection failed (there, inside a
+    /// transaction already aborted) does not fail on that connection ever after — postgres-nio
+    /// keeps a failed preparation, so the session closes its connection and the pool opens another.
+    @Test(arguments: TestEngines.contract)
+    func aFailedPreparationDoesNotStick(engine: TestEngine) async throws {
+        guard engine.engine == .postgres else { return }
+        try await withEnvironment(engine) { env, _ async throws in
+            for _ in 0..<3 {
+                await #expect(throws: (any Error).self) {
+                    try await env.database.transaction { db async throws in
+                        _ = try? await db.raw("SELECT 1 / 0 AS never").run()
+                        _ = try await db.query(PreparedProbe.self, [.integer(1)])
+                    }
+                }
+            }
+            for value in Int64(0)..<20 {
+                let next = try await env.database.read { db in
+                    try await db.query(PreparedProbe.self, [.integer(value)]).first?.decode(column: "next", as: Int64.self)
+                }
+                #expect(next == value + 1)
+            }
+        }
+    }
+
     /// PostgreSQL: postings that credit a house account at the same time write to distinct slot
     /// rows, so none waits for another's commit. Eight transactions each credit the settlement
     /// account and stay open until all eight have posted (a bounded wait); one queued behind
@@ -850,4 +874,10 @@ extension TestEngine {
     func reported(users: [LedgerAccountID: Int64], house: [LedgerAccountID: Int64]) -> [LedgerAccountID: Int64] {
         spreadsHouseBalances ? users : users.merging(house) { user, _ in user }
     }
+}
+
+/// A statement no store runs, so its first preparation happens where a test puts it.
+private enum PreparedProbe: PreparedDatabaseStatement {
+    static let statement = DatabaseStatement("SELECT $1::bigint + 1 AS next")
+    static let parameterTypes: [SQLValueType] = [.integer]
 }

@@ -77,34 +77,39 @@ final class PostgresDriver: DatabaseDriver {
     func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            try await self.closings.untilClosed(connection) {
-                try await body(PostgresSession(connection))
+            let db = PostgresSession(connection)
+            return try await db.closingIfUnfit {
+                try await self.closings.untilClosed(connection) { try await body(db) }
             }
         }
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
-        return try await client.withConnection { connection in try await self.closings.untilClosed(connection) {
+        return try await client.withConnection { connection in
             let db = PostgresSession(connection)
-            try await connection.query("BEGIN", logger: db.logger)
-            do {
-                let result = try await body(db)
-                try await connection.query("COMMIT", logger: db.logger)
-                self.committed.add(1, ordering: .relaxed)
-                self.metrics.committed(transactions: 1)
-                return result
-            } catch {
-                do {
-                    try await connection.query("ROLLBACK", logger: db.logger)
-                } catch {
-                    // A connection whose transaction could not be ended (and may still hold locks)
-                    // must not go back to the pool for another session to inherit.
-                    try? await connection.close()
+            return try await db.closingIfUnfit {
+                try await self.closings.untilClosed(connection) {
+                    try await connection.query("BEGIN", logger: db.logger)
+                    do {
+                        let result = try await body(db)
+                        try await connection.query("COMMIT", logger: db.logger)
+                        self.committed.add(1, ordering: .relaxed)
+                        self.metrics.committed(transactions: 1)
+                        return result
+                    } catch {
+                        do {
+                            try await connection.query("ROLLBACK", logger: db.logger)
+                        } catch {
+                            // A connection whose transaction could not be ended (and may still hold
+                            // locks) must not go back to the pool for another session to inherit.
+                            try? await connection.close()
+                        }
+                        throw error
+                    }
                 }
-                throw error
             }
-        } }
+        }
     }
 
     var deliversNotifications: Bool { true }
@@ -189,10 +194,33 @@ final class ConnectionClosings: Sendable {
 struct PostgresSession: DatabaseSession {
     let base: any SQLDatabase
     let connection: PostgresConnection
+    /// Set when a prepared statement failed on this connection: postgres-nio keeps a failed
+    /// preparation for the connection's life (a statement first prepared inside a transaction
+    /// already aborted, or while a migration held its table, would fail there ever after), so the
+    /// connection is closed when the session ends and the pool opens a fresh one.
+    private let unfit = Unfit()
+
+    final class Unfit: Sendable {
+        let marked = Atomic<Bool>(false)
+    }
 
     init(_ connection: PostgresConnection) {
         self.connection = connection
         self.base = connection.sql(queryLogLevel: .trace)
+    }
+
+    /// Runs `session` (the whole session, its answer settled) and then closes the connection when
+    /// a prepared statement failed on it (see ``unfit``), before the pool can lend it again.
+    func closingIfUnfit<T: Sendable>(_ session: () async throws -> T) async throws -> T {
+        let result: T
+        do {
+            result = try await session()
+        } catch {
+            if unfit.marked.load(ordering: .relaxed) { try? await connection.close() }
+            throw error
+        }
+        if unfit.marked.load(ordering: .relaxed) { try? await connection.close() }
+        return result
     }
 
     var logger: Logger { base.logger }
@@ -225,21 +253,31 @@ struct PostgresSession: DatabaseSession {
     /// run by name: PostgreSQL plans it once per connection instead of on every run.
     func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
         try Prepared.check(values)
-        var rows: [any SQLRow] = []
-        for try await row in try await connection.execute(PostgresPrepared<Prepared>(values: values), logger: logger) {
-            rows.append(row.sql())
+        do {
+            var rows: [any SQLRow] = []
+            for try await row in try await connection.execute(PostgresPrepared<Prepared>(values: values), logger: logger) {
+                rows.append(row.sql())
+            }
+            return rows
+        } catch {
+            unfit.marked.store(true, ordering: .relaxed)
+            throw error
         }
-        return rows
     }
 
     /// As ``insertedRows(_:_:)``, the statement kept prepared with its `RETURNING 1`.
     func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
         try Prepared.check(values)
-        var count = 0
-        for try await _ in try await connection.execute(PostgresPreparedCounting<Prepared>(values: values), logger: logger) {
-            count += 1
+        do {
+            var count = 0
+            for try await _ in try await connection.execute(PostgresPreparedCounting<Prepared>(values: values), logger: logger) {
+                count += 1
+            }
+            return count
+        } catch {
+            unfit.marked.store(true, ordering: .relaxed)
+            throw error
         }
-        return count
     }
 
     /// PostgreSQL's count of inserted rows does not reach the session: the statement runs with
