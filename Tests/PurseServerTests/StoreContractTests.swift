@@ -205,6 +205,39 @@ struct StoreContractTests {
         }
     }
 
+    /// PostgreSQL: BEGIN goes out ahead of a transaction's first statement without a wait of its
+    /// own, and that statement still runs inside the transaction: its transaction id is the one
+    /// the last statement sees, whether the first is plain, prepared, or raw SQL.
+    @Test(arguments: TestEngines.contract)
+    func aTransactionsFirstStatementRunsInsideIt(engine: TestEngine) async throws {
+        guard engine.engine == .postgres else { return }
+        try await withEnvironment(engine) { env, _ async throws in
+            let current = DatabaseStatement("SELECT pg_current_xact_id()::text AS id")
+            for first in 0..<3 {
+                let (firstID, lastID) = try await env.database.transaction { db async throws in
+                    let firstID: String? = switch first {
+                    case 0: try await db.query(current, []).first?.decode(column: "id", as: String.self)
+                    case 1: try await db.raw("SELECT pg_current_xact_id()::text AS id").first()?.decode(column: "id", as: String.self)
+                    default: try await db.query(PreparedTransactionID.self, []).first?.decode(column: "id", as: String.self)
+                    }
+                    _ = try await db.query(PreparedProbe.self, [.integer(2)])
+                    return (firstID, try await db.query(current, []).first?.decode(column: "id", as: String.self))
+                }
+                #expect(lastID != nil)
+                #expect(firstID == lastID)
+            }
+            // A transaction whose first statement fails throws, and the pool's next transaction
+            // runs as usual.
+            await #expect(throws: (any Error).self) {
+                try await env.database.transaction { db async throws in _ = try await db.raw("SELECT 1 / 0 AS never").run() }
+            }
+            let value = try await env.database.transaction { db async throws in
+                try await db.query(PreparedProbe.self, [.integer(41)]).first?.decode(column: "next", as: Int64.self)
+            }
+            #expect(value == 42)
+        }
+    }
+
     /// PostgreSQL: postings that credit a house account at the same time write to distinct slot
     /// rows, so none waits for another's commit. Eight transactions each credit the settlement
     /// account and stay open until all eight have posted (a bounded wait); one queued behind
@@ -880,4 +913,10 @@ extension TestEngine {
 private enum PreparedProbe: PreparedDatabaseStatement {
     static let statement = DatabaseStatement("SELECT $1::bigint + 1 AS next")
     static let parameterTypes: [SQLValueType] = [.integer]
+}
+
+/// PostgreSQL's id of the running transaction (one per statement outside a transaction).
+private enum PreparedTransactionID: PreparedDatabaseStatement {
+    static let statement = DatabaseStatement("SELECT pg_current_xact_id()::text AS id")
+    static let parameterTypes: [SQLValueType] = []
 }

@@ -90,9 +90,13 @@ final class PostgresDriver: DatabaseDriver {
             let db = PostgresSession(connection)
             return try await db.closingIfUnfit {
                 try await self.closings.untilClosed(connection) {
-                    try await connection.query("BEGIN", logger: db.logger)
+                    // BEGIN goes out without a wait of its own: the connection runs its statements
+                    // in order, so the body's first statement follows it and its answer comes
+                    // after BEGIN's. Whether BEGIN failed is known by then (see ``Begun``).
+                    let begun = Begun(connection.query("BEGIN", logger: db.logger))
                     do {
                         let result = try await body(db)
+                        try begun.check()
                         try await connection.query("COMMIT", logger: db.logger)
                         self.committed.add(1, ordering: .relaxed)
                         self.metrics.committed(transactions: 1)
@@ -109,6 +113,26 @@ final class PostgresDriver: DatabaseDriver {
                     }
                 }
             }
+        }
+    }
+
+    /// The outcome of a BEGIN sent ahead of the transaction's first statement. postgres-nio
+    /// settles each statement's future on the connection's event loop as its answer arrives, in
+    /// order, so once any later statement of the session has answered, BEGIN's failure, if any,
+    /// is recorded here.
+    ///
+    /// PostgreSQL fails BEGIN only when the connection itself fails (inside a transaction block it
+    /// warns, no more), and then every later statement fails with it; a transaction whose BEGIN
+    /// failed is refused before COMMIT all the same.
+    final class Begun: Sendable {
+        private let failure = Mutex<(any Error)?>(nil)
+
+        init(_ future: EventLoopFuture<PostgresQueryResult>) {
+            future.whenFailure { error in self.failure.withLock { $0 = error } }
+        }
+
+        func check() throws {
+            if let error = failure.withLock({ $0 }) { throw error }
         }
     }
 
@@ -253,27 +277,32 @@ struct PostgresSession: DatabaseSession {
     /// run by name: PostgreSQL plans it once per connection instead of on every run.
     func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
         try Prepared.check(values)
-        do {
+        return try await markingUnfitOnFailure {
             var rows: [any SQLRow] = []
             for try await row in try await connection.execute(PostgresPrepared<Prepared>(values: values), logger: logger) {
                 rows.append(row.sql())
             }
             return rows
-        } catch {
-            unfit.marked.store(true, ordering: .relaxed)
-            throw error
         }
     }
 
     /// As ``insertedRows(_:_:)``, the statement kept prepared with its `RETURNING 1`.
     func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
         try Prepared.check(values)
-        do {
+        return try await markingUnfitOnFailure {
             var count = 0
             for try await _ in try await connection.execute(PostgresPreparedCounting<Prepared>(values: values), logger: logger) {
                 count += 1
             }
             return count
+        }
+    }
+
+    /// Runs a prepared statement; when it fails, the connection is closed once the session ends
+    /// (see ``unfit``).
+    private func markingUnfitOnFailure<T>(_ run: () async throws -> T) async throws -> T {
+        do {
+            return try await run()
         } catch {
             unfit.marked.store(true, ordering: .relaxed)
             throw error
