@@ -46,6 +46,21 @@ struct StrictJSONTests {
         }
     }
 
+    /// `parse` takes an all-ASCII string as it stands and validates any other, in keys as in
+    /// values: bytes that are not UTF-8 are refused where `validate` refuses them.
+    @Test func parseRefusesBytesThatAreNotUTF8() throws {
+        let invalid: [[UInt8]] = [[0xC3, 0x28], [0xFF], [0xF0, 0x9F, 0x98], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0x41, 0x80]]
+        for bytes in invalid {
+            let asValue = [UInt8](#"{"a": ""#.utf8) + bytes + [UInt8](#""}"#.utf8)
+            #expect(throws: StrictJSON.Failure(reason: "string is not UTF-8", offset: 6)) { try StrictJSON.parse(asValue) }
+            #expect(throws: StrictJSON.Failure(reason: "string is not UTF-8", offset: 6)) { try StrictJSON.validate(asValue) }
+            let asKey = [UInt8](#"{"#.utf8) + [0x22] + bytes + [UInt8](#"": 1}"#.utf8)
+            #expect(throws: StrictJSON.Failure(reason: "string is not UTF-8", offset: 1)) { try StrictJSON.parse(asKey) }
+        }
+        let mixed = [UInt8](#"{"caf\#u{e9}": "na\#u{ef}ve \#u{1F600}", "plain": "ascii"}"#.utf8)
+        #expect(try StrictJSON.parse(mixed) == .object(["caf\u{e9}": .string("na\u{ef}ve \u{1F600}"), "plain": .string("ascii")]))
+    }
+
     @Test("parse builds the value JSONDecoder builds, in one strict pass", arguments: [
         #" {"a": 1, "b": [true, false, null, -0.5e+3, "x\u00e9\ud83d\ude00"], "c": {"d": ""}, "e": 18446744073709551615, "f": -9223372036854775808} "#,
         #"[0, 1.5, "s", {"k": [[]]}, {}]"#, "42", #""text""#, "null",

@@ -203,13 +203,23 @@ public enum StrictJSON {
         mutating func stringValue() throws(Failure) -> String {
             let start = index + 1
             var end = start
+            var ascii = true
             while end < bytes.count {
                 let byte = bytes[end]
                 if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                if byte >= 0x80 { ascii = false }
                 end += 1
             }
             if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-                guard let text = String(validating: bytes[start..<end], as: UTF8.self) else { throw Failure(reason: "string is not UTF-8", offset: index) }
+                // ASCII is UTF-8 as it stands; anything else is validated (and refused when it is
+                // not UTF-8) by the standard library's generic path.
+                let text: String
+                if ascii {
+                    text = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+                } else {
+                    guard let valid = String(validating: bytes[start..<end], as: UTF8.self) else { throw Failure(reason: "string is not UTF-8", offset: index) }
+                    text = valid
+                }
                 index = end + 1
                 return text
             }
