@@ -33,6 +33,22 @@ struct CutiEStoreTests {
         }
     }
 
+    /// A sent message's answer written field by field is byte for byte what `JSONEncoder` writes.
+    @Test func messageJSONIsTheEncodersJSON() throws {
+        for full in [true, false] {
+            for sender in SenderType.allCases {
+                let message = MessageBody(
+                    message_id: "msg_1", conversation_id: ConversationID("conv_1"), sender_type: sender, sender_id: full ? "device_\"1\"" : nil,
+                    sender_name: full ? "Zoë 🦊\n\t\u{1}" : nil, message: "Crash on </script> & \u{7F}\r\u{8}\u{C}", message_type: "text",
+                    attachment_url: full ? "https://example.com/a.png?x=1&y=2" : nil, is_internal_note: full, client_id: full ? "c-1" : nil,
+                    created_at: 1_700_000_000_000, read_at: full ? -5 : nil)
+                let written = message.json.data
+                #expect(String(decoding: written, as: UTF8.self) == String(decoding: try JSONCoding.encoder.encode(message), as: UTF8.self))
+                #expect(written == (try JSONCoding.encoder.encode(message)))
+            }
+        }
+    }
+
     /// Two registered devices of the sandbox app, each in a group of its own.
     func devices(_ env: ServerEnvironment) async throws -> (first: (device: String, group: String), second: (device: String, group: String)) {
         let store = DeviceStore()

@@ -172,7 +172,7 @@ struct SDKRoutes: Sendable {
             let (message, isNew) = try await ConversationStore().append(
                 to: id, sender: .user, senderID: caller.deviceID, senderName: input.user_name, text: input.message, attachmentURL: attachment,
                 note: false, clientID: input.client_id, now: environment.now().epochMillis, in: db)
-            return (isNew ? .created : .ok, try JSONCoding.encoder.encode(message))
+            return (isNew ? .created : .ok, message.json.data)
         }
     }
 

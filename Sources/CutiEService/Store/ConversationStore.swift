@@ -69,6 +69,27 @@ struct ConversationBody: Codable, Sendable {
     var updated_at: Int64
 }
 
+extension MessageBody {
+    /// The message as `JSONCoding.encoder` writes it: its fields in sorted key order, the absent
+    /// optional ones left out. A message sent is answered inside its write transaction.
+    var json: JSONObjectWriter {
+        var object = JSONObjectWriter()
+        object.field("attachment_url", ifPresent: attachment_url)
+        object.field("client_id", ifPresent: client_id)
+        object.field("conversation_id", conversation_id.rawValue)
+        object.field("created_at", created_at)
+        object.field("is_internal_note", is_internal_note)
+        object.field("message", message)
+        object.field("message_id", message_id)
+        object.field("message_type", message_type)
+        object.field("read_at", ifPresent: read_at)
+        object.field("sender_id", ifPresent: sender_id)
+        object.field("sender_name", ifPresent: sender_name)
+        object.field("sender_type", sender_type.rawValue)
+        return object
+    }
+}
+
 extension ConversationBody {
     /// The conversation as `JSONCoding.encoder` writes it when it has no tags and no messages:
     /// its fields in sorted key order, the absent optional ones left out.

@@ -45,6 +45,11 @@ public struct JSONObjectWriter: Sendable {
         if let value { field(key, value) }
     }
 
+    /// A field `JSONEncoder` writes only when it has a value (`encodeIfPresent`).
+    public mutating func field(_ key: String, ifPresent value: Int64?) {
+        if let value { field(key, value) }
+    }
+
     /// An array of objects.
     public mutating func field(_ key: String, _ objects: [JSONObjectWriter]) {
         name(key)
