@@ -64,6 +64,8 @@ struct StrictJSONTests {
     @Test("parse builds the value JSONDecoder builds, in one strict pass", arguments: [
         #" {"a": 1, "b": [true, false, null, -0.5e+3, "x\u00e9\ud83d\ude00"], "c": {"d": ""}, "e": 18446744073709551615, "f": -9223372036854775808} "#,
         #"[0, 1.5, "s", {"k": [[]]}, {}]"#, "42", #""text""#, "null",
+        // Rows of different sizes one after another, nested ones among them.
+        #"[{"a": 1, "b": 2, "c": {"x": 1, "y": 2}}, {"d": 4}, {"e": 5, "f": 6, "g": 7, "h": {"z": []}}, {}, {"i": {"j": {"k": 0}}}]"#,
     ])
     func parseMatchesFoundation(_ text: String) throws {
         let parsed = try StrictJSON.parse(Array(text.utf8))

@@ -7,10 +7,13 @@ import PurseFormats
 /// Every request gets exactly one response frame; nothing a client sends ends its connection.
 struct WysemanDispatcher: Sendable {
     let views: [String: any ChipsView]
+    /// Each view's column types and column order, made once (every request reads them).
+    let columns: [String: (types: [String: ColumnType], order: [String])]
     let logger: Logger
 
     init(views: [any ChipsView], logger: Logger) {
         self.views = Dictionary(uniqueKeysWithValues: views.map { ($0.name, $0) })
+        self.columns = Dictionary(uniqueKeysWithValues: views.map { ($0.name, ($0.columnTypes, $0.columns.map(\.name))) })
         self.logger = logger
     }
 
@@ -46,10 +49,10 @@ struct WysemanDispatcher: Sendable {
             break
         }
         let (view, parameters) = try resolve(request)
-        let types = view.columnTypes
+        let (types, order) = columns[view.name] ?? (view.columnTypes, view.columns.map(\.name))
         switch request.action {
         case "tuple", "select":
-            let query = try ViewQuery(request, columns: types, columnOrder: view.columns.map(\.name))
+            let query = try ViewQuery(request, columns: types, columnOrder: order)
             let rows = query.apply(to: try await view.rows(parameters: parameters, context: context))
             if request.action == "select" { return .array(rows) }
             guard rows.count == 1 else { throw WysemanError.unexpectedRows(rows.count, expected: 1) }

@@ -102,6 +102,18 @@ public enum StrictJSON {
         /// Whether to build the values (``StrictJSON/parse(_:)``) or only check them (`null` stands in).
         let building: Bool
         var index = 0
+        /// How many members the last object finished at each depth had (building only). The
+        /// next object at that depth starts with room for as many — the rows of an answer have
+        /// the same members — instead of rehashing its members at every doubling. An object
+        /// reserves no more than the one before it at its depth held, so what is reserved stays
+        /// within twice what the input's objects hold.
+        var lastMemberCounts: [Int]
+
+        init(bytes: [UInt8], building: Bool) {
+            self.bytes = bytes
+            self.building = building
+            lastMemberCounts = building ? [Int](repeating: 0, count: StrictJSON.maximumDepth + 2) : []
+        }
 
         func failure(_ reason: String) -> Failure { Failure(reason: reason, offset: index) }
 
@@ -147,7 +159,7 @@ public enum StrictJSON {
             skipWhitespace()
             if current == UInt8(ascii: "}") { index += 1; return building ? .object([:]) : .null }
             var keys: Set<[UInt8]> = []
-            var members: [String: JSONValue] = [:]
+            var members: [String: JSONValue] = building ? Dictionary(minimumCapacity: lastMemberCounts[depth]) : [:]
             while true {
                 skipWhitespace()
                 guard current == UInt8(ascii: "\"") else {
@@ -176,7 +188,9 @@ public enum StrictJSON {
                 skipWhitespace()
                 if current == UInt8(ascii: ",") { index += 1; continue }
                 try expect(UInt8(ascii: "}"), "',' or '}'")
-                return building ? .object(members) : .null
+                guard building else { return .null }
+                lastMemberCounts[depth] = members.count
+                return .object(members)
             }
         }
 
