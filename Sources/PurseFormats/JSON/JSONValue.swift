@@ -3,7 +3,7 @@
 ///
 /// Integers keep their exact value (`int` for those that fit Int64, `uint` above); other numbers
 /// are `double`. Objects are unordered, as JSON's are.
-public indirect enum JSONValue: Hashable, Sendable {
+public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
