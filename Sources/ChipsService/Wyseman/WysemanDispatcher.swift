@@ -6,14 +6,24 @@ import PurseFormats
 /// `delete`, `lang`, `meta`) on the views the provider serves, and the views' named actions.
 /// Every request gets exactly one response frame; nothing a client sends ends its connection.
 struct WysemanDispatcher: Sendable {
-    let views: [String: any ChipsView]
-    /// Each view's column types and column order, made once (every request reads them).
-    let columns: [String: (types: [String: ColumnType], order: [String])]
+    let views: [String: ServedView]
     let logger: Logger
 
+    /// A view with its column types and column order, made once (every request reads them).
+    struct ServedView: Sendable {
+        let view: any ChipsView
+        let columnTypes: [String: ColumnType]
+        let columnOrder: [String]
+
+        init(_ view: any ChipsView) {
+            self.view = view
+            columnTypes = view.columnTypes
+            columnOrder = view.columns.map(\.name)
+        }
+    }
+
     init(views: [any ChipsView], logger: Logger) {
-        self.views = Dictionary(uniqueKeysWithValues: views.map { ($0.name, $0) })
-        self.columns = Dictionary(uniqueKeysWithValues: views.map { ($0.name, ($0.columnTypes, $0.columns.map(\.name))) })
+        self.views = Dictionary(uniqueKeysWithValues: views.map { ($0.name, ServedView($0)) })
         self.logger = logger
     }
 
@@ -43,13 +53,13 @@ struct WysemanDispatcher: Sendable {
             }
             return texts
         case "meta":
-            guard let view = views[request.view] else { throw WysemanError.unexpectedRows(0, expected: 1) }
-            return view.meta
+            guard let served = views[request.view] else { throw WysemanError.unexpectedRows(0, expected: 1) }
+            return served.view.meta
         default:
             break
         }
-        let (view, parameters) = try resolve(request)
-        let (types, order) = columns[view.name] ?? (view.columnTypes, view.columns.map(\.name))
+        let (served, parameters) = try resolve(request)
+        let (view, types, order) = (served.view, served.columnTypes, served.columnOrder)
         switch request.action {
         case "tuple", "select":
             let query = try ViewQuery(request, columns: types, columnOrder: order)
@@ -85,7 +95,7 @@ struct WysemanDispatcher: Sendable {
 
     /// The view a request reads (`table` where given, else `view`), and a table function's
     /// parameters: `schema.name(type,…)` with `params`.
-    private func resolve(_ request: WysemanRequest) throws -> (any ChipsView, [JSONValue]) {
+    private func resolve(_ request: WysemanRequest) throws -> (ServedView, [JSONValue]) {
         let target = request["table"]?.stringValue ?? request.view
         var name = target
         var declared: [String]?
@@ -96,7 +106,8 @@ struct WysemanDispatcher: Sendable {
             declared = inner.isEmpty ? [] : inner.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
         if !name.contains(".") { name = "public." + name }
-        guard let view = views[name] else { throw WysemanError.undefinedTable(name) }
+        guard let served = views[name] else { throw WysemanError.undefinedTable(name) }
+        let view = served.view
         var parameters: [JSONValue] = []
         if case .array(let given)? = request["params"] { parameters = given }
         if let types = view.parameterTypes {
@@ -111,6 +122,6 @@ struct WysemanDispatcher: Sendable {
         } else if !parameters.isEmpty || declared != nil {
             throw WysemanError.database("\(name) is not a function", sqlState: "42809")
         }
-        return (view, parameters)
+        return (served, parameters)
     }
 }
