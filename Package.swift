@@ -64,7 +64,7 @@ let package = Package(
         // builds them with -sanitize=fuzzer,address; a plain build replays inputs).
         .executableTarget(
             name: "PurseFuzz",
-            dependencies: ["PurseFormats", "Starknet", "MyCHIPs", "PurseServer", "CutiEService", "CLibFuzzer",
+            dependencies: ["PurseFormats", "Starknet", "MyCHIPs", "PurseServer", "CutiEService", "CLibFuzzer", "PurseP521",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "X509", package: "swift-certificates")],
             swiftSettings: swiftSettings
@@ -79,6 +79,10 @@ let package = Package(
             name: "PurseFormats",
             swiftSettings: swiftSettings
         ),
+
+        // ECDSA verification over P-521 for the MyCHIPs provider's chit checks: a second
+        // implementation beside swift-crypto's, switched off with CHIPS_SIGNATURE_VERIFIER=swift-crypto.
+        .target(name: "PurseP521", swiftSettings: swiftSettings),
 
         // The Starknet protocol: field, curve, hashes, signatures, transactions, typed data.
         // Client cores and services both use it.
@@ -421,6 +425,7 @@ let package = Package(
             name: "ChipsService",
             dependencies: [
                 "ChipsProtocol",
+                "PurseP521",
                 "PurseAPNs",
                 "PurseHTTP",
                 "PurseServer",
@@ -475,6 +480,7 @@ let package = Package(
                 "ChippiPay",
                 "CutiE",
                 "MyCHIPs",
+                "PurseP521",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -723,6 +729,11 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             resources: [.copy("Fixtures")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PurseP521Tests",
+            dependencies: ["PurseP521", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

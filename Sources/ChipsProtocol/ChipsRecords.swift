@@ -111,9 +111,9 @@ public struct TallyCore: Sendable, Equatable {
     }
 
     /// True when `signature` is the signature of `side`'s holder, by the key in that side's certificate.
-    public func isSigned(by side: TallySide, signature: String?) -> Bool {
+    public func isSigned(by side: TallySide, signature: String?, verifier: ChipsSignatureVerifier = .swiftCrypto) -> Bool {
         guard let signature else { return false }
-        return ChipsSignature.isValid(signature, over: signingText, publicKey: half(side).cert["public"])
+        return ChipsSignature.isValid(signature, over: signingText, publicKey: half(side).cert["public"], verifier: verifier)
     }
 }
 
@@ -199,9 +199,9 @@ public struct ChitCore: Sendable, Equatable {
         return ChipsDigest.of(.object(members))
     }
 
-    public func isSigned(by publicKey: JSONValue?, signature: String?) -> Bool {
+    public func isSigned(by publicKey: JSONValue?, signature: String?, verifier: ChipsSignatureVerifier = .swiftCrypto) -> Bool {
         guard let signature else { return false }
-        return ChipsSignature.isValid(signature, over: signingText, publicKey: publicKey)
+        return ChipsSignature.isValid(signature, over: signingText, publicKey: publicKey, verifier: verifier)
     }
 }
 
@@ -281,14 +281,31 @@ public enum ChipsDigest {
     }
 }
 
+/// The ECDSA P-521 check behind ``ChipsSignature``: a raw `r‖s` signature (132 bytes), the SHA-384
+/// digest of the signed text and the signer's public key. swift-crypto's by default; the provider
+/// may bring its own implementation of the same check.
+public struct ChipsSignatureVerifier: Sendable {
+    public let verify: @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: P521.Signing.PublicKey) -> Bool
+
+    public init(verify: @escaping @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: P521.Signing.PublicKey) -> Bool) {
+        self.verify = verify
+    }
+
+    /// swift-crypto's P-521 (BoringSSL).
+    public static let swiftCrypto = ChipsSignatureVerifier { signature, digest, publicKey in
+        guard let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return publicKey.isValidSignature(ecdsa, for: digest)
+    }
+}
+
 /// Signatures of MyCHIPs records: ECDSA P-521 with SHA-384 (WebCrypto's `{name: 'ECDSA', hash:
 /// 'SHA-384'}`), raw `r‖s`, base64url — by a user's signing key, whose public JWK is the
 /// `public` member of their certificate.
 public enum ChipsSignature {
-    public static func isValid(_ signature: String, over text: String, publicKey: JSONValue?) -> Bool {
-        guard let key = self.publicKey(publicKey), let raw = Base64URL.decode(signature),
-              let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: raw) else { return false }
-        return key.isValidSignature(ecdsa, for: SHA384.hash(data: Data(text.utf8)))
+    public static func isValid(_ signature: String, over text: String, publicKey: JSONValue?,
+                               verifier: ChipsSignatureVerifier = .swiftCrypto) -> Bool {
+        guard let key = self.publicKey(publicKey), let raw = Base64URL.decode(signature), raw.count == 132 else { return false }
+        return verifier.verify(raw, SHA384.hash(data: Data(text.utf8)), key)
     }
 
     /// True when two JWKs (objects or JSON texts) are the same P-521 public key.

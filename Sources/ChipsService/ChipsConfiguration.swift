@@ -1,3 +1,4 @@
+import ChipsProtocol
 import Foundation
 import PurseAPNs
 import PurseFormats
@@ -14,7 +15,9 @@ import PurseServer
 /// `CHIPS_DATE_WINDOW_SECONDS` (how far a signature login's date may be from the provider's
 /// clock, default 60 as Wyseman's), `CHIPS_MAX_MESSAGE_BYTES` (largest request frame, default
 /// 768 KiB), `CHIPS_APNS_TOPIC` (the wallet app's bundle id, the topic of its pushes; default
-/// `org.mychips.chark`), and the `APNS_*` settings every service that pushes shares. In
+/// `org.mychips.chark`), `CHIPS_SIGNATURE_VERIFIER` (`purse-p521`, the default, or
+/// `swift-crypto`: which P-521 implementation checks signatures on tallies and chits), and the
+/// `APNS_*` settings every service that pushes shares. In
 /// development the provider has its own APNs sandbox at `/sandbox/chips/apns`.
 public struct ChipsConfiguration: Sendable {
     public var publicHost: String
@@ -39,6 +42,9 @@ public struct ChipsConfiguration: Sendable {
     public var pushTopic = "org.mychips.chark"
     /// A user whose app was connected this recently gets notices on the websocket, not as pushes.
     public var presenceWindow: TimeInterval = 120
+    /// What checks the P-521 signatures on tallies and chits: PurseP521 (P-521's Mersenne-prime
+    /// field in Swift, a few times faster than swift-crypto's generic code), or swift-crypto.
+    public var signatureVerifier: ChipsSignatureVerifier = .purseP521
 
     public static let sandboxKeyID = "CHIPSKEY01"
     public static let sandboxTeamID = "PURSETEAM0"
@@ -108,6 +114,11 @@ public struct ChipsConfiguration: Sendable {
                 throw ConfigurationError("CHIPS_APNS_TOPIC must be an app bundle id")
             }
             result.pushTopic = topic
+        }
+        switch value("CHIPS_SIGNATURE_VERIFIER") {
+        case nil, "purse-p521": result.signatureVerifier = .purseP521
+        case "swift-crypto": result.signatureVerifier = .swiftCrypto
+        default: throw ConfigurationError("CHIPS_SIGNATURE_VERIFIER must be purse-p521 or swift-crypto")
         }
         if let text = value("CHIPS_MAX_MESSAGE_BYTES") {
             guard let bytes = Int(text), (1024...(1 << 20)).contains(bytes) else { throw ConfigurationError("CHIPS_MAX_MESSAGE_BYTES must be 1024–1048576") }

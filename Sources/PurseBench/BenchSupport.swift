@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPTypes
 import PurseKit
 import PurseHTTP
@@ -123,4 +124,20 @@ func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws 
     let receipt = try await provider.waitForTransaction(deployed.transactionHash, poller: Poller(interval: .milliseconds(20), maxAttempts: 200))
     guard receipt.succeeded else { throw BenchmarkError("an account did not deploy: \(receipt.revertReason ?? "")") }
     return (StarknetAccount(address: deployed.address, key: key, provider: provider), connection)
+}
+
+/// Requests a device signed before a phase (as it would have, on its own CPU), handed out in
+/// the order they were signed; nil once they run out.
+final class Minted<Item: Sendable>: Sendable {
+    private let queue: Mutex<(items: [Item], next: Int)>
+
+    init(_ items: [Item]) { queue = Mutex((items, 0)) }
+
+    func next() -> Item? {
+        queue.withLock { queue in
+            guard queue.next < queue.items.count else { return nil }
+            defer { queue.next += 1 }
+            return queue.items[queue.next]
+        }
+    }
 }

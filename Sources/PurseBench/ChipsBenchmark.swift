@@ -1,8 +1,10 @@
+import Crypto
 import Foundation
 import Synchronization
 import MyCHIPs
 import PurseFormats
 import PurseKit
+import PurseP521
 import PurseHTTPNIO
 
 /// `purse bench chips`: `select` on `mychips.users_v_me` round trips per second through the
@@ -131,19 +133,26 @@ public struct ChipsBenchmark: PurseBenchmark {
             }
             return try await group.reduce(into: []) { $0.append($1) }.sorted { $0.index < $1.index }
         }
+        let (swiftCrypto, purse) = try Self.compareVerifiers(seconds: 1)
+        BenchReport.figure("chips.p521_verify_swift_crypto", swiftCrypto, unit: "/s", line: "")
+        BenchReport.figure("chips.p521_verify_purse", purse, unit: "/s",
+                           line: String(format: "P-521 verifications on one thread: swift-crypto %.0f /s, PurseP521 %.0f /s (×%.1f)", swiftCrypto, purse, purse / swiftCrypto))
+        // Each device signs its chits before the phase, on its own CPU; a side that runs out signs
+        // the rest as it goes.
+        let perSide = count ?? max(1, min(2_000, duration * 2_500 / (2 * pairs.count)))
+        let minted = try await Self.mintChits(pairs, perSide: perSide)
         var cpu = ProcessCPU.now()
         let pay: @Sendable (Pair) async throws -> Bool = { pair in
-            let from = Bool.random() ? 0 : 1
+            var from = Bool.random() ? 0 : 1
+            var chit = minted[pair.index][from].next()
+            if chit == nil {
+                from = 1 - from
+                chit = minted[pair.index][from].next()
+            }
             let (payer, payee) = (pair.sides[from], pair.sides[1 - from])
-            let core = ChitCore(tally: payer.tally.uuid, by: payer.tally.type, type: .tran, uuid: ChitID(UUID().uuidString.lowercased()),
-                                date: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)), units: Int64.random(in: 1...5_000), reference: nil, memo: "bench")
-            let fields: [String: JSONValue] = [
-                "chit_seq": .int(payer.tally.seq), "chit_uuid": .string(core.uuid.rawValue), "issuer": .string(core.by.rawValue), "units": .int(core.units ?? 0),
-                "memo": "bench", "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good",
-                "signature": .string(try payer.key.sign(core.signingText)),
-            ]
-            let notified = payee.notices.expect(core.uuid.rawValue)
-            let row = try await payer.session.insert(ChipsSession.chitsView, fields: fields)
+            let signed = try chit ?? Self.signedChit(by: payer)
+            let notified = payee.notices.expect(signed.uuid)
+            let row = try await payer.session.insert(ChipsSession.chitsView, fields: signed.fields)
             guard row["status"] == "good" else { return false }
             return await notified.value
         }
@@ -162,6 +171,64 @@ public struct ChipsBenchmark: PurseBenchmark {
             guard a.net == -b.net, a.chainDigest == b.chainDigest else { throw BenchmarkError("pair \(pair.index): the two copies disagree") }
         }
         for side in pairs.flatMap(\.sides) { await side.session.connection.disconnect() }
+    }
+
+    /// A payment chit signed on the payer's device: its insert fields and its id.
+    struct SignedChit: Sendable {
+        var uuid: String
+        var fields: [String: JSONValue]
+    }
+
+    static func signedChit(by payer: PairSide) throws -> SignedChit {
+        let core = ChitCore(tally: payer.tally.uuid, by: payer.tally.type, type: .tran, uuid: ChitID(UUID().uuidString.lowercased()),
+                            date: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)), units: Int64.random(in: 1...5_000), reference: nil, memo: "bench")
+        let fields: [String: JSONValue] = [
+            "chit_seq": .int(payer.tally.seq), "chit_uuid": .string(core.uuid.rawValue), "issuer": .string(core.by.rawValue), "units": .int(core.units ?? 0),
+            "memo": "bench", "chit_date": .string(JavaScriptDate.string(epochMillis: core.date)), "request": "good",
+            "signature": .string(try payer.key.sign(core.signingText)),
+        ]
+        return SignedChit(uuid: core.uuid.rawValue, fields: fields)
+    }
+
+    /// `perSide` chits signed by each side of each pair, by pair index and side.
+    static func mintChits(_ pairs: [Pair], perSide: Int) async throws -> [[Minted<SignedChit>]] {
+        let sides = try await withThrowingTaskGroup(of: (Int, Int, Minted<SignedChit>).self) { group in
+            for pair in pairs {
+                for side in 0..<2 {
+                    group.addTask {
+                        let chits = try (0..<perSide).map { _ in try signedChit(by: pair.sides[side]) }
+                        return (pair.index, side, Minted(chits))
+                    }
+                }
+            }
+            return try await group.reduce(into: [:]) { $0[$1.0 * 2 + $1.1] = $1.2 }
+        }
+        return pairs.map { pair in (0..<2).map { sides[pair.index * 2 + $0]! } }
+    }
+
+    /// P-521 verifications per second on one thread, swift-crypto's and PurseP521's, over the
+    /// same 64 signatures for `seconds` each: the side-by-side figure behind the provider's choice.
+    static func compareVerifiers(seconds: Double) throws -> (swiftCrypto: Double, purse: Double) {
+        let key = P521.Signing.PrivateKey()
+        guard let verifier = P521VerifyingKey(rawRepresentation: key.publicKey.rawRepresentation) else { throw BenchmarkError("PurseP521 refused a key") }
+        let signed = try (0..<64).map { index in
+            let digest = SHA384.hash(data: Data("chit \(index)".utf8))
+            return (digest, try key.signature(for: digest))
+        }
+        let raw = signed.map { (Array($0.0), Array($0.1.rawRepresentation)) }
+        func rate(_ verify: (Int) -> Bool) throws -> Double {
+            let clock = ContinuousClock(), start = clock.now
+            var done = 0
+            while clock.now - start < .milliseconds(Int64(seconds * 1000)) {
+                guard verify(done % signed.count) else { throw BenchmarkError("a valid signature did not verify") }
+                done += 1
+            }
+            let elapsed = clock.now - start
+            return Double(done) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        let swiftCrypto = try rate { key.publicKey.isValidSignature(signed[$0].1, for: signed[$0].0) }
+        let purse = try rate { verifier.isValidSignature(rawRepresentation: raw[$0].1, digest: raw[$0].0) }
+        return (swiftCrypto, purse)
     }
 
     func pairPhase(_ name: String, _ pairs: [Pair], cpu: inout Double, operation: @escaping @Sendable (Pair) async throws -> Bool) async -> Double {

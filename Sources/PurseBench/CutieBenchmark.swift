@@ -188,29 +188,15 @@ public struct CutieBenchmark: PurseBenchmark {
     }
 
     /// Requests made ahead, handed out in the order they were made.
-    final class MintedRequests: Sendable {
-        private let queue: Mutex<(requests: [TransportRequest], next: Int)>
-
-        init(_ requests: [TransportRequest]) { queue = Mutex((requests, 0)) }
-
-        func next() -> TransportRequest? {
-            queue.withLock { queue in
-                guard queue.next < queue.requests.count else { return nil }
-                defer { queue.next += 1 }
-                return queue.requests[queue.next]
-            }
-        }
-    }
-
     /// `perDevice` asserted list requests for each device, by device id.
-    static func mintAssertedLists(_ devices: [Device], perDevice: Int, base: URL) async throws -> [String: MintedRequests] {
-        try await withThrowingTaskGroup(of: (String, MintedRequests).self) { group in
+    static func mintAssertedLists(_ devices: [Device], perDevice: Int, base: URL) async throws -> [String: Minted<TransportRequest>] {
+        try await withThrowingTaskGroup(of: (String, Minted<TransportRequest>).self) { group in
             for device in devices {
                 group.addTask {
                     var requests: [TransportRequest] = []
                     requests.reserveCapacity(perDevice)
                     for _ in 0..<perDevice { requests.append(try await assertedList(device, base: base)) }
-                    return (device.id, MintedRequests(requests))
+                    return (device.id, Minted(requests))
                 }
             }
             return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }

@@ -73,6 +73,7 @@ enum ServerSettings {
             (["CHIPS_AGENT"], "the agent id in CHIP addresses (default: made for the data dir)"),
             (["CHIPS_TICKET_MINUTES", "CHIPS_DATE_WINDOW_SECONDS", "CHIPS_MAX_MESSAGE_BYTES"], "ticket life (30), login date window (60 s), largest request (768 KiB)"),
             (["CHIPS_APNS_TOPIC"], "the wallet app's bundle id (org.mychips.chark)"),
+            (["CHIPS_SIGNATURE_VERIFIER"], "what checks P-521 signatures: purse-p521 (default) or swift-crypto"),
         ]),
     ]
 

@@ -57,6 +57,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case felt, u256, strk, starknetrpc
     // Server and client readers
     case flatjson, chipslink, appattest, storekit
+    // PurseP521 against swift-crypto
+    case p521
 
     /// The target named by `PURSE_FUZZ_TARGET`.
     static let chosen: FuzzTarget = {
@@ -73,6 +75,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .flatjson: FlatJSONHarness.run(bytes)
         case .chipslink: ChipsLinkHarness.run(bytes)
         case .appattest, .storekit: AppleHarness.run(self, bytes)
+        case .p521: P521Harness.run(bytes)
         }
     }
 }

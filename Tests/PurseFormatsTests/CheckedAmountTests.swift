@@ -83,6 +83,7 @@ import Testing
             "Starknet/Arithmetic/",  // Montgomery multiplication and 256-bit limbs
             "Starknet/Curve/",       // constant-time table lookups
             "Starknet/Hashing/",     // Keccak, Pedersen, Poseidon
+            "PurseP521/",            // P-521's field limbs and Montgomery products modulo its order
         ]
         let pattern = try Regex(#"&[+\-*]=?"#)
         var found: [String] = []

@@ -3,7 +3,7 @@
 # PurseFormats (JSON, CBOR, dates, amounts, base64url, hex, URI components, checked arithmetic,
 # WebAuthn authenticator data, image headers, PDF text), Starknet (felts, u256, STRK text, a node's JSON-RPC answers and the
 # transactions a node reads), the hot routes' FlatJSONDecoder against Foundation, MyCHIPs links,
-# and the App Attest and StoreKit verifiers. SwiftPM builds it in its own scratch directory with
+# the App Attest and StoreKit verifiers, and PurseP521 against swift-crypto. SwiftPM builds it in its own scratch directory with
 # -sanitize=fuzzer,address; each target then runs for SECONDS from Fuzz/corpus/TARGET. A crash or a
 # failed property fails the run, its input kept in .ci-artifacts/fuzz/.
 #   scripts/fuzz/libfuzzer.sh [SECONDS per target] [--update]   (--update merges new inputs into the committed corpora)
@@ -29,7 +29,7 @@ binary=$(swift build --scratch-path "$scratch" "${flags[@]}" --show-bin-path)/Pu
 status=0
 # Leak reports are off: one-time initialisations (Apple's roots, BoringSSL's tables) hold memory
 # for the process's life, which LeakSanitizer counts as leaked.
-targets=${PURSE_FUZZ_TARGETS:-strictjson cbor jsdate decimal base64url hex uri checked authdata imageheader pdftext felt u256 strk starknetrpc flatjson chipslink appattest storekit}
+targets=${PURSE_FUZZ_TARGETS:-strictjson cbor jsdate decimal base64url hex uri checked authdata imageheader pdftext felt u256 strk starknetrpc flatjson chipslink appattest storekit p521}
 for target in $targets; do
   work=$(mktemp -d)
   mkdir -p "Fuzz/corpus/$target"

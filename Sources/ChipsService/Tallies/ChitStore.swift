@@ -29,8 +29,10 @@ struct ChitStore: Sendable {
     let notifier: ChipsNotifier
     let now: @Sendable () -> Date
     let pushes: ChipsPushes?
+    let verifier: ChipsSignatureVerifier
 
     init(context: ViewContext) {
+        verifier = context.configuration.signatureVerifier
         user = context.user
         database = context.database
         notifier = context.notifier
@@ -137,6 +139,7 @@ struct ChitStore: Sendable {
         let user = user
         let notifier = notifier
         let pushes = pushes
+        let verifier = verifier
         let (chitUnits, chitReference) = (units, reference)
 
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
@@ -179,7 +182,8 @@ struct ChitStore: Sendable {
                 // the partner signed (a chit passed as a QR code or link); the signature decides.
                 chit.signature = signature
                 theirs.signature = signature
-                try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior)
+                try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior,
+                                  verifier: verifier)
             }
             mine.modifiedAt = millis
             let notices = try await Self.write(chit, theirs, mine, partner, inserting: true, millis: millis, notifier: notifier, pushes: pushes, in: db)
@@ -200,6 +204,7 @@ struct ChitStore: Sendable {
         let user = user
         let notifier = notifier
         let pushes = pushes
+        let verifier = verifier
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
             let found = try await db.raw("""
                 SELECT chit_seq FROM chips_chits WHERE chit_ent = \(bind: user.userEnt) AND chit_uuid = \(bind: uuid)
@@ -222,7 +227,8 @@ struct ChitStore: Sendable {
                 theirs.signature = signature
                 try Self.withdraw(pending, mine: &mine, partner: &partner)
                 try Self.makeGood(&chit, &theirs, core: chit.core(tally: mine.uuid), mine: &mine, partner: &partner,
-                                  proposedIndex: fields["chain_idx"]?.int64Value, proposedPrior: fields["chain_prev"]?.stringValue)
+                                  proposedIndex: fields["chain_idx"]?.int64Value, proposedPrior: fields["chain_prev"]?.stringValue,
+                                  verifier: verifier)
             case "void":
                 chit.status = .void
                 theirs.status = .void
@@ -314,11 +320,11 @@ struct ChitStore: Sendable {
     /// Verifies the issuer's signature, applies the limit and closing rules, links the chit into
     /// both copies' chains and moves both balances.
     static func makeGood(_ chit: inout ChitRecord, _ theirs: inout ChitRecord, core: ChitCore, mine: inout TallyRecord, partner: inout TallyRecord,
-                         proposedIndex: Int64?, proposedPrior: String?) throws {
+                         proposedIndex: Int64?, proposedPrior: String?, verifier: ChipsSignatureVerifier) throws {
         try checkOpen(mine)
         guard let signature = chit.signature else { throw refuse("MIS", "a good chit needs its issuer's signature") }
         let issuerCert = chit.issuer == mine.type ? mine.holdCert : (mine.partCert ?? .null)
-        guard core.isSigned(by: issuerCert["public"], signature: signature) else {
+        guard core.isSigned(by: issuerCert["public"], signature: signature, verifier: verifier) else {
             throw refuse("SIG", "the chit's signature does not verify with the issuer's signing key on this tally")
         }
         // Units and balances are checked sums: a chit of Int64.max units, or one that takes a

@@ -241,7 +241,7 @@ struct TallyStore: Sendable {
         guard tally.holdCert["public"].flatMap(ChipsSignature.publicKey) != nil else {
             throw WysemanError.constraint("your certificate has no signing key; set user_psig first", code: "!mychips.tallies:UCM")
         }
-        guard tally.core.isSigned(by: tally.type, signature: tally.holdSig) else { throw Self.badSignature() }
+        guard tally.core.isSigned(by: tally.type, signature: tally.holdSig, verifier: configuration.signatureVerifier) else { throw Self.badSignature() }
         tally.status = .offer
         tally.partSig = nil
         tally.request = nil
@@ -267,8 +267,8 @@ struct TallyStore: Sendable {
             throw Self.illegal(tally, "only the partner's offer can be accepted")
         }
         let core = tally.core
-        guard core.isSigned(by: tally.type.other, signature: tally.partSig) else { throw Self.badSignature("the partner's signature does not verify") }
-        guard core.isSigned(by: tally.type, signature: tally.holdSig) else { throw Self.badSignature() }
+        guard core.isSigned(by: tally.type.other, signature: tally.partSig, verifier: configuration.signatureVerifier) else { throw Self.badSignature("the partner's signature does not verify") }
+        guard core.isSigned(by: tally.type, signature: tally.holdSig, verifier: configuration.signatureVerifier) else { throw Self.badSignature() }
         guard var partner = try await TallyRecord.pair(uuid: tally.uuid, ents: [partEnt], in: db).first,
               partner.status == .offer, partner.holdSig == tally.partSig, partner.core == core else {
             throw Self.illegal(tally, "the partner no longer offers this tally")

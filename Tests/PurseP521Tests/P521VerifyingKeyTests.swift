@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+@testable import PurseP521
+import Testing
+
+/// The Swift P-521 verifier held to swift-crypto (BoringSSL): the same answer for valid
+/// signatures, altered ones and malformed ones, with SHA-384 (MyCHIPs') and SHA-512 digests.
+@Suite("P-521 verification: the same answers as swift-crypto")
+struct P521VerifyingKeyTests {
+    static func key(_ publicKey: P521.Signing.PublicKey) throws -> P521VerifyingKey {
+        try #require(P521VerifyingKey(rawRepresentation: publicKey.rawRepresentation))
+    }
+
+    @Test("the field: inverses, the generator on the curve, (n − 1)·G = −G")
+    func fieldAndGroup() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let bytes = (0..<65).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let a = try #require(P521Field(bigEndian: [0] + bytes))
+            #expect((a * a.inverse) == .one || a.isZero)
+            let b = try #require(P521Field(bigEndian: [1] + bytes.reversed()))
+            #expect((a + b) - b == a)
+            #expect(a.squared() == a * a)
+            #expect(P521Field(a.words) == a)
+        }
+        #expect(P521Affine.generator.isOnCurve)
+        let nMinusOne = P521Words.subtracting(.n, P521Words(1))
+        let point = try #require(P521VerifyingKey.linearCombination(nMinusOne, .zero, .generator).affine)
+        #expect(point.x == P521Affine.generator.x && point.y == P521Affine.generator.negated.y)
+        #expect(P521VerifyingKey.linearCombination(P521Words(1), nMinusOne, .generator).isInfinity)
+        // p − 1 ≡ −1: its square is one.
+        let minusOne = try #require(P521Field(bigEndian: P521Words.subtracting(.p, P521Words(1)).bigEndian(length: 66)))
+        #expect(minusOne.squared() == .one && !minusOne.isZero && (minusOne + .one).isZero)
+    }
+
+    @Test("scalars modulo n: inverses and products")
+    func scalars() throws {
+        for seed in 1...20 {
+            let a = P521Words.mulModN(P521Words(UInt64(seed) &* 0x9E37_79B9_7F4A_7C15), .n.shifted())
+            let inverse = try #require(P521Words.inverseMod(a, .n))
+            #expect(P521Words.mulModN(a, inverse) == P521Words(1))
+            #expect(P521Words.mulModN(a, P521Words(1)) == a)
+            // Against schoolbook doubling and adding.
+            var expected = P521Words.zero
+            for index in (0..<(64 * P521Words.count)).reversed() {
+                expected = P521Words.addMod(expected, expected, .n)
+                if inverse.bit(index) { expected = P521Words.addMod(expected, a, .n) }
+            }
+            #expect(P521Words.mulModN(a, inverse) == expected)
+        }
+        #expect(P521Words.inverseMod(.zero, .n) == nil)
+    }
+
+    @Test("valid signatures over SHA-384 and SHA-512 verify, as in swift-crypto")
+    func validSignatures() throws {
+        for index in 0..<40 {
+            let privateKey = P521.Signing.PrivateKey()
+            let key = try Self.key(privateKey.publicKey)
+            let message = Data("chit \(index) \(UUID())".utf8)
+            let sha384 = SHA384.hash(data: message)
+            let signature = try privateKey.signature(for: sha384)
+            #expect(privateKey.publicKey.isValidSignature(signature, for: sha384))
+            #expect(key.isValidSignature(rawRepresentation: signature.rawRepresentation, digest: Array(sha384)))
+            // The same signature with s replaced by n − s is valid too, in both.
+            let raw = Array(signature.rawRepresentation)
+            let s = try #require(P521Words(bigEndian: raw[66...]))
+            let flipped = Array(raw[0..<66]) + P521Words.subtracting(.n, s).bigEndian(length: 66)
+            let flippedSignature = try P521.Signing.ECDSASignature(rawRepresentation: flipped)
+            #expect(key.isValidSignature(rawRepresentation: flipped, digest: Array(sha384))
+                    == privateKey.publicKey.isValidSignature(flippedSignature, for: sha384))
+            // swift-crypto's own signing hashes with SHA-512, longer than the order: truncated.
+            let sha512Signature = try privateKey.signature(for: message)
+            #expect(key.isValidSignature(rawRepresentation: sha512Signature.rawRepresentation, digest: Array(SHA512.hash(data: message))))
+        }
+    }
+
+    @Test("altered signatures, digests and keys fail in both")
+    func alteredSignatures() throws {
+        let privateKey = P521.Signing.PrivateKey()
+        let key = try Self.key(privateKey.publicKey)
+        let other = try Self.key(P521.Signing.PrivateKey().publicKey)
+        let digest = SHA384.hash(data: Data("pay 5 CHIPs".utf8))
+        let raw = Array(try privateKey.signature(for: digest).rawRepresentation)
+        for bit in stride(from: 0, to: raw.count * 8, by: 7) {
+            var altered = raw
+            altered[bit / 8] ^= 1 << (bit % 8)
+            let expected = (try? P521.Signing.ECDSASignature(rawRepresentation: altered)).map { privateKey.publicKey.isValidSignature($0, for: digest) } ?? false
+            #expect(key.isValidSignature(rawRepresentation: altered, digest: Array(digest)) == expected)
+            #expect(!expected)
+        }
+        var alteredDigest = Array(digest)
+        alteredDigest[0] ^= 0x80
+        #expect(!key.isValidSignature(rawRepresentation: raw, digest: alteredDigest))
+        #expect(!other.isValidSignature(rawRepresentation: raw, digest: Array(digest)))
+    }
+
+    @Test("out-of-range and malformed signatures fail")
+    func malformedSignatures() throws {
+        let privateKey = P521.Signing.PrivateKey()
+        let key = try Self.key(privateKey.publicKey)
+        let digest = Array(SHA384.hash(data: Data("x".utf8)))
+        let raw = Array(try privateKey.signature(for: SHA384.hash(data: Data("x".utf8))).rawRepresentation)
+        let (r, s) = (Array(raw[0..<66]), Array(raw[66...]))
+        let n = P521Words.n.bigEndian(length: 66), zero = [UInt8](repeating: 0, count: 66)
+        let nPlusR = P521Words.adding(.n, P521Words(bigEndian: r)!).0.bigEndian(length: 66)
+        for bad in [zero + s, r + zero, n + s, r + n, nPlusR + s, [UInt8](repeating: 0xFF, count: 132), Array(raw.dropLast()), raw + [0], []] {
+            #expect(!key.isValidSignature(rawRepresentation: bad, digest: digest))
+        }
+    }
+
+    @Test("keys off the curve or out of range are refused")
+    func malformedKeys() throws {
+        let raw = Array(P521.Signing.PrivateKey().publicKey.rawRepresentation)
+        #expect(P521VerifyingKey(rawRepresentation: raw) != nil)
+        var offCurve = raw
+        offCurve[131] ^= 1
+        #expect(P521VerifyingKey(rawRepresentation: offCurve) == nil)
+        #expect(P521VerifyingKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 132)) == nil)
+        #expect(P521VerifyingKey(rawRepresentation: [UInt8](repeating: 0, count: 132)) == nil)
+        #expect(P521VerifyingKey(rawRepresentation: raw.dropLast()) == nil)
+        // x with p added is the same point written out of range.
+        let x = P521Words(bigEndian: raw[0..<66])!
+        let (xPlusP, _) = P521Words.adding(x, .p)
+        #expect(P521VerifyingKey(rawRepresentation: xPlusP.bigEndian(length: 66) + raw[66...]) == nil)
+    }
+}
+
+extension P521Words {
+    /// A fixed large multiplier for the scalar tests.
+    func shifted() -> P521Words { P521Words.subtracting(self, P521Words(12345)) }
+}
