@@ -282,19 +282,21 @@ public enum ChipsDigest {
 }
 
 /// The ECDSA P-521 check behind ``ChipsSignature``: a raw `r‖s` signature (132 bytes), the SHA-384
-/// digest of the signed text and the signer's public key. swift-crypto's by default; the provider
-/// may bring its own implementation of the same check.
+/// digest of the signed text and the signer's public key as `x‖y` (132 bytes, not yet checked to
+/// be on the curve). swift-crypto's by default; the provider may bring its own implementation of
+/// the same check.
 public struct ChipsSignatureVerifier: Sendable {
-    public let verify: @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: P521.Signing.PublicKey) -> Bool
+    public let verify: @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: Data) -> Bool
 
-    public init(verify: @escaping @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: P521.Signing.PublicKey) -> Bool) {
+    public init(verify: @escaping @Sendable (_ signature: Data, _ digest: SHA384Digest, _ publicKey: Data) -> Bool) {
         self.verify = verify
     }
 
     /// swift-crypto's P-521 (BoringSSL).
     public static let swiftCrypto = ChipsSignatureVerifier { signature, digest, publicKey in
-        guard let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
-        return publicKey.isValidSignature(ecdsa, for: digest)
+        guard let key = try? P521.Signing.PublicKey(rawRepresentation: publicKey),
+              let ecdsa = try? P521.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return key.isValidSignature(ecdsa, for: digest)
     }
 }
 
@@ -304,7 +306,7 @@ public struct ChipsSignatureVerifier: Sendable {
 public enum ChipsSignature {
     public static func isValid(_ signature: String, over text: String, publicKey: JSONValue?,
                                verifier: ChipsSignatureVerifier = .swiftCrypto) -> Bool {
-        guard let key = self.publicKey(publicKey), let raw = Base64URL.decode(signature), raw.count == 132 else { return false }
+        guard let key = rawPublicKey(publicKey), let raw = Base64URL.decode(signature), raw.count == 132 else { return false }
         return verifier.verify(raw, SHA384.hash(data: Data(text.utf8)), key)
     }
 
@@ -316,15 +318,19 @@ public enum ChipsSignature {
 
     /// A P-521 public key from its JWK (a JSON object, or JSON text of one); nil for anything else.
     public static func publicKey(_ jwk: JSONValue?) -> P521.Signing.PublicKey? {
-        guard let jwk else { return nil }
-        let text: String
+        rawPublicKey(jwk).flatMap { try? P521.Signing.PublicKey(rawRepresentation: $0) }
+    }
+
+    /// The `x‖y` of a P-521 public JWK (a JSON object, or JSON text of one), without checking
+    /// that the point is on the curve; nil for anything else (another curve, a private key).
+    public static func rawPublicKey(_ jwk: JSONValue?) -> Data? {
+        let parsed: EllipticCurveJWK?
         switch jwk {
-        case .object: text = JavaScriptJSON.stringify(jwk)
-        case .string(let value): text = value
+        case .object(let members)?: parsed = EllipticCurveJWK(members: members)
+        case .string(let text)?: parsed = EllipticCurveJWK.parse(text)
         default: return nil
         }
-        guard let parsed = EllipticCurveJWK.parse(text), parsed.kty == "EC", parsed.crv == "P-521", parsed.d == nil,
-              let raw = parsed.rawPublicKey else { return nil }
-        return try? P521.Signing.PublicKey(rawRepresentation: raw)
+        guard let parsed, parsed.kty == "EC", parsed.crv == "P-521", parsed.d == nil else { return nil }
+        return parsed.rawPublicKey
     }
 }

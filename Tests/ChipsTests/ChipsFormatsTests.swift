@@ -1,3 +1,5 @@
+import ChipsProtocol
+import ChipsService
 import Crypto
 import Foundation
 import MyCHIPs
@@ -54,6 +56,33 @@ struct ChipsFormatsTests {
         var mismatched = try #require(EllipticCurveJWK.parse(key.privateJWK))
         mismatched.x = try #require(EllipticCurveJWK.parse(ConnectionKey().publicJWK)).x
         #expect(throws: ChipsError.self) { try ConnectionKey(jwk: mismatched.jsonText) }
+    }
+
+    @Test("a JWK read from a JSON object's members is the JWK its JSON text decodes to, refusals included")
+    func jwkFromMembers() throws {
+        let key = SigningKey()
+        let objects: [JSONValue] = [
+            try StrictJSON.parse(Array(key.publicJWK.utf8)), try StrictJSON.parse(Array(key.privateJWK.utf8)),
+            ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA"], ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "d": .null, "ext": .null],
+            ["kty": "EC", "crv": "P-521", "x": "AA"], ["kty": "EC", "crv": "P-521", "x": 1, "y": "AA"],
+            ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "ext": 1], ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "ext": "true"],
+            ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "key_ops": ["verify", 1]], ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "key_ops": "verify"],
+            ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "d": 5], ["kty": "EC", "crv": "P-521", "x": "AA", "y": "AA", "other": [1, 2]],
+        ]
+        for object in objects {
+            guard case .object(let members) = object else { throw ChipsError.keyStore("not an object") }
+            #expect(EllipticCurveJWK(members: members) == EllipticCurveJWK.parse(JavaScriptJSON.stringify(object)), "\(object)")
+        }
+        // The signature check reads a certificate's key either way.
+        let text = "a chit's signing text"
+        let signature = try key.sign(text)
+        let object = try StrictJSON.parse(Array(key.publicJWK.utf8))
+        for verifier in [ChipsSignatureVerifier.swiftCrypto, .purseP521] {
+            #expect(ChipsSignature.isValid(signature, over: text, publicKey: object, verifier: verifier))
+            #expect(ChipsSignature.isValid(signature, over: text, publicKey: .string(key.publicJWK), verifier: verifier))
+            #expect(!ChipsSignature.isValid(signature, over: text + ".", publicKey: object, verifier: verifier))
+            #expect(!ChipsSignature.isValid(signature, over: text, publicKey: try StrictJSON.parse(Array(key.privateJWK.utf8)), verifier: verifier))
+        }
     }
 
     @Test("a key imported from another device logs in as that device")

@@ -61,6 +61,36 @@ public struct EllipticCurveJWK: Sendable, Equatable, Codable {
         return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
     }
 
+    /// The key of a JSON object's members, as ``parse(_:)`` reads the object's text: `kty`,
+    /// `crv`, `x` and `y` strings, and `d` (a string), `ext` (a boolean) and `key_ops` (strings)
+    /// each absent or null. Nil for anything else.
+    public init?(members: [String: JSONValue]) {
+        guard case .string(let kty)? = members["kty"], case .string(let crv)? = members["crv"],
+              case .string(let x)? = members["x"], case .string(let y)? = members["y"] else { return nil }
+        (self.kty, self.crv, self.x, self.y) = (kty, crv, x, y)
+        switch members["d"] {
+        case nil, .null?: d = nil
+        case .string(let value)?: d = value
+        default: return nil
+        }
+        switch members["ext"] {
+        case nil, .null?: ext = nil
+        case .bool(let value)?: ext = value
+        default: return nil
+        }
+        switch members["key_ops"] {
+        case nil, .null?: key_ops = nil
+        case .array(let items)?:
+            var operations: [String] = []
+            for item in items {
+                guard case .string(let operation) = item else { return nil }
+                operations.append(operation)
+            }
+            key_ops = operations
+        default: return nil
+        }
+    }
+
     public static func parse(_ text: String) -> EllipticCurveJWK? {
         try? JSONDecoder().decode(EllipticCurveJWK.self, from: Data(text.utf8))
     }
