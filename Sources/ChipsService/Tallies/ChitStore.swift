@@ -133,6 +133,20 @@ struct ChitStore: Sendable {
         default: throw WysemanError.database("value too long for type character varying(400)", sqlState: "22001")
         }
         let signature = fields["signature"]?.stringValue
+        // A payment's signature is checked before the transaction, against the tally as a read
+        // sees it, so the tally rows are not held while it is verified; inside, the check is
+        // reused only if the tally still gives the same signed core and the same issuer key.
+        var check: SignatureCheck?
+        if request == "good", let signature, let seq = fields["chit_seq"]?.int64Value,
+           let tally = try await database.read({ [user] db in try await Self.signers(ent: user.userEnt, seq: seq, in: db) }),
+           let issuer = Self.issuer(fields["issuer"], request: request, holder: tally.type) {
+            let core = ChitCore(tally: tally.uuid, by: issuer, type: type, uuid: uuid, date: date, units: units, reference: reference, memo: memo)
+            let certificate = issuer == tally.type ? tally.holdCert : tally.partCert
+            let key = certificate.map { (try? StrictJSON.parse($0.utf8)) ?? .null }?["public"]
+            check = SignatureCheck(core: core, publicKey: key, signature: signature,
+                                   valid: core.isSigned(by: key, signature: signature, verifier: verifier))
+        }
+        let signatureCheck = check
         let proposedIndex = fields["chain_idx"]?.int64Value
         let proposedPrior = fields["chain_prev"]?.stringValue
         let millis = now().epochMillis
@@ -144,13 +158,8 @@ struct ChitStore: Sendable {
 
         let (chit, tally, notices) = try await database.transaction { db -> (ChitRecord, TallyRecord, [ChipsNotifier.Notice]) in
             var (mine, partner) = try await Self.lockPair(user: user, seq: fields["chit_seq"]?.int64Value, uuid: fields["tally_uuid"]?.stringValue.map(TallyID.init(rawValue:)), in: db)
-            let issuer: TallySide
-            switch fields["issuer"] {
-            case nil, .null?: issuer = request == "pend" ? mine.type.other : mine.type
-            case .string(let text)?:
-                guard let side = TallySide(rawValue: text) else { throw WysemanError.database("invalid input value for enum tally_side", sqlState: "22P02") }
-                issuer = side
-            default: throw WysemanError.database("invalid input value for enum tally_side", sqlState: "22P02")
+            guard let issuer = Self.issuer(fields["issuer"], request: request, holder: mine.type) else {
+                throw WysemanError.database("invalid input value for enum tally_side", sqlState: "22P02")
             }
             if let existing = try await ChitRecord.load(ent: mine.ent, seq: mine.seq, uuid: uuid, in: db) {
                 // The same chit sent again (a retry after a dropped connection) is answered with
@@ -183,7 +192,7 @@ struct ChitStore: Sendable {
                 chit.signature = signature
                 theirs.signature = signature
                 try Self.makeGood(&chit, &theirs, core: core, mine: &mine, partner: &partner, proposedIndex: proposedIndex, proposedPrior: proposedPrior,
-                                  verifier: verifier)
+                                  verifier: verifier, checkedBefore: signatureCheck)
             }
             mine.modifiedAt = millis
             let notices = try await Self.write(chit, theirs, mine, partner, inserting: true, millis: millis, notifier: notifier, pushes: pushes, in: db)
@@ -191,6 +200,36 @@ struct ChitStore: Sendable {
         }
         for notice in notices { notifier.deliverAfterCommit(notice) }
         return (chit, tally)
+    }
+
+    /// The issuer a new chit names (`stock` or `foil`), or by default the holder's end (the
+    /// partner's for a request); nil for anything else.
+    static func issuer(_ value: JSONValue?, request: String?, holder: TallySide) -> TallySide? {
+        switch value {
+        case nil, .null?: request == "pend" ? holder.other : holder
+        case .string(let text)?: TallySide(rawValue: text)
+        default: nil
+        }
+    }
+
+    /// What a chit's signature check needs of the user's copy of a tally: its id, the holder's
+    /// end and both certificates (JSON text, as stored).
+    static func signers(ent: String, seq: Int64, in db: any DatabaseSession) async throws
+        -> (uuid: TallyID, type: TallySide, holdCert: String?, partCert: String?)? {
+        guard let row = try await db.raw("""
+            SELECT tally_uuid, tally_type, hold_cert, part_cert FROM chips_tallies WHERE tally_ent = \(bind: ent) AND tally_seq = \(bind: seq)
+            """).first() else { return nil }
+        return (try row.decode(column: "tally_uuid", as: TallyID.self, of: "chips_tallies"),
+                try row.decode(column: "tally_type", as: TallySide.self, of: "chips_tallies"),
+                try row.decode(column: "hold_cert", as: String?.self), try row.decode(column: "part_cert", as: String?.self))
+    }
+
+    /// A signature verified outside the transaction: over which core, with which key.
+    struct SignatureCheck: Sendable {
+        var core: ChitCore
+        var publicKey: JSONValue?
+        var signature: String
+        var valid: Bool
     }
 
     // MARK: Update (accept, refuse, withdraw)
@@ -320,11 +359,16 @@ struct ChitStore: Sendable {
     /// Verifies the issuer's signature, applies the limit and closing rules, links the chit into
     /// both copies' chains and moves both balances.
     static func makeGood(_ chit: inout ChitRecord, _ theirs: inout ChitRecord, core: ChitCore, mine: inout TallyRecord, partner: inout TallyRecord,
-                         proposedIndex: Int64?, proposedPrior: String?, verifier: ChipsSignatureVerifier) throws {
+                         proposedIndex: Int64?, proposedPrior: String?, verifier: ChipsSignatureVerifier, checkedBefore: SignatureCheck? = nil) throws {
         try checkOpen(mine)
         guard let signature = chit.signature else { throw refuse("MIS", "a good chit needs its issuer's signature") }
-        let issuerCert = chit.issuer == mine.type ? mine.holdCert : (mine.partCert ?? .null)
-        guard core.isSigned(by: issuerCert["public"], signature: signature, verifier: verifier) else {
+        let key = (chit.issuer == mine.type ? mine.holdCert : (mine.partCert ?? .null))["public"]
+        let valid = if let checkedBefore, checkedBefore.core == core, checkedBefore.publicKey == key, checkedBefore.signature == signature {
+            checkedBefore.valid
+        } else {
+            core.isSigned(by: key, signature: signature, verifier: verifier)
+        }
+        guard valid else {
             throw refuse("SIG", "the chit's signature does not verify with the issuer's signing key on this tally")
         }
         // Units and balances are checked sums: a chit of Int64.max units, or one that takes a
