@@ -85,8 +85,17 @@ public struct CutieBenchmark: PurseBenchmark {
         let health = await phase("GET /health", devices, reads: true, cpu: &cpu) { _ in
             TransportRequest(method: .get, url: base.appendingPathComponent("health"))
         }
-        let list = await phase("GET /v1/conversations (signed)", devices, reads: true, cpu: &cpu) { device in
+        // Each device signs its requests before the phase, as it would on its own CPU (sized from
+        // the rate just measured; a device that runs out signs the rest as it goes).
+        func perDevice(_ rate: Double, reads: Bool) -> Int {
+            count.map { reads ? $0 * 20 : $0 } ?? min(40_000, Int(rate * Double(duration) * 1.2) / max(1, devices.count) + 16)
+        }
+        let signedLists = duration <= 240 ? try await Self.mint(devices, perDevice: perDevice(health * 0.75, reads: true)) { device in
             Self.signed(.get, "/v1/conversations", base: base, device: device, body: nil)
+        } : [:]
+        cpu = ProcessCPU.now()
+        let list = await phase("GET /v1/conversations (signed)", devices, reads: true, cpu: &cpu) { device in
+            signedLists[device.id]?.next() ?? Self.signed(.get, "/v1/conversations", base: base, device: device, body: nil)
         }
         // Asserted reads right after the plain ones, over the same inboxes.
         var asserted: Double?
@@ -94,19 +103,25 @@ public struct CutieBenchmark: PurseBenchmark {
             // The device's work, done before the phase as the Nexus benchmark mints its tokens:
             // each connection's asserted requests, signed in order (their counters rise in the
             // order they are sent). A connection that runs out signs the rest as it goes.
-            let perDevice = count.map { $0 * 20 } ?? Int(list * Double(duration) * 1.2) / max(1, devices.count) + 16
-            let minted = duration <= 240 ? try await Self.mintAssertedLists(devices, perDevice: perDevice, base: base) : [:]
+            let minted = duration <= 240 ? try await Self.mint(devices, perDevice: perDevice(list, reads: true)) { device in
+                try await Self.assertedList(device, base: base)
+            } : [:]
             cpu = ProcessCPU.now()
             asserted = await phase("GET /v1/conversations (+ assertion)", devices, reads: true, cpu: &cpu) { device in
                 if let request = minted[device.id]?.next() { return request }
                 return try await Self.assertedList(device, base: base)
             }
         }
-        let post = await phase("POST …/messages (signed, idempotent)", devices, reads: false, cpu: &cpu, expect: 201) { device in
+        let message: @Sendable (Device) -> TransportRequest = { device in
             var request = Self.signed(.post, "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
                                       body: Data(#"{"message":"Still happening on 2.1, see attached steps."}"#.utf8))
             request.headerFields[.idempotencyKey] = IdempotencyKey.make()
             return request
+        }
+        let messages = duration <= 240 ? try await Self.mint(devices, perDevice: perDevice(list * 0.6, reads: false), make: message) : [:]
+        cpu = ProcessCPU.now()
+        let post = await phase("POST …/messages (signed, idempotent)", devices, reads: false, cpu: &cpu, expect: 201) { device in
+            messages[device.id]?.next() ?? message(device)
         }
         BenchReport.figure("cutie.list_vs_health", list / health * 100, unit: "%", target: "≥ 60 %", met: list / health >= 0.6,
                            line: String(format: "ratio: list / health = %.1f %%  (target ≥ 60 %%), post / health = %.1f %%  (target ≥ 25 %%)", list / health * 100, post / health * 100))
@@ -187,15 +202,15 @@ public struct CutieBenchmark: PurseBenchmark {
         return request
     }
 
-    /// Requests made ahead, handed out in the order they were made.
-    /// `perDevice` asserted list requests for each device, by device id.
-    static func mintAssertedLists(_ devices: [Device], perDevice: Int, base: URL) async throws -> [String: Minted<TransportRequest>] {
+    /// `perDevice` requests made by `make` for each device, in order, by device id.
+    static func mint(_ devices: [Device], perDevice: Int,
+                     make: @escaping @Sendable (Device) async throws -> TransportRequest) async throws -> [String: Minted<TransportRequest>] {
         try await withThrowingTaskGroup(of: (String, Minted<TransportRequest>).self) { group in
             for device in devices {
                 group.addTask {
                     var requests: [TransportRequest] = []
                     requests.reserveCapacity(perDevice)
-                    for _ in 0..<perDevice { requests.append(try await assertedList(device, base: base)) }
+                    for _ in 0..<perDevice { requests.append(try await make(device)) }
                     return (device.id, Minted(requests))
                 }
             }
