@@ -115,20 +115,15 @@ struct P521Field: Sendable {
 
     /// The unique representative below p.
     var canonical: P521Field {
-        var limbs = [l0, l1, l2, l3, l4, l5, l6, l7, l8]
+        var c = self
         // Carry until every limb is within its width; the value is then at most 2^521 − 1 = p.
-        while limbs.indices.contains(where: { limbs[$0] > ($0 == 8 ? Self.mask57 : Self.mask58) }) {
-            for index in 0..<8 {
-                limbs[index + 1] &+= limbs[index] >> 58
-                limbs[index] &= Self.mask58
-            }
-            limbs[0] &+= limbs[8] >> 57
-            limbs[8] &= Self.mask57
+        while c.l0 > Self.mask58 || c.l1 > Self.mask58 || c.l2 > Self.mask58 || c.l3 > Self.mask58 || c.l4 > Self.mask58
+                || c.l5 > Self.mask58 || c.l6 > Self.mask58 || c.l7 > Self.mask58 || c.l8 > Self.mask57 {
+            c = Self.carry(c.l0, c.l1, c.l2, c.l3, c.l4, c.l5, c.l6, c.l7, c.l8)
         }
         // p itself (every bit set) is zero.
-        if limbs[0..<8].allSatisfy({ $0 == Self.mask58 }) && limbs[8] == Self.mask57 { limbs = Array(repeating: 0, count: 9) }
-        return P521Field(l0: limbs[0], l1: limbs[1], l2: limbs[2], l3: limbs[3], l4: limbs[4], l5: limbs[5],
-                         l6: limbs[6], l7: limbs[7], l8: limbs[8])
+        if c.l0 & c.l1 & c.l2 & c.l3 & c.l4 & c.l5 & c.l6 & c.l7 == Self.mask58, c.l8 == Self.mask57 { return .zero }
+        return c
     }
 
     var isZero: Bool {

@@ -29,14 +29,14 @@ public struct P521VerifyingKey: Sendable {
         if let key = cache.withLock({ $0[bytes] }) { return key }
         guard let key = P521VerifyingKey(rawRepresentation: bytes) else { return nil }
         cache.withLock { cache in
-            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            if cache.count >= cacheLimit { cache.remove(at: cache.startIndex) }
             cache[bytes] = key
         }
         return key
     }
 
-    /// At most this many keys' tables (37 KB each) are kept.
-    static let cacheLimit = 512
+    /// At most this many keys' tables (147 KB each) are kept; a new one evicts an arbitrary one.
+    static let cacheLimit = 256
     private static let cache = Mutex<[[UInt8]: P521VerifyingKey]>([:])
 
     /// True when `signature` (raw r ‖ s, 66 bytes each, big-endian) is valid for `digest`, the
@@ -70,8 +70,8 @@ public struct P521VerifyingKey: Sendable {
         return e < P521Words.n ? e : P521Words.subtracting(e, P521Words.n)
     }
 
-    /// u1·G + u2·Q with two comb tables (Lim–Lee): each scalar is read as 8 rows of 66 bits, and
-    /// one run of 66 doublings adds, per column, the table entry that sums the column's rows.
+    /// u1·G + u2·Q with two comb tables (Lim–Lee): each scalar is read as 10 rows of 53 bits, and
+    /// one run of 53 doublings adds, per column, the table entry that sums the column's rows.
     static func linearCombination(_ u1: P521Words, _ u2: P521Words, _ q: P521Comb) -> P521Point {
         let g = P521Comb.generator.points, t = q.points
         var result = P521Point.infinity
@@ -85,13 +85,13 @@ public struct P521VerifyingKey: Sendable {
     }
 }
 
-/// A comb table of a point P: entry i (1 ≤ i < 256) is Σ 2^(66·r)·P over the bits r set in i,
-/// in affine coordinates. A 521-bit scalar k is then Σ over 66 columns c of 2^c·(entry of the
-/// bits 66·r + c of k), so k·P costs 66 doublings and at most 66 additions. Making a table costs
-/// about as much as a few verifications; the generator's is made once, a key's is cached.
+/// A comb table of a point P: entry i (1 ≤ i < 1024) is Σ 2^(53·r)·P over the bits r set in i,
+/// in affine coordinates. A 521-bit scalar k is then Σ over 53 columns c of 2^c·(entry of the
+/// bits 53·r + c of k), so k·P costs 53 doublings and at most 53 additions. Making a table costs
+/// about as much as ten verifications; the generator's is made once, a key's is cached.
 final class P521Comb: Sendable {
-    static let rows = 8
-    static let columns = 66
+    static let rows = 10
+    static let columns = 53
     let points: [P521Affine]
 
     static let generator = P521Comb(.generator)

@@ -31,6 +31,14 @@ struct P521VerifyingKeyTests {
         // p − 1 ≡ −1: its square is one.
         let minusOne = try #require(P521Field(bigEndian: P521Words.subtracting(.p, P521Words(1)).bigEndian(length: 66)))
         #expect(minusOne.squared() == .one && !minusOne.isZero && (minusOne + .one).isZero)
+        // p itself reduces to 0, and p + 1 + 2^68 (its excess in the second limb) to 1 + 2^68.
+        let (m58, m57) = (P521Field.mask58, P521Field.mask57)
+        let p = P521Field(l0: m58, l1: m58, l2: m58, l3: m58, l4: m58, l5: m58, l6: m58, l7: m58, l8: m57)
+        #expect(p.isZero && p.words == .zero)
+        let pPlusOne = P521Field(l0: 0, l1: m58 + 1 + (1 << 10), l2: m58, l3: m58, l4: m58, l5: m58, l6: m58, l7: m58, l8: m57)
+        var expected = P521Words(1)
+        expected[1] = 1 << 4
+        #expect(pPlusOne.words == expected)
     }
 
     @Test("scalars modulo n: inverses and products")
