@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import NIOWebSocket
 import PurseDatabase
 import PurseFormats
 import PurseServer
@@ -95,7 +96,7 @@ struct ChipsEndpoint: WebSocketEndpoint {
             group.addTask {
                 for await notice in subscription.stream {
                     guard let channel else { continue }
-                    try? await outbound.write(.text(WysemanResponse.notify(channel: channel, data: notice.data)))
+                    try? await outbound.write(Self.text(WysemanResponse.notify(channel: channel, data: notice.data)))
                 }
             }
             var inFlight = 0
@@ -108,16 +109,16 @@ struct ChipsEndpoint: WebSocketEndpoint {
                     case .incomplete:
                         continue
                     case .refused(let refusal):
-                        try? await outbound.write(.text(WysemanResponse.error(refusal, id: .null)))
-                    case .complete(let text):
+                        try? await outbound.write(Self.text(WysemanResponse.error(refusal, id: .null)))
+                    case .complete(let message):
                         if inFlight >= maxInFlight {
                             await group.next()
                             inFlight -= 1
                         }
                         inFlight += 1
                         group.addTask {
-                            let response = await dispatcher.respond(to: text, context: context)
-                            try? await outbound.write(.text(response))
+                            let response = await dispatcher.respond(to: message, context: context)
+                            try? await outbound.write(Self.text(response))
                         }
                     }
                 }
@@ -132,13 +133,19 @@ struct ChipsEndpoint: WebSocketEndpoint {
         }
     }
 
+    /// A text frame of UTF-8 the answer was rendered into, sent without a `String` between.
+    static func text(_ bytes: [UInt8]) -> WebSocketOutboundWriter.OutboundFrame {
+        .custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: bytes)))
+    }
+
     /// Assembles a connection's text messages from their frames. A message larger than
     /// ``ChipsConfiguration/maxMessageBytes``, or a binary one, is refused with an error frame and
     /// skipped; the connection goes on.
     struct MessageAssembler {
         enum Outcome {
             case incomplete
-            case complete(String)
+            /// The message's bytes, parsed as JSON (which refuses text that is not UTF-8).
+            case complete([UInt8])
             case refused(WysemanError)
         }
 
@@ -168,7 +175,7 @@ struct ChipsEndpoint: WebSocketEndpoint {
             guard frame.fin else { return .incomplete }
             defer { buffer.clear() }
             if let reason = skipping { return .refused(.request(reason, isText ? "tooLarge" : "badFrame")) }
-            return .complete(String(buffer: buffer))
+            return .complete(buffer.getBytes(at: buffer.readerIndex, length: buffer.readableBytes) ?? [])
         }
     }
 }

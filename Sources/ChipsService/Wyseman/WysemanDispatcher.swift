@@ -27,9 +27,9 @@ struct WysemanDispatcher: Sendable {
         self.logger = logger
     }
 
-    func respond(to text: String, context: ViewContext) async -> String {
+    func respond(to message: [UInt8], context: ViewContext) async -> [UInt8] {
         let request: WysemanRequest
-        switch WysemanRequest.parse(text) {
+        switch WysemanRequest.parse(message) {
         case .failure(let refusal): return WysemanResponse.error(refusal.error, id: refusal.id)
         case .success(let parsed): request = parsed
         }

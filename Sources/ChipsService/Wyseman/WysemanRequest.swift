@@ -21,10 +21,10 @@ struct WysemanRequest: Sendable {
         case failure((id: JSONValue, error: WysemanError))
     }
 
-    static func parse(_ text: String) -> Parsed {
+    static func parse(_ bytes: some Collection<UInt8>) -> Parsed {
         let value: JSONValue
         do {
-            value = try StrictJSON.parse(text.utf8)
+            value = try StrictJSON.parse(bytes)
         } catch {
             return .failure((JSONValue.null, WysemanError.request("bad JSON in request: \(error)", "badJSON")))
         }
@@ -47,25 +47,26 @@ struct WysemanRequest: Sendable {
     }
 }
 
-/// A response frame: the request's `id`, `view` and `action` echoed, with `data` or `error`.
+/// A response frame: the request's `id`, `view` and `action` echoed, with `data` or `error`, as
+/// the UTF-8 a text frame carries.
 enum WysemanResponse {
-    static func data(_ data: JSONValue, to request: WysemanRequest) -> String {
+    static func data(_ data: JSONValue, to request: WysemanRequest) -> [UInt8] {
         var members: [(key: String, value: JSONValue)] = [("id", request.id), ("view", .string(request.view)), ("action", .string(request.action))]
         if request.action == "action", let name = request["name"] { members.append(("name", name)) }
         members.append(("data", data))
-        return JavaScriptJSON.object(members)
+        return JavaScriptJSON.objectBytes(members)
     }
 
-    static func error(_ error: WysemanError, id: JSONValue, view: String? = nil, action: String? = nil) -> String {
+    static func error(_ error: WysemanError, id: JSONValue, view: String? = nil, action: String? = nil) -> [UInt8] {
         var members: [(key: String, value: JSONValue)] = [("id", id)]
         if let view { members.append(("view", .string(view))) }
         if let action { members.append(("action", .string(action))) }
         members.append(("error", error.json))
-        return JavaScriptJSON.object(members)
+        return JavaScriptJSON.objectBytes(members)
     }
 
     /// A push: `{action: "notify", channel, data}`.
-    static func notify(channel: String, data: JSONValue) -> String {
-        JavaScriptJSON.object([("action", "notify"), ("channel", .string(channel)), ("data", data)])
+    static func notify(channel: String, data: JSONValue) -> [UInt8] {
+        JavaScriptJSON.objectBytes([("action", "notify"), ("channel", .string(channel)), ("data", data)])
     }
 }

@@ -9,6 +9,12 @@
 public enum JavaScriptJSON {
     /// An object whose members keep the order given.
     public static func object(_ members: [(key: String, value: JSONValue)]) -> String {
+        String(decoding: objectBytes(members), as: UTF8.self)
+    }
+
+    /// ``object(_:)``'s UTF-8, for a writer that sends bytes (a websocket frame) without making
+    /// a `String` of them first.
+    public static func objectBytes(_ members: [(key: String, value: JSONValue)]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         out.append(UInt8(ascii: "{"))
@@ -19,7 +25,7 @@ public enum JavaScriptJSON {
             append(member.value, sortingKeys: false, to: &out)
         }
         out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     /// Any value; object members in code-point order of their keys when `sortingKeys` (MyCHIPs'
