@@ -734,7 +734,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PurseP521Tests",
-            dependencies: ["PurseP521", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["PurseP521", "PurseFormats", .product(name: "Crypto", package: "swift-crypto")],
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,12 +14,21 @@ public struct P521VerifyingKey: Sendable {
     /// A public key from its raw representation, x ‖ y (66 bytes each, big-endian). Nil when a
     /// coordinate is not below p or the point is not on the curve.
     public init?(rawRepresentation raw: some Collection<UInt8>) {
+        guard let point = Self.point(rawRepresentation: raw) else { return nil }
+        self.point = point
+        comb = P521Comb(point)
+    }
+
+    /// Whether `raw` is a public key ``init(rawRepresentation:)`` takes, without making its table.
+    public static func isValidKey(rawRepresentation raw: some Collection<UInt8>) -> Bool {
+        point(rawRepresentation: raw) != nil
+    }
+
+    static func point(rawRepresentation raw: some Collection<UInt8>) -> P521Affine? {
         let bytes = Array(raw)
         guard bytes.count == 132, let x = P521Field(bigEndian: bytes[0..<66]), let y = P521Field(bigEndian: bytes[66...]) else { return nil }
         let point = P521Affine(x: x, y: y)
-        guard point.isOnCurve else { return nil }
-        self.point = point
-        comb = P521Comb(point)
+        return point.isOnCurve ? point : nil
     }
 
     /// The key of `raw`, from a bounded cache of recently used keys (a provider checks the same

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PurseFormats
 @testable import PurseP521
 import Testing
 
@@ -82,6 +83,28 @@ struct P521VerifyingKeyTests {
         }
     }
 
+    /// Signatures OpenSSL made through PyPI cryptography (`scripts/oracles/p521_vectors.py`):
+    /// SHA-384 and SHA-512 digests, digests of all zeros and all ones, s and n − s, a bit
+    /// flipped, and a key moved off the curve.
+    @Test("OpenSSL's signatures, through PyPI cryptography: the same answers")
+    func pythonVectors() throws {
+        struct Vector: Decodable { var key: String; var digest: String; var signature: String; var valid: Bool; var badKey: Bool? }
+        struct File: Decodable { var vectors: [Vector] }
+        let url = try #require(Bundle.module.url(forResource: "p521_vectors", withExtension: "json", subdirectory: "Fixtures"))
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        #expect(file.vectors.count > 70)
+        for (index, vector) in file.vectors.enumerated() {
+            let raw = try #require(Hex.decode(vector.key))
+            guard let key = P521VerifyingKey(rawRepresentation: raw) else {
+                #expect(vector.badKey == true, "vector \(index): the key was refused")
+                continue
+            }
+            #expect(vector.badKey != true, "vector \(index): a key off the curve was taken")
+            let valid = key.isValidSignature(rawRepresentation: try #require(Hex.decode(vector.signature)), digest: try #require(Hex.decode(vector.digest)))
+            #expect(valid == vector.valid, "vector \(index)")
+        }
+    }
+
     @Test("altered signatures, digests and keys fail in both")
     func alteredSignatures() throws {
         let privateKey = P521.Signing.PrivateKey()
@@ -119,10 +142,10 @@ struct P521VerifyingKeyTests {
     @Test("keys off the curve or out of range are refused")
     func malformedKeys() throws {
         let raw = Array(P521.Signing.PrivateKey().publicKey.rawRepresentation)
-        #expect(P521VerifyingKey(rawRepresentation: raw) != nil)
+        #expect(P521VerifyingKey(rawRepresentation: raw) != nil && P521VerifyingKey.isValidKey(rawRepresentation: raw))
         var offCurve = raw
         offCurve[131] ^= 1
-        #expect(P521VerifyingKey(rawRepresentation: offCurve) == nil)
+        #expect(P521VerifyingKey(rawRepresentation: offCurve) == nil && !P521VerifyingKey.isValidKey(rawRepresentation: offCurve))
         #expect(P521VerifyingKey(rawRepresentation: [UInt8](repeating: 0xFF, count: 132)) == nil)
         #expect(P521VerifyingKey(rawRepresentation: [UInt8](repeating: 0, count: 132)) == nil)
         #expect(P521VerifyingKey(rawRepresentation: raw.dropLast()) == nil)
