@@ -52,11 +52,12 @@ struct P521Field: Sendable {
         return words
     }
 
-    /// Limbs in radix 2^58 with 128-bit room, carried into a weakly reduced element. The carry
-    /// out of the top limb has weight 2^521 ≡ 1, so it joins the bottom limb.
+    /// Limbs in radix 2^58, carried into a weakly reduced element: 128-bit limbs from a product,
+    /// or 64-bit ones of at most 62 bits from sums and small multiples. The carry out of the top
+    /// limb has weight 2^521 ≡ 1, so it joins the bottom limb.
     @inline(__always)
-    static func carry(_ r0: UInt128, _ r1: UInt128, _ r2: UInt128, _ r3: UInt128, _ r4: UInt128,
-                      _ r5: UInt128, _ r6: UInt128, _ r7: UInt128, _ r8: UInt128) -> P521Field {
+    static func carry<Limb: FixedWidthInteger & UnsignedInteger>(_ r0: Limb, _ r1: Limb, _ r2: Limb, _ r3: Limb, _ r4: Limb,
+                                                                 _ r5: Limb, _ r6: Limb, _ r7: Limb, _ r8: Limb) -> P521Field {
         let r1 = r1 &+ (r0 &>> 58)
         let r2 = r2 &+ (r1 &>> 58)
         let r3 = r3 &+ (r2 &>> 58)
@@ -65,30 +66,12 @@ struct P521Field: Sendable {
         let r6 = r6 &+ (r5 &>> 58)
         let r7 = r7 &+ (r6 &>> 58)
         let r8 = r8 &+ (r7 &>> 58)
-        let s0 = UInt128(UInt64(truncatingIfNeeded: r0) & mask58) &+ (r8 &>> 57)
-        return P521Field(l0: UInt64(truncatingIfNeeded: s0) & mask58,
-                         l1: (UInt64(truncatingIfNeeded: r1) & mask58) &+ UInt64(truncatingIfNeeded: s0 &>> 58),
-                         l2: UInt64(truncatingIfNeeded: r2) & mask58, l3: UInt64(truncatingIfNeeded: r3) & mask58,
-                         l4: UInt64(truncatingIfNeeded: r4) & mask58, l5: UInt64(truncatingIfNeeded: r5) & mask58,
-                         l6: UInt64(truncatingIfNeeded: r6) & mask58, l7: UInt64(truncatingIfNeeded: r7) & mask58,
-                         l8: UInt64(truncatingIfNeeded: r8) & mask57)
-    }
-
-    /// The same carry over limbs of at most 62 bits (sums and small multiples).
-    @inline(__always)
-    static func carry(_ r0: UInt64, _ r1: UInt64, _ r2: UInt64, _ r3: UInt64, _ r4: UInt64,
-                      _ r5: UInt64, _ r6: UInt64, _ r7: UInt64, _ r8: UInt64) -> P521Field {
-        let r1 = r1 &+ (r0 &>> 58)
-        let r2 = r2 &+ (r1 &>> 58)
-        let r3 = r3 &+ (r2 &>> 58)
-        let r4 = r4 &+ (r3 &>> 58)
-        let r5 = r5 &+ (r4 &>> 58)
-        let r6 = r6 &+ (r5 &>> 58)
-        let r7 = r7 &+ (r6 &>> 58)
-        let r8 = r8 &+ (r7 &>> 58)
-        let s0 = (r0 & mask58) &+ (r8 &>> 57)
-        return P521Field(l0: s0 & mask58, l1: (r1 & mask58) &+ (s0 &>> 58), l2: r2 & mask58, l3: r3 & mask58,
-                         l4: r4 & mask58, l5: r5 & mask58, l6: r6 & mask58, l7: r7 & mask58, l8: r8 & mask57)
+        func low(_ limb: Limb, _ mask: UInt64) -> UInt64 { UInt64(truncatingIfNeeded: limb) & mask }
+        // The top's carry is at most 2^71 (128-bit limbs) or 2^5, so it fits the bottom limb's sum.
+        let s0 = UInt128(low(r0, mask58)) &+ UInt128(truncatingIfNeeded: r8 &>> 57)
+        return P521Field(l0: UInt64(truncatingIfNeeded: s0) & mask58, l1: low(r1, mask58) &+ UInt64(truncatingIfNeeded: s0 &>> 58),
+                         l2: low(r2, mask58), l3: low(r3, mask58), l4: low(r4, mask58), l5: low(r5, mask58),
+                         l6: low(r6, mask58), l7: low(r7, mask58), l8: low(r8, mask57))
     }
 
     @inline(__always)
