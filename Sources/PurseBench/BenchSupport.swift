@@ -126,8 +126,8 @@ func freshSandboxAccount(base: URL, classHash: Felt, strk: String) async throws 
     return (StarknetAccount(address: deployed.address, key: key, provider: provider), connection)
 }
 
-/// Requests a device signed before a phase (as it would have, on its own CPU), handed out in
-/// the order they were signed; nil once they run out.
+/// What a device signed before a phase (requests, chits), as it would have on its own CPU,
+/// handed out in the order it was signed; nil once it runs out.
 final class Minted<Item: Sendable>: Sendable {
     private let queue: Mutex<(items: [Item], next: Int)>
 

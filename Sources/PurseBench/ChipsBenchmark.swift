@@ -140,7 +140,7 @@ public struct ChipsBenchmark: PurseBenchmark {
                                         swiftCrypto, purse, purse / swiftCrypto, table * 1000))
         // Each device signs its chits before the phase, on its own CPU; a side that runs out signs
         // the rest as it goes.
-        let perSide = count ?? max(1, min(2_000, duration * 2_500 / (2 * pairs.count)))
+        let perSide = count ?? max(1, min(2_000, duration * 3_000 / (2 * pairs.count)))
         let minted = try await Self.mintChits(pairs, perSide: perSide)
         var cpu = ProcessCPU.now()
         let pay: @Sendable (Pair) async throws -> Bool = { pair in
