@@ -82,7 +82,7 @@ let package = Package(
 
         // ECDSA verification over P-521 for the MyCHIPs provider's chit checks: a second
         // implementation beside swift-crypto's, switched off with CHIPS_SIGNATURE_VERIFIER=swift-crypto.
-        .target(name: "PurseP521", swiftSettings: swiftSettings),
+        .target(name: "PurseP521", dependencies: ["PurseFormats"], swiftSettings: swiftSettings),
 
         // The Starknet protocol: field, curve, hashes, signatures, transactions, typed data.
         // Client cores and services both use it.

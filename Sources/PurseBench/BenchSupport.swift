@@ -141,3 +141,8 @@ final class Minted<Item: Sendable>: Sendable {
         }
     }
 }
+
+extension Duration {
+    /// The duration in seconds, for rates.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

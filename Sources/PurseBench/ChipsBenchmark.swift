@@ -214,7 +214,7 @@ public struct ChipsBenchmark: PurseBenchmark {
         _ = P521VerifyingKey(rawRepresentation: P521.Signing.PrivateKey().publicKey.rawRepresentation)  // the generator's table
         let clock = ContinuousClock(), made = clock.now
         guard let verifier = P521VerifyingKey(rawRepresentation: key.publicKey.rawRepresentation) else { throw BenchmarkError("PurseP521 refused a key") }
-        let table = Self.seconds(clock.now - made)
+        let table = (clock.now - made).seconds
         let signed = try (0..<64).map { index in
             let digest = SHA384.hash(data: Data("chit \(index)".utf8))
             return (digest, try key.signature(for: digest))
@@ -227,15 +227,11 @@ public struct ChipsBenchmark: PurseBenchmark {
                 guard verify(done % signed.count) else { throw BenchmarkError("a valid signature did not verify") }
                 done += 1
             }
-            return Double(done) / Self.seconds(clock.now - start)
+            return Double(done) / (clock.now - start).seconds
         }
         let swiftCrypto = try rate { key.publicKey.isValidSignature(signed[$0].1, for: signed[$0].0) }
         let purse = try rate { verifier.isValidSignature(rawRepresentation: raw[$0].1, digest: raw[$0].0) }
         return (swiftCrypto, purse, table)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     func pairPhase(_ name: String, _ pairs: [Pair], cpu: inout Double, operation: @escaping @Sendable (Pair) async throws -> Bool) async -> Double {

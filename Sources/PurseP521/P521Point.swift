@@ -89,8 +89,6 @@ struct P521Point: Sendable {
         return result
     }
 
-    var negated: P521Point { P521Point(x: x, y: P521Field.zero - y, z: z, isInfinity: isInfinity) }
-
     /// The affine point; nil for the point at infinity.
     var affine: P521Affine? {
         if isInfinity || z.isZero { return nil }

@@ -8,14 +8,12 @@ import Synchronization
 /// Verification only, over public inputs; it makes no attempt at constant time and must never
 /// sign. The tests hold it to swift-crypto on valid, altered and malformed signatures.
 public struct P521VerifyingKey: Sendable {
-    let point: P521Affine
     let comb: P521Comb
 
     /// A public key from its raw representation, x ‖ y (66 bytes each, big-endian). Nil when a
     /// coordinate is not below p or the point is not on the curve.
     public init?(rawRepresentation raw: some Collection<UInt8>) {
         guard let point = Self.point(rawRepresentation: raw) else { return nil }
-        self.point = point
         comb = P521Comb(point)
     }
 

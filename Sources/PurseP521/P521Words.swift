@@ -1,3 +1,5 @@
+import PurseFormats
+
 /// An unsigned integer below 2^576 in nine 64-bit words, least significant first: coordinates
 /// and scalars as they arrive, and the arithmetic modulo the group order that a verification
 /// needs (a handful of operations per signature, so plain loops are enough).
@@ -32,13 +34,7 @@ struct P521Words: Sendable, Equatable, Comparable {
     }
 
     init?(hex: String) {
-        var bytes: [UInt8] = []
-        var digits = Array(hex.utf8)
-        if digits.count % 2 == 1 { digits.insert(UInt8(ascii: "0"), at: 0) }
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
+        guard let bytes = Hex.decode(hex) else { return nil }
         self.init(bigEndian: bytes)
     }
 
