@@ -328,36 +328,40 @@ struct NexusStore: Sendable {
     /// Moves a pending top-up to `status`, once: of any number of concurrent callers (replicas
     /// included), exactly one gets the row back; the others find it settled.
     func settle(_ transactionID: TransactionID, status: TransactionStatus, failureReason: String?, in db: any DatabaseSession) async throws -> SettledTopup? {
-        guard let row = try await db.query(Settle.self, [.text(status.rawValue), .text(failureReason), .text(transactionID.rawValue)]).first else { return nil }
-        return SettledTopup(
-            user: UserID(try row.decode(column: "user_id", as: String.self)), amount: Int(try row.decode(column: "amount", as: Int64.self)),
-            cashbackUsed: Int(try row.decode(column: "cashback_used", as: Int64.self)),
-            cashbackEarned: Int(try row.decode(column: "cashback_earned", as: Int64.self))
-        )
+        try await db.rows(Settle.self, [.text(status.rawValue), .text(failureReason), .text(transactionID.rawValue)]).first
     }
 
     /// Values: status, failure reason, transaction.
-    enum Settle: PreparedDatabaseStatement {
+    enum Settle: PreparedDatabaseQuery {
         static let statement = DatabaseStatement("""
             UPDATE nexus_transactions SET status = $1, failure_reason = $2 WHERE id = $3 AND status = 'pending'
             RETURNING user_id, amount, cashback_used, cashback_earned
             """)
         static let parameterTypes: [SQLValueType] = [.text, .text, .text]
+        static let columnTypes: [SQLValueType] = [.text, .integer, .integer, .integer]
+        static func row(_ columns: DatabaseColumns) throws -> SettledTopup {
+            // Amounts are whole naira, checked against the catalogue's bounds when written.
+            guard let amount = Int(exactly: try columns.integer(1)), let used = Int(exactly: try columns.integer(2)),
+                  let earned = Int(exactly: try columns.integer(3)) else { throw UnreadableColumn("nexus_transactions", "amount") }
+            return SettledTopup(user: UserID(try columns.text(0)), amount: amount, cashbackUsed: used, cashbackEarned: earned)
+        }
     }
 
     /// Records the verdict; returns the delivery's job, which is no longer needed.
     func finishDelivery(_ transactionID: TransactionID, reference: String?, answer: String, now: Date, in db: any DatabaseSession) async throws -> String? {
-        try await db.query(FinishDelivery.self, [.text(reference), .text(String(answer.prefix(500))), .integer(now.epochMillis), .text(transactionID.rawValue)])
-            .first?.decode(column: "job_id", as: String?.self)
+        try await db.rows(FinishDelivery.self, [.text(reference), .text(String(answer.prefix(500))), .integer(now.epochMillis), .text(transactionID.rawValue)])
+            .first ?? nil
     }
 
     /// Values: supplier reference, last answer, time, transaction.
-    enum FinishDelivery: PreparedDatabaseStatement {
+    enum FinishDelivery: PreparedDatabaseQuery {
         static let statement = DatabaseStatement("""
             UPDATE nexus_deliveries SET attempts = attempts + 1, supplier_reference = $1, last_answer = $2, updated_at = $3
             WHERE transaction_id = $4 RETURNING job_id
             """)
         static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
+        static let columnTypes: [SQLValueType] = [.text]
+        static func row(_ columns: DatabaseColumns) throws -> String? { try columns.optionalText(0) }
     }
 
     /// Newest first; `cursor` is the last item's `created_at:id` of the previous page.

@@ -57,6 +57,19 @@ public protocol DatabaseSession: SQLDatabase {
 
     /// ``insertedRows(_:_:)`` for a statement the engine may keep prepared.
     func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int
+
+    /// Runs a statement that declares its columns with `values`, and returns its rows as the
+    /// statement's own type, each column read by position (see ``PreparedDatabaseQuery``).
+    func rows<Query: PreparedDatabaseQuery>(_ query: Query.Type, _ values: [SQLValue]) async throws -> [Query.Row]
+
+    /// Runs `prepared` as its transaction's last statement, its rows ignored. PostgreSQL sends it
+    /// with COMMIT, and the transaction waits once for both instead of once for each; elsewhere
+    /// (SQLite, a session outside a transaction) it runs at once.
+    ///
+    /// Nothing may run on the session after it: on PostgreSQL a later statement fails. Its own
+    /// failure fails the transaction, which then rolls back; the transaction's body has returned
+    /// by then, so the error reaches the caller of `transaction`.
+    func runLast<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws
 }
 
 extension DatabaseSession {
@@ -69,6 +82,15 @@ extension DatabaseSession {
     public func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
         try Prepared.check(values)
         return try await insertedRows(Prepared.statement, values)
+    }
+
+    /// Reads each row by its column names, in order.
+    public func rows<Query: PreparedDatabaseQuery>(_ query: Query.Type, _ values: [SQLValue]) async throws -> [Query.Row] {
+        try await self.query(query, values).map(Query.row(from:))
+    }
+
+    public func runLast<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws {
+        _ = try await query(prepared, values)
     }
 
     /// Runs a declared statement with `values`, ignoring any rows.

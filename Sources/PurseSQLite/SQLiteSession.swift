@@ -67,6 +67,34 @@ struct SQLiteSession: DatabaseSession {
         return rows
     }
 
+    /// Each column as stored: SQLite's text, integer and NULL are the values a declared column
+    /// holds; a real or a blob is not one.
+    func rows<Query: PreparedDatabaseQuery>(_ query: Query.Type, _ values: [SQLValue]) throws -> [Query.Row] {
+        try Query.check(values)
+        if let queryLogLevel {
+            logger.log(level: queryLogLevel, "Executing query", metadata: ["sql": .string(Query.statement.sqliteText)])
+        }
+        var rows: [Query.Row] = []
+        try connection.execute(Query.statement, values) { row in
+            let types = Query.columnTypes
+            guard row.values.count == types.count else {
+                throw DatabaseColumnError(statement: Query.statement.text, column: min(row.values.count, types.count), expected: types.last ?? .text)
+            }
+            var columns: [SQLValue] = []
+            columns.reserveCapacity(types.count)
+            for (index, value) in row.values.enumerated() {
+                switch value {
+                case .text(let text): columns.append(.text(text))
+                case .integer(let integer): columns.append(.integer(Int64(integer)))
+                case .null: columns.append(.null)
+                default: throw DatabaseColumnError(statement: Query.statement.text, column: index, expected: types[index])
+                }
+            }
+            rows.append(try Query.row(DatabaseColumns(columns, of: Query.statement)))
+        }
+        return rows
+    }
+
     /// SQLite counts the rows itself (`sqlite3_changes`): a `RETURNING` clause would make every
     /// run build an in-memory table for the rows it returns — a B-tree with its own pager and page
     /// cache, ~3 µs of the one writer's time.

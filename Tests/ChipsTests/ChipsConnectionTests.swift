@@ -101,7 +101,9 @@ struct ChipsConnectionTests {
     @Test("a request times out with a clear error while the others complete")
     func timeout() async throws {
         let provider = ScriptedProvider()
-        let connection = try await Self.connected(provider, timeout: .seconds(2))
+        // Long enough that the fast request is answered inside it on a loaded machine (the whole
+        // suite on two cores), short enough for the slow one's timeout not to hold the run up.
+        let connection = try await Self.connected(provider, timeout: .seconds(4))
         let slow = Task { try await connection.request(view: "v", action: "tuple") }
         try await provider.waitForRequests(1)
         let fast = Task { try await connection.request(view: "v", action: "tuple") }

@@ -98,7 +98,80 @@ struct DatabaseSeamTests {
         }
     }
 
+    // MARK: Declared queries
+
+    @Test("a declared query's rows come back typed, by position, NULL as nil; a column of another type is refused", arguments: TestEngines.all)
+    func declaredRows(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            let rows = try await database.transaction { db in
+                try await db.run(DatabaseStatement("INSERT INTO seam_notes (id, body, amount) VALUES (1, 'first', 9223372036854775807), (2, 'second', 0)"), [])
+                return try await db.rows(NoteQuery.self, [.integer(0)])
+            }
+            #expect(rows.map(\.id) == [1, 2])
+            #expect(rows.map(\.body) == ["first", "second"])
+            #expect(rows.first?.amount == Int64.max, "64-bit integers round-trip")
+            #expect(rows.allSatisfy { $0.absent == nil }, "NULL reads as nil")
+            let none = try await database.read { db in try await db.rows(NoteQuery.self, [.integer(3)]) }
+            #expect(none.isEmpty)
+
+            await #expect(throws: DatabaseColumnError.self, "text declared as an integer") {
+                _ = try await database.read { db in try await db.rows(MisdeclaredQuery.self, []) }
+            }
+            await #expect(throws: DatabaseColumnError.self, "fewer columns declared than returned") {
+                _ = try await database.read { db in try await db.rows(ShortQuery.self, []) }
+            }
+            await #expect(throws: SQLValueTypeError.self, "a value of another type than the parameter's") {
+                _ = try await database.read { db in try await db.rows(NoteQuery.self, [.text("1")]) }
+            }
+        }
+    }
+
     // MARK: Transactions
+
+    @Test("a transaction's last statement commits with it, and its failure rolls the whole transaction back", arguments: TestEngines.all)
+    func lastStatement(_ engine: DatabaseEngine) async throws {
+        try await withDatabase(engine) { database in
+            try await Migrator(database: database, logger: Self.logger).run([Self.notes])
+            try await database.transaction { db in
+                try await db.run(InsertNote.self, [.integer(1), .text("first"), .integer(1)])
+                try await db.runLast(InsertNote.self, [.integer(2), .text("last"), .integer(2)])
+            }
+            await #expect(throws: (any Error).self, "CHECK (amount >= 0) holds for the last statement too") {
+                try await database.transaction { db in
+                    try await db.run(InsertNote.self, [.integer(3), .text("before"), .integer(1)])
+                    try await db.runLast(InsertNote.self, [.integer(4), .text("negative"), .integer(-1)])
+                }
+            }
+            await #expect(throws: (any Error).self, "a duplicate key in the last statement") {
+                try await database.transaction { db in
+                    try await db.run(InsertNote.self, [.integer(5), .text("before"), .integer(1)])
+                    try await db.runLast(InsertNote.self, [.integer(1), .text("again"), .integer(1)])
+                }
+            }
+            // Outside a transaction it runs at once.
+            try await database.read { db in try await db.runLast(SelectNote.self, [.integer(1)]) }
+            let ids = try await database.read { db in try await db.rows(NoteQuery.self, [.integer(0)]).map(\.id) }
+            #expect(ids == [1, 2], "the failed transactions left nothing, their first statements included")
+
+            guard engine == .postgres else { return }
+            await #expect(throws: (any Error).self, "PostgreSQL: nothing runs after the last statement") {
+                try await database.transaction { db in
+                    try await db.runLast(InsertNote.self, [.integer(6), .text("last"), .integer(1)])
+                    try await db.run(InsertNote.self, [.integer(7), .text("after"), .integer(1)])
+                }
+            }
+            await #expect(throws: (any Error).self, "PostgreSQL: a body that swallowed a failed statement does not commit") {
+                try await database.transaction { db in
+                    try await db.run(InsertNote.self, [.integer(8), .text("before"), .integer(1)])
+                    _ = try? await db.run(InsertNote.self, [.integer(9), .text("negative"), .integer(-1)])
+                }
+            }
+            let after = try await database.read { db in try await db.rows(NoteQuery.self, [.integer(0)]).map(\.id) }
+            #expect(after == [1, 2])
+        }
+    }
+
 
     @Test("a transaction that throws leaves nothing behind; a constraint failure is a thrown error", arguments: TestEngines.all)
     func rollsBack(_ engine: DatabaseEngine) async throws {
@@ -199,4 +272,40 @@ struct DatabaseSeamTests {
             #expect(tables.isEmpty)
         }
     }
+}
+
+/// `id, body, amount` and a NULL of every note from `$1` on, in id order.
+private enum NoteQuery: PreparedDatabaseQuery {
+    static let statement = DatabaseStatement("SELECT id, body, amount, NULL AS absent FROM seam_notes WHERE id >= $1 ORDER BY id")
+    static let parameterTypes: [SQLValueType] = [.integer]
+    static let columnTypes: [SQLValueType] = [.integer, .text, .integer, .text]
+    static func row(_ columns: DatabaseColumns) throws -> (id: Int64, body: String, amount: Int64, absent: String?) {
+        (try columns.integer(0), try columns.text(1), try columns.integer(2), try columns.optionalText(3))
+    }
+}
+
+/// Declares the text `body` an integer.
+private enum MisdeclaredQuery: PreparedDatabaseQuery {
+    static let statement = DatabaseStatement("SELECT 'text' AS body")
+    static let parameterTypes: [SQLValueType] = []
+    static let columnTypes: [SQLValueType] = [.integer]
+    static func row(_ columns: DatabaseColumns) throws -> Int64 { try columns.integer(0) }
+}
+
+/// Declares one of the two columns it returns.
+private enum ShortQuery: PreparedDatabaseQuery {
+    static let statement = DatabaseStatement("SELECT 'a' AS one, 'b' AS two")
+    static let parameterTypes: [SQLValueType] = []
+    static let columnTypes: [SQLValueType] = [.text]
+    static func row(_ columns: DatabaseColumns) throws -> String { try columns.text(0) }
+}
+
+private enum InsertNote: PreparedDatabaseStatement {
+    static let statement = DatabaseStatement("INSERT INTO seam_notes (id, body, amount) VALUES ($1, $2, $3)")
+    static let parameterTypes: [SQLValueType] = [.integer, .text, .integer]
+}
+
+private enum SelectNote: PreparedDatabaseStatement {
+    static let statement = DatabaseStatement("SELECT body FROM seam_notes WHERE id = $1")
+    static let parameterTypes: [SQLValueType] = [.integer]
 }

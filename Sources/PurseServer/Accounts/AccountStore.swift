@@ -77,13 +77,20 @@ public struct AccountStore: Sendable {
 
     /// The user with `id`, read in the caller's session (inside its transaction).
     public func find(id: UserID, in db: any DatabaseSession) async throws -> User? {
-        try await db.query(FindByID.self, [.text(id.rawValue)]).first.map(Self.user(from:))
+        try await db.rows(FindByID.self, [.text(id.rawValue)]).first
     }
 
     /// Every signed-in write looks its user up (``KnownUsers``): kept prepared on PostgreSQL.
-    enum FindByID: PreparedDatabaseStatement {
+    enum FindByID: PreparedDatabaseQuery {
         static let statement = DatabaseStatement("SELECT id, email, phone, name, created_at FROM users WHERE id = $1")
         static let parameterTypes: [SQLValueType] = [.text]
+        static let columnTypes: [SQLValueType] = [.text, .text, .text, .text, .integer]
+        static func row(_ columns: DatabaseColumns) throws -> User {
+            User(
+                id: UserID(try columns.text(0)), email: try columns.optionalText(1), phone: try columns.optionalText(2),
+                name: try columns.optionalText(3), createdAt: Date(epochMillis: try columns.integer(4))
+            )
+        }
     }
 
     /// The user and stored password hash for a login identifier.

@@ -122,7 +122,8 @@ extension ServerEnvironment {
     }
 
     /// Phase 3: replaces the answer stored under the call's key, in `db` — the transaction that
-    /// settles what the effect started. Nothing to do for a call without a key.
+    /// settles what the effect started, as its last statement: nothing may run in `db` after it.
+    /// Nothing to do for a call without a key.
     public func amend(_ call: IdempotentCall, status: HTTPResponse.Status, body: Data, in db: any DatabaseSession) async throws {
         guard let key = call.key else { return }
         try await idempotency.amend(user: call.user, key: key, response: StoredResponse(status: Int(status.code), body: body), in: db)

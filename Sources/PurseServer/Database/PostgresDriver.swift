@@ -87,7 +87,7 @@ final class PostgresDriver: DatabaseDriver {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
         return try await client.withConnection { connection in
-            let db = PostgresSession(connection)
+            let db = PostgresSession(connection, inTransaction: true)
             return try await db.closingIfUnfit {
                 try await self.closings.untilClosed(connection) {
                     // BEGIN goes out without a wait of its own: the connection runs its statements
@@ -97,7 +97,7 @@ final class PostgresDriver: DatabaseDriver {
                     do {
                         let result = try await body(db)
                         try begun.check()
-                        try await connection.query("COMMIT", logger: db.logger)
+                        try await Self.commit(db)
                         self.committed.add(1, ordering: .relaxed)
                         self.metrics.committed(transactions: 1)
                         return result
@@ -114,6 +114,20 @@ final class PostgresDriver: DatabaseDriver {
                 }
             }
         }
+    }
+
+    /// Sends COMMIT, behind the body's last statement when it left one
+    /// (``PostgresSession/runLast(_:_:)``): both go out together and the transaction waits once.
+    ///
+    /// PostgreSQL answers COMMIT in a transaction that a failed statement aborted with the tag
+    /// `ROLLBACK` and no error, so the tag is checked: a body that caught a statement's error and
+    /// returned does not pass for committed.
+    static func commit(_ db: PostgresSession) async throws {
+        let last = db.takeLast().map { last -> EventLoopFuture<PostgresQueryResult> in db.connection.query(last, logger: db.logger) }
+        let commit: EventLoopFuture<PostgresQueryResult> = db.connection.query("COMMIT", logger: db.logger)
+        _ = try await last?.get()
+        let tag = try await commit.get().metadata.command
+        guard tag == "COMMIT" else { throw TransactionRolledBackError(tag: tag) }
     }
 
     /// The outcome of a BEGIN sent ahead of the transaction's first statement. postgres-nio
@@ -211,6 +225,18 @@ final class ConnectionClosings: Sendable {
     }
 }
 
+/// COMMIT was answered with another tag (`ROLLBACK`): a statement of the transaction failed, and
+/// PostgreSQL rolled the whole transaction back.
+struct TransactionRolledBackError: Error, CustomStringConvertible {
+    let tag: String
+    var description: String { "the transaction was rolled back at COMMIT (\(tag)): one of its statements failed" }
+}
+
+/// A statement run on a transaction's session after its last (``PostgresSession/runLast(_:_:)``).
+struct StatementAfterLastError: Error, CustomStringConvertible {
+    var description: String { "a statement ran after the transaction's last statement" }
+}
+
 /// A leased PostgreSQL connection as a ``DatabaseSession``: SQLKit's own database for the
 /// statements SQLKit builds, and postgres-nio's query API for ``DatabaseStatement``s — their text
 /// goes to the server as written, with one binary bind per parameter number, and the rows come
@@ -224,13 +250,66 @@ struct PostgresSession: DatabaseSession {
     /// connection is closed when the session ends and the pool opens a fresh one.
     private let unfit = Unfit()
 
+    /// A transaction's last statement, held for COMMIT (``runLast(_:_:)``); nil outside a
+    /// transaction, where it runs at once.
+    private let last: Last?
+
     final class Unfit: Sendable {
         let marked = Atomic<Bool>(false)
     }
 
-    init(_ connection: PostgresConnection) {
+    final class Last: Sendable {
+        /// The statement, and whether one was given (it stays given once COMMIT has taken it).
+        let held = Mutex<(query: PostgresQuery?, given: Bool)>((nil, false))
+    }
+
+    init(_ connection: PostgresConnection, inTransaction: Bool = false) {
         self.connection = connection
         self.base = connection.sql(queryLogLevel: .trace)
+        self.last = inTransaction ? Last() : nil
+    }
+
+    /// The last statement the body left for COMMIT, if any.
+    func takeLast() -> PostgresQuery? {
+        last?.held.withLock { held in
+            defer { held.query = nil }
+            return held.query
+        }
+    }
+
+    /// Throws once the transaction's last statement was given: nothing runs after it.
+    private func checkOpen() throws {
+        if let last, last.held.withLock({ $0.given }) { throw StatementAfterLastError() }
+    }
+
+    /// Sent with COMMIT as an unnamed statement (postgres-nio's queue-and-return API has no
+    /// prepared form), so it is parsed on each run: it is meant for a short write, an update by
+    /// key.
+    func runLast<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws {
+        try Prepared.check(values)
+        guard let last else {
+            _ = try await query(prepared, values)
+            return
+        }
+        let query = try Self.query(Prepared.statement.text, Prepared.statement, values)
+        try last.held.withLock { held in
+            guard !held.given else { throw StatementAfterLastError() }
+            held = (query, true)
+        }
+    }
+
+    /// Each cell straight into the column's declared type: a `String` or an `Int64`, no row
+    /// wrapper and no `Decodable` decoder.
+    func rows<Query: PreparedDatabaseQuery>(_ query: Query.Type, _ values: [SQLValue]) async throws -> [Query.Row] {
+        try checkOpen()
+        try Query.check(values)
+        return try await markingUnfitOnFailure {
+            var rows: [Query.Row] = []
+            for try await row in try await connection.execute(PostgresPreparedQuery<Query>(values: values), logger: logger) {
+                rows.append(row)
+            }
+            return rows
+        }
     }
 
     /// Runs `session` (the whole session, its answer settled) and then closes the connection when
@@ -254,10 +333,16 @@ struct PostgresSession: DatabaseSession {
     var queryLogLevel: Logger.Level? { base.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
-        base.execute(sql: query, onRow)
+        do {
+            try checkOpen()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        return base.execute(sql: query, onRow)
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try checkOpen()
         try await base.execute(sql: query, onRow)
     }
 
@@ -266,6 +351,7 @@ struct PostgresSession: DatabaseSession {
     }
 
     func query(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> [any SQLRow] {
+        try checkOpen()
         var rows: [any SQLRow] = []
         for try await row in try await connection.query(try Self.query(statement.text, statement, values), logger: logger) {
             rows.append(row.sql())
@@ -276,6 +362,7 @@ struct PostgresSession: DatabaseSession {
     /// Prepared on this connection the first time it runs here (one more round trip, once), then
     /// run by name: PostgreSQL plans it once per connection instead of on every run.
     func query<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> [any SQLRow] {
+        try checkOpen()
         try Prepared.check(values)
         return try await markingUnfitOnFailure {
             var rows: [any SQLRow] = []
@@ -288,6 +375,7 @@ struct PostgresSession: DatabaseSession {
 
     /// As ``insertedRows(_:_:)``, the statement kept prepared with its `RETURNING 1`.
     func insertedRows<Prepared: PreparedDatabaseStatement>(_ prepared: Prepared.Type, _ values: [SQLValue]) async throws -> Int {
+        try checkOpen()
         try Prepared.check(values)
         return try await markingUnfitOnFailure {
             var count = 0
@@ -312,6 +400,7 @@ struct PostgresSession: DatabaseSession {
     /// PostgreSQL's count of inserted rows does not reach the session: the statement runs with
     /// `RETURNING 1` and its rows are counted.
     func insertedRows(_ statement: DatabaseStatement, _ values: [SQLValue]) async throws -> Int {
+        try checkOpen()
         var count = 0
         for try await _ in try await connection.query(try Self.query(statement.text + " RETURNING 1", statement, values), logger: logger) {
             count += 1
@@ -378,4 +467,41 @@ struct PostgresPreparedCounting<Declared: PreparedDatabaseStatement>: PostgresPr
 
     func makeBindings() -> PostgresBindings { PostgresSession.bindings(values) }
     func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// A ``PreparedDatabaseQuery`` as postgres-nio's prepared statement, under the same name as
+/// ``PostgresPrepared`` (the text and types are the same): each row decoded by position into the
+/// declared column types.
+struct PostgresPreparedQuery<Declared: PreparedDatabaseQuery>: PostgresPreparedStatement {
+    typealias Row = Declared.Row
+
+    static var name: String { PostgresPrepared<Declared>.name }
+    static var sql: String { Declared.statement.text }
+    static var bindingDataTypes: [PostgresDataType] { PostgresPrepared<Declared>.types }
+
+    let values: [SQLValue]
+
+    func makeBindings() -> PostgresBindings { PostgresSession.bindings(values) }
+
+    func decodeRow(_ row: PostgresRow) throws -> Declared.Row {
+        let types = Declared.columnTypes
+        var columns: [SQLValue] = []
+        columns.reserveCapacity(types.count)
+        for cell in row {
+            guard columns.count < types.count else { break }
+            let type = types[columns.count]
+            do {
+                switch type {
+                case .text: columns.append(.text(try cell.decode(String?.self)))
+                case .integer: columns.append(try cell.decode(Int64?.self).map(SQLValue.integer) ?? .null)
+                }
+            } catch is PostgresDecodingError {
+                throw DatabaseColumnError(statement: Declared.statement.text, column: columns.count, expected: type)
+            }
+        }
+        guard columns.count == types.count, row.count == types.count else {
+            throw DatabaseColumnError(statement: Declared.statement.text, column: min(columns.count, row.count), expected: types.last ?? .text)
+        }
+        return try Declared.row(DatabaseColumns(columns, of: Declared.statement))
+    }
 }

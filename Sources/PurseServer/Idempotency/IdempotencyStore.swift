@@ -97,7 +97,7 @@ public struct IdempotencyStore: Sendable {
                     return (stored, nil)
                 }
                 let (response, value) = try await effect(db)
-                try await db.run(Record.self, [
+                try await db.runLast(Record.self, [
                     .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(response.status),
                     .text(String(decoding: response.body, as: UTF8.self)), .integer(now.epochMillis),
                 ])
@@ -105,7 +105,7 @@ public struct IdempotencyStore: Sendable {
             }
             // Claim the key. The placeholder row takes the row lock that concurrent requests with
             // the same key queue on; it is completed below or vanishes with a rollback.
-            let claimed = try await db.query(Claim.self, [
+            let claimed = try await db.rows(Claim.self, [
                 .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(now.epochMillis),
             ])
             if claimed.isEmpty {
@@ -116,7 +116,7 @@ public struct IdempotencyStore: Sendable {
                 return (stored, nil)
             }
             let (response, value) = try await effect(db)
-            try await db.run(Complete.self, [
+            try await db.runLast(Complete.self, [
                 .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
             ])
             return (response, value)
@@ -134,9 +134,10 @@ public struct IdempotencyStore: Sendable {
 
     /// Replaces a finished request's stored answer with the one it finally sent, after work done once
     /// its effect committed (a top-up's first delivery attempt): a retry with the key then gets
-    /// exactly the answer the first request gave.
+    /// exactly the answer the first request gave. It is the transaction's last statement
+    /// (``DatabaseSession/runLast(_:_:)``): nothing may run in `db` after it.
     public func amend(user: UserID, key: String, response: StoredResponse, in db: any DatabaseSession) async throws {
-        try await db.run(Amendment.self, [
+        try await db.runLast(Amendment.self, [
             .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
         ])
     }
@@ -144,25 +145,33 @@ public struct IdempotencyStore: Sendable {
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
     static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
-        guard let row = try await db.query(Lookup.self, [.text(user.rawValue), .text(key)]).first else { return nil }
-        guard try row.decode(column: "scope", as: String.self) == scope,
-              try row.decode(column: "request_hash", as: String.self) == requestHash else {
+        guard let row = try await db.rows(Lookup.self, [.text(user.rawValue), .text(key)]).first else { return nil }
+        guard row.scope == scope, row.requestHash == requestHash else {
             throw IdempotencyError.keyReused
         }
-        return StoredResponse(
-            status: try row.decode(column: "status_code", as: Int.self),
-            body: Data(try row.decode(column: "response_body", as: String.self).utf8),
-            replayed: true
-        )
+        return StoredResponse(status: row.status, body: Data(row.body.utf8), replayed: true)
     }
 
     // The statements, kept prepared on PostgreSQL: every money-moving request runs them.
 
-    enum Lookup: PreparedDatabaseStatement {
+    enum Lookup: PreparedDatabaseQuery {
         static let statement = DatabaseStatement(
             "SELECT scope, request_hash, status_code, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2"
         )
         static let parameterTypes: [SQLValueType] = [.text, .text]
+        static let columnTypes: [SQLValueType] = [.text, .text, .integer, .text]
+
+        struct Row: Sendable {
+            var scope: String
+            var requestHash: String
+            var status: Int
+            var body: String
+        }
+
+        static func row(_ columns: DatabaseColumns) throws -> Row {
+            guard let status = Int(exactly: try columns.integer(2)) else { throw UnreadableColumn("idempotency_keys", "status_code") }
+            return Row(scope: try columns.text(0), requestHash: try columns.text(1), status: status, body: try columns.text(3))
+        }
     }
 
     /// The finished record, where writes are serial (SQLite).
@@ -175,13 +184,15 @@ public struct IdempotencyStore: Sendable {
     }
 
     /// Claims a key with a placeholder row (status 102), or finds it taken.
-    enum Claim: PreparedDatabaseStatement {
+    enum Claim: PreparedDatabaseQuery {
         static let statement = DatabaseStatement("""
             INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
             VALUES ($1, $2, $3, $4, 102, '', $5)
             ON CONFLICT DO NOTHING RETURNING key
             """)
         static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer]
+        static let columnTypes: [SQLValueType] = [.text]
+        static func row(_ columns: DatabaseColumns) throws -> String { try columns.text(0) }
     }
 
     /// Stores the response under a claimed key.

@@ -254,7 +254,7 @@ public struct Ledger: Sendable {
             moves.append(.text(account.rawValue))
             moves.append(.integer(change))
         }
-        let updated = try await db.query(LedgerStatements.moveBalances(accounts: changes.count), moves)
+        let updated = try await db.query(LedgerStatements.moveBalances(accounts: changes.count), moves).map(LedgerStatements.Moved.init(row:))
         let (currency, balances) = try await check(updated, changes: changes, in: db)
         try await db.run(LedgerStatements.insertTransaction, [
             .text(transactionID.rawValue), .text(kind), .text(memo), .text(reference), .integer(millis),
@@ -287,7 +287,7 @@ public struct Ledger: Sendable {
             .text(changes.map(\.key.rawValue).joined(separator: ",")), .text(changes.map { String($0.value) }.joined(separator: ",")),
             .text(entries.map(\.account.rawValue).joined(separator: ",")), .text(entries.map { String($0.amount) }.joined(separator: ",")),
         ]
-        let rows = try await db.query(LedgerStatements.PostSpread.self, values)
+        let rows = try await db.rows(LedgerStatements.PostSpread.self, values)
         return try await check(rows, changes: changes, in: db).balances
     }
 
@@ -295,16 +295,15 @@ public struct Ledger: Sendable {
     /// that went to a slot): every account is there, in one currency.
     /// - Returns: The currency and the balances of the accounts moved in their rows.
     private func check(
-        _ rows: [any SQLRow], changes: [(key: LedgerAccountID, value: Int64)], in db: any DatabaseSession
+        _ rows: [LedgerStatements.Moved], changes: [(key: LedgerAccountID, value: Int64)], in db: any DatabaseSession
     ) async throws -> (currency: String, balances: [LedgerAccountID: Int64]) {
         var currencies: [LedgerAccountID: String] = [:]
         var balances: [LedgerAccountID: Int64] = [:]
         currencies.reserveCapacity(changes.count)
         balances.reserveCapacity(changes.count)
         for row in rows {
-            let id = LedgerAccountID(try row.decode(column: "id", as: String.self))
-            currencies[id] = try row.decode(column: "currency", as: String.self)
-            if let balance = try row.decode(column: "balance", as: Int64?.self) { balances[id] = balance }
+            currencies[row.id] = row.currency
+            if let balance = row.balance { balances[row.id] = balance }
         }
         for (account, _) in changes where currencies[account] == nil {
             if try await self.account(account, in: db) == nil {

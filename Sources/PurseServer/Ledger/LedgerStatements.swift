@@ -1,4 +1,5 @@
 import PurseDatabase
+import SQLKit
 
 /// The ledger's statements. A posting's are written once per number of accounts or entries (up
 /// to ``cached``; longer postings build theirs when they come).
@@ -24,6 +25,28 @@ enum LedgerStatements {
     static let insertTransaction = DatabaseStatement(
         "INSERT INTO ledger_transactions (id, kind, memo, reference, created_at) VALUES ($1, $2, $3, $4, $5)"
     )
+
+    /// A row of a balance move: an account the posting moved, and its balance in its row (nil
+    /// where the change went to a slot).
+    struct Moved: Sendable {
+        var id: LedgerAccountID
+        var currency: String
+        var balance: Int64?
+
+        init(id: LedgerAccountID, currency: String, balance: Int64?) {
+            self.id = id
+            self.currency = currency
+            self.balance = balance
+        }
+
+        init(row: any SQLRow) throws {
+            self.init(
+                id: LedgerAccountID(try row.decode(column: "id", as: String.self)),
+                currency: try row.decode(column: "currency", as: String.self),
+                balance: try row.decode(column: "balance", as: Int64?.self)
+            )
+        }
+    }
 
     /// Moves the balances of `accounts` accounts by their net change, refusing (no row back for
     /// that account) a change that would take a balance below zero where that is not allowed.
@@ -85,8 +108,12 @@ enum LedgerStatements {
     ///
     /// The slot is taken once per statement (`free_slot` is evaluated only when some change goes
     /// to a slot, and once).
-    enum PostSpread: PreparedDatabaseStatement {
+    enum PostSpread: PreparedDatabaseQuery {
         static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .text, .text, .text]
+        static let columnTypes: [SQLValueType] = [.text, .text, .integer]
+        static func row(_ columns: DatabaseColumns) throws -> Moved {
+            Moved(id: LedgerAccountID(try columns.text(0)), currency: try columns.text(1), balance: try columns.optionalInteger(2))
+        }
         static let statement = DatabaseStatement("""
             WITH changes (id, change) AS (
                 SELECT u.id, u.change FROM unnest(string_to_array($6, ','), string_to_array($7, ',')::bigint[]) AS u (id, change)
