@@ -19,18 +19,18 @@ public protocol PreparedDatabaseQuery: PreparedDatabaseStatement {
 /// One result row of a ``PreparedDatabaseQuery``, its columns in the statement's order.
 public struct DatabaseColumns: Sendable {
     public let values: [SQLValue]
-    /// The statement, for the error when a column is not what it declared.
-    let statement: DatabaseStatement
+    /// The statement's text, for the error when a column is not what it declared.
+    let statement: String
 
     public init(_ values: [SQLValue], of statement: DatabaseStatement) {
         self.values = values
-        self.statement = statement
+        self.statement = statement.text
     }
 
     /// The text in column `index` (0-based).
     /// - Throws: ``DatabaseColumnError`` when it is NULL or not text.
     public func text(_ index: Int) throws -> String {
-        guard case .text(let text) = values[index] else { throw DatabaseColumnError(statement: statement.text, column: index, expected: .text) }
+        guard case .text(let text) = values[index] else { throw DatabaseColumnError(statement: statement, column: index, expected: .text) }
         return text
     }
 
@@ -39,14 +39,14 @@ public struct DatabaseColumns: Sendable {
         switch values[index] {
         case .text(let text): text
         case .null: nil
-        case .integer: throw DatabaseColumnError(statement: statement.text, column: index, expected: .text)
+        case .integer: throw DatabaseColumnError(statement: statement, column: index, expected: .text)
         }
     }
 
     /// The integer in column `index`.
     /// - Throws: ``DatabaseColumnError`` when it is NULL or not an integer.
     public func integer(_ index: Int) throws -> Int64 {
-        guard case .integer(let integer) = values[index] else { throw DatabaseColumnError(statement: statement.text, column: index, expected: .integer) }
+        guard case .integer(let integer) = values[index] else { throw DatabaseColumnError(statement: statement, column: index, expected: .integer) }
         return integer
     }
 
@@ -55,7 +55,7 @@ public struct DatabaseColumns: Sendable {
         switch values[index] {
         case .integer(let integer): integer
         case .null: nil
-        case .text: throw DatabaseColumnError(statement: statement.text, column: index, expected: .integer)
+        case .text: throw DatabaseColumnError(statement: statement, column: index, expected: .integer)
         }
     }
 }
@@ -78,13 +78,21 @@ public struct DatabaseColumnError: Error, CustomStringConvertible {
 }
 
 extension PreparedDatabaseQuery {
+    /// Checks that a row has as many columns as the statement declares, before an engine reads
+    /// them.
+    /// - Throws: ``DatabaseColumnError`` naming the first column missing or undeclared.
+    public static func checkColumnCount(_ count: Int) throws {
+        guard count == columnTypes.count else {
+            let first = min(count, columnTypes.count)
+            throw DatabaseColumnError(statement: statement.text, column: first, expected: first < columnTypes.count ? columnTypes[first] : .text)
+        }
+    }
+
     /// A row from an engine's `SQLRow`, its columns read by name in order: for an engine without
     /// a positional path of its own.
     public static func row(from sqlRow: any SQLRow) throws -> Row {
         let names = sqlRow.allColumns
-        guard names.count == columnTypes.count else {
-            throw DatabaseColumnError(statement: statement.text, column: min(names.count, columnTypes.count), expected: columnTypes.last ?? .text)
-        }
+        try checkColumnCount(names.count)
         var values: [SQLValue] = []
         values.reserveCapacity(names.count)
         for (name, type) in zip(names, columnTypes) {

@@ -76,18 +76,15 @@ struct SQLiteSession: DatabaseSession {
         }
         var rows: [Query.Row] = []
         try connection.execute(Query.statement, values) { row in
-            let types = Query.columnTypes
-            guard row.values.count == types.count else {
-                throw DatabaseColumnError(statement: Query.statement.text, column: min(row.values.count, types.count), expected: types.last ?? .text)
-            }
+            try Query.checkColumnCount(row.values.count)
             var columns: [SQLValue] = []
-            columns.reserveCapacity(types.count)
+            columns.reserveCapacity(row.values.count)
             for (index, value) in row.values.enumerated() {
                 switch value {
                 case .text(let text): columns.append(.text(text))
                 case .integer(let integer): columns.append(.integer(Int64(integer)))
                 case .null: columns.append(.null)
-                default: throw DatabaseColumnError(statement: Query.statement.text, column: index, expected: types[index])
+                default: throw DatabaseColumnError(statement: Query.statement.text, column: index, expected: Query.columnTypes[index])
                 }
             }
             rows.append(try Query.row(DatabaseColumns(columns, of: Query.statement)))

@@ -484,23 +484,18 @@ struct PostgresPreparedQuery<Declared: PreparedDatabaseQuery>: PostgresPreparedS
     func makeBindings() -> PostgresBindings { PostgresSession.bindings(values) }
 
     func decodeRow(_ row: PostgresRow) throws -> Declared.Row {
-        let types = Declared.columnTypes
+        try Declared.checkColumnCount(row.count)
         var columns: [SQLValue] = []
-        columns.reserveCapacity(types.count)
-        for cell in row {
-            guard columns.count < types.count else { break }
-            let type = types[columns.count]
+        columns.reserveCapacity(row.count)
+        for (index, (cell, type)) in zip(row, Declared.columnTypes).enumerated() {
             do {
                 switch type {
                 case .text: columns.append(.text(try cell.decode(String?.self)))
                 case .integer: columns.append(try cell.decode(Int64?.self).map(SQLValue.integer) ?? .null)
                 }
             } catch is PostgresDecodingError {
-                throw DatabaseColumnError(statement: Declared.statement.text, column: columns.count, expected: type)
+                throw DatabaseColumnError(statement: Declared.statement.text, column: index, expected: type)
             }
-        }
-        guard columns.count == types.count, row.count == types.count else {
-            throw DatabaseColumnError(statement: Declared.statement.text, column: min(columns.count, row.count), expected: types.last ?? .text)
         }
         return try Declared.row(DatabaseColumns(columns, of: Declared.statement))
     }

@@ -32,20 +32,6 @@ enum LedgerStatements {
         var id: LedgerAccountID
         var currency: String
         var balance: Int64?
-
-        init(id: LedgerAccountID, currency: String, balance: Int64?) {
-            self.id = id
-            self.currency = currency
-            self.balance = balance
-        }
-
-        init(row: any SQLRow) throws {
-            self.init(
-                id: LedgerAccountID(try row.decode(column: "id", as: String.self)),
-                currency: try row.decode(column: "currency", as: String.self),
-                balance: try row.decode(column: "balance", as: Int64?.self)
-            )
-        }
     }
 
     /// Moves the balances of `accounts` accounts by their net change, refusing (no row back for
@@ -173,5 +159,16 @@ enum LedgerStatements {
             SELECT id, currency, balance FROM moved
             UNION ALL SELECT x.id, x.currency, NULL FROM slotted s JOIN accounts x ON x.id = s.account_id
             """)
+    }
+}
+
+extension LedgerStatements.Moved {
+    /// A row of ``LedgerStatements/moveBalances(accounts:)``, the posting where writes are serial.
+    init(row: any SQLRow) throws {
+        self.init(
+            id: LedgerAccountID(try row.decode(column: "id", as: String.self)),
+            currency: try row.decode(column: "currency", as: String.self),
+            balance: try row.decode(column: "balance", as: Int64?.self)
+        )
     }
 }
