@@ -85,7 +85,8 @@ public struct CutiEModule: PurseModule {
         SDKRoutes(environment: environment, configuration: configuration, auth: auth,
                   limits: DeviceLimits(configuration: configuration, database: environment.database)).mount(on: router)
         let accounts = AdminAccounts(environment: environment, sessionHours: configuration.adminSessionHours,
-                                     loginLimiter: SharedRateLimiter(name: "cutie.admin.login", perSecond: 0.2, burst: 10, database: environment.database),
+                                     signIns: SignInLimiter(name: "cutie.admin.login", database: environment.database, sealer: environment.sealer,
+                                                            accountPerSecond: 0.2),
                                      decoyHash: try await environment.passwords.hash(RandomID.hex(bytes: 24)))
         let desk = AdminDesk(environment: environment, configuration: configuration)
         AdminAPI(accounts: accounts, desk: desk).mount(on: router)
@@ -109,7 +110,7 @@ public struct CutiEModule: PurseModule {
 
     /// Creates an admin account (`purse cutie admin create`).
     public static func createAdmin(email: String, name: String, role: String, password: String, environment: ServerEnvironment) async throws -> (id: String, email: String) {
-        let accounts = AdminAccounts(environment: environment, sessionHours: 1, loginLimiter: SharedRateLimiter(name: "cutie.admin.login", perSecond: 1, burst: 1, database: environment.database), decoyHash: "")
+        let accounts = AdminAccounts(environment: environment, sessionHours: 1, signIns: SignInLimiter(name: "cutie.admin.login", database: environment.database, sealer: environment.sealer), decoyHash: "")
         let admin = try await accounts.create(email: email, name: name, role: role, password: password)
         return (admin.id, admin.email)
     }

@@ -21,7 +21,8 @@ enum ServerSettings {
             (["PURSE_SESSION_TTL"], "session lifetime in seconds (default 2592000, 30 days)"),
             (["PURSE_BCRYPT_COST"], "password hashing cost, 4 to 31 (default 10)"),
             (["PURSE_PUBLIC_URL"], "the URL users reach the server at (default http://HOST:PORT)"),
-            (["PURSE_SEAL_KEY"], "the key database-kept secrets are sealed with (default DATA_DIR/secrets/seal.key)"),
+            (["PURSE_SEAL_KEY", "PURSE_SEAL_KEY_FILE"], "the key database-kept secrets are sealed with, or a file holding it, kept outside "
+             + "the data dir in production (default DATA_DIR/secrets/seal.key, with a warning in production)"),
             (["PURSE_TRUSTED_PROXIES"], "proxies whose X-Forwarded-For names the client (default none)"),
             (["PURSE_HTTP_HEADER_TIMEOUT", "PURSE_HTTP_IDLE_TIMEOUT", "PURSE_HTTP_BODY_TIMEOUT"], "seconds (default 10, 75, 30)"),
             (["PURSE_HTTP_MAX_REQUEST_LINE", "PURSE_HTTP_MAX_HEADER_BYTES"], "bytes (default 8192 → 414, 32768 → 431)"),

@@ -53,8 +53,10 @@ struct AdminAPI: Sendable {
             var request = request
             try AdminAccounts.checkOrigin(request)
             let body = try await request.decodeJSON(as: Login.self, context: context)
-            let (id, session) = try await accounts.login(email: body.email, password: body.password)
-            return try Response.json(SignedIn(admin: session.admin, csrf_token: session.csrfToken), headers: [.setCookie: accounts.setCookie(id)])
+            let (id, session, device) = try await accounts.login(email: body.email, password: body.password, request: request, context: context)
+            var headers: HTTPFields = [.setCookie: accounts.setCookie(id)]
+            headers.append(HTTPField(name: .setCookie, value: device))
+            return try Response.json(SignedIn(admin: session.admin, csrf_token: session.csrfToken), headers: headers)
         }
         admin.post("logout") { request, _ in
             _ = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])

@@ -40,11 +40,14 @@ extension HTTPField.Name {
 struct AdminAccounts: Sendable {
     let environment: ServerEnvironment
     let sessionHours: Double
-    let loginLimiter: SharedRateLimiter
+    /// The sign-in back-off (``SignInLimiter``): a browser that has signed in before keeps a
+    /// ``deviceCookieName`` cookie and is not held by guesses from elsewhere.
+    let signIns: SignInLimiter
     /// A bcrypt hash of a random password, checked against when the e-mail is unknown.
     let decoyHash: String
 
     static let cookieName = "cutie_admin"
+    static let deviceCookieName = "cutie_admin_device"
     static let unauthorized = APIError(.unauthorized, "Sign in to the admin dashboard")
 
 
@@ -68,12 +71,15 @@ struct AdminAccounts: Sendable {
         return admin
     }
 
-    /// Checks the password and opens a session: (session id for the cookie, session).
-    func login(email: String, password: String) async throws -> (id: String, session: AdminSession) {
+    /// Checks the password and opens a session: (session id for the cookie, session, the
+    /// sign-in device cookie to set).
+    func login(email: String, password: String, request: Request, context: PurseRequestContext) async throws -> (id: String, session: AdminSession, deviceCookie: String) {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
-        if let wait = try await loginLimiter.take(email, now: environment.now()) { throw APIError.tooManyRequests("Too many sign-in attempts; try again in \(wait) s", retryAfter: wait) }
         guard email.utf8.count <= 254, password.utf8.count <= 72 else { throw APIError(.unauthorized, "Wrong e-mail or password") }
         let account = try await environment.database.read { db in try await AdminStore().account(email: email, in: db) }
+        try await signIns.admit(account: account.map { "admin:" + $0.admin.id } ?? "email:" + email,
+                                address: environment.clientAddress(of: request, context: context),
+                                device: request.cookie(Self.deviceCookieName), now: environment.now())
         // A missing account costs a hash as well, so timing does not tell which e-mails exist.
         let matches = (try? await environment.passwords.verify(password, hash: account?.passwordHash ?? decoyHash)) ?? false
         guard let account, matches, !account.disabled else { throw APIError(.unauthorized, "Wrong e-mail or password") }
@@ -85,7 +91,9 @@ struct AdminAccounts: Sendable {
         try await environment.database.transaction { db in
             try await AdminStore().startSession(idHash: SecretDigest.hex(id), admin: admin.id, csrfToken: csrf, now: now, expires: expires, in: db)
         }
-        return (id, AdminSession(admin: admin, csrfToken: csrf))
+        let device = try signIns.deviceCredential(for: "admin:" + admin.id)
+        return (id, AdminSession(admin: admin, csrfToken: csrf),
+                "\(Self.deviceCookieName)=\(device); Path=/; Max-Age=31536000; HttpOnly; Secure; SameSite=Strict")
     }
 
     func logout(_ request: Request) async throws {
@@ -133,15 +141,7 @@ struct AdminAccounts: Sendable {
         }
     }
 
-    static func cookie(_ request: Request) -> String? {
-        for header in request.headers[values: .cookie] {
-            for part in header.split(separator: ";") {
-                let pair = part.trimmingCharacters(in: .whitespaces)
-                if pair.hasPrefix(cookieName + "=") { return String(pair.dropFirst(cookieName.count + 1)) }
-            }
-        }
-        return nil
-    }
+    static func cookie(_ request: Request) -> String? { request.cookie(cookieName) }
 
     func setCookie(_ id: String) -> String {
         "\(Self.cookieName)=\(id); Path=/; Max-Age=\(Int(sessionHours * 3600)); HttpOnly; Secure; SameSite=Strict"

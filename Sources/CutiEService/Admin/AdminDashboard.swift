@@ -67,8 +67,10 @@ struct AdminDashboard: Sendable {
             try AdminAccounts.checkOrigin(request)
             let input = try await form(LoginForm.self, &request, context)
             do {
-                let (id, _) = try await accounts.login(email: input.email, password: input.password)
-                return Self.redirect("/cutie/admin", cookie: accounts.setCookie(id))
+                let (id, _, device) = try await accounts.login(email: input.email, password: input.password, request: request, context: context)
+                var response = Self.redirect("/cutie/admin", cookie: accounts.setCookie(id))
+                response.headers.append(HTTPField(name: .setCookie, value: device))
+                return response
             } catch let error as APIError {
                 return Response.html(page("Sign in", signedIn: nil, body: loginForm(error: error.message ?? "Sign-in failed")), status: error.status)
             }

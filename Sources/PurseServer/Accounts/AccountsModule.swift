@@ -25,7 +25,20 @@ public struct AccountsModule: PurseModule {
         var email: String?
         var phone: String?
         var password: String
+        /// The sign-in device credential from this client's last good sign-in (``SignInLimiter``).
+        var device_credential: String?
     }
+
+    /// A good sign-in: the session, and the credential that marks this client as one that has
+    /// signed in before (also set as the ``deviceCookie`` cookie, for browsers).
+    struct SignedIn: Encodable {
+        var token: String
+        var user: User
+        var device_credential: String
+    }
+
+    /// The cookie a browser keeps the sign-in device credential in: sent only to `/auth`.
+    static let deviceCookie = "purse_signin_device"
 
     struct AuthResponse: Encodable {
         var token: String
@@ -39,7 +52,7 @@ public struct AccountsModule: PurseModule {
     public func mount(on router: Router<PurseRequestContext>, environment env: ServerEnvironment) async throws -> [any Service] {
         // Fixed at start so a login for an unknown user costs as much as one for a known user.
         let decoyHash = try await env.passwords.hash(RandomID.hex(bytes: 16))
-        let signIns = SignInLimiter(name: "accounts.login", database: env.database)
+        let signIns = SignInLimiter(name: "accounts.login", database: env.database, sealer: env.sealer)
         let auth = router.group("auth")
 
         auth.post("register") { request, context -> Response in
@@ -75,12 +88,18 @@ public struct AccountsModule: PurseModule {
             } else {
                 throw APIError.badRequest("Either 'email' or 'phone' is required")
             }
-            try await signIns.admit(account: identifier.limiterKey, address: env.clientAddress(of: request, context: context), now: env.now())
+            // One account, one set of buckets, whichever identifier names it.
             let found = try await env.accounts.credentials(for: identifier)
+            let account = found.map { "user:" + $0.0.id.rawValue } ?? identifier.limiterKey
+            let device = body.device_credential ?? request.cookie(Self.deviceCookie)
+            try await signIns.admit(account: account, address: env.clientAddress(of: request, context: context), device: device, now: env.now())
             let matches = try await env.passwords.verify(body.password, hash: found?.passwordHash ?? decoyHash)
             guard let found, matches else { throw APIError(.unauthorized, "Invalid credentials") }
             let token = try await env.tokens.issue(for: found.0.id, purpose: TokenService.sessionPurpose, lifetime: env.configuration.sessionLifetime).token
-            return try .json(AuthResponse(token: token, user: found.0))
+            let credential = try signIns.deviceCredential(for: account)
+            return try .json(SignedIn(token: token, user: found.0, device_credential: credential), headers: [
+                .setCookie: "\(Self.deviceCookie)=\(credential); Path=/auth; Max-Age=31536000; HttpOnly; Secure; SameSite=Strict",
+            ])
         }
 
         auth.get("me") { _, context -> Response in

@@ -17,8 +17,11 @@ public struct PurseConfiguration: Sendable {
     public var databaseURL: String?
     public var mode: Mode = .development
     public var jwtSecret: String?
-    /// The key of ``SecretSealer`` (`PURSE_SEAL_KEY`); nil: `DATA_DIR/secrets/seal.key`.
+    /// The key of ``SecretSealer`` (`PURSE_SEAL_KEY`); nil: ``sealKeyFile``, else `DATA_DIR/secrets/seal.key`.
     public var sealKey: String?
+    /// A file holding the key of ``SecretSealer`` (`PURSE_SEAL_KEY_FILE`), as a deployment's secret
+    /// store mounts it (systemd's `LoadCredential=`, a Kubernetes secret volume), outside the data directory.
+    public var sealKeyFile: String?
     public var sessionLifetime: TimeInterval = 30 * 24 * 3600
     public var bcryptCost: UInt8 = 10
     public var publicURL: String?
@@ -63,6 +66,7 @@ public struct PurseConfiguration: Sendable {
         }
         if let secret = env["PURSE_JWT_SECRET"], !secret.isEmpty { config.jwtSecret = secret }
         if let key = env["PURSE_SEAL_KEY"], !key.isEmpty { config.sealKey = key }
+        if let file = env["PURSE_SEAL_KEY_FILE"], !file.isEmpty { config.sealKeyFile = file }
         if let ttl = env["PURSE_SESSION_TTL"], !ttl.isEmpty {
             guard let value = TimeInterval(ttl), value > 0 else { throw ConfigurationError("PURSE_SESSION_TTL must be a positive number of seconds") }
             config.sessionLifetime = value

@@ -43,6 +43,7 @@ public func buildApplication(
     router.add(middleware: RequestLoggingMiddleware(level: .info))
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: NULRefusalMiddleware())
     router.add(middleware: SessionAuthenticator(tokens: environment.tokens, users: KnownUsers(accounts: environment.accounts)))
 
     CoreRoutes(environment: environment, modules: allModules, document: document).mount(on: router)
@@ -144,6 +145,11 @@ public func openEnvironment(
     }
 
     let sealer = try SecretSealer(configuration: configuration)
+    if configuration.isProduction, SecretSealer.isInsideDataDirectory(configuration) {
+        logger.warning("""
+            the seal key is inside the data directory: a copy of it opens every sealed secret;             set PURSE_SEAL_KEY or PURSE_SEAL_KEY_FILE to a key kept outside it (docs/deploy.md)
+            """)
+    }
     try DataDirectory.secure(configuration)
 
     let metrics = RequestMetrics()

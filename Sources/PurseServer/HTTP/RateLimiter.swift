@@ -18,7 +18,7 @@ public final class RateLimiter: Sendable {
     }
 
     public init(perSecond: Double, burst: Int) {
-        self.perSecond = max(0.001, perSecond)
+        self.perSecond = max(1e-6, perSecond)
         self.burst = Double(max(1, burst))
     }
 

@@ -17,13 +17,17 @@ extension Request {
         return buffer
     }
 
-    /// Collects the body, whatever its type, at most ``PurseRequestContext/maxUploadSize`` bytes (else 413).
+    /// Collects the body, whatever its type, at most ``PurseRequestContext/maxUploadSize`` bytes
+    /// (else 413); a body holding a NUL character is 400 (``NULRefusal``).
     public mutating func collectLimitedBody(context: PurseRequestContext) async throws -> ByteBuffer {
+        let buffer: ByteBuffer
         do {
-            return try await self.collectBody(upTo: context.maxUploadSize)
+            buffer = try await self.collectBody(upTo: context.maxUploadSize)
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw APIError(.contentTooLarge, "Request body is larger than \(context.maxUploadSize) bytes")
         }
+        try NULRefusal.check(body: buffer, contentType: headers[.contentType])
+        return buffer
     }
 
     /// `application/json` or `application/…+json`, any parameters (`; charset=utf-8`).

@@ -10,7 +10,8 @@ import Synchronization
 /// taken by one upsert that refills and draws in the same statement, so concurrent requests on
 /// any replicas draw exactly `burst` tokens between them. A SQLite database has one server, so
 /// there the buckets are that process's memory (``RateLimiter``) and a request costs no write.
-/// Token counts are integers in millionths, so the arithmetic is exact on both engines.
+/// Token counts are integers in billionths, so the arithmetic is exact on both engines and a slow
+/// refill (20 a day is 0.00023 a second) is kept as it is, not rounded up to a floor.
 ///
 /// With a `batch` above one, a busy key does not queue every replica on its row: a draw takes up
 /// to that many tokens, and the replica spends them from memory for the next requests until they
@@ -30,13 +31,15 @@ public struct SharedRateLimiter: Sendable {
     let local: RateLimiter
     let leases: Leases
 
-    static let unit: Int64 = 1_000_000
+    static let unit: Int64 = 1_000_000_000
+    /// The slowest refill a bucket keeps: one billionth of a token a millisecond (0.086 a day).
+    static let slowest = 1e-6
     /// How long a replica may spend tokens it drew.
     static let leaseLifetime: TimeInterval = 0.25
 
     public init(name: String, perSecond: Double, burst: Int, batch: Int = 1, database: Database) {
         self.name = name
-        self.perSecond = max(0.001, perSecond)
+        self.perSecond = max(Self.slowest, perSecond)
         self.burst = max(1, burst)
         self.batch = min(max(1, batch), max(1, burst))
         self.database = database
@@ -74,10 +77,10 @@ public struct SharedRateLimiter: Sendable {
     /// and when it drew none, the whole seconds until one is back.
     func draw(_ key: String, upTo want: Int, now: Date, in db: any DatabaseSession) async throws -> (drawn: Int, wait: Int) {
         let capacity = Int64(burst) * Self.unit
-        let perMillisecond = max(1, Int64((perSecond * 1000).rounded()))
+        let perMillisecond = max(1, Int64((perSecond * Double(Self.unit) / 1000).rounded()))
         // No refill needs longer than this (and elapsed times are capped to it, so no overflow).
         let refillMillis = capacity / perMillisecond + 1
-        let values: [SQLValue] = [.text(name + ":" + key), .integer(capacity), .integer(now.epochMillis), .integer(perMillisecond),
+        let values: [SQLValue] = [.text(name + "#" + key), .integer(capacity), .integer(now.epochMillis), .integer(perMillisecond),
                                   .integer(refillMillis), .integer(Self.unit), .integer(Int64(want))]
         let rows = try await db.query(Self.draw, values)
         guard let row = rows.first else { return (0, 1) }

@@ -1,0 +1,147 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import PurseDatabase
+@testable import PurseServer
+import PurseTestSupport
+import SQLKit
+import Testing
+
+/// Defences that must not turn against the people they protect: sign-in back-off that never
+/// locks out a client that signed in before, text that cannot carry a NUL into either engine,
+/// limits that refill at the rate they name, a seal key kept apart from the data it seals.
+@Suite("Defences")
+struct DefenceTests {
+    /// Four addresses guessing one account's password, one wrong password a second each: the
+    /// real user's client that has signed in before still gets a verdict every time.
+    @Test("sign-in: guessing from many addresses never holds a client that signed in before; e-mail and phone share one account's buckets",
+          arguments: TestEngines.all)
+    func signInWithoutLockout(engine: DatabaseEngine) async throws {
+        let server = try await TestServer.make(engine: engine) { $0.trustedProxies = ["127.0.0.1"] }
+        try await server.withLive { client in
+            func login(_ body: String, from address: String, cookie: String? = nil) async throws -> TestResponse {
+                var headers: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: address]
+                if let cookie { headers[.cookie] = cookie }
+                return try await client.json(.post, "/auth/login", body, headers: headers)
+            }
+            let created = try await client.json(.post, "/auth/register", #"{"email": "ada@example.com", "phone": "+2348012345678", "password": "correct horse"}"#,
+                                                headers: [HTTPField.Name("X-Forwarded-For")!: "192.0.2.1"])
+            #expect(created.status == .created)
+            // The real user signs in once on their phone and keeps the credential.
+            let first = try await login(#"{"email": "ada@example.com", "password": "correct horse"}"#, from: "192.0.2.1")
+            #expect(first.status == .ok)
+            let credential = try #require(first.object["device_credential"] as? String)
+            #expect(first.headers[.setCookie]?.hasPrefix("purse_signin_device=") == true)
+
+            // Forty guesses from four addresses: the account's buckets for unknown clients run dry.
+            for round in 0..<10 {
+                for address in ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"] {
+                    _ = try await login(#"{"email": "ada@example.com", "password": "wrong \#(round)"}"#, from: address)
+                }
+            }
+            let stranger = try await login(#"{"email": "ada@example.com", "password": "correct horse"}"#, from: "198.51.100.5")
+            #expect(stranger.status == .tooManyRequests && stranger.headers[.retryAfter] != nil)
+            // The real user's client, in the body or as the cookie, from any address: a verdict each time.
+            for attempt in 0..<8 {
+                let mine = try await login(#"{"email": "ada@example.com", "password": "correct horse", "device_credential": "\#(credential)"}"#,
+                                           from: "198.51.100.\(10 + attempt)")
+                #expect(mine.status == .ok, "attempt \(attempt): \(mine.status)")
+            }
+            #expect(try await login(#"{"email": "ada@example.com", "password": "correct horse"}"#, from: "198.51.100.30",
+                                    cookie: "purse_signin_device=\(credential)").status == .ok)
+            // A credential is for its account only, and cannot be made or altered.
+            let forged = String(credential.dropLast(2)) + (credential.hasSuffix("AA") ? "BB" : "AA")
+            #expect(try await login(#"{"email": "ada@example.com", "password": "correct horse", "device_credential": "\#(forged)"}"#,
+                                    from: "198.51.100.31").status == .tooManyRequests)
+
+            // One account, one set of buckets: the e-mail and the phone number name the same one.
+            _ = try await client.json(.post, "/auth/register", #"{"email": "bo@example.com", "phone": "+2348099999999", "password": "correct horse"}"#)
+            for round in 0..<10 { _ = try await login(#"{"email": "bo@example.com", "password": "wrong \#(round)"}"#, from: "192.0.2.9") }
+            let byPhone = try await login(#"{"phone": "+2348099999999", "password": "wrong again"}"#, from: "192.0.2.9")
+            #expect(byPhone.status == .tooManyRequests)
+        }
+    }
+
+    @Test("a NUL in a body field, a form field or a query value is 400 before any route or engine sees it", arguments: TestEngines.all)
+    func nulIsRefused(engine: DatabaseEngine) async throws {
+        let server = try await TestServer.make(engine: engine)
+        try await server.withRouter { client in
+            for body in [#"{"email": "a\u0000@example.com", "password": "correct horse"}"#,
+                         #"{"email": "a@example.com", "password": "correct\u0000horse"}"#,
+                         #"{"email": "a@example.com", "name": "Ada\u0000", "password": "correct horse"}"#] {
+                let answer = try await client.json(.post, "/auth/register", body)
+                #expect(answer.status == .badRequest && (answer.object["error"] as? String)?.contains("NUL") == true, "\(body)")
+            }
+            #expect(try await client.json(.post, "/auth/login", #"{"email": "a\u0000@example.com", "password": "x"}"#).status == .badRequest)
+            // A raw zero byte, and a NUL in the query or the path.
+            let raw = try await client.execute(uri: "/auth/register", method: .post, headers: [.contentType: "application/json"],
+                                               body: ByteBuffer(bytes: Array(#"{"email": "a"#.utf8) + [0] + Array(#"@example.com", "password": "correct horse"}"#.utf8)))
+            #expect(raw.status == .badRequest)
+            #expect(try await client.execute(uri: "/health?x=%00", method: .get).status == .badRequest)
+            #expect(try await client.execute(uri: "/auth/me%00", method: .get).status == .badRequest)
+            // An escaped backslash before "u0000" is text, not a NUL.
+            let text = try await client.json(.post, "/auth/register", #"{"email": "nul@example.com", "name": "back\\u0000slash", "password": "correct horse"}"#)
+            #expect(text.status == .created)
+            // Nothing with a NUL was stored.
+            let stored = try await server.environment.database.read { db in try await db.raw("SELECT email FROM users").all().count }
+            #expect(stored == 1)
+        }
+    }
+
+    @Test("the body check: JSON escapes, raw bytes, form fields")
+    func nulScanner() throws {
+        #expect(throws: APIError.self) { try NULRefusal.check(body: ByteBuffer(string: #"{"a":"\u0000"}"#), contentType: "application/json") }
+        #expect(throws: APIError.self) { try NULRefusal.check(body: ByteBuffer(string: #"{"a":"x\\\u0000"}"#), contentType: "application/json") }
+        #expect(throws: APIError.self) { try NULRefusal.check(body: ByteBuffer(string: "a=b%00c"), contentType: "application/x-www-form-urlencoded") }
+        try NULRefusal.check(body: ByteBuffer(string: #"{"a":"\\u0000","b":"%00"}"#), contentType: "application/json")
+        try NULRefusal.check(body: ByteBuffer(string: #"{"a":"\u0001"}"#), contentType: "application/json")
+        #expect(throws: APIError.self) { try NULRefusal.check(target: "/x?a=%00") }
+        try NULRefusal.check(target: "/x?a=%2000%30")
+        #expect(throws: APIError.self) { try NULRefusal.check(target: "/x?a=1%2%00") }
+    }
+
+    /// 20 a day is 0.00023 a second: a bucket keeps that rate, not a floor of 0.001 (86 a day).
+    @Test("a slow bucket refills at its own rate, on both engines", arguments: TestEngines.all)
+    func slowRefill(engine: DatabaseEngine) async throws {
+        let local = RateLimiter(perSecond: 20.0 / 86_400, burst: 20)
+        let start = ContinuousClock.now
+        for _ in 0..<20 { #expect(local.take("device", now: start) == nil) }
+        #expect(local.take("device", now: start + .seconds(3600)) != nil)
+        #expect(local.take("device", now: start + .seconds(4400)) == nil)
+
+        let server = try await TestServer.make(engine: engine)
+        let shared = SharedRateLimiter(name: "test.slow", perSecond: 20.0 / 86_400, burst: 20, database: server.environment.database)
+        if !server.environment.database.dialect.writesAreSerial {
+            let now = Date()
+            for _ in 0..<20 { #expect(try await shared.take("device", now: now) == nil) }
+            let wait = try #require(try await shared.take("device", now: now.addingTimeInterval(3600)))
+            #expect((600...800).contains(wait), "\(wait)")
+            #expect(try await shared.take("device", now: now.addingTimeInterval(4400)) == nil)
+        }
+        await server.shutdown()
+    }
+
+    @Test("the seal key: from a file outside the data directory; inside it (or unset) is flagged")
+    func sealKeyOutsideTheData() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-seal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = directory.appendingPathComponent("seal.key")
+        try Data((String(repeating: "k", count: 40) + "\n").utf8).write(to: keyFile)
+        var configuration = try PurseConfiguration.fromEnvironment(["PURSE_DATA_DIR": directory.appendingPathComponent("data").path,
+                                                                    "PURSE_SEAL_KEY_FILE": keyFile.path])
+        #expect(!SecretSealer.isInsideDataDirectory(configuration))
+        let fromFile = try SecretSealer(configuration: configuration)
+        // The file's key is the key itself (its line break dropped): the same as the variable.
+        let sealed = try fromFile.seal("whsec_x", column: "webhook_secret")
+        #expect(try SecretSealer(configuration: try PurseConfiguration.fromEnvironment(["PURSE_SEAL_KEY": String(repeating: "k", count: 40)]))
+            .open(sealed, column: "webhook_secret") == "whsec_x")
+        configuration.sealKeyFile = nil
+        #expect(SecretSealer.isInsideDataDirectory(configuration))
+        configuration.sealKeyFile = directory.appendingPathComponent("data/../data/secrets/seal.key").path
+        #expect(SecretSealer.isInsideDataDirectory(configuration))
+        configuration.sealKeyFile = directory.appendingPathComponent("missing.key").path
+        #expect(throws: ConfigurationError.self) { try SecretSealer(configuration: configuration) }
+    }
+}
