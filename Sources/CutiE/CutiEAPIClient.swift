@@ -88,7 +88,7 @@ actor CutiEAPIClient {
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
         let target = (components?.percentEncodedPath ?? request.url.path) + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
         return Data(CutiERequestSignature.signedText(timestamp: request.headerFields[.requestTimestamp] ?? "", method: request.method.rawValue, target: target,
-                                                     body: request.body ?? Data()).utf8)
+                                                     body: request.body ?? Data(), idempotencyKey: request.headerFields[.idempotencyKey]).utf8)
     }
 
     func signedRequest(_ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
@@ -105,13 +105,14 @@ actor CutiEAPIClient {
         request.headerFields[.deviceID] = deviceID
         request.headerFields[.deviceToken] = credentials.device_token
         request.headerFields[.requestTimestamp] = timestamp
-        request.headerFields[.requestSignature] = Self.signature(secret: credentials.device_secret, timestamp: timestamp, method: method.rawValue, target: target, body: body ?? Data())
+        request.headerFields[.requestSignature] = Self.signature(secret: credentials.device_secret, timestamp: timestamp, method: method.rawValue, target: target,
+                                                                 body: body ?? Data(), idempotencyKey: idempotencyKey)
         if let idempotencyKey { request.headerFields[.idempotencyKey] = idempotencyKey }
         return request
     }
 
-    static func signature(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
-        CutiERequestSignature.sign(secret: secret, timestamp: timestamp, method: method, target: target, body: body)
+    static func signature(secret: String, timestamp: String, method: String, target: String, body: Data, idempotencyKey: String? = nil) -> String {
+        CutiERequestSignature.sign(secret: secret, timestamp: timestamp, method: method, target: target, body: body, idempotencyKey: idempotencyKey)
     }
 
     /// The stored credentials, or new ones from `POST /v1/device/register`. A device id the
@@ -265,18 +266,18 @@ actor CutiEAPIClient {
 }
 
 /// The request signature Cuti-E's backend checks: lowercase hex HMAC-SHA256, keyed with the
-/// device secret (base64url, from registration), of
-/// `timestamp "\n" METHOD "\n" path?query "\n" hex(SHA-256(body))`, sent as `X-Signature` with
-/// `X-Timestamp` (Unix milliseconds).
+/// device secret (base64url, from registration), of ``CutiESignedText``, sent as `X-Signature`
+/// with `X-Timestamp` (Unix milliseconds).
 public enum CutiERequestSignature {
-    public static func sign(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
+    public static func sign(secret: String, timestamp: String, method: String, target: String, body: Data, idempotencyKey: String? = nil) -> String {
         let key = SymmetricKey(data: Base64URL.decode(secret) ?? Data(secret.utf8))
-        let text = signedText(timestamp: timestamp, method: method, target: target, body: body)
+        let text = signedText(timestamp: timestamp, method: method, target: target, body: body, idempotencyKey: idempotencyKey)
         return Hex.encode(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
     }
 
     /// What the signature covers — and an App Attest assertion too (its client data).
-    public static func signedText(timestamp: String, method: String, target: String, body: Data) -> String {
-        "\(timestamp)\n\(method.uppercased())\n\(target)\n\(Hex.encode(SHA256.hash(data: body)))"
+    public static func signedText(timestamp: String, method: String, target: String, body: Data, idempotencyKey: String? = nil) -> String {
+        CutiESignedText.make(timestamp: timestamp, method: method, target: target, bodySHA256Hex: Hex.encode(SHA256.hash(data: body)),
+                             idempotencyKey: idempotencyKey)
     }
 }

@@ -304,5 +304,12 @@ enum CutiEMigrations {
             )
             """,
         ]),
+        // A device id is not a credential: the id a device sends (`client_device_id`) labels it,
+        // and the identity that owns an inbox has an id of its own (`device_id`). Devices
+        // registered before keep their id as both.
+        Migration("cutie_0005_identity", [
+            "ALTER TABLE cutie_devices ADD COLUMN client_device_id TEXT NOT NULL DEFAULT ''",
+            "UPDATE cutie_devices SET client_device_id = device_id",
+        ]),
     ]
 }

@@ -20,7 +20,7 @@ enum CutiEOpenAPI {
         OpenAPIParameter("X-Device-Token", "The device token from /v1/device/register", schema: Schema.string(length: 1...200), required: true),
         OpenAPIParameter("X-Device-ID", "The token's device (device_ and a UUID), as the SDK sends it", schema: Schema.string(length: 1...64)),
         OpenAPIParameter("X-Timestamp", "Unix milliseconds, within 5 minutes of the server's clock (signed requests)", schema: Schema.pattern("^[0-9]{1,16}$")),
-        OpenAPIParameter("X-Signature", "hex HMAC-SHA256 with the device secret of timestamp, method, path and body hash (signed requests; required where the app says)",
+        OpenAPIParameter("X-Signature", "hex HMAC-SHA256 with the device secret of timestamp, method, path, body hash and Idempotency-Key when sent (signed requests; required where the app says)",
                          schema: Schema.pattern("^[0-9a-f]{64}$")),
         OpenAPIParameter("X-App-Assertion", "App Attest assertion (base64 CBOR) over the signed text; required when the app requires App Attest",
                          schema: Schema.string(length: 1...4096)),
@@ -58,9 +58,10 @@ enum CutiEOpenAPI {
                              responses: [(200, "Registered", Schema.object([("device_token", Schema.string), ("device_secret", Schema.string), ("token_id", Schema.string),
                                                                             ("is_new", Schema.boolean), ("group_id", Schema.string)],
                                                                            required: ["device_token", "device_secret", "token_id", "is_new"])),
-                                         (409, "Known device id without its token's signature", Schema.error),
                                          (429, "Too many new devices from this address (Retry-After)", Schema.error)] + refused,
-                             headers: [appHeader, OpenAPIParameter("X-Device-ID", "device_ and a UUID", schema: Schema.pattern("^device_[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"), required: true)],
+                             headers: [appHeader, OpenAPIParameter("X-Device-ID", "device_ and a UUID", schema: Schema.pattern("^device_[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"), required: true),
+                                       OpenAPIParameter("X-Device-Token", "The device's current token: the same identity gets a new one (without it, a new identity)",
+                                                        schema: Schema.string(length: 1...200))],
                              requestRequired: false),
             OpenAPIOperation(.post, "/v1/conversations", summary: "Start a conversation with the app's support team", tag: "cutie", idempotent: false,
                              request: Schema.object([
@@ -122,12 +123,12 @@ enum CutiEOpenAPI {
                                          (404, "Not in this group", Schema.error), (409, "Not linked", Schema.error)] + refused,
                              headers: signedHeaders, requestRequired: false),
             OpenAPIOperation(.post, "/v1/activity/ping", summary: "Opt-in activity ping: recorded only with consent, once a day per device", tag: "cutie",
-                             request: Schema.object([("hashed_device_id", Schema.string(length: 16...128)), ("consent", Schema.boolean), ("language", Schema.string(length: 0...16)),
+                             request: Schema.object([("hashed_device_id", Schema.string(length: 64...64)), ("consent", Schema.boolean), ("language", Schema.string(length: 0...16)),
                                                      ("country", Schema.string(length: 0...8)), ("app_version", Schema.string(length: 0...100)),
                                                      ("os_version", Schema.string(length: 0...100)), ("device_model", Schema.string(length: 0...100))],
                                                     required: ["hashed_device_id", "consent"]),
                              responses: [(200, "Received", Schema.object([("success", Schema.boolean), ("recorded", Schema.boolean)], required: ["success", "recorded"]))] + refused,
-                             headers: signedHeaders),
+                             headers: [appHeader, OpenAPIParameter("X-Device-Token", "The device token, when the device has one", schema: Schema.string(length: 1...200))]),
         ]
     }
 

@@ -11,3 +11,18 @@ extension HTTPField.Name {
     public static let requestSignature = HTTPField.Name("X-Signature")!
     public static let appAssertion = HTTPField.Name("X-App-Assertion")!
 }
+
+/// What a Cuti-E request signature (`X-Signature`) and an App Attest assertion over a request
+/// (`X-App-Assertion`) cover, written once for the SDK that signs and the service that checks:
+///
+///     timestamp "\n" METHOD "\n" path?query "\n" hex(SHA-256(body)) [ "\n" Idempotency-Key ]
+///
+/// The last line is there exactly when the request carries an `Idempotency-Key`, so a captured
+/// signed request cannot be sent again under a fresh key to act a second time.
+public enum CutiESignedText {
+    public static func make(timestamp: String, method: String, target: String, bodySHA256Hex: String, idempotencyKey: String?) -> String {
+        var text = "\(timestamp)\n\(method.uppercased())\n\(target)\n\(bodySHA256Hex)"
+        if let idempotencyKey { text += "\n" + idempotencyKey }
+        return text
+    }
+}

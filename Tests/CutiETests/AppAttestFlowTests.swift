@@ -32,7 +32,11 @@ struct AppAttestFlowTests {
 
     func attestedKey(_ h: CutiEHarness, device: String) async throws -> (keyID: String, counter: Int64)? {
         try await h.environment.database.read { db in
-            guard let row = try await db.raw("SELECT key_id, sign_count FROM cutie_attested_keys WHERE device_id = \(bind: device)").first() else { return nil }
+            // By the id the device sends: the identity's own id is another.
+            guard let row = try await db.raw("""
+                SELECT k.key_id, k.sign_count FROM cutie_attested_keys k JOIN cutie_devices d ON d.app_id = k.app_id AND d.device_id = k.device_id
+                WHERE d.client_device_id = \(bind: device)
+                """).first() else { return nil }
             return (try row.decode(column: "key_id", as: String.self), try row.decode(column: "sign_count", as: Int64.self))
         }
     }

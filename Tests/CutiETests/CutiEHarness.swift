@@ -93,7 +93,8 @@ struct CutiEHarness: Sendable {
         // signed alike would be one request sent twice (a replay).
         if timestamp == nil { server.clock.advance(by: 0.001) }
         let millis = String(Int64((timestamp ?? server.clock.now).timeIntervalSince1970 * 1000))
-        let signature = DeviceSignature.sign(secret: secret ?? device.secret, timestamp: millis, method: method.rawValue, target: uri, body: Data((body ?? "").utf8))
+        let signature = DeviceSignature.sign(secret: secret ?? device.secret, timestamp: millis, method: method.rawValue, target: uri, body: Data((body ?? "").utf8),
+                                             idempotencyKey: headers["Idempotency-Key"])
         return try await raw(method, uri, body: body, headers: headers.merging(
             ["X-App-ID": app, "X-Device-ID": device.id, "X-Device-Token": device.token, "X-Timestamp": millis, "X-Signature": signature]) { $1 })
     }
@@ -117,7 +118,7 @@ struct CutiEHarness: Sendable {
 
 /// The request signature as the SDK makes it, for hand-made requests.
 enum DeviceSignature {
-    static func sign(secret: String, timestamp: String, method: String, target: String, body: Data) -> String {
-        CutiEAPIClient.signature(secret: secret, timestamp: timestamp, method: method, target: target, body: body)
+    static func sign(secret: String, timestamp: String, method: String, target: String, body: Data, idempotencyKey: String? = nil) -> String {
+        CutiEAPIClient.signature(secret: secret, timestamp: timestamp, method: method, target: target, body: body, idempotencyKey: idempotencyKey)
     }
 }

@@ -64,7 +64,7 @@ struct CutiEServiceTests {
         }
     }
 
-    @Test("stale, forged and unknown credentials are 401; a known device id registers again (409 where the app requires signatures)")
+    @Test("stale, forged and unknown credentials are 401; a known device id registers again as a new identity unless it proves its token")
     func signatures() async throws {
         try await CutiEHarness.withServer { h in
             let device = try await h.register()
@@ -97,11 +97,12 @@ struct CutiEServiceTests {
             let (renewed, fresh, _) = try await h.signed(.post, "/v1/device/register", device: device)
             #expect(renewed == .ok && fresh["is_new"] == .bool(false))
             #expect(try await h.signed(.get, "/v1/conversations", device: device).0 == .unauthorized)
-            // As the Cuti-E SDK does after a 401: the same id, no token. A new token, the last one revoked.
+            // As the Cuti-E SDK does after a 401: the same id, no token. That proves nothing: a new
+            // identity in a group of its own, and the device's current token keeps working.
             let (again, second, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id])
-            #expect(again == .ok && second["is_new"] == .bool(false) && second["group_id"] == fresh["group_id"])
+            #expect(again == .ok && second["is_new"] == .bool(true) && second["group_id"] != fresh["group_id"])
             let token = try #require(fresh["device_token"]?.stringValue)
-            #expect(try await h.raw(.get, "/v1/conversations", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id, "X-Device-Token": token]).0 == .unauthorized)
+            #expect(try await h.raw(.get, "/v1/conversations", headers: ["X-App-ID": "app_sandbox", "X-Device-ID": device.id, "X-Device-Token": token]).0 == .ok)
 
             // An app that requires signed requests: a token alone is refused with the reason, and
             // someone who only knows a device id cannot take over its inbox.
@@ -113,8 +114,9 @@ struct CutiEServiceTests {
             let (unsigned, refusal, _) = try await h.raw(.get, "/v1/conversations", headers: ["X-App-ID": "app_signed", "X-Device-ID": strict.id, "X-Device-Token": strict.token])
             #expect(unsigned == .unauthorized && refusal["error"]?.stringValue?.contains("Signed requests required") == true)
             #expect(try await h.signed(.get, "/v1/conversations", device: strict, app: "app_signed").0 == .ok)
-            let (taken, error, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_signed", "X-Device-ID": strict.id])
-            #expect(taken == .conflict && error["error"]?.stringValue?.contains("already registered") == true)
+            let (taken, other, _) = try await h.raw(.post, "/v1/device/register", headers: ["X-App-ID": "app_signed", "X-Device-ID": strict.id])
+            #expect(taken == .ok && other["is_new"] == .bool(true))
+            #expect(try await h.signed(.get, "/v1/conversations", device: strict, app: "app_signed").0 == .ok)
         }
     }
 
@@ -137,7 +139,8 @@ struct CutiEServiceTests {
             #expect(list["conversations"]?.arrayValue?.count == 1)
             // The same with an Idempotency-Key: every copy gets the first answer, one conversation more.
             let keyed = headers.merging(["Idempotency-Key": "retry-1", "X-Signature": DeviceSignature.sign(
-                secret: device.secret, timestamp: millis, method: "POST", target: "/v1/conversations", body: Data(#"{"category":"bug","initial_message":"keyed"}"#.utf8))]) { $1 }
+                secret: device.secret, timestamp: millis, method: "POST", target: "/v1/conversations", body: Data(#"{"category":"bug","initial_message":"keyed"}"#.utf8),
+                idempotencyKey: "retry-1")]) { $1 }
             var ids: Set<String> = []
             for _ in 0..<3 {
                 let (status, created, _) = try await h.raw(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"keyed"}"#, headers: keyed)
@@ -145,33 +148,40 @@ struct CutiEServiceTests {
                 if let id = created["conversation_id"]?.stringValue ?? created["id"]?.stringValue { ids.insert(id) }
             }
             #expect(ids.count == 1)
+            // The signature covers the key: the captured request under a fresh key is refused,
+            // and makes no conversation.
+            for fresh in ["retry-2", "retry-3"] {
+                let (status, _, _) = try await h.raw(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"keyed"}"#,
+                                                     headers: keyed.merging(["Idempotency-Key": fresh]) { $1 })
+                #expect(status == .unauthorized)
+            }
+            // Nor can a key be added to a request signed without one.
+            #expect(try await h.raw(.post, "/v1/conversations", body: body, headers: headers.merging(["Idempotency-Key": "added"]) { $1 }).0 == .unauthorized)
             let (_, after, _) = try await h.signed(.get, "/v1/conversations", device: device)
             #expect(after["conversations"]?.arrayValue?.count == 2)
         }
     }
 
-    @Test("after a 401 the SDK registers again once, keeping its id and inbox; where the app requires signatures, as a new device")
+    /// A device that lost its token proves nothing when it registers again, so it starts a new,
+    /// empty inbox, under the same id, in every app; one that still holds its token keeps its inbox.
+    @Test("after a 401 the SDK registers again once, keeping its id: without its token, as a new identity with an empty inbox")
     func reRegistration() async throws {
         try await CutiEHarness.withServer { h in
-            let phone = h.device()
-            _ = try await phone.cutie.createConversation(category: .question, message: "Hello?")
-            let firstID = try #require(phone.cutie.deviceID)
-            // Support revokes the device's tokens: the device registers again under its id.
-            try await h.environment.database.transaction { db in try await db.raw("UPDATE cutie_device_tokens SET revoked_at = 1").run() }
-            #expect(try await phone.cutie.getConversations().count == 1)
-            #expect(phone.cutie.deviceID == firstID)
-
-            // An app that requires signed requests will not hand a known id a token: a new device.
             try await h.environment.database.transaction { db in
                 _ = try await CutiEApp.create(id: "app_signed", name: "Signed", bundleID: "com.example.signed", apnsEnvironment: "sandbox",
                                               requireSignedRequests: true, now: Date(), in: db)
             }
-            let strict = h.device(app: "app_signed")
-            _ = try await strict.cutie.createConversation(category: .question, message: "Hello?")
-            let strictID = try #require(strict.cutie.deviceID)
-            try await h.environment.database.transaction { db in try await db.raw("UPDATE cutie_device_tokens SET revoked_at = 1").run() }
-            #expect(try await strict.cutie.getConversations().isEmpty)
-            #expect(strict.cutie.deviceID != strictID)
+            for app in ["app_sandbox", "app_signed"] {
+                let phone = h.device(app: app)
+                _ = try await phone.cutie.createConversation(category: .question, message: "Hello?")
+                let firstID = try #require(phone.cutie.deviceID)
+                // Support revokes the device's tokens: the device registers again under its id.
+                try await h.environment.database.transaction { db in try await db.raw("UPDATE cutie_device_tokens SET revoked_at = 1").run() }
+                #expect(try await phone.cutie.getConversations().isEmpty)
+                #expect(phone.cutie.deviceID == firstID)
+                _ = try await phone.cutie.createConversation(category: .question, message: "Again?")
+                #expect(try await phone.cutie.getConversations().count == 1)
+            }
         }
     }
 

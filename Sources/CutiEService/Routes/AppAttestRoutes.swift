@@ -102,9 +102,17 @@ struct AppAttestRoutes: Sendable {
             return try Response.json(Status(attested: info != nil, attestation: info))
         })
         // The device forgets its key (the SDK's `revokeAttestation`); an app that requires App
-        // Attest then takes it only once it attests again.
+        // Attest then takes it only once it attests again. Only the key itself may do that: the
+        // request carries an assertion by it (403 otherwise, never 401, which would make an SDK
+        // drop its token).
         v1.delete("device/attest", use: routes.signed(assertions: .exempt) { _, _, caller in
-            try await environment.database.transaction { db in try await store.forgetKey(app: caller.appID, device: caller.deviceID, in: db) }
+            try await environment.database.transaction { db in
+                if caller.assertedCounter == nil, try await store.attestedKey(app: caller.appID, device: caller.deviceID, in: db) != nil {
+                    throw APIError(.forbidden, "App Attest: an attested key is forgotten only by a request asserted with it (X-App-Assertion)",
+                                   code: CutiEErrorCode.appAttestRequired)
+                }
+                try await store.forgetKey(app: caller.appID, device: caller.deviceID, in: db)
+            }
             return try Response.json(SDKRoutes.Success(success: true))
         })
     }

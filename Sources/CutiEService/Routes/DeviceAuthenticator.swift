@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import PurseDatabase
 import PurseFormats
+import PurseHTTP
 import PurseServer
 import SQLKit
 import Synchronization
@@ -75,9 +76,10 @@ struct DeviceAuthenticator: Sendable {
         SymmetricKey(data: HMAC<SHA256>.authenticationCode(for: Data("cutie device secret \(tokenID)".utf8), using: configuration.deviceSecretKey))
     }
 
-    /// The text a request's signature covers.
-    static func signedText(timestamp: String, method: String, path: String, body: some DataProtocol) -> String {
-        "\(timestamp)\n\(method.uppercased())\n\(path)\n\(Hex.encode(SHA256.hash(data: body)))"
+    /// The text a request's signature covers (``CutiESignedText``, its `Idempotency-Key` included).
+    static func signedText(timestamp: String, method: String, path: String, body: some DataProtocol, idempotencyKey: String?) -> String {
+        CutiESignedText.make(timestamp: timestamp, method: method, target: path, bodySHA256Hex: Hex.encode(SHA256.hash(data: body)),
+                             idempotencyKey: idempotencyKey)
     }
 
     /// The request's app, which must exist (401 otherwise: the SDK was configured with a wrong id).
@@ -106,7 +108,8 @@ struct DeviceAuthenticator: Sendable {
             throw Self.unauthorized
         }
         var caller = DeviceCaller(appID: appID, deviceID: found.deviceID, groupID: found.groupID, tokenID: found.tokenID)
-        if let claimed = request.headers[.deviceID], claimed != caller.deviceID { throw Self.unauthorized }
+        // The id the device sends is the one it registered with, which is not the identity's own.
+        if let claimed = request.headers[.deviceID], claimed != found.clientDeviceID { throw Self.unauthorized }
         let publicKey = found.attestedKey
         guard let (timestamp, signature) = signed else {
             // The device token alone, as the Cuti-E SDK sends it.
@@ -121,7 +124,8 @@ struct DeviceAuthenticator: Sendable {
             }
             return caller
         }
-        let text = Self.signedText(timestamp: timestamp, method: request.method.rawValue, path: request.uri.description, body: body.readableBytesView)
+        let text = Self.signedText(timestamp: timestamp, method: request.method.rawValue, path: request.uri.description, body: body.readableBytesView,
+                                   idempotencyKey: request.headers[.idempotencyKey])
         // The signature as bytes, checked in constant time against the MAC (either case of hex).
         guard signature.utf8.count == 2 * SHA256.byteCount, let mac = Hex.decode(signature),
               HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(text.utf8), using: secret(tokenID: caller.tokenID)) else {
@@ -195,26 +199,28 @@ struct DeviceAuthenticator: Sendable {
         var app_name: String?
     }
 
-    /// `POST /v1/device/register`: a new device gets its own group and a token. A known device id
-    /// gets a new token and its old ones are revoked (`is_new: false`): the Cuti-E SDK registers
-    /// again, with the same id, after a 401 drops its token. An app that requires signed requests
-    /// gives a known device a new token only when the request is signed with its current one (a
-    /// device id is not a secret, so knowing one must not give its inbox); otherwise 409, and the
-    /// SDK starts over with a new device id.
+    /// `POST /v1/device/register`: a device gets a bearer token and the secret it signs with.
+    ///
+    /// A device id is not a credential: the SDK sends it with every request, and conversations
+    /// and link lists name devices. So the id a device registers with (`X-Device-ID`, its
+    /// *claimed* id) only labels it; the identity that owns an inbox is made here, with an id of
+    /// its own that no request names. Continuity needs proof of possession:
+    ///
+    /// - A request carrying the device's current token (signed with its secret where the device
+    ///   signs, and as the app's rules require) is the device itself asking for a new token: the
+    ///   same identity and group (`is_new: false`), its older tokens revoked.
+    /// - Anything else (an id alone, a revoked or foreign token, a bad signature) makes a new
+    ///   identity with an empty inbox (`is_new: true`), drawing from the address's new-device
+    ///   budget, and leaves every existing identity, its token and its push registration alone.
+    ///   The Cuti-E SDK registers this way after it loses its token, and so starts afresh.
     func register(_ request: Request, body: ByteBuffer, address: String?, limits: DeviceLimits) async throws -> Response {
         guard let deviceID = request.headers[.deviceID], Self.isDeviceID(deviceID) else {
             throw APIError.badRequest("X-Device-ID must be device_ followed by a UUID")
         }
         let details: RegisterBody = body.readableBytes == 0 ? RegisterBody() : try JSONBody.decode(RegisterBody.self, from: body)
         if let name = details.device_name { try Limits.text(name, field: "device_name", max: 100) }
-        // Signed with the device's current token: the device itself, asking for a new one.
-        let proven: Bool
-        if request.headers[.deviceToken] != nil, request.headers[.requestSignature] != nil {
-            let caller = try await authenticate(request, body: body, assertions: .exempt)
-            guard caller.deviceID == deviceID else { throw Self.unauthorized }
-            proven = true
-        } else {
-            proven = false
+        let proven = try await possession(request, body: body, claimedID: deviceID)
+        if proven == nil {
             try await limits.admitNewDevice(app: request.headers[.appID] ?? "", address: address, now: environment.now())
         }
         let now = environment.now().epochMillis
@@ -223,28 +229,39 @@ struct DeviceAuthenticator: Sendable {
         let answer: Registration = try await environment.database.transaction { db in
             let app = try await app(of: request, in: db)
             let devices = DeviceStore()
-            let existing = try await devices.group(app: app.id, device: deviceID, in: db)
-            let groupID: String
-            if let existing {
-                guard proven || !app.requireSignedRequests else {
-                    throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
-                }
-                groupID = existing
-                try await devices.reregister(app: app.id, device: deviceID, name: details.device_name, now: now, in: db)
+            let identity: String, groupID: String
+            if let proven {
+                (identity, groupID) = (proven.deviceID, proven.groupID)
+                try await devices.reregister(app: app.id, device: identity, name: details.device_name, now: now, in: db)
             } else {
+                identity = Self.newIdentity()
                 groupID = RandomID.make("grp")
-                // Two first registrations of one id at once: the loser is told to sign.
-                guard try await devices.register(app: app.id, device: deviceID, group: groupID, name: details.device_name ?? details.device_model, now: now, in: db) else {
-                    throw APIError.conflict("Device already registered: sign the request with its device token, or register a new device id")
-                }
+                try await devices.register(app: app.id, device: identity, claimedID: deviceID, group: groupID,
+                                           name: details.device_name ?? details.device_model, now: now, in: db)
             }
-            try await devices.insertToken(id: tokenID, hash: SecretDigest.hex(token), app: app.id, device: deviceID, now: now, in: db)
-            return Registration(device_token: token, device_secret: "", token_id: tokenID, is_new: existing == nil, group_id: groupID)
+            try await devices.insertToken(id: tokenID, hash: SecretDigest.hex(token), app: app.id, device: identity, now: now, in: db)
+            return Registration(device_token: token, device_secret: "", token_id: tokenID, is_new: proven == nil, group_id: groupID)
         }
         var registration = answer
         registration.device_secret = Base64URL.encode(secret(tokenID: tokenID).withUnsafeBytes { Array($0) })
         return try Response.json(registration)
     }
+
+    /// The identity a registration proves it holds: its current token (checked as on any
+    /// request, with the signature and assertion it carries), for the id it claims. Nil when it
+    /// proves nothing; a refused proof is not an error here, it is a new device.
+    func possession(_ request: Request, body: ByteBuffer, claimedID: String) async throws -> DeviceCaller? {
+        guard request.headers[.deviceToken] != nil else { return nil }
+        do {
+            let caller = try await authenticate(request, body: body, assertions: .exempt)
+            return caller
+        } catch let error as APIError where error.status == .unauthorized {
+            return nil
+        }
+    }
+
+    /// A new identity's id: the claimed id's form, random, never sent by a device.
+    static func newIdentity() -> String { "device_" + UUID().uuidString.lowercased() }
 
     static func isDeviceID(_ text: String) -> Bool {
         text.hasPrefix("device_") && text.utf8.count == 43 && UUID(uuidString: String(text.dropFirst(7))) != nil

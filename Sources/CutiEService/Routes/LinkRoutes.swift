@@ -138,12 +138,12 @@ struct LinkRoutes: Sendable {
             let target = request.uri.path.split(separator: "/").last.map(String.init) ?? ""
             let now = environment.now().epochMillis
             try await environment.database.transaction { db in
-                guard DeviceAuthenticator.isDeviceID(target), try await store.isMember(app: caller.appID, device: target, group: caller.groupID, in: db) else {
-                    throw APIError.notFound("Device not found")
-                }
-                guard try await store.groupSize(caller.groupID, in: db) > 1 else { throw APIError.conflict("The device is not linked to any other") }
+                guard DeviceAuthenticator.isDeviceID(target) else { throw APIError.notFound("Device not found") }
+                let named = try await store.members(app: caller.appID, named: target, group: caller.groupID, in: db)
+                guard !named.isEmpty else { throw APIError.notFound("Device not found") }
+                guard try await store.groupSize(caller.groupID, in: db) > named.count else { throw APIError.conflict("The device is not linked to any other") }
                 // The unlinked device starts an inbox of its own; the shared conversations stay with the group.
-                try await store.unlink(app: caller.appID, device: target, now: now, in: db)
+                for identity in named { try await store.unlink(app: caller.appID, device: identity, now: now, in: db) }
             }
             return try Response.json(Unlinked(success: true, message: "Device unlinked"))
         })

@@ -80,7 +80,12 @@ struct SDKRoutes: Sendable {
             return try Response.json(MarkRead(success: true, marked: marked))
         })
         v1.post("notifications/register", use: signed(registerPush))
-        v1.post("activity/ping", use: signed(assertions: .exempt, activityPing))
+        // The Cuti-E SDK sends pings outside its token pipeline: a token is not required.
+        v1.post("activity/ping") { request, context in
+            var request = request
+            let body = try await request.collectJSONBody(context: context)
+            return try await activityPing(request, body: body, address: environment.clientAddress(of: request, context: context))
+        }
         v1.delete("notifications/unregister", use: signed { _, _, caller in
             let now = environment.now().epochMillis
             try await environment.database.transaction { db in
@@ -214,9 +219,14 @@ struct SDKRoutes: Sendable {
 
     // MARK: Activity
 
-    /// `POST /v1/activity/ping`: the SDK's opt-in analytics, at most once a day per device. Only a
-    /// ping with `consent: true` is recorded: one row per app, day and hashed device id (the SDK
-    /// hashes the id on the device), with the context fields the app chose to send.
+    /// `POST /v1/activity/ping`: the SDK's opt-in analytics, at most once a day per device, sent
+    /// with the app id and, when the device has one, its token. Only a ping with `consent: true`
+    /// is recorded, with the context fields the app chose to send.
+    ///
+    /// `hashed_device_id` is the SHA-256 the SDK makes on the device, but anyone can make up
+    /// fifty of them, so it is not what is counted. A ping counts one active device per proven
+    /// identity (a valid device token) and day, or else per client address and day; only a ping
+    /// that has neither (in-process callers) is counted by the hash it sends.
     struct ActivityPing: Decodable {
         var hashed_device_id: String
         var consent: Bool
@@ -232,23 +242,37 @@ struct SDKRoutes: Sendable {
         var recorded: Bool
     }
 
-    func activityPing(_ request: Request, body: ByteBuffer, caller: DeviceCaller) async throws -> Response {
+    func activityPing(_ request: Request, body: ByteBuffer, address: String?) async throws -> Response {
         let input = try JSONBody.decode(ActivityPing.self, from: body)
-        guard (16...128).contains(input.hashed_device_id.utf8.count), input.hashed_device_id.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-            throw APIError.badRequest("hashed_device_id must be the device id's hash: 16 to 128 hexadecimal or base64url characters")
+        guard input.hashed_device_id.utf8.count == 64, input.hashed_device_id.utf8.allSatisfy({ $0 < 0x80 && Character(UnicodeScalar($0)).isHexDigit }) else {
+            throw APIError.badRequest("hashed_device_id must be the device id's SHA-256: 64 hexadecimal characters")
         }
-        guard input.consent else { return try Response.json(Recorded(success: true, recorded: false)) }
         let language = try Self.localeCode(input.language, field: "language", max: 16)
         let country = try Self.localeCode(input.country, field: "country", max: 8)
         for (field, value) in [("app_version", input.app_version), ("os_version", input.os_version), ("device_model", input.device_model)] {
             if let value { try Limits.text(value, field: field, max: 100, allowEmpty: true) }
         }
+        let app = try await environment.database.read { db in try await auth.app(of: request, in: db) }
+        guard input.consent else { return try Response.json(Recorded(success: true, recorded: false)) }
+        let counted: String
+        if let identity = try await auth.possession(request, body: body, claimedID: request.headers[.deviceID] ?? "") {
+            counted = Self.activityKey("identity", app: app.id, identity.deviceID)
+        } else if let address {
+            counted = Self.activityKey("address", app: app.id, address)
+        } else {
+            counted = input.hashed_device_id.lowercased()
+        }
         let now = environment.now()
         let day = String(ISO8601DateFormatter.string(from: now, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]).prefix(10))
-        let ping = DeviceStore.Ping(app: caller.appID, day: day, hashedDeviceID: input.hashed_device_id.lowercased(), language: language, country: country,
+        let ping = DeviceStore.Ping(app: app.id, day: day, hashedDeviceID: counted, language: language, country: country,
                                     appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model)
         try await environment.database.transaction { db in try await DeviceStore().recordActivity(ping, now: now.epochMillis, in: db) }
         return try Response.json(Recorded(success: true, recorded: true))
+    }
+
+    /// What an activity row counts, keyed and hashed so the table names no identity or address.
+    static func activityKey(_ kind: String, app: String, _ value: String) -> String {
+        Hex.encode(SHA256.hash(data: Data("cutie activity\u{0}\(kind)\u{0}\(app)\u{0}\(value)".utf8)))
     }
 
     /// A language or region code as the SDK sends it (`en`, `nb-NO`, `US`): letters, digits, `-`, `_`.

@@ -11,7 +11,10 @@ struct DeviceStore: Sendable {
     struct Credentials: Sendable {
         var tokenID: String
         var appID: String
+        /// The identity's own id, which no request names.
         var deviceID: String
+        /// The id the device registered with and sends as `X-Device-ID`.
+        var clientDeviceID: String
         var groupID: String
         var revoked: Bool
         var requireAppAttest: Bool
@@ -27,7 +30,8 @@ struct DeviceStore: Sendable {
         guard let row = try await db.query(Self.credentials, [.text(tokenHash)]).first else { return nil }
         return Credentials(
             tokenID: try row.decode(column: "token_id", as: String.self), appID: try row.decode(column: "app_id", as: String.self),
-            deviceID: try row.decode(column: "device_id", as: String.self), groupID: try row.decode(column: "group_id", as: String.self),
+            deviceID: try row.decode(column: "device_id", as: String.self),
+            clientDeviceID: try row.decode(column: "client_device_id", as: String.self), groupID: try row.decode(column: "group_id", as: String.self),
             revoked: !(try row.decodeNil(column: "revoked_at")), requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self),
             requireSignedRequests: try row.decode(column: "require_signed_requests", as: Bool.self), teamID: try row.decode(column: "team_id", as: String?.self),
             bundleID: try row.decode(column: "bundle_id", as: String.self), attestedKey: try row.decode(column: "public_key", as: String?.self),
@@ -36,7 +40,7 @@ struct DeviceStore: Sendable {
 
     /// Every request of the SDK reads its device's credentials: written once, bound directly.
     static let credentials = DatabaseStatement("""
-        SELECT t.token_id, t.app_id, t.device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
+        SELECT t.token_id, t.app_id, t.device_id, d.client_device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
             k.public_key, k.sign_count
         FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
         JOIN cutie_apps a ON a.id = t.app_id
@@ -44,27 +48,20 @@ struct DeviceStore: Sendable {
         WHERE t.token_hash = $1
         """)
 
-    /// The group of a registered device.
-    func group(app: String, device: String, in db: any DatabaseSession) async throws -> String? {
-        try await db.raw("SELECT group_id FROM cutie_devices WHERE app_id = \(bind: app) AND device_id = \(bind: device)").first()?
-            .decode(column: "group_id", as: String.self)
-    }
-
     /// A known device registering again: its tokens are revoked (a new one follows), and it is seen.
     func reregister(app: String, device: String, name: String?, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("UPDATE cutie_device_tokens SET revoked_at = \(bind: now) WHERE app_id = \(bind: app) AND device_id = \(bind: device) AND revoked_at IS NULL").run()
         try await db.raw("UPDATE cutie_devices SET last_seen_at = \(bind: now), device_name = COALESCE(\(bind: name), device_name) WHERE app_id = \(bind: app) AND device_id = \(bind: device)").run()
     }
 
-    /// A new device in a group of its own. False when the id was registered meanwhile (two first
-    /// registrations of one id at once).
-    func register(app: String, device: String, group: String, name: String?, now: Int64, in db: any DatabaseSession) async throws -> Bool {
+    /// A new identity in a group of its own, for a device that registered with `claimedID`.
+    /// Several identities may share a claimed id: each registration that proves nothing is one.
+    func register(app: String, device: String, claimedID: String, group: String, name: String?, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("INSERT INTO cutie_groups (id, app_id, created_at) VALUES (\(bind: group), \(bind: app), \(bind: now))").run()
-        return try await db.raw("""
-            INSERT INTO cutie_devices (app_id, device_id, group_id, device_name, created_at, last_seen_at)
-            VALUES (\(bind: app), \(bind: device), \(bind: group), \(bind: name), \(bind: now), \(bind: now))
-            ON CONFLICT (app_id, device_id) DO NOTHING RETURNING device_id
-            """).first() != nil
+        try await db.raw("""
+            INSERT INTO cutie_devices (app_id, device_id, client_device_id, group_id, device_name, created_at, last_seen_at)
+            VALUES (\(bind: app), \(bind: device), \(bind: claimedID), \(bind: group), \(bind: name), \(bind: now), \(bind: now))
+            """).run()
     }
 
     /// A device token, kept as its SHA-256.

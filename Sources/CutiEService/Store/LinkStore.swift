@@ -92,10 +92,14 @@ struct LinkStore: Sendable {
         }
     }
 
-    func isMember(app: String, device: String, group: String, in db: any DatabaseSession) async throws -> Bool {
+    /// The identities of `group` that `device` names: by the identity's own id (as lists show
+    /// it), or by the id a member device sends (an app unlinking a device by its SDK device id).
+    /// Only members of the group are ever found.
+    func members(app: String, named device: String, group: String, in db: any DatabaseSession) async throws -> [String] {
         try await db.raw("""
-            SELECT 1 AS found FROM cutie_devices WHERE app_id = \(bind: app) AND device_id = \(bind: device) AND group_id = \(bind: group)
-            """).first() != nil
+            SELECT device_id FROM cutie_devices
+            WHERE app_id = \(bind: app) AND group_id = \(bind: group) AND (device_id = \(bind: device) OR client_device_id = \(bind: device))
+            """).all().map { try $0.decode(column: "device_id", as: String.self) }
     }
 
     /// Gives a device an inbox of its own again (a new group); the shared conversations stay.
