@@ -21,6 +21,9 @@ struct ChipsEndpoint: WebSocketEndpoint {
     let now: @Sendable () -> Date
     let logger: Logger
     var pushes: ChipsPushes? = nil
+    /// Invoice requests per user: each one notifies a partner and pushes to their devices, so a
+    /// user asks at most 10 at once, then one a minute.
+    var invoiceRequests: SharedRateLimiter? = nil
     /// Requests one connection may have in flight; more wait for one to finish.
     var maxInFlight = 16
 
@@ -49,7 +52,7 @@ struct ChipsEndpoint: WebSocketEndpoint {
                 return .refuse(status: .unauthorized, message: "No login credentials")
             }
             let context = ViewContext(user: record, database: database, now: now, configuration: configuration, notifier: notifier, tickets: tickets,
-                                      pushes: pushes)
+                                      pushes: pushes, invoiceRequests: invoiceRequests)
             let channel = Self.listenedChannel(query["db"], user: record)
             // The app counts as connected (its notices are not pushed) from before it sees the
             // upgrade — when it listens for them.

@@ -57,6 +57,7 @@ public struct ChipsModule: PurseModule {
         let dispatcher = WysemanDispatcher(views: Self.makeViews(), logger: environment.logger)
         var endpoint = ChipsEndpoint(database: environment.database, configuration: configuration, tickets: tickets, notifier: notifier,
                                      dispatcher: dispatcher, now: environment.now, logger: environment.logger)
+        endpoint.invoiceRequests = SharedRateLimiter(name: "chips.invoice", perSecond: 1.0 / 60, burst: 10, database: environment.database)
         if let apns = configuration.apns {
             var sandbox: APNsSandbox?
             if let credentials = configuration.apnsSandbox {

@@ -707,3 +707,70 @@ extension ChipsConformanceTests {
         }
     }
 }
+
+extension ChipsConformanceTests {
+    /// Every image a user stores passes the picture check, whichever way it is stored; a
+    /// partner's `file` action embeds only what the bytes show to be an image.
+    @Test("no script as a picture: a plain insert is checked like the photo action; a partner's file embeds images only", arguments: TestEngines.all)
+    func filesAreWhatTheyClaim(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let files = "mychips.file_v_me"
+            func insert(type: String, format: String, _ data: Data) async throws -> JSONValue {
+                try await pair.alice.connection.request(view: files, action: "insert",
+                                                        ["fields": ["file_type": .string(type), "file_fmt": .string(format), "file_data": Self.buffer(data)]])
+            }
+            let html = Data("<html><script>alert(document.cookie)</script></html>".utf8)
+            let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.utf8)
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await insert(type: "photo", format: "text/html", html) }
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await insert(type: "photo", format: "image/svg+xml", svg) }
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await insert(type: "bio", format: "image/svg+xml", svg) }
+            await expectRefusal("!mychips.file_v_me:IMG") { _ = try await insert(type: "photo", format: "image/jpeg", Self.png) }
+            // A document may be HTML; it is stored, public and main, so it is in the certificate.
+            _ = try await insert(type: "bio", format: "text/html", html)
+            // A stored picture cannot be relabelled as something else.
+            let photo = try await insert(type: "photo", format: "image/png", Self.png)
+            await expectRefusal("!mychips.file_v_me:IMG") {
+                _ = try await pair.alice.connection.request(view: files, action: "update",
+                                                            ["fields": ["file_fmt": "text/html"], "where": ["file_seq": photo["file_seq"] ?? .null]])
+            }
+            let (_, bobTally) = try await pair.openTally()
+            let page = try await pair.bob.connection.request(view: "mychips.tallies_v_me", action: "action",
+                                                             ["name": "file", "data": ["key": ["tally_seq": .int(bobTally.seq)], "options": ["format": "html"]]])
+            let text = try #require(page.stringValue)
+            #expect(text.contains("<img src=\"data:image/png;base64,"))
+            #expect(!text.contains("data:text/html") && !text.contains("<object"))
+            #expect(text.contains("download=") && text.contains("data:application/octet-stream;base64,"))
+            await pair.done()
+        }
+    }
+
+    /// `invoice` notifies a partner and pushes to their devices: bounded per user, and an
+    /// amount that is not a whole number above zero within a bigint is refused, never dropped.
+    @Test("invoice: bad amounts are BVL like zero and negative ones; a user's requests are bounded", arguments: TestEngines.all)
+    func invoiceBounds(engine: DatabaseEngine) async throws {
+        try await ChipsProvider.with(engine: engine) { provider in
+            let pair = try await WalletPair.make(provider)
+            let (_, bobTally) = try await pair.openTally(limit: 50)
+            func invoice(_ units: JSONValue) async throws {
+                _ = try await pair.bob.connection.request(view: "mychips.tallies_v_me", action: "action",
+                                                          ["name": "invoice", "data": ["keys": [["tally_seq": .int(bobTally.seq)]], "options": ["units": units]]])
+            }
+            for bad: JSONValue in [.double(1e19), .uint(9_223_372_036_854_775_808), .string("12"), .int(0), .int(-5), .double(1.5), .bool(true)] {
+                await expectRefusal("!mychips.chits:BVL", "\(bad)") { try await invoice(bad) }
+            }
+            var accepted = 0, refused = 0
+            for _ in 0..<15 {
+                do {
+                    try await invoice(.int(1_000))
+                    accepted += 1
+                } catch let error as ChipsError {
+                    #expect(error.code == "!mychips.tallies:ISR")
+                    refused += 1
+                }
+            }
+            #expect(accepted == 10 && refused == 5, "\(accepted) accepted")
+            await pair.done()
+        }
+    }
+}

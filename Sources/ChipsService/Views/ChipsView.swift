@@ -1,5 +1,6 @@
 import Foundation
 import PurseDatabase
+import PurseServer
 import PurseFormats
 
 /// A column of a view as its `meta` describes it.
@@ -27,6 +28,8 @@ struct ViewContext: Sendable {
     let tickets: ChipsTickets
     /// Pushes of notices to the user's devices; nil when the provider has no APNs.
     var pushes: ChipsPushes? = nil
+    /// Invoice requests a user may send (``ChipsEndpoint/invoiceRequests``).
+    var invoiceRequests: SharedRateLimiter? = nil
 }
 
 /// A view (or table function) the provider serves over the Wyseman API. Views read the signed-in

@@ -238,6 +238,7 @@ struct FilesView: ChipsView {
         guard let data = change.data else {
             throw WysemanError.database("null value in column \"file_data\" of relation \"file\" violates not-null constraint", sqlState: "23502")
         }
+        try checkImage(data, format: format, type: type)
         let now = context.now().epochMillis
         let hash = Base64URL.encode(Data(SHA256.hash(data: data)))
         let (user, file) = try await UsersView.write(context: context) { current, db in
@@ -266,6 +267,23 @@ struct FilesView: ChipsView {
         return file.row(of: user)
     }
 
+    /// Every image a user stores, by any path (the `photo` action or a plain insert): a file
+    /// of type `photo`, or of any `image/…` format, must be a JPEG, PNG or GIF by its bytes,
+    /// of the format it is stored as, at most ``maxPixels`` a side. So no script (HTML, SVG)
+    /// is ever kept as a picture, whatever a client calls it.
+    func checkImage(_ data: Data, format: String, type: String) throws {
+        guard type == "photo" || format.hasPrefix("image/") else { return }
+        guard let header = ImageHeader.read([UInt8](data)) else {
+            throw WysemanError.constraint("the picture is not a JPEG, PNG or GIF image", code: "!\(name):IMG")
+        }
+        guard header.format.rawValue == format else {
+            throw WysemanError.constraint("the picture is \(header.format.rawValue), sent as \(format)", code: "!\(name):IMG")
+        }
+        guard header.width <= Self.maxPixels, header.height <= Self.maxPixels else {
+            throw WysemanError.constraint("the picture is at most \(Self.maxPixels) pixels a side", code: "!\(name):IMG")
+        }
+    }
+
     func insert(fields: [String: JSONValue], context: ViewContext) async throws -> JSONValue {
         let user = context.user
         return .object(try await store(try change(from: fields, user: user), context: context))
@@ -282,6 +300,7 @@ struct FilesView: ChipsView {
             let files = try await Self.all(of: current.userEnt, in: db)
             let matched = files.filter { filter.matches($0.row(of: current)) }
             guard matched.count == 1, let file = matched.first else { throw WysemanError.unexpectedRows(matched.count, expected: 1) }
+            if let format = change.format { try checkImage(file.data, format: format, type: file.type) }
             if change.isMain == true, !file.isMain {
                 try await db.raw("UPDATE chips_files SET file_prim = \(bind: false) WHERE file_ent = \(bind: current.userEnt) AND file_type = \(bind: file.type)").run()
             }
@@ -327,17 +346,7 @@ struct FilesView: ChipsView {
         fields["file_fmt"] = fields["file_fmt"] ?? "image/jpeg"
         fields["file_cmt"] = fields["file_cmt"] ?? "Profile"
         fields["file_prim"] = true
-        var change = try change(from: fields, user: context.user)
-        guard let data = change.data, let header = ImageHeader.read([UInt8](data)) else {
-            throw WysemanError.constraint("the picture is not a JPEG, PNG or GIF image", code: "!\(name):IMG")
-        }
-        guard header.format.rawValue == change.format else {
-            throw WysemanError.constraint("the picture is \(header.format.rawValue), sent as \(change.format ?? "")", code: "!\(name):IMG")
-        }
-        guard header.width <= Self.maxPixels, header.height <= Self.maxPixels else {
-            throw WysemanError.constraint("the picture is at most \(Self.maxPixels) pixels a side", code: "!\(name):IMG")
-        }
-        change.format = header.format.rawValue
+        let change = try change(from: fields, user: context.user)
         let row = try await store(change, context: context)
         return .object(row.filter { ["file_ent", "file_seq", "file_type", "file_fmt", "file_cmt", "file_data64"].contains($0.key) })
     }

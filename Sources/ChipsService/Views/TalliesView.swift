@@ -167,8 +167,11 @@ struct TalliesView: ChipsView {
             guard let seq = try action.singleKey(view: name)["tally_seq"]?.int64Value else {
                 throw WysemanError.constraint("the invoice action names its tally: keys [{tally_seq}]", code: "!\(name):TMK")
             }
-            let units = action.options["units"]?.int64Value
-            if let units, units <= 0 { throw WysemanError.constraint("an amount is above zero", code: "!mychips.chits:BVL") }
+            let units = try Self.invoiceUnits(action.options["units"])
+            // Each request notifies the partner and pushes to their devices: bounded per user.
+            if let limiter = context.invoiceRequests, let wait = try await limiter.take(context.user.userEnt, now: context.now()) {
+                throw WysemanError.constraint("too many invoice requests: try again in \(wait) s", code: "!mychips.tallies:ISR", sqlState: "P0001")
+            }
             try await TallyStore(context: context).requestInvoice(seq: seq, memo: action.options["memo"]?.stringValue.map { String($0.prefix(500)) }, units: units)
             return .object(["invoice": .bool(true)])
         }
@@ -193,6 +196,18 @@ struct TalliesView: ChipsView {
             default:
                 return .string(texts.unknownFormat)
             }
+        }
+    }
+
+    /// The amount an invoice request hints at: absent or null, or a whole number of milliCHIPs
+    /// above zero that fits a chit's `bigint`; digits in a string, a fraction or a number out of
+    /// range are refused with the amount code, `BVL`, as zero and negative amounts are.
+    static func invoiceUnits(_ value: JSONValue?) throws -> Int64? {
+        let refusal = WysemanError.constraint("an amount is a whole number above zero", code: "!mychips.chits:BVL")
+        switch value {
+        case nil, .null?: return nil
+        case .int(let units)? where units > 0: return units
+        default: throw refusal
         }
     }
 
@@ -251,10 +266,16 @@ struct TalliesView: ChipsView {
         return try action.content { format in
             if format == "json" { return .array(rows.map(JSONValue.object)) }
             return .string(try rows.compactMap { row -> String? in
-                guard let data = row["file_data"], data != .null, let type = row["format"]?.stringValue else { return nil }
+                guard let data = row["file_data"], data != .null else { return nil }
                 let bytes = try FilesView.bytes(of: data)
                 let label = HTML.escape("\(row["media"]?.stringValue ?? ""); \(row["comment"]?.stringValue ?? "")")
-                return "\(label) <object data=\"data:\(HTML.escape(type));base64,\(bytes.base64EncodedString())\" type=\"\(HTML.escape(type))\"></object>"
+                // Only what the bytes show to be a JPEG, PNG or GIF is embedded, as that type
+                // (never the type a certificate or a row claims); anything else is a download.
+                if let image = ImageHeader.read([UInt8](bytes)) {
+                    return "\(label) <img src=\"data:\(image.format.rawValue);base64,\(bytes.base64EncodedString())\" alt=\"\(label)\">"
+                }
+                let name = HTML.escape(row["file_name"]?.stringValue ?? "file")
+                return "\(label) <a download=\"\(name)\" href=\"data:application/octet-stream;base64,\(bytes.base64EncodedString())\">\(name)</a>"
             }.joined(separator: "\n"))
         }
     }
