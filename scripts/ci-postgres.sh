@@ -15,7 +15,7 @@ trap stop_postgres EXIT
 export PURSE_TEST_POSTGRES_URL="$postgres_url"
 
 step "store contract suite, Nexus races, MyCHIPs logins and notices across replicas (LISTEN/NOTIFY) on PostgreSQL"
-swift test --skip-build --filter "StoreContractTests|DatabaseSeamTests|ConnectStoreTests|WalletStoreTests|CutiEStoreTests|LedgerMigrationTests|twoHundred|aHundredPinRetries|concurrentWrongPins|concurrentSettlers|ChipsLoginTests|ChipsReplicaTests|ChipsProviderTests|ChipsWalletTests|ChipsDeviceTests|ChipsPagesTests|racingAttestations|ChipsConformanceTests|RealSDKConformanceTests" 2>&1 | tee .ci-pg-test.log
+swift test --skip-build --filter "StoreContractTests|DatabaseSeamTests|ConnectStoreTests|WalletStoreTests|CutiEStoreTests|LedgerMigrationTests|twoHundred|aHundredPinRetries|concurrentWrongPins|concurrentSettlers|ChipsLoginTests|ChipsReplicaTests|ChipsProviderTests|ChipsWalletTests|ChipsDeviceTests|ChipsPagesTests|racingAttestations|ChipsConformanceTests|RealSDKConformanceTests|DefenceTests|DeviceIdentityTests" 2>&1 | tee .ci-pg-test.log
 grep -q "postgres" .ci-pg-test.log || { echo "the PostgreSQL cases did not run"; exit 1; }
 
 # The abuse limits' races run on their own: a hundred requests at once each, beside the MyCHIPs
