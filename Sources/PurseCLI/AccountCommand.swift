@@ -21,6 +21,8 @@ struct AccountCommand: AsyncParsableCommand {
     struct AuthAnswer: Codable, Sendable {
         var token: String
         var user: UserInfo
+        /// Sign-in only: this client's sign-in device credential, for the next sign-in.
+        var device_credential: String?
     }
 
     struct Credentials: Encodable, Sendable {
@@ -28,6 +30,7 @@ struct AccountCommand: AsyncParsableCommand {
         var phone: String?
         var password: String
         var name: String?
+        var device_credential: String?
     }
 
     struct Identity: ParsableArguments {
@@ -51,10 +54,14 @@ struct AccountCommand: AsyncParsableCommand {
     static func authenticate(_ path: String, _ body: Credentials, options: ClientOptions, spinner: String) async throws -> UserInfo {
         let api = try options.apiClient()
         return try await client {
+            var body = body
+            if path == "/auth/login" { body.device_credential = try await api.session.signInDevice() }
+            let sent = body
             let answer: AuthAnswer = try await withSpinner(spinner) {
-                try await api.send(.post, path, body: body, authenticated: false)
+                try await api.send(.post, path, body: sent, authenticated: false)
             }
             try await api.session.setToken(answer.token)
+            if let credential = answer.device_credential { try await api.session.setSignInDevice(credential) }
             return answer.user
         }
     }

@@ -35,6 +35,24 @@ public actor ClientSession {
             if let token { try await store.setString(token, for: tokenKey) } else { try await store.remove(tokenKey) }
         }
     }
+
+    /// The sign-in device credential the server gave at this client's last good sign-in: sent
+    /// with the next sign-in, it marks this client as one that signed in before, which password
+    /// guessing from elsewhere never holds back. Kept when the session ends (signing out does not
+    /// make a device unknown); in memory only without a store.
+    public func signInDevice() async throws -> String? {
+        if let cachedDevice { return cachedDevice }
+        cachedDevice = try await store?.string(for: deviceKey)
+        return cachedDevice
+    }
+
+    public func setSignInDevice(_ credential: String) async throws {
+        cachedDevice = credential
+        try await store?.setString(credential, for: deviceKey)
+    }
+
+    private var cachedDevice: String?
+    private var deviceKey: String { "signin.device.\(baseURL.absoluteString)" }
 }
 
 /// A JSON API client: encoding, bearer auth, one error taxonomy, retries.
