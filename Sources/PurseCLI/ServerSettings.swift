@@ -26,7 +26,7 @@ enum ServerSettings {
             (["PURSE_TRUSTED_PROXIES"], "proxies whose X-Forwarded-For names the client (default none)"),
             (["PURSE_HTTP_HEADER_TIMEOUT", "PURSE_HTTP_IDLE_TIMEOUT", "PURSE_HTTP_BODY_TIMEOUT"], "seconds (default 10, 75, 30)"),
             (["PURSE_HTTP_MAX_REQUEST_LINE", "PURSE_HTTP_MAX_HEADER_BYTES"], "bytes (default 8192 → 414, 32768 → 431)"),
-            (["PURSE_HTTP_MAX_CONNECTIONS", "PURSE_HTTP_MAX_CONNECTIONS_PER_PEER"], "open at once (default 10000, 512 → 503)"),
+            (["PURSE_HTTP_MAX_CONNECTIONS", "PURSE_HTTP_MAX_CONNECTIONS_PER_PEER"], "open at once, in all and per IPv4 /24 or IPv6 /64 (default 10000, 512 → 503)"),
             (["PURSE_JOB_LEASE_SECONDS"], "how long a crashed worker's job waits before another takes it (default 30)"),
             (["PURSE_SQLITE_TUNING"], "all (default) SQLite hooks, none, or a list"),
         ]),

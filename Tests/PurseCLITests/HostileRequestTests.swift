@@ -123,6 +123,63 @@ struct HostileRequestTests {
         }
     }
 
+    /// The clocks a slow client cannot stretch: a body sent a byte at a time gets its deadline
+    /// and no more; the next head on a kept-alive connection, once begun, gets the head
+    /// deadline, not the idle one.
+    @Test("a trickled body and a dripped second head are closed on the head and body deadlines, not kept by each byte")
+    func trickles() async throws {
+        var limits = HTTPServerLimits()
+        limits.headerTimeout = .seconds(1)
+        limits.idleTimeout = .seconds(30)
+        limits.bodyTimeout = .seconds(1)
+        try await Self.withServer(limits: limits) { port, client in
+            // One byte every 300 ms of a 40-byte body: each byte within the old per-byte clock.
+            let head = Array("POST /auth/login HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n".utf8)
+            let started = ContinuousClock.now
+            let trickle = try await RawConnection.exchange(port: port, [head] + Array(repeating: Array("{".utf8), count: 40), pause: .milliseconds(300),
+                                                           timeout: .seconds(8))
+            #expect(trickle.closedByServer && (trickle.status == 408 || trickle.received.isEmpty), "\(trickle.received.prefix(120))")
+            #expect(ContinuousClock.now - started < .seconds(5))
+            // A whole request, then the next head dripped a line every 300 ms: closed after about
+            // the head's 1 s, not the idle 30 s.
+            let first = Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+            let second = ["GET /health HTTP/1.1\r\n", "X-A: 1\r\n", "X-B: 1\r\n", "X-C: 1\r\n", "X-D: 1\r\n", "X-E: 1\r\n", "X-F: 1\r\n"].map { Array($0.utf8) }
+            let dripStart = ContinuousClock.now
+            let drip = try await RawConnection.exchange(port: port, [first] + second, pause: .milliseconds(300), timeout: .seconds(10))
+            #expect(drip.closedByServer && drip.status == 200, "\(drip.received.prefix(120))")
+            #expect(ContinuousClock.now - dripStart < .seconds(6))
+            await Self.expectAlive(client)
+        }
+    }
+
+    /// A pipelined request whose head crosses a read boundary: its request line came with the
+    /// first request, a 9 KB header (within the 32 KiB head, over the 8 KiB line) with the next
+    /// read. It is measured as a head, not taken for a long request line.
+    @Test("a pipelined head split across reads is measured as a head: both requests served")
+    func pipelinedHeadAcrossReads() async throws {
+        try await Self.withServer { port, client in
+            let first = "GET /health HTTP/1.1\r\nHost: a\r\n\r\nGET /health HTTP/1.1\r\n"
+            let second = "X-Long: " + String(repeating: "x", count: 9_000) + "\r\nHost: a\r\nConnection: close\r\n\r\n"
+            let exchange = try await RawConnection.exchange(port: port, [Array(first.utf8), Array(second.utf8)], pause: .milliseconds(200), timeout: .seconds(5))
+            #expect(exchange.received.components(separatedBy: "HTTP/1.1 200").count - 1 == 2, "\(exchange.received.prefix(300))")
+            await Self.expectAlive(client)
+        }
+    }
+
+    /// RFC 9112 §3.2: an HTTP/1.1 request without a Host, or with two, is 400; HTTP/1.0 may omit it.
+    @Test("no Host or two Hosts: 400 and closed; an HTTP/1.0 request without one is served")
+    func hostField() async throws {
+        try await Self.withServer { port, client in
+            for request in ["GET /health HTTP/1.1\r\n\r\n", "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                            "GET /health HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"] {
+                let exchange = try await RawConnection.exchange(port: port, request)
+                #expect(exchange.status == 400 && exchange.closedByServer, "\(request.debugDescription): \(exchange.received.prefix(120))")
+            }
+            #expect(try await RawConnection.exchange(port: port, "GET /health HTTP/1.0\r\n\r\n").status == 200)
+            await Self.expectAlive(client)
+        }
+    }
+
     /// Connections beyond the per-peer cap are answered 503 and closed; the ones within it work.
     @Test("connections beyond the cap: 503 and closed; within it, served")
     func connectionCaps() async throws {

@@ -145,3 +145,38 @@ struct DefenceTests {
         #expect(throws: ConfigurationError.self) { try SecretSealer(configuration: configuration) }
     }
 }
+
+/// The connection caps: counted per network, with places kept for networks that have none open.
+@Suite("Connection caps")
+struct ConnectionCapTests {
+    @Test("an IPv4 /24 and an IPv6 /64 are one network; IPv4-mapped addresses count as IPv4")
+    func networks() {
+        #expect(ConnectionCounter.network(of: "203.0.113.7") == "203.0.113.0/24")
+        #expect(ConnectionCounter.network(of: "203.0.113.250") == ConnectionCounter.network(of: "203.0.113.7"))
+        #expect(ConnectionCounter.network(of: "203.0.114.7") != ConnectionCounter.network(of: "203.0.113.7"))
+        #expect(ConnectionCounter.network(of: "2001:db8:1:2:aaaa::1") == ConnectionCounter.network(of: "2001:db8:1:2:ffff:ffff:ffff:ffff"))
+        #expect(ConnectionCounter.network(of: "2001:db8:1:3::1") != ConnectionCounter.network(of: "2001:db8:1:2::1"))
+        #expect(ConnectionCounter.network(of: "::ffff:203.0.113.9") == "203.0.113.0/24")
+    }
+
+    @Test("a network's connections are capped together; the last places wait for networks with none open")
+    func capsAndReserve() {
+        var limits = HTTPServerLimits()
+        limits.maxConnections = 100
+        limits.maxConnectionsPerPeer = 50
+        let counter = ConnectionCounter(limits: limits)
+        // Two addresses of one /24 share its 50.
+        var admitted = 0
+        for n in 0..<60 where counter.open(peer: "198.51.100.\(n % 2 + 1)") { admitted += 1 }
+        #expect(admitted == 50)
+        // A second network fills up to the reserve (90 of 100): its 41st is refused though it is under its cap.
+        admitted = 0
+        for _ in 0..<50 where counter.open(peer: "192.0.2.1") { admitted += 1 }
+        #expect(admitted == 40 && counter.open == 90)
+        // Networks with nothing open still get in, one place each, up to the total.
+        for n in 0..<10 { #expect(counter.open(peer: "10.0.\(n).1"), "network \(n)") }
+        #expect(!counter.open(peer: "10.0.99.1"))
+        counter.close(peer: "192.0.2.1")
+        #expect(counter.open(peer: "10.0.99.1"))
+    }
+}
