@@ -664,6 +664,7 @@ let package = Package(
             name: "ChippiPayTests",
             dependencies: [
                 "ChippiPayVocabulary",
+                "PurseCLI",
                 "StarknetDevnet",
                 "Starknet",
                 "ChippiPay",

@@ -35,12 +35,31 @@ public final class HomeViewModel {
         return .buyServices
     }
 
+    /// What became of a purchase an earlier run left paid but unfinished, once ``load()``
+    /// resumed it: shown to the user (completed, still pending, or paid and finishing); nil when
+    /// there was none.
+    public private(set) var resumedPurchase: PurchaseStep?
+
+    /// The lines the home screen shows about ``resumedPurchase``.
+    public var resumedPurchaseLines: [String]? {
+        switch resumedPurchase {
+        case .completed(let receipt)?: ["An earlier purchase finished", "Transaction ID: \(receipt.transactionId)", "Service delivered to: \(receipt.reference)"]
+        case .pending(let id)?: ["An earlier purchase is being delivered", "Transaction ID: \(id)"]
+        case .failed(let message, let id)?:
+            [chippi.purchaseFailure?.isPaid == true ? "Paid; finishing" : "An earlier purchase failed", message] + (id.map { ["Transaction ID: \($0)"] } ?? [])
+        default: nil
+        }
+    }
+
     /// Everything the screen shows, loaded at start: the saved wallets, balances and purchases.
+    /// A purchase an earlier run left paid but unfinished is finished first (the same order,
+    /// never a new payment), so the history then shows it; its outcome is ``resumedPurchase``.
     public func load() async {
         _ = try? await starknet.restore()
         _ = try? await chippi.restoreWallet()
+        let resumed = await chippi.resumePendingPurchase(starknet: starknet)
+        resumedPurchase = resumed == .idle ? nil : resumed
         if chippi.isConnected { try? await chippi.fetchHistory() }
-        _ = await chippi.resumePendingPurchase(starknet: starknet)
     }
 }
 
@@ -160,7 +179,9 @@ public final class ServicePurchaseViewModel {
         case .pending(let id):
             ["Purchase submitted", "Transaction ID: \(id)", "Delivery is not confirmed yet; it will show in your history."]
         case .failed(let message, let id):
-            ["Purchase failed", message] + (id.map { ["Transaction ID: \($0)"] } ?? [])
+            // Paid and unfinished is not a failure to the user: the STRK left the vault, and
+            // confirming again finishes this same purchase.
+            [chippi.purchaseFailure?.isPaid == true ? "Paid; finishing" : "Purchase failed", message] + (id.map { ["Transaction ID: \($0)"] } ?? [])
         default: nil
         }
     }

@@ -40,6 +40,10 @@ public enum PurchaseFailure: Error, Sendable, Equatable {
     case notDelivered(reason: String?)
     /// A call failed: its message, and whether trying again can help.
     case call(message: String, transient: Bool)
+    /// The vault paid (or may have: the withdrawal was signed and handed over) and a later step
+    /// failed: the purchase is recorded and finishes, as this same order, the next time it is
+    /// bought or resumed — never as a second payment.
+    case paidNotFinished(vaultTransactionHash: String?, reason: String)
 
     public var message: String {
         switch self {
@@ -53,7 +57,16 @@ public enum PurchaseFailure: Error, Sendable, Equatable {
         case .malformedAnswer: "ChippiPay service error"
         case .notDelivered(let reason): reason ?? "The purchase failed"
         case .call(let message, _): message
+        case .paidNotFinished(let hash, let reason):
+            "Paid; finishing: the STRK left the vault" + (hash.map { " (transaction \($0))" } ?? "")
+                + " but the purchase is not complete yet (\(reason)). Try again to finish this same purchase: nothing is paid twice."
         }
+    }
+
+    /// Whether the vault has paid for the purchase this failure stopped (it will finish it).
+    public var isPaid: Bool {
+        if case .paidNotFinished = self { return true }
+        return false
     }
 }
 
@@ -282,8 +295,11 @@ struct PurchaseStateMachine: Sendable {
             // The purchase exists; it goes on, and can be checked later.
             return end(.pending(transactionId: id))
         default:
-            // Retryable: the record stays, resuming tries again.
-            break
+            // Retryable: the record stays, resuming tries again. When it may have paid, the user
+            // is told so: the STRK has left the vault and this order will finish.
+            if let record, record.mayHavePaid {
+                return stop(.paidNotFinished(vaultTransactionHash: record.vaultTransactionHash, reason: failure.message))
+            }
         }
         return effects + stop(failure)
     }

@@ -320,20 +320,10 @@ extension ChippiCommand {
             let starknet = try await ChippiCommand.connected(options)
             let manager = try ChippiCommand.purchases(options)
             guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
-            let resumed = await manager.resumePendingPurchase(starknet: starknet)
-            if resumed != .idle {
-                print("Finished an earlier purchase first: \(Self.describe(resumed))")
+            let outcome = try await Self.purchase(sku, reference: reference, amount: amount, manager: manager, starknet: starknet) { line in
+                print(line)
+                fflush(nil)
             }
-            // The seed's seven steps: browse, select, confirm (and check the balance), withdraw,
-            // purchase, monitor, confirmation.
-            try await manager.fetchAvailableServices()
-            print("1. Browse: \(manager.availableServices.count) services")
-            guard let service = manager.availableServices.first(where: { $0.id == sku }) else { throw CLIError("No service \(sku); see `purse chippi services`.") }
-            print("2. Selected: \(service.name) for \(reference)")
-            manager.onStepChange = { step in
-                if let line = Self.progress(step) { print(line); fflush(nil) }
-            }
-            let outcome = await manager.buyService(service, reference: reference, amount: amount, starknet: starknet)
             switch outcome {
             case .completed(let receipt):
                 if options.json { try options.output.emit(receipt) { "" } } else {
@@ -342,6 +332,23 @@ extension ChippiCommand {
             case .pending(let id): print("7. Delivery not confirmed yet; check with `purse chippi status \(id)`.")
             default: throw CLIError(Self.describe(outcome))
             }
+        }
+
+        /// The seed's seven steps: browse, select, confirm (and check the balance), withdraw,
+        /// purchase, monitor, confirmation. A purchase an earlier run paid for and did not finish
+        /// is finished by `buyService` itself: the same order carries on with its payment (never a
+        /// second one), and another order waits for it.
+        @MainActor
+        static func purchase(_ sku: String, reference: String, amount: String?, manager: ChippiPayManager, starknet: StarknetManager,
+                             say: @escaping @MainActor (String) -> Void) async throws -> PurchaseStep {
+            try await manager.fetchAvailableServices()
+            say("1. Browse: \(manager.availableServices.count) services")
+            guard let service = manager.availableServices.first(where: { $0.id == sku }) else { throw CLIError("No service \(sku); see `purse chippi services`.") }
+            say("2. Selected: \(service.name) for \(reference)")
+            manager.onStepChange = { step in
+                if let line = Self.progress(step) { say(line) }
+            }
+            return await manager.buyService(service, reference: reference, amount: amount, starknet: starknet)
         }
 
         static func progress(_ step: PurchaseStep) -> String? {

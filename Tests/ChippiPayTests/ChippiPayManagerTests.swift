@@ -1,4 +1,5 @@
 import ChippiPay
+@testable import PurseCLI
 import Foundation
 import PurseFormats
 import HTTPTypes
@@ -123,7 +124,9 @@ struct ChippiPayManagerTests {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let (app, telcel) = try await Self.appLosingTheFirstPurchase(h, user: "user_lost")
             let first = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
-            #expect(first == .failed(message: "Check your internet connection", transactionId: nil))
+            guard case .failed(let message, nil) = first, message.hasPrefix("Paid; finishing"), message.contains("Check your internet connection") else {
+                Issue.record("a stop after paying says so: \(first)"); return
+            }
             // The user taps Retry (the same purchase, no restart): it carries on with the same payment.
             guard case .completed = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet) else {
                 Issue.record("the retry did not complete"); return
@@ -133,6 +136,145 @@ struct ChippiPayManagerTests {
             let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
             #expect(page["data"]?.arrayValue?.count == 1, "one purchase")
             #expect(await app.chippi.resumePendingPurchase(starknet: app.starknet) == .idle)
+        }
+    }
+
+    /// Fails the `n`-th provider call of a purchase: with a 503 before the provider sees it, or
+    /// by losing the answer after the provider handled it.
+    final class StepFailingTransport: HTTPTransport {
+        enum Mode: CaseIterable { case before, after }
+        let inner: any HTTPTransport
+        let failing: Int
+        let mode: Mode
+        let seen = Mutex(0)
+
+        init(_ inner: any HTTPTransport, failing: Int, mode: Mode) {
+            self.inner = inner
+            self.failing = failing
+            self.mode = mode
+        }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let index = seen.withLock { count in defer { count += 1 }; return count }
+            guard index == failing else { return try await inner.send(request) }
+            switch mode {
+            case .before: return TransportResponse(status: .serviceUnavailable, body: Data(#"{"error":"Service unavailable"}"#.utf8))
+            case .after:
+                _ = try await inner.send(request)
+                throw PurseError.offline("connection reset")
+            }
+        }
+    }
+
+    /// Answers 503 to every POST to `path`, which the provider never sees.
+    final class PathFailingTransport: HTTPTransport {
+        let inner: any HTTPTransport
+        let path: String
+        init(_ inner: any HTTPTransport, path: String) {
+            self.inner = inner
+            self.path = path
+        }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            if request.method == .post, request.url.path == path {
+                return TransportResponse(status: .serviceUnavailable, body: Data(#"{"error":"Service unavailable"}"#.utf8))
+            }
+            return try await inner.send(request)
+        }
+    }
+
+    /// The measured double purchase: a step fails after the vault paid, the CLI (or the app)
+    /// starts again and buys the same thing. For a failure at every provider call of a purchase,
+    /// before or after the provider saw it, then a restart (a new manager on the same store) and
+    /// the same order again: exactly one purchase and one payment, and a paid-but-unfinished
+    /// stop says so.
+    @Test func aFailureAtEveryStepThenARestartBuysOnce() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let server = h.server
+            let sleeper = Sleeper { _ in
+                await server.app.jobWorker.runDue()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            var calls = 0
+            var stopsSayingPaid = 0
+            for failing in 0..<6 {
+                for mode in StepFailingTransport.Mode.allCases {
+                    let user = "user_step_\(failing)_\(mode)"
+                    let app = try await Self.app(h, account: 1)
+                    try await app.starknet.depositToVault(amount: "5")
+                    try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token(user), externalUserId: user)
+                    try await app.chippi.fetchAvailableServices()
+                    let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_50" })
+                    try await app.starknet.checkBalance()
+                    let before = try #require(app.starknet.vaultBalance)
+                    // The purchase's `failing`-th provider call fails.
+                    let failingTransport = StepFailingTransport(RouterTransport(client: h.client), failing: failing, mode: mode)
+                    let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: app.store, transport: failingTransport,
+                                           retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
+                    let first = ChippiPayManager(api: api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
+                    _ = try await first.restoreWallet()
+                    let outcome = await first.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+                    calls = max(calls, failingTransport.seen.withLock { $0 })
+                    if case .failed(let message, _) = outcome, first.purchaseFailure?.isPaid == true {
+                        stopsSayingPaid += 1
+                        #expect(message.hasPrefix("Paid; finishing"))
+                    }
+                    // A restart: a new manager on the same store, working calls, the same order.
+                    let restarted = ChippiPayManager(api: app.chippi.api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
+                    _ = try await restarted.restoreWallet()
+                    var again = await restarted.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+                    if case .pending(let id) = again, case .completed(let done) = try await restarted.pollTransactionStatus(transactionId: id) { again = .completed(done) }
+                    if case .completed = outcome {} else {
+                        guard case .completed = again else { Issue.record("failing call \(failing) \(mode): the restart ended \(again)"); continue }
+                    }
+                    try await app.starknet.checkBalance()
+                    let wallet = try #require(restarted.currentWalletId)
+                    let (_, page, _) = try await h.call(.get, "/v1/sku-transactions?wallet_id=\(wallet)&limit=100")
+                    let purchases = page["data"]?.arrayValue ?? []
+                    // One order, one purchase, one payment — or two of each when the first run
+                    // completed before its failure and the restart was a new order.
+                    let expected = { if case .completed = outcome { return 2 } else { return 1 } }()
+                    #expect(purchases.count == expected, "failing call \(failing) \(mode): \(purchases.count) purchases")
+                    var paid = UInt256.zero
+                    for _ in 0..<expected { paid = paid.adding(SandboxNodeTests.strk("2.5"))! }
+                    #expect(before.subtracting(try #require(app.starknet.vaultBalance)) == paid, "failing call \(failing) \(mode)")
+                    #expect(await restarted.resumePendingPurchase(starknet: app.starknet) == .idle)
+                }
+            }
+            #expect(stopsSayingPaid > 0 && calls >= 4, "\(calls) calls, \(stopsSayingPaid) stops after paying")
+        }
+    }
+
+    /// `purse chippi buy` as it was measured: the purchase call answered 503 after the vault
+    /// paid, then the same command again. The second run finishes the first purchase and buys
+    /// nothing more (it used to resume and then buy again).
+    @Test func theCLIRunTwiceAfterAPaidFailureBuysOnce() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let server = h.server
+            let sleeper = Sleeper { _ in
+                await server.app.jobWorker.runDue()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let app = try await Self.app(h, account: 2)
+            try await app.starknet.depositToVault(amount: "12.5")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_cli"), externalUserId: "user_cli")
+            // The purchase call (step 5, after the vault paid) answers 503.
+            let failing = PathFailingTransport(RouterTransport(client: h.client), path: "/v1/sku-transactions")
+            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: app.store, transport: failing,
+                                   retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
+            let firstRun = ChippiPayManager(api: api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
+            _ = try await firstRun.restoreWallet()
+            var lines: [String] = []
+            let first = try await ChippiCommand.Buy.purchase("telcel_50", reference: "5512345678", amount: nil, manager: firstRun, starknet: app.starknet) { lines.append($0) }
+            guard case .failed(let message, _) = first, message.hasPrefix("Paid; finishing") else { Issue.record("the first run: \(first)"); return }
+            let secondRun = ChippiPayManager(api: app.chippi.api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
+            _ = try await secondRun.restoreWallet()
+            let second = try await ChippiCommand.Buy.purchase("telcel_50", reference: "5512345678", amount: nil, manager: secondRun, starknet: app.starknet) { lines.append($0) }
+            guard case .completed = second else { Issue.record("the second run: \(second)"); return }
+            try await app.starknet.checkBalance()
+            #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("10"), "one payment")
+            let (_, page, _) = try await h.call(.get, "/v1/sku-transactions?wallet_id=\(try #require(secondRun.currentWalletId))")
+            #expect(page["data"]?.arrayValue?.count == 1, "one purchase")
         }
     }
 
