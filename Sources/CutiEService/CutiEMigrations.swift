@@ -311,5 +311,21 @@ enum CutiEMigrations {
             "ALTER TABLE cutie_devices ADD COLUMN client_device_id TEXT NOT NULL DEFAULT ''",
             "UPDATE cutie_devices SET client_device_id = device_id",
         ]),
+        // Who spent an app's month: each conversation keeps the (hashed) network it came from,
+        // and support can block a device or a network and give the quota back.
+        Migration("cutie_0006_quota", [
+            "ALTER TABLE cutie_conversations ADD COLUMN address_key TEXT CHECK (address_key IS NULL OR length(address_key) <= 64)",
+            "CREATE INDEX cutie_conversations_created ON cutie_conversations (app_id, created_at)",
+            """
+            CREATE TABLE cutie_blocks (
+                app_id TEXT NOT NULL REFERENCES cutie_apps(id),
+                kind TEXT NOT NULL CHECK (kind IN ('device', 'address')),
+                value TEXT NOT NULL CHECK (length(value) BETWEEN 1 AND 100),
+                created_at BIGINT NOT NULL,
+                created_by TEXT NOT NULL,
+                PRIMARY KEY (app_id, kind, value)
+            )
+            """,
+        ]),
     ]
 }

@@ -205,8 +205,30 @@ enum CutiEOpenAPI {
                              request: Schema.object([("team_id", Schema.pattern("^[A-Z0-9]{10}$")), ("require_app_attest", Schema.boolean),
                                                      ("attest_environment", Schema.oneOf(["development", "production"]))]),
                              responses: [(200, "Changed", ["type": "object"]), (404, "Unknown app", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.get, "/v1/admin/apps/{id}/usage", summary: "The month's quota: who spent it, by device and by network", tag: "cutie-admin",
+                             responses: [(200, "Usage", Schema.object([
+                                 ("app_id", Schema.string), ("period", Schema.string), ("tier", Schema.string), ("limit", ["type": ["integer", "null"]]),
+                                 ("received", Schema.integer), ("address_share", ["type": ["integer", "null"]]),
+                                 ("devices", Schema.array(spender)), ("addresses", Schema.array(spender)),
+                             ], required: ["app_id", "period", "tier", "received", "devices", "addresses"])), (404, "Unknown app", Schema.error)] + adminRefused),
+            OpenAPIOperation(.post, "/v1/admin/apps/{id}/blocks", summary: "Block a device or a network, optionally giving its month back (owners)", tag: "cutie-admin",
+                             request: Schema.object([("kind", Schema.oneOf(["device", "address"])), ("id", Schema.string(length: 1...100)), ("give_back", Schema.boolean)],
+                                                    required: ["kind", "id"]),
+                             responses: [(201, "Blocked", Schema.object([("blocked", Schema.boolean), ("given_back", Schema.integer)], required: ["blocked", "given_back"])),
+                                         (404, "Unknown app", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
+            OpenAPIOperation(.delete, "/v1/admin/apps/{id}/blocks/{kind}/{value}", summary: "Lift a block (owners)", tag: "cutie-admin",
+                             responses: [(200, "Lifted", Schema.object([("success", Schema.boolean)], required: ["success"])), (404, "No such block", Schema.error)] + adminRefused,
+                             headers: csrf, requestRequired: false),
+            OpenAPIOperation(.post, "/v1/admin/apps/{id}/usage/give-back", summary: "Give conversations back to the month's quota (owners)", tag: "cutie-admin",
+                             request: Schema.object([("conversations", Schema.integer(1...1_000_000))], required: ["conversations"]),
+                             responses: [(200, "Given back", Schema.object([("given_back", Schema.integer), ("received", Schema.integer)], required: ["given_back", "received"])),
+                                         (404, "Unknown app", Schema.error), (413, "Too long", Schema.error)] + adminRefused, headers: csrf),
         ]
     }
+
+    /// A device or network in the usage lists.
+    static let spender = Schema.object([("id", Schema.string), ("conversations", Schema.integer), ("blocked", Schema.boolean)],
+                                       required: ["id", "conversations", "blocked"])
 
     /// The dashboard's pages: HTML, refusals as pages, forms posted as
     /// application/x-www-form-urlencoded with the session's csrf_token.

@@ -4,6 +4,8 @@ import HTTPTypes
 import PurseDatabase
 import PurseFormats
 import PurseTestSupport
+import PurseServer
+import SQLKit
 import Testing
 
 /// The app id is public: anyone can register devices with it and open conversations. These are
@@ -40,6 +42,75 @@ struct DeviceLimitTests {
             #expect(status == .created)
             let (_, usage, _) = try await h.signed(.get, "/v1/usage", device: customer, headers: Self.customer)
             #expect(usage["feedback_received"]?.int64Value == 11 && usage["remaining"]?.int64Value == 39, "\(usage)")
+        }
+    }
+
+    /// Five networks spend a free app's month (10 each, their share). Support sees who, blocks
+    /// one network and gives its month back, blocks one device; the real customer gets in, the
+    /// blocked ones get 403 (never 401, which would make an SDK register afresh).
+    @Test("the admin sees who spent the month, blocks a network or a device, and gives the quota back", arguments: TestEngines.all)
+    func quotaSpentShownBlockedAndGivenBack(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine, live: true, trustedProxies: ["127.0.0.1"]) { h in
+            let networks = (1...5).map { ["X-Forwarded-For": "203.0.\($0).7"] }
+            var spenders: [(id: String, token: String, secret: String)] = []
+            for network in networks {
+                let device = try await h.register(headers: network)
+                spenders.append(device)
+                for n in 0..<10 {
+                    let (status, _, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"spam \#(n)"}"#,
+                                                            device: device, headers: network)
+                    #expect(status == .created)
+                }
+            }
+            let customer = try await h.register(headers: Self.customer)
+            let (spent, _, _) = try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"help"}"#, device: customer, headers: Self.customer)
+            #expect(spent == .forbidden)
+
+            let owner = try await h.adminSession(role: "owner")
+            let (seen, usage, _) = try await h.raw(.get, "/v1/admin/apps/app_sandbox/usage", headers: ["Cookie": owner.cookie])
+            #expect(seen == .ok && usage["received"]?.int64Value == 50 && usage["limit"]?.int64Value == 50 && usage["address_share"]?.int64Value == 10, "\(usage)")
+            let addresses = usage["addresses"]?.arrayValue ?? [], devices = usage["devices"]?.arrayValue ?? []
+            #expect(addresses.count == 5 && addresses.allSatisfy { $0["conversations"]?.int64Value == 10 && $0["blocked"] == .bool(false) })
+            #expect(devices.count == 5 && !devices.contains { $0["id"]?.stringValue == spenders[0].id }, "identities, not the ids devices send")
+            // Networks are shown hashed, never as addresses.
+            #expect(!addresses.contains { $0["id"]?.stringValue?.contains("203.0.") == true })
+
+            // A viewer sees, but does not block.
+            let viewer = try await h.adminSession(role: "viewer")
+            let network = try #require(addresses.first?["id"]?.stringValue)
+            #expect(try await h.raw(.post, "/v1/admin/apps/app_sandbox/blocks", body: #"{"kind":"address","id":"\#(network)"}"#,
+                                    headers: ["Cookie": viewer.cookie, "X-CSRF-Token": viewer.csrf]).0 == .forbidden)
+            let (blocked, answer, _) = try await h.raw(.post, "/v1/admin/apps/app_sandbox/blocks", body: #"{"kind":"address","id":"\#(network)","give_back":true}"#,
+                                                       headers: ["Cookie": owner.cookie, "X-CSRF-Token": owner.csrf])
+            #expect(blocked == .created && answer["given_back"]?.int64Value == 10, "\(answer)")
+            // The customer gets in now; the blocked network's device and new devices do not.
+            #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"help"}"#, device: customer,
+                                       headers: Self.customer).0 == .created)
+            let blockedIndex = try #require(networks.indices.first { index in
+                DeviceLimits.addressKey(networks[index]["X-Forwarded-For"]!, app: "app_sandbox") == network
+            })
+            #expect(try await h.signed(.post, "/v1/conversations", body: #"{"category":"bug","initial_message":"again"}"#, device: spenders[blockedIndex],
+                                       headers: networks[blockedIndex]).0 == .forbidden)
+            let (fresh, _, _) = try await h.raw(.post, "/v1/device/register", headers: networks[blockedIndex].merging(["X-App-ID": "app_sandbox",
+                                                                                                                   "X-Device-ID": "device_" + UUID().uuidString]) { $1 })
+            #expect(fresh == .forbidden)
+            // A device block: its every request is 403, its token intact.
+            let other = (blockedIndex + 1) % spenders.count
+            let (_, list, _) = try await h.signed(.get, "/v1/conversations", device: spenders[other], headers: networks[other])
+            let ownIdentity = try await h.environment.database.read { db in
+                try await db.raw("SELECT device_id FROM cutie_conversations WHERE id = \(bind: list["conversations"]?.arrayValue?.first?["conversation_id"]?.stringValue ?? "")").first()?
+                    .decode(column: "device_id", as: String.self)
+            }
+            let target = try #require(ownIdentity)
+            #expect(try await h.raw(.post, "/v1/admin/apps/app_sandbox/blocks", body: #"{"kind":"device","id":"\#(target)"}"#,
+                                    headers: ["Cookie": owner.cookie, "X-CSRF-Token": owner.csrf]).0 == .created)
+            #expect(try await h.signed(.get, "/v1/conversations", device: spenders[other], headers: networks[other]).0 == .forbidden)
+            // Lifted, it works again; quota can be given back by hand too.
+            #expect(try await h.raw(.delete, "/v1/admin/apps/app_sandbox/blocks/device/\(target)", headers: ["Cookie": owner.cookie, "X-CSRF-Token": owner.csrf]).0 == .ok)
+            #expect(try await h.signed(.get, "/v1/conversations", device: spenders[other], headers: networks[other]).0 == .ok)
+            let (_, given, _) = try await h.raw(.post, "/v1/admin/apps/app_sandbox/usage/give-back", body: #"{"conversations":5}"#,
+                                                headers: ["Cookie": owner.cookie, "X-CSRF-Token": owner.csrf])
+            #expect(given["given_back"]?.int64Value == 5 && given["received"]?.int64Value == 36, "\(given)")
         }
     }
 

@@ -152,6 +152,37 @@ struct AdminAPI: Sendable {
             }
             return try Response.json(app)
         }
+        mountQuota(on: admin)
+    }
+
+    /// The month's quota: who spent it, blocks, quota given back (``AdminQuota``). Everyone
+    /// signed in sees it; only owners change it.
+    func mountQuota(on admin: RouterGroup<PurseRequestContext>) {
+        let quota = AdminQuota(environment: desk.environment, configuration: desk.configuration)
+        admin.get("apps/{id}/usage") { request, context in
+            _ = try await accounts.require(request)
+            return try Response.json(try await quota.usage(app: try context.parameters.require("id")))
+        }
+        admin.post("apps/{id}/blocks") { request, context in
+            var request = request
+            let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
+            guard session.admin.isOwner else { throw APIError.forbidden("Only owners block devices and networks") }
+            let body = try await request.decodeJSON(as: AdminQuota.BlockBody.self, context: context)
+            return try Response.json(try await quota.block(app: try context.parameters.require("id"), body, admin: session.admin), status: .created)
+        }
+        admin.delete("apps/{id}/blocks/{kind}/{value}") { request, context in
+            let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
+            guard session.admin.isOwner else { throw APIError.forbidden("Only owners lift blocks") }
+            try await quota.unblock(app: try context.parameters.require("id"), kind: try context.parameters.require("kind"), id: try context.parameters.require("value"))
+            return try Response.json(SDKRoutes.Success(success: true))
+        }
+        admin.post("apps/{id}/usage/give-back") { request, context in
+            var request = request
+            let session = try await accounts.requireForChange(request, csrf: request.headers[.csrfToken])
+            guard session.admin.isOwner else { throw APIError.forbidden("Only owners give quota back") }
+            let body = try await request.decodeJSON(as: AdminQuota.GiveBack.self, context: context)
+            return try Response.json(try await quota.giveBack(app: try context.parameters.require("id"), conversations: body.conversations))
+        }
     }
 
     struct TagList: Encodable { var tags: [TagBody] }

@@ -24,6 +24,8 @@ struct DeviceCaller: Sendable {
     /// The client's address (``ServerEnvironment/clientAddress(of:context:)``), for the limits
     /// that count per network.
     var clientAddress: String? = nil
+    /// The device attested a key with App Attest: one real device, which a script cannot be.
+    var attested = false
 
     /// The idempotency owner of this device's requests.
     var idempotencyOwner: UserID { UserID("cutie/\(appID)/\(deviceID)") }
@@ -70,6 +72,7 @@ struct DeviceAuthenticator: Sendable {
     let attestedKeys = AttestedKeyCache()
 
     static let unauthorized = APIError(.unauthorized, "Invalid or missing device credentials")
+    static let blocked = APIError.forbidden("This device or network is blocked by the app's support")
 
     /// The secret of a token.
     func secret(tokenID: String) -> SymmetricKey {
@@ -108,6 +111,9 @@ struct DeviceAuthenticator: Sendable {
             throw Self.unauthorized
         }
         var caller = DeviceCaller(appID: appID, deviceID: found.deviceID, groupID: found.groupID, tokenID: found.tokenID)
+        caller.attested = found.attestedKey != nil
+        // 403, never 401: a 401 makes an SDK drop its token and register again.
+        if found.blocked { throw Self.blocked }
         // The id the device sends is the one it registered with, which is not the identity's own.
         if let claimed = request.headers[.deviceID], claimed != found.clientDeviceID { throw Self.unauthorized }
         let publicKey = found.attestedKey
@@ -221,6 +227,12 @@ struct DeviceAuthenticator: Sendable {
         if let name = details.device_name { try Limits.text(name, field: "device_name", max: 100) }
         let proven = try await possession(request, body: body, claimedID: deviceID)
         if proven == nil {
+            if let address, let appID = request.headers[.appID], appID.utf8.count <= 64,
+               try await environment.database.read({ db in
+                   try await QuotaStore().isBlocked(app: appID, kind: .address, value: DeviceLimits.addressKey(address, app: appID), in: db)
+               }) {
+                throw Self.blocked
+            }
             try await limits.admitNewDevice(app: request.headers[.appID] ?? "", address: address, now: environment.now())
         }
         let now = environment.now().epochMillis

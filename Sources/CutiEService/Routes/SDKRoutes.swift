@@ -136,15 +136,22 @@ struct SDKRoutes: Sendable {
         let country = try Self.localeCode(input.country, field: "country", max: 8)
         if let appID = input.app_id, appID != caller.appID { throw APIError.badRequest("app_id must be the app of X-App-ID") }
         let attachment = try Self.attachment(input.attachment_url)
+        let addressKey = caller.clientAddress.map { DeviceLimits.addressKey($0, app: caller.appID) }
         return try await environment.idempotent(request, body: body, user: caller.idempotencyOwner, keyRequired: false) { db in
+            if let addressKey, try await QuotaStore().isBlocked(app: caller.appID, kind: .address, value: addressKey, in: db) {
+                throw DeviceAuthenticator.blocked
+            }
             try await limits.admitConversation(caller, now: environment.now(), in: db)
-            try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.clientAddress, limits: limits, now: environment.now(), in: db)
+            // An attested device is one real device: it is not held by its network's share, so
+            // users behind one carrier NAT are not shut out by each other.
+            try await SubscriptionRoutes.countFeedback(app: caller.appID, address: caller.attested ? nil : caller.clientAddress, limits: limits,
+                                                       now: environment.now(), in: db)
             let now = environment.now().epochMillis
             let id = ConversationID(RandomID.make("conv"))
             try await ConversationStore().create(ConversationStore.NewConversation(
                 id: id, app: caller.appID, device: caller.deviceID, title: input.title, category: category, userID: input.user_id,
                 userName: input.user_name, appVersion: input.app_version, osVersion: input.os_version, deviceModel: input.device_model,
-                language: language, country: country), now: now, in: db)
+                language: language, country: country, addressKey: addressKey), now: now, in: db)
             let (message, _) = try await ConversationStore().append(
                 to: id, sender: .user, senderID: caller.deviceID, senderName: input.user_name, text: input.initial_message,
                 attachmentURL: attachment, note: false, clientID: nil, now: now, in: db)

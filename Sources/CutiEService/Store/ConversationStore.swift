@@ -165,6 +165,9 @@ struct ConversationStore: Sendable {
         var deviceModel: String?
         var language: String?
         var country: String?
+        /// The network it came from, hashed (``DeviceLimits/addressKey(_:app:)``), for the quota's
+        /// accounting.
+        var addressKey: String? = nil
     }
 
     /// Opens a conversation in the device's group (read from the device's row, so a device that
@@ -172,10 +175,10 @@ struct ConversationStore: Sendable {
     func create(_ new: NewConversation, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("""
             INSERT INTO cutie_conversations (id, app_id, group_id, device_id, title, category, status, priority, user_id, user_name,
-                app_version, os_version, device_model, language, country, message_count, created_at, updated_at)
+                app_version, os_version, device_model, language, country, address_key, message_count, created_at, updated_at)
             SELECT \(bind: new.id), \(bind: new.app), group_id, \(bind: new.device), \(bind: new.title), \(bind: new.category.rawValue), 'open', 'normal',
                 \(bind: new.userID), \(bind: new.userName), \(bind: new.appVersion), \(bind: new.osVersion), \(bind: new.deviceModel),
-                \(bind: new.language), \(bind: new.country), 0, \(bind: now), \(bind: now)
+                \(bind: new.language), \(bind: new.country), \(bind: new.addressKey), 0, \(bind: now), \(bind: now)
             FROM cutie_devices WHERE app_id = \(bind: new.app) AND device_id = \(bind: new.device)
             """).run()
     }

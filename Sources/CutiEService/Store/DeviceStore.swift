@@ -24,6 +24,8 @@ struct DeviceStore: Sendable {
         /// The attested key (X9.63, base64) and its counter, when the device attested one.
         var attestedKey: String?
         var signCount: Int64?
+        /// Support blocked this device (``QuotaStore``).
+        var blocked: Bool = false
     }
 
     func credentials(tokenHash: String, in db: any DatabaseSession) async throws -> Credentials? {
@@ -35,16 +37,17 @@ struct DeviceStore: Sendable {
             revoked: !(try row.decodeNil(column: "revoked_at")), requireAppAttest: try row.decode(column: "require_app_attest", as: Bool.self),
             requireSignedRequests: try row.decode(column: "require_signed_requests", as: Bool.self), teamID: try row.decode(column: "team_id", as: String?.self),
             bundleID: try row.decode(column: "bundle_id", as: String.self), attestedKey: try row.decode(column: "public_key", as: String?.self),
-            signCount: try row.decode(column: "sign_count", as: Int64?.self))
+            signCount: try row.decode(column: "sign_count", as: Int64?.self), blocked: try row.decode(column: "blocked_device", as: String?.self) != nil)
     }
 
     /// Every request of the SDK reads its device's credentials: written once, bound directly.
     static let credentials = DatabaseStatement("""
         SELECT t.token_id, t.app_id, t.device_id, d.client_device_id, t.revoked_at, d.group_id, a.require_app_attest, a.require_signed_requests, a.team_id, a.bundle_id,
-            k.public_key, k.sign_count
+            k.public_key, k.sign_count, b.value AS blocked_device
         FROM cutie_device_tokens t JOIN cutie_devices d ON d.app_id = t.app_id AND d.device_id = t.device_id
         JOIN cutie_apps a ON a.id = t.app_id
         LEFT JOIN cutie_attested_keys k ON k.app_id = t.app_id AND k.device_id = t.device_id
+        LEFT JOIN cutie_blocks b ON b.app_id = t.app_id AND b.kind = 'device' AND b.value = t.device_id
         WHERE t.token_hash = $1
         """)
 
