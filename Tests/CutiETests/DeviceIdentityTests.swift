@@ -48,6 +48,9 @@ struct DeviceIdentityTests {
             #expect(refused.status == 404)
             _ = try await attacker.success(.post, "/v1/notifications/register", body: ["platform": "ios", "push_token": Self.attackerPush, "environment": "sandbox"],
                                            as: RealSDK.EmptyResponse.self)
+            // Nor can it take the victim's push token from it, even knowing it.
+            _ = try await attacker.success(.post, "/v1/notifications/register", body: ["platform": "ios", "push_token": Self.victimPush, "environment": "sandbox"],
+                                           as: RealSDK.EmptyResponse.self)
 
             // The victim's token was not revoked: it reads its thread and registers its push token.
             #expect(victim.token == victimToken)
@@ -66,6 +69,9 @@ struct DeviceIdentityTests {
                  try await APNsSandbox.deliveries(in: CutiEModule.apnsSandboxTables, deviceToken: Self.attackerPush, limit: 10, on: db))
             }
             #expect(toVictim.count == 1 && toAttacker.isEmpty)
+            // Admin views show a push token's end only.
+            let (_, pushes, _) = try await h.raw(.get, "/v1/admin/pushes", headers: ["Cookie": admin.cookie])
+            #expect(pushes["pushes"]?.arrayValue?.allSatisfy { $0["push_token"]?.stringValue == "…" + Self.victimPush.suffix(8) } == true, "\(pushes)")
 
             // No answer names the id the victim sends: not the conversation, not its messages.
             let (_, thread) = try await h.rawData(.get, "/v1/conversations/\(created.conversationId)", headers: victim.headers)

@@ -182,6 +182,8 @@ struct AdminDesk: Sendable {
         var conversation_id: ConversationID
         var message_id: String
         var device_id: String
+        /// The APNs token's last 8 characters: enough to tell devices apart, never enough to
+        /// register it elsewhere.
         var push_token: String
         var status: PushStatus
         var apns_id: String?
@@ -189,5 +191,7 @@ struct AdminDesk: Sendable {
         var attempts: Int
         var created_at: Int64
         var updated_at: Int64
+
+        static func shown(_ token: String) -> String { "…" + token.suffix(8) }
     }
 }

@@ -177,7 +177,7 @@ struct AdminStore: Sendable {
                 push_id: try $0.decode(column: "id", as: String.self), app_id: try $0.decode(column: "app_id", as: String.self),
                 conversation_id: try $0.decode(column: "conversation_id", as: ConversationID.self, of: "cutie_pushes"),
                 message_id: try $0.decode(column: "message_id", as: String.self), device_id: try $0.decode(column: "device_id", as: String.self),
-                push_token: try $0.decode(column: "push_token", as: String.self), status: try $0.decode(column: "status", as: PushStatus.self, of: "cutie_pushes"),
+                push_token: AdminDesk.PushRecord.shown(try $0.decode(column: "push_token", as: String.self)), status: try $0.decode(column: "status", as: PushStatus.self, of: "cutie_pushes"),
                 apns_id: try $0.decode(column: "apns_id", as: String?.self), reason: try $0.decode(column: "reason", as: String?.self),
                 attempts: try $0.decode(column: "attempts", as: Int.self), created_at: try $0.decode(column: "created_at", as: Int64.self),
                 updated_at: try $0.decode(column: "updated_at", as: Int64.self))

@@ -83,14 +83,12 @@ struct DeviceStore: Sendable {
             """).run()
     }
 
-    /// A device's APNs token. A token belongs to one device: a phone that changed hands stops
-    /// getting the old owner's replies.
+    /// An identity's APNs token. Only the identity itself sets or clears its registration: one
+    /// that registers a token another identity holds adds a registration of its own and takes
+    /// nothing from the other (a phone that lost its Cuti-E token and registered afresh keeps
+    /// getting replies to its earlier thread; someone who learned a token cannot silence it).
     func registerPushToken(app: String, device: String, platform: String, token: String, bundleID: String, environment: String,
                            now: Int64, in db: any DatabaseSession) async throws {
-        try await db.raw("""
-            UPDATE cutie_push_tokens SET active = FALSE, updated_at = \(bind: now)
-            WHERE app_id = \(bind: app) AND push_token = \(bind: token) AND device_id <> \(bind: device)
-            """).run()
         try await db.raw("""
             INSERT INTO cutie_push_tokens (app_id, device_id, platform, push_token, bundle_id, environment, active, updated_at)
             VALUES (\(bind: app), \(bind: device), \(bind: platform), \(bind: token), \(bind: bundleID), \(bind: environment), TRUE, \(bind: now))
