@@ -113,10 +113,8 @@ public struct CutieBenchmark: PurseBenchmark {
             }
         }
         let message: @Sendable (Device) -> TransportRequest = { device in
-            var request = Self.signed(.post, "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
-                                      body: Data(#"{"message":"Still happening on 2.1, see attached steps."}"#.utf8))
-            request.headerFields[.idempotencyKey] = IdempotencyKey.make()
-            return request
+            Self.signed(.post, "/v1/conversations/\(device.conversation)/messages", base: base, device: device,
+                        body: Data(#"{"message":"Still happening on 2.1, see attached steps."}"#.utf8), idempotencyKey: IdempotencyKey.make())
         }
         let messages = duration <= 240 ? try await Self.mint(devices, perDevice: perDevice(list * 0.6, reads: false), make: message) : [:]
         cpu = ProcessCPU.now()
@@ -218,14 +216,16 @@ public struct CutieBenchmark: PurseBenchmark {
         }
     }
 
-    /// A request signed as the SDK signs it.
-    static func signed(_ method: HTTPRequest.Method, _ path: String, base: URL, device: Device, body: Data?) -> TransportRequest {
+    /// A request signed as the SDK signs it (the signature covers its Idempotency-Key).
+    static func signed(_ method: HTTPRequest.Method, _ path: String, base: URL, device: Device, body: Data?, idempotencyKey: String? = nil) -> TransportRequest {
         let timestamp = String(Int64(Date().timeIntervalSince1970 * 1000))
         var request = TransportRequest(method: method, url: base.appendingPathComponent(path), body: body)
         request.headerFields = [
             .appID: "app_sandbox", .deviceID: device.id, .deviceToken: device.token, .requestTimestamp: timestamp,
-            .requestSignature: CutiERequestSignature.sign(secret: device.secret, timestamp: timestamp, method: method.rawValue, target: path, body: body ?? Data()),
+            .requestSignature: CutiERequestSignature.sign(secret: device.secret, timestamp: timestamp, method: method.rawValue, target: path, body: body ?? Data(),
+                                                          idempotencyKey: idempotencyKey),
         ]
+        if let idempotencyKey { request.headerFields[.idempotencyKey] = idempotencyKey }
         if body != nil { request.headerFields[.contentType] = "application/json" }
         return request
     }

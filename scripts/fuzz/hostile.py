@@ -197,11 +197,13 @@ class Credentials:
     def cutie(self, method, path, body):
         data = json.dumps(body).encode() if body is not None else b""
         millis = str(int(time.time() * 1000))
-        text = f"{millis}\n{method}\n{path}\n{hashlib.sha256(data).hexdigest()}"
+        key = str(uuid.uuid4())
+        # The signature covers the Idempotency-Key when one is sent (docs/cutie.md).
+        text = f"{millis}\n{method}\n{path}\n{hashlib.sha256(data).hexdigest()}\n{key}"
         secret = base64.urlsafe_b64decode(self.device[2] + "=" * (-len(self.device[2]) % 4))
         signature = hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
         headers = {"X-App-ID": "app_sandbox", "X-Device-ID": self.device[0], "X-Device-Token": self.device[1], "X-Timestamp": millis,
-                   "X-Signature": signature, "Idempotency-Key": str(uuid.uuid4())}
+                   "X-Signature": signature, "Idempotency-Key": key}
         return call(self.base, method, path, body, headers=headers, timeout=30)
 
     def send(self, method, path, tag, body):
