@@ -141,5 +141,11 @@ enum ChippiPayMigrations {
             "ALTER TABLE chippi_merchants ADD COLUMN active BOOLEAN NOT NULL DEFAULT TRUE",
             "ALTER TABLE chippi_merchants ADD COLUMN permissions TEXT NOT NULL DEFAULT 'catalogue,purchases,wallets,paymaster'",
         ]),
+        // A rotated webhook secret stays valid for a window: deliveries carry a signature with
+        // each (Stripe's several `v1=`), so a merchant's receiver keeps working until redeployed.
+        Migration("chippi_0011_webhook_secret_roll", [
+            "ALTER TABLE chippi_merchants ADD COLUMN previous_webhook_secret TEXT",
+            "ALTER TABLE chippi_merchants ADD COLUMN previous_webhook_secret_until BIGINT",
+        ]),
     ]
 }

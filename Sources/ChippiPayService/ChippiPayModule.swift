@@ -76,10 +76,8 @@ public struct ChippiPayModule: PurseModule {
             // The sandbox merchant's keys and webhook secret go to a file for the app, the CLI and
             // the merchant's webhook receiver to be configured with:
             // a secret key is never logged, not even a sandbox one.
-            let webhookSecret = try await Self.merchantWebhookSecret(merchant: "mer_sandbox", environment: environment)
-            let file = try ServerSecrets(dataDirectory: environment.configuration.dataDirectory)
-                .store(#"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)","webhook_secret":"\#(webhookSecret)"}"# + "\n",
-                       named: "chippi-sandbox-merchant.json")
+            let secrets = try await Self.merchantWebhookSecrets(merchant: "mer_sandbox", environment: environment)
+            let file = try Self.writeSandboxKeysFile(keys: keys, secrets: secrets, environment: environment)
             environment.logger.notice("ChippiPay sandbox merchant", metadata: ["x-api-key": "\(keys.public)", "keys_file": "\(file)"])
         }
         ProviderRoutes(environment: environment, configuration: configuration.provider, payments: payments, limiter: SharedRateLimiter(name: "chippi.api", perSecond: configuration.provider.rateLimit,
@@ -88,6 +86,30 @@ public struct ChippiPayModule: PurseModule {
                        issuers: IssuerKeys(transport: issuerTransport)).mount(on: router)
         environment.logger.notice("ChippiPay provider at /v1", metadata: ["payment_address": "\(payments.paymentAddress)"])
         return services
+    }
+
+    static let sandboxKeysFile = "chippi-sandbox-merchant.json"
+
+    /// Writes the sandbox merchant's keys file: its key pair and webhook secret, and while a
+    /// roll's window lasts the previous secret and when it ends.
+    @discardableResult
+    static func writeSandboxKeysFile(keys: (public: String, secret: String), secrets: WebhookSecrets, environment: ServerEnvironment) throws -> String {
+        var text = #"{"x-api-key":"\#(keys.public)","secret_key":"\#(keys.secret)","webhook_secret":"\#(secrets.current)""#
+        if let previous = secrets.previous {
+            text += #","previous_webhook_secret":"\#(previous.secret)","previous_webhook_secret_until":"\#(previous.until.formatted(.iso8601))""#
+        }
+        return try ServerSecrets(dataDirectory: environment.configuration.dataDirectory).store(text + "}\n", named: sandboxKeysFile)
+    }
+
+    /// After a roll of the sandbox merchant's webhook secret (`purse chippi keys webhook-secret
+    /// --rotate`), its keys file shows both secrets until the window ends. Other merchants have no file.
+    public static func updateSandboxKeysFile(merchant: String, secrets: WebhookSecrets, environment: ServerEnvironment) throws {
+        guard merchant == "mer_sandbox" else { return }
+        let path = URL(fileURLWithPath: environment.configuration.dataDirectory).appendingPathComponent("secrets").appendingPathComponent(sandboxKeysFile).path
+        guard let data = FileManager.default.contents(atPath: path),
+              let stored = try? JSONDecoder().decode([String: String].self, from: data),
+              let publicKey = stored["x-api-key"], let secretKey = stored["secret_key"] else { return }
+        try writeSandboxKeysFile(keys: (publicKey, secretKey), secrets: secrets, environment: environment)
     }
 
     /// The provider's chain access and payment account: `STARKNET_RPC_URL` and the configured

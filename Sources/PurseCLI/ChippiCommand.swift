@@ -418,15 +418,27 @@ extension ChippiCommand {
                 abstract: "Print a merchant's webhook secret (what Chipi-Signature is verified with), or with --rotate replace it.",
                 discussion: "Reads the database as `purse serve` does (DATABASE_URL, PURSE_DATA_DIR).")
             @Option(help: "The merchant's id.") var merchant: String = "mer_default"
-            @Flag(help: "Replace the secret: deliveries from now on are signed with the new one.") var rotate = false
+            @Flag(help: "Replace the secret: deliveries are signed with the new one, and with the old one too until --overlap-hours pass.") var rotate = false
+            @Option(help: "With --rotate: hours the old secret stays valid beside the new one (0 for a leaked secret: it ends at once).")
+            var overlapHours: Double = 24
+
+            func validate() throws {
+                guard overlapHours.isFinite, (0...720).contains(overlapHours) else { throw ValidationError("--overlap-hours must be 0 to 720") }
+            }
 
             func run() async throws {
                 do {
-                    let secret = try await OperatorEnvironment.with { environment in
-                        rotate ? try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: merchant, environment: environment)
-                            : try await ChippiPayModule.merchantWebhookSecret(merchant: merchant, environment: environment)
+                    let secrets = try await OperatorEnvironment.with { environment in
+                        let secrets = rotate
+                            ? try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: merchant, overlap: overlapHours * 3600, environment: environment)
+                            : try await ChippiPayModule.merchantWebhookSecrets(merchant: merchant, environment: environment)
+                        try ChippiPayModule.updateSandboxKeysFile(merchant: merchant, secrets: secrets, environment: environment)
+                        return secrets
                     }
-                    print("webhook secret: \(secret)")
+                    print("webhook secret: \(secrets.current)")
+                    if let previous = secrets.previous {
+                        print("previous webhook secret (deliveries are signed with both until \(previous.until.formatted(.iso8601))): \(previous.secret)")
+                    }
                 } catch {
                     throw CLIError("Could not \(rotate ? "rotate" : "read") the webhook secret: \(error)")
                 }

@@ -196,7 +196,8 @@ struct ProviderTests {
     }
 
     /// The merchant gets its webhook secret with its keys, verifies deliveries with it, and can
-    /// rotate it: deliveries from then on are signed with the new one only.
+    /// rotate it: for the roll's window deliveries carry a signature with each secret, then with
+    /// the new one only; a leaked secret is rotated without a window.
     @Test func theWebhookSecretComesWithTheKeysAndRotates() async throws {
         try await Self.withProvider { (h: Harness) async throws in
             let environment = h.server.environment
@@ -223,11 +224,23 @@ struct ProviderTests {
             }
             let signed = try await deliver("whd_1")
             #expect(verifies(signed, with: first))
-            let second = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_hooks", environment: environment)
-            let stored = try await ChippiPayModule.merchantWebhookSecret(merchant: "mer_hooks", environment: environment)
-            #expect(second != first && second == stored)
-            let after = try await deliver("whd_2")
+            // A routine roll: for its window, deliveries verify with the old secret and the new.
+            let rolled = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_hooks", overlap: 3600, environment: environment)
+            let second = rolled.current
+            let stored = try await ChippiPayModule.merchantWebhookSecrets(merchant: "mer_hooks", environment: environment)
+            #expect(second != first && stored == rolled && rolled.previous?.secret == first)
+            let during = try await deliver("whd_2")
+            #expect(verifies(during, with: second) && verifies(during, with: first))
+            #expect(during.headerFields[.chipiSignature]?.components(separatedBy: "v1=").count == 3, "two v1 signatures")
+            // After the window, the new one only.
+            h.server.clock.advance(by: 3601)
+            let after = try await deliver("whd_3")
             #expect(verifies(after, with: second) && !verifies(after, with: first))
+            #expect(try await ChippiPayModule.merchantWebhookSecrets(merchant: "mer_hooks", environment: environment).previous == nil)
+            // A leaked secret: no overlap, it ends at once.
+            let leaked = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_hooks", overlap: 0, environment: environment)
+            let now = try await deliver("whd_4")
+            #expect(leaked.previous == nil && verifies(now, with: leaked.current) && !verifies(now, with: second))
             await #expect(throws: (any Error).self) { _ = try await ChippiPayModule.rotateMerchantWebhookSecret(merchant: "mer_nobody", environment: environment) }
         }
     }

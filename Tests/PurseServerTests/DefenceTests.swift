@@ -6,6 +6,7 @@ import PurseDatabase
 @testable import PurseServer
 import PurseTestSupport
 import SQLKit
+import Synchronization
 import Testing
 
 /// Defences that must not turn against the people they protect: sign-in back-off that never
@@ -178,5 +179,31 @@ struct ConnectionCapTests {
         #expect(!counter.open(peer: "10.0.99.1"))
         counter.close(peer: "192.0.2.1")
         #expect(counter.open(peer: "10.0.99.1"))
+    }
+}
+
+/// A job that fails says why in the log (not only in `jobs.last_error`), and failures and dead
+/// jobs are counted in the metrics.
+@Suite("Job failures")
+struct JobFailureTests {
+    struct Refused: Error, CustomStringConvertible { var description: String { "the supplier refused: unknown product" } }
+
+    @Test("a failed job logs its reason; failures and dead jobs are counted by kind", arguments: TestEngines.all)
+    func failuresAreLoggedAndCounted(engine: DatabaseEngine) async throws {
+        let server = try await TestServer.make(engine: engine)
+        let logs = CapturedLogs()
+        let metrics = RequestMetrics()
+        let queue = server.environment.jobs
+        _ = try await server.environment.database.transaction { db in
+            try await queue.enqueue(kind: "test.refused", payload: ["x": 1], runAt: Date(), maxAttempts: 1, in: db)
+        }
+        let worker = JobWorker(queue: queue, handlers: [JobHandler(kind: "test.refused") { _ in throw Refused() }], logger: logs.logger, metrics: metrics)
+        #expect(await worker.runOnce() == 1)
+        let lines = logs.lines.withLock { $0 }
+        #expect(lines.contains { $0.contains("job dead") && $0.contains("the supplier refused: unknown product") }, "\(lines)")
+        let exposition = metrics.exposition()
+        #expect(exposition.contains(#"purse_jobs_failed_total{kind="test.refused"} 1"#) && exposition.contains(#"purse_jobs_dead_total{kind="test.refused"} 1"#),
+                "\(exposition)")
+        await server.shutdown()
     }
 }

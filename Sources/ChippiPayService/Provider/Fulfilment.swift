@@ -120,12 +120,13 @@ enum Webhooks {
         let delivery = try job.decode(DeliveryJob.self)
         guard let row = try await environment.database.read({ db in
             try await db.raw("""
-                SELECT d.url, d.payload, d.status, m.webhook_secret FROM chippi_webhook_deliveries d
+                SELECT d.url, d.payload, d.status, m.webhook_secret, m.previous_webhook_secret, m.previous_webhook_secret_until FROM chippi_webhook_deliveries d
                 JOIN chippi_merchants m ON m.id = d.merchant_id WHERE d.id = \(bind: delivery.deliveryID)
                 """).first()
         }), try row.decode(column: "status", as: WebhookDelivery.Status.self, of: "chippi_webhook_deliveries") != .delivered else { return }
         let payload = Data(try row.decode(column: "payload", as: String.self).utf8)
-        let secret = try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
+        // During a secret's roll, a signature with each secret (the merchant's receiver knows one).
+        let secrets = try MerchantKeys.webhookSecrets(row, sealer: environment.sealer, now: environment.now()).signing(at: environment.now())
         var statusCode: Int?
         var failure: String?
         if let url = URL(string: try row.decode(column: "url", as: String.self)) {
@@ -133,7 +134,7 @@ enum Webhooks {
                 let response = try await transport.send(TransportRequest(
                     method: .post, url: url,
                     headerFields: [.contentType: "application/json", .userAgent: "ChipiPay-Webhooks/1.0",
-                              .chipiSignature: WebhookSignature.header(payload: payload, secret: secret, timestamp: Int(environment.now().timeIntervalSince1970))],
+                              .chipiSignature: WebhookSignature.header(payload: payload, secrets: secrets, timestamp: Int(environment.now().timeIntervalSince1970))],
                     body: payload, timeout: .seconds(10)))
                 statusCode = response.status.code
                 if response.status.kind != .successful { failure = "HTTP \(response.status.code)" }

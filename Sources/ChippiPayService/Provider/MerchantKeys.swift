@@ -61,6 +61,19 @@ enum MerchantKeys {
     /// - Parameter secretHash: `SecretDigest.hex(secret)` of the pair's secret half.
     /// The columns whose secrets are sealed (``SecretSealer``): the name is the sealing's context.
     static let webhookSecretColumn = "chippi_merchants.webhook_secret"
+    static let previousWebhookSecretColumn = "chippi_merchants.previous_webhook_secret"
+
+    /// The secrets of a `chippi_merchants` row read with `webhook_secret`, `previous_webhook_secret`
+    /// and `previous_webhook_secret_until`; a previous secret whose window ended is left out.
+    static func webhookSecrets(_ row: any SQLRow, sealer: SecretSealer, now: Date) throws -> ChippiPayModule.WebhookSecrets {
+        let current = try sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: webhookSecretColumn)
+        guard let sealed = try row.decode(column: "previous_webhook_secret", as: String?.self),
+              let until = try row.decode(column: "previous_webhook_secret_until", as: Int64?.self), until > now.epochMillis else {
+            return ChippiPayModule.WebhookSecrets(current: current, previous: nil)
+        }
+        return ChippiPayModule.WebhookSecrets(current: current, previous: (try sealer.open(sealed, column: previousWebhookSecretColumn),
+                                                                          Date(timeIntervalSince1970: Double(until) / 1000)))
+    }
     static let issuerSecretColumn = "chippi_merchants.auth_hs256_secret"
 
     static func authenticate(publicKey: String, secretHash: String, sealer: SecretSealer, in db: any DatabaseSession) async throws -> Merchant {
@@ -150,24 +163,62 @@ extension ChippiPayModule {
     /// The secret a merchant's webhooks are signed with (`Chipi-Signature`, the HMAC-SHA256 scheme
     /// of Stripe's), issued with its first key pair: what the merchant verifies them with.
     public static func merchantWebhookSecret(merchant: String, environment: ServerEnvironment) async throws -> String {
-        try await environment.database.read { db in
-            guard let row = try await db.raw("SELECT webhook_secret FROM chippi_merchants WHERE id = \(bind: merchant)").first() else {
-                throw ConfigurationError("No merchant \(merchant)")
-            }
-            return try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
+        try await merchantWebhookSecrets(merchant: merchant, environment: environment).current
+    }
+
+    /// A merchant's webhook secrets: the current one, and while a roll's window lasts the one
+    /// it replaced, with the end of that window.
+    public struct WebhookSecrets: Sendable, Equatable {
+        public var current: String
+        public var previous: (secret: String, until: Date)?
+
+        public static func == (a: WebhookSecrets, b: WebhookSecrets) -> Bool {
+            a.current == b.current && a.previous?.secret == b.previous?.secret && a.previous?.until == b.previous?.until
+        }
+
+        /// The secrets deliveries are signed with now: the current one, and the previous one
+        /// until its window ends.
+        func signing(at now: Date) -> [String] {
+            [current] + (previous.flatMap { $0.until > now ? [$0.secret] : nil } ?? [])
         }
     }
 
-    /// Replaces a merchant's webhook secret (a leaked one, or a routine change): deliveries from
-    /// then on, retries of earlier ones included, are signed with the new one, which is returned.
-    public static func rotateMerchantWebhookSecret(merchant: String, environment: ServerEnvironment) async throws -> String {
+    public static func merchantWebhookSecrets(merchant: String, environment: ServerEnvironment) async throws -> WebhookSecrets {
+        try await environment.database.read { db in
+            guard let row = try await db.raw("""
+                SELECT webhook_secret, previous_webhook_secret, previous_webhook_secret_until FROM chippi_merchants WHERE id = \(bind: merchant)
+                """).first() else {
+                throw ConfigurationError("No merchant \(merchant)")
+            }
+            return try MerchantKeys.webhookSecrets(row, sealer: environment.sealer, now: environment.now())
+        }
+    }
+
+    /// Replaces a merchant's webhook secret, which is returned. For a routine change the old one
+    /// stays valid for `overlap` (deliveries carry a signature with each, so the merchant's
+    /// receiver keeps verifying until it is redeployed with the new one); for a leaked secret,
+    /// an overlap of zero ends it at once.
+    public static func rotateMerchantWebhookSecret(merchant: String, overlap: TimeInterval = 24 * 3600,
+                                                   environment: ServerEnvironment) async throws -> WebhookSecrets {
         let secret = "whsec_" + Base64URL.encode(RandomID.bytes(24))
         let sealed = try environment.sealer.seal(secret, column: MerchantKeys.webhookSecretColumn)
-        let changed = try await environment.database.transaction { db in
-            try await db.raw("UPDATE chippi_merchants SET webhook_secret = \(bind: sealed) WHERE id = \(bind: merchant) RETURNING id").first()
+        // Whole milliseconds, as the row keeps it.
+        let until = Date(timeIntervalSince1970: Double(environment.now().addingTimeInterval(max(0, overlap)).epochMillis) / 1000)
+        let previous: String? = try await environment.database.transaction { db in
+            guard let row = try await db.raw("""
+                SELECT webhook_secret FROM chippi_merchants WHERE id = \(bind: merchant)\(unsafeRaw: environment.database.dialect.lockRowsClause)
+                """).first() else {
+                throw ConfigurationError("No merchant \(merchant)")
+            }
+            let old = try environment.sealer.open(try row.decode(column: "webhook_secret", as: String.self), column: MerchantKeys.webhookSecretColumn)
+            let kept = overlap > 0 ? try environment.sealer.seal(old, column: MerchantKeys.previousWebhookSecretColumn) : nil
+            try await db.raw("""
+                UPDATE chippi_merchants SET webhook_secret = \(bind: sealed), previous_webhook_secret = \(bind: kept),
+                    previous_webhook_secret_until = \(bind: kept == nil ? nil : until.epochMillis) WHERE id = \(bind: merchant)
+                """).run()
+            return kept == nil ? nil : old
         }
-        guard changed != nil else { throw ConfigurationError("No merchant \(merchant)") }
-        return secret
+        return WebhookSecrets(current: secret, previous: previous.map { ($0, until) })
     }
 
     /// Suspends or reactivates a merchant account, and sets the areas its keys may use (nil:

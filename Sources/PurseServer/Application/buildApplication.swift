@@ -55,7 +55,7 @@ public func buildApplication(
         services += try await module.mount(on: router, environment: environment)
     }
     let handlers = allModules.flatMap { $0.jobHandlers(environment: environment) }
-    let jobWorker = JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger)
+    let jobWorker = JobWorker(queue: environment.jobs, handlers: handlers, now: now, logger: logger, metrics: metrics)
     if configuration.runsJobsInBackground { services.append(jobWorker) }
     try router.validate()
     let served = router.routes.map { (method: $0.method, path: $0.path.description) }

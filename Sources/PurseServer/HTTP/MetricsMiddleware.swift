@@ -44,6 +44,13 @@ public final class RequestMetrics: Sendable {
         timer.recordNanoseconds(nanoseconds)
     }
 
+    /// A job's failed attempt (`purse_jobs_failed_total`), and its death after the last one
+    /// (`purse_jobs_dead_total`), by kind.
+    func countJobFailure(kind: String, dead: Bool) {
+        Metrics.Counter(label: "purse_jobs_failed_total", dimensions: [("kind", kind)], factory: factory).increment()
+        if dead { Metrics.Counter(label: "purse_jobs_dead_total", dimensions: [("kind", kind)], factory: factory).increment() }
+    }
+
     /// The Prometheus text exposition of everything recorded.
     public func exposition() -> String {
         var buffer = [UInt8]()

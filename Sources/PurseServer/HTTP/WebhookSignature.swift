@@ -28,7 +28,13 @@ public enum WebhookSignature {
 
     /// The header value for `payload` signed at `timestamp`.
     public static func header(payload: Data, secret: String, timestamp: Int) -> String {
-        "t=\(timestamp),v1=\(signature(payload: payload, secret: secret, timestamp: timestamp))"
+        header(payload: payload, secrets: [secret], timestamp: timestamp)
+    }
+
+    /// The header value with a `v1` signature by each of `secrets` (during a secret's roll, the
+    /// new one first): a receiver that knows any of them verifies it, as Stripe's do.
+    public static func header(payload: Data, secrets: [String], timestamp: Int) -> String {
+        "t=\(timestamp)" + secrets.map { ",v1=" + signature(payload: payload, secret: $0, timestamp: timestamp) }.joined()
     }
 
     static func signature(payload: Data, secret: String, timestamp: Int) -> String {

@@ -28,10 +28,13 @@ public struct JobWorker: Service {
     let batchSize: Int
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Where failed attempts and dead jobs are counted (`purse_jobs_failed_total`,
+    /// `purse_jobs_dead_total`, by kind), beside the requests' metrics.
+    let metrics: RequestMetrics?
 
     public init(
         queue: JobQueue, handlers: [JobHandler], pollInterval: Duration = .milliseconds(250), batchSize: Int = 16,
-        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        now: @escaping @Sendable () -> Date = Date.init, logger: Logger, metrics: RequestMetrics? = nil
     ) {
         self.queue = queue
         self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { _, last in last })
@@ -39,6 +42,7 @@ public struct JobWorker: Service {
         self.batchSize = batchSize
         self.now = now
         self.logger = logger
+        self.metrics = metrics
     }
 
     public func run() async throws {
@@ -112,10 +116,18 @@ public struct JobWorker: Service {
             }
             try await queue.complete(job, now: now())
         } catch {
-            let state = try? await queue.fail(job, error: String(describing: error), now: now(), backoff: handler.backoff)
-            logger.warning("job failed", metadata: [
-                "job": "\(job.id)", "kind": "\(job.kind)", "attempt": "\(job.attempts)", "state": "\(state?.rawValue ?? "?")",
-            ])
+            let reason = String(String(describing: error).prefix(500))
+            let state = try? await queue.fail(job, error: reason, now: now(), backoff: handler.backoff)
+            metrics?.countJobFailure(kind: job.kind, dead: state == .dead)
+            // The reason is what an operator needs first; it is also kept in jobs.last_error.
+            let metadata: Logger.Metadata = [
+                "job": "\(job.id)", "kind": "\(job.kind)", "attempt": "\(job.attempts)", "state": "\(state?.rawValue ?? "?")", "reason": "\(reason)",
+            ]
+            if state == .dead {
+                logger.error("job dead after its last attempt", metadata: metadata)
+            } else {
+                logger.warning("job failed", metadata: metadata)
+            }
         }
     }
 }
