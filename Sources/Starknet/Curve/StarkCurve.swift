@@ -164,10 +164,26 @@ func normalize(_ points: [JacobianPoint]) -> [AffinePoint] {
 
 /// Multiples of one fixed point, for multiplying it by scalars of up to `bits` bits:
 /// `entry(window, digit) = digit · 2^(width·window) · base` for digits 1 ..< 2^width.
+///
+/// For secret scalars (a signing nonce, a private key) a second, offset table makes the work
+/// independent of the scalar: `secretEntry(window, digit) = (digit + c) · 2^(width·window) · base`
+/// for every digit *including 0*, with `c` a fixed 250-bit constant. Every window then adds one
+/// point, read by scanning the whole window; the offsets' sum, `c · Σ 2^(width·window) · base`, is
+/// taken off with one more addition at the end. No addition is skipped for a zero digit and the
+/// accumulator never starts from infinity, so a nonce with leading or inner zero digits takes as
+/// long as any other (the equal and opposite cases of an addition occur with probability ~2⁻²⁵⁰).
 struct FixedBaseTable: Sendable {
     let width: Int
     let windows: Int
     let entries: [AffinePoint]
+    /// `(digit + c) · 2^(width·window) · base` for digits 0 ..< 2^width, window by window.
+    let secretEntries: [AffinePoint]
+    /// `−c · Σ_window 2^(width·window) · base`.
+    let secretCorrection: AffinePoint
+
+    /// The offset `c`: SHA-256("purse stark fixed-base offset") shifted right 6 bits (any
+    /// constant of about the order's size does; this one has nothing up its sleeve).
+    static let offset = U256(hexDigits: "2bf6143b25c102a844486ee903a109eadf52db23e2e6e2cf1419e26487c0479")!
 
     init(base: AffinePoint, bits: Int, width: Int) {
         self.width = width
@@ -186,7 +202,21 @@ struct FixedBaseTable: Sendable {
             }
             for _ in 0..<width { windowBase = windowBase.doubled }
         }
-        entries = normalize(jacobian)
+        let entries = normalize(jacobian)
+        self.entries = entries
+        // The offset table: each window's multiples moved by c · 2^(width·window) · base.
+        var offsetWindow = JacobianPoint.multiply(base, by: Self.offset)
+        var offsets = JacobianPoint.infinity
+        var secret: [JacobianPoint] = []
+        secret.reserveCapacity(windows * (perWindow + 1))
+        for window in 0..<windows {
+            secret.append(offsetWindow)
+            for digit in 1...perWindow { secret.append(offsetWindow.adding(entries[window * perWindow + digit - 1])) }
+            offsets = offsets.adding(offsetWindow)
+            for _ in 0..<width { offsetWindow = offsetWindow.doubled }
+        }
+        secretEntries = normalize(secret)
+        secretCorrection = offsets.affine!.negated
     }
 
     /// Adds `scalar · base` to `accumulator` (public scalars: the digit picks the entry directly).
@@ -201,25 +231,46 @@ struct FixedBaseTable: Sendable {
         return result
     }
 
-    /// `scalar · base` for a secret scalar: every entry of a window is read and the wanted one kept
-    /// by masking, so the memory touched does not depend on the scalar's digits.
+    /// `scalar · base` for a secret scalar below `2^(width·windows)`: one point added per window
+    /// and one at the end, whatever the digits, each read by scanning its whole window and keeping
+    /// the wanted entry by masking, so neither the work nor the memory touched depends on the scalar.
     func multiplySecret(_ scalar: U256) -> JacobianPoint {
+        var work = SecretMultiplicationWork()
+        return multiplySecret(scalar, work: &work)
+    }
+
+    /// What one secret multiplication did, for the test that it does the same for every scalar.
+    struct SecretMultiplicationWork: Equatable {
+        var additions = 0
+        var entriesRead = 0
+    }
+
+    func multiplySecret(_ scalar: U256, work: inout SecretMultiplicationWork) -> JacobianPoint {
+        let perWindow = 1 << width
         var result = JacobianPoint.infinity
-        let perWindow = (1 << width) - 1
         for window in 0..<windows {
             let digit = UInt64(scalar.bits(at: window * width, width: width))
             var chosen = U256.zero, chosenY = U256.zero
-            for candidate in 1...perWindow {
+            for candidate in 0..<perWindow {
                 let mask = 0 &- UInt64(digit == UInt64(candidate) ? 1 : 0)
-                let entry = entries[window * perWindow + candidate - 1]
+                let entry = secretEntries[window * perWindow + candidate]
                 chosen = U256(chosen.l0 | (entry.x.montgomery.l0 & mask), chosen.l1 | (entry.x.montgomery.l1 & mask),
                               chosen.l2 | (entry.x.montgomery.l2 & mask), chosen.l3 | (entry.x.montgomery.l3 & mask))
                 chosenY = U256(chosenY.l0 | (entry.y.montgomery.l0 & mask), chosenY.l1 | (entry.y.montgomery.l1 & mask),
                                chosenY.l2 | (entry.y.montgomery.l2 & mask), chosenY.l3 | (entry.y.montgomery.l3 & mask))
+                work.entriesRead += 1
             }
-            if digit != 0 { result = result.adding(AffinePoint(x: Fp(montgomery: chosen), y: Fp(montgomery: chosenY))) }
+            let point = AffinePoint(x: Fp(montgomery: chosen), y: Fp(montgomery: chosenY))
+            // The first window starts the sum (the same for every scalar); every later one adds.
+            result = window == 0 ? point.jacobian : add(result, point, work: &work)
         }
-        return result
+        return add(result, secretCorrection, work: &work)
+    }
+
+    @inline(__always)
+    private func add(_ p: JacobianPoint, _ q: AffinePoint, work: inout SecretMultiplicationWork) -> JacobianPoint {
+        work.additions += 1
+        return p.adding(q)
     }
 }
 
