@@ -77,7 +77,8 @@ struct P521VerifyingKeyTests {
             let flippedSignature = try P521.Signing.ECDSASignature(rawRepresentation: flipped)
             #expect(key.isValidSignature(rawRepresentation: flipped, digest: Array(sha384))
                     == privateKey.publicKey.isValidSignature(flippedSignature, for: sha384))
-            // swift-crypto's own signing hashes with SHA-512, longer than the order: truncated.
+            // swift-crypto's own signing hashes with SHA-512 (512 bits, shorter than the 521-bit
+            // order, so it is taken whole).
             let sha512Signature = try privateKey.signature(for: message)
             #expect(key.isValidSignature(rawRepresentation: sha512Signature.rawRepresentation, digest: Array(SHA512.hash(data: message))))
         }
@@ -103,6 +104,72 @@ struct P521VerifyingKeyTests {
             let valid = key.isValidSignature(rawRepresentation: try #require(Hex.decode(vector.signature)), digest: try #require(Hex.decode(vector.digest)))
             #expect(valid == vector.valid, "vector \(index)")
         }
+    }
+
+    /// Project Wycheproof's ECDSA P-521 / SHA-512 vectors with raw (IEEE P1363) signatures,
+    /// the form this verifier reads: valid signatures, and the arithmetic edge cases, out-of-range
+    /// r and s, wrong lengths and special public keys that implementations have got wrong.
+    @Test("Project Wycheproof's secp521r1 SHA-512 P1363 vectors: every verdict as Wycheproof's")
+    func wycheproofVectors() throws {
+        struct Test: Decodable { var tcId: Int; var msg: String; var sig: String; var result: String; var flags: [String] }
+        struct Group: Decodable { var uncompressed: String; var sha: String; var tests: [Test] }
+        struct File: Decodable { var numberOfTests: Int; var testGroups: [Group] }
+        let url = try #require(Bundle.module.url(forResource: "wycheproof_ecdsa_secp521r1_sha512_p1363", withExtension: "json", subdirectory: "Fixtures"))
+        let file = try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+        var checked = 0
+        for group in file.testGroups {
+            #expect(group.sha == "SHA-512")
+            let point = try #require(Hex.decode(group.uncompressed))
+            #expect(point.count == 133 && point.first == 4)
+            let key = try #require(P521VerifyingKey(rawRepresentation: point.dropFirst()), "a Wycheproof key was refused")
+            for test in group.tests {
+                let message = try #require(Hex.decode(test.msg))
+                let signature = try #require(Hex.decode(test.sig))
+                let valid = key.isValidSignature(rawRepresentation: signature, digest: Array(SHA512.hash(data: message)))
+                switch test.result {
+                case "valid": #expect(valid, "tcId \(test.tcId) \(test.flags)")
+                case "invalid": #expect(!valid, "tcId \(test.tcId) \(test.flags)")
+                default: break  // "acceptable": either answer
+                }
+                checked += 1
+            }
+        }
+        #expect(checked == file.numberOfTests && checked >= 300)
+    }
+
+    /// A digest longer than the order's 521 bits is read as its leftmost 521 bits (FIPS 186-5,
+    /// 6.4.2): a 66-byte or longer digest whose leftmost bits are a SHA-512 value verifies exactly
+    /// as that SHA-512 digest does, whatever its bits past the 521st.
+    @Test("digests of 66 bytes and more: only their leftmost 521 bits count")
+    func longDigestsAreTruncated() throws {
+        let privateKey = P521.Signing.PrivateKey()
+        let key = try Self.key(privateKey.publicKey)
+        let message = Data("pay 7 CHIPs".utf8)
+        let raw = Array(try privateKey.signature(for: message).rawRepresentation)
+        let digest = Array(SHA512.hash(data: message))
+        #expect(key.isValidSignature(rawRepresentation: raw, digest: digest))
+        /// A `length`-byte digest whose leftmost 521 bits are the SHA-512 value: 9 zero bits, the
+        /// digest's 512 bits, then `tail`'s bits repeated past the 521st.
+        func long(_ length: Int, tail: UInt8) -> [UInt8] {
+            var bits = [UInt8](repeating: 0, count: length)
+            func set(_ index: Int) { bits[index / 8] |= 0x80 >> (index % 8) }
+            for bit in 0..<512 where digest[bit / 8] & (0x80 >> (bit % 8)) != 0 { set(9 + bit) }
+            for bit in 521..<(length * 8) where tail & (0x80 >> (bit % 8)) != 0 { set(bit) }
+            return bits
+        }
+        for length in [66, 67, 80, 128] {
+            for tail: UInt8 in [0x00, 0xFF, 0x5A] {
+                #expect(key.isValidSignature(rawRepresentation: raw, digest: long(length, tail: tail)), "length \(length), tail \(tail)")
+            }
+            // A bit inside the leftmost 521 changes the verdict.
+            var altered = long(length, tail: 0)
+            altered[60] ^= 0x01
+            #expect(!key.isValidSignature(rawRepresentation: raw, digest: altered), "length \(length)")
+        }
+        // 66 bytes of ones: above n once truncated, reduced once.
+        let ones = [UInt8](repeating: 0xFF, count: 66)
+        let e = P521VerifyingKey.integer(ofDigest: ones)
+        #expect(e < P521Words.n)
     }
 
     @Test("altered signatures, digests and keys fail in both")
