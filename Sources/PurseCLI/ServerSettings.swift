@@ -15,7 +15,8 @@ enum ServerSettings {
         Group(title: "Server", settings: [
             (["PURSE_HOST", "PURSE_PORT", "PURSE_DATA_DIR", "PURSE_LOG_LEVEL"], "twins of the options above"),
             (["DATABASE_URL"], "postgres://user:pass@host:5432/db[?sslmode=require] to use PostgreSQL, with pool_size (16), statement_timeout, "
-             + "lock_timeout and idle_in_transaction_session_timeout (30s, 10s, 60s) as query items (default: SQLite file in the data dir)"),
+             + "lock_timeout, idle_in_transaction_session_timeout and lease_timeout (30s, 10s, 60s, 3s: the longest wait for a connection "
+             + "before a 503) as query items (default: SQLite file in the data dir)"),
             (["PURSE_ENV"], "development (default) or production (sandbox-only routes off, secrets required)"),
             (["PURSE_JWT_SECRET"], "session signing secret, at least 32 bytes (generated into the data dir in development)"),
             (["PURSE_SESSION_TTL"], "session lifetime in seconds (default 2592000, 30 days)"),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import PurseDatabase
 @testable import PurseServer
@@ -205,5 +206,39 @@ struct JobFailureTests {
         #expect(exposition.contains(#"purse_jobs_failed_total{kind="test.refused"} 1"#) && exposition.contains(#"purse_jobs_dead_total{kind="test.refused"} 1"#),
                 "\(exposition)")
         await server.shutdown()
+    }
+}
+
+/// While PostgreSQL is down, the pool keeps reconnecting: a session must not wait for it to come
+/// back, it fails within the lease bound as an outage (a 503 to retry).
+@Suite("Database outages fail fast")
+struct DatabaseOutageTests {
+    @Test("a lease on a PostgreSQL that is not there fails within its bound, as an outage")
+    func leaseBound() async throws {
+        let port = try LoopbackPort.freePair()
+        let database = try await Database.open(url: "postgres://postgres@127.0.0.1:\(port)/purse?lease_timeout=1s", logger: Logger(label: "test"))
+        let started = ContinuousClock.now
+        do {
+            _ = try await database.read { db in try await db.raw("SELECT 1 AS one").all() }
+            Issue.record("a session ran without a database")
+        } catch {
+            #expect(DatabaseOutage.contains(error), "\(error)")
+        }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(900) && waited < .seconds(5), "\(waited)")
+        // A transaction the same way, and the ping /health makes.
+        await #expect(throws: DatabaseLeaseTimeout.self) { try await database.transaction { db in try await db.raw("SELECT 1 AS one").run() } }
+        await #expect(throws: (any Error).self) { try await database.ping() }
+        await database.shutdown()
+    }
+
+    @Test("lease_timeout takes seconds or milliseconds, and refuses nonsense")
+    func leaseTimeoutSetting() async throws {
+        for bad in ["0s", "-1s", "abc", "9999999s"] {
+            await #expect(throws: (any Error).self, "\(bad)") {
+                let database = try await Database.open(url: "postgres://postgres@127.0.0.1:1/purse?lease_timeout=\(bad)", logger: Logger(label: "test"))
+                await database.shutdown()
+            }
+        }
     }
 }

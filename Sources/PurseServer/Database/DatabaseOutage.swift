@@ -7,7 +7,7 @@ import PostgresNIO
 /// `Idempotency-Key` gets the first answer if the commit did land.
 public enum DatabaseOutage {
     public static func contains(_ error: any Error) -> Bool {
-        if error is DatabaseConnectionLost { return true }
+        if error is DatabaseConnectionLost || error is DatabaseLeaseTimeout { return true }
         guard let error = error as? PSQLError else { return false }
         switch error.code {
         case .connectionError, .serverClosedConnection, .uncleanShutdown, .clientClosedConnection, .poolClosed:
@@ -27,4 +27,11 @@ public enum DatabaseOutage {
 public struct DatabaseConnectionLost: Error, CustomStringConvertible {
     public init() {}
     public var description: String { "the database connection closed before the work on it finished" }
+}
+
+/// No database connection came within the lease bound (PostgreSQL down or every connection busy):
+/// the request is answered 503 at once rather than waiting for the database to come back.
+public struct DatabaseLeaseTimeout: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "no database connection within the lease bound" }
 }

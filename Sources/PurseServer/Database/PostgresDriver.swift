@@ -18,6 +18,10 @@ final class PostgresDriver: DatabaseDriver {
     private let metrics: DatabaseMetrics
     private let closed = Atomic<Bool>(false)
     private let closings = ConnectionClosings()
+    /// How long a session waits for a connection (`lease_timeout`, 3 s): while PostgreSQL is down
+    /// the pool keeps reconnecting and a lease would wait until it is back; past this bound the
+    /// request fails with ``DatabaseLeaseTimeout``, a 503 to retry, and the pool recovers by itself.
+    private let leaseTimeout: Duration
 
     /// One commit per transaction.
     var statistics: DatabaseStatistics {
@@ -54,6 +58,7 @@ final class PostgresDriver: DatabaseDriver {
             tls: tls
         )
         configuration.options.maximumConnections = Int(query["pool_size"] ?? "") ?? 16
+        leaseTimeout = try Self.duration(query["lease_timeout"], default: .seconds(3), name: "lease_timeout")
         // No session waits without bound: a statement or lock wait that runs away fails its request,
         // and a connection left inside a transaction is closed by the server.
         configuration.options.additionalStartupParameters = [
@@ -74,9 +79,52 @@ final class PostgresDriver: DatabaseDriver {
         for await _ in started {}
     }
 
+    /// `lease_timeout`'s value: `3s`, `500ms` or a number of seconds.
+    static func duration(_ text: String?, default fallback: Duration, name: String) throws -> Duration {
+        guard let text, !text.isEmpty else { return fallback }
+        let (digits, unit): (Substring, Int64) = text.hasSuffix("ms") ? (text.dropLast(2), 1) : text.hasSuffix("s") ? (text.dropLast(), 1000) : (Substring(text), 1000)
+        guard let value = Int64(digits), value > 0, value <= 600_000 / unit else {
+            throw DatabaseConfigurationError(message: "DATABASE_URL's \(name) must be a duration such as 3s or 500ms")
+        }
+        return .milliseconds(value * unit)
+    }
+
+    /// Runs `body` on a leased connection, or fails with ``DatabaseLeaseTimeout`` when none comes
+    /// within ``leaseTimeout``. Only the wait for the connection is bounded; once leased, the
+    /// statements have `statement_timeout`.
+    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        // 0: waiting, 1: leased, 2: gave up. Whichever of the lease and the clock moves first wins.
+        let state = LeaseState()
+        let client = client, timeout = leaseTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    guard state.value.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { throw DatabaseLeaseTimeout() }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                if state.value.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged { throw DatabaseLeaseTimeout() }
+                return nil
+            }
+            while let next = try await group.next() {
+                if let value = next {
+                    group.cancelAll()
+                    return value
+                }
+            }
+            throw DatabaseLeaseTimeout()
+        }
+    }
+
+    private final class LeaseState: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
-        return try await client.withConnection { connection in
+        return try await withConnection { connection in
             let db = PostgresSession(connection)
             return try await db.closingIfUnfit {
                 try await self.closings.untilClosed(connection) { try await body(db) }
@@ -86,7 +134,7 @@ final class PostgresDriver: DatabaseDriver {
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any DatabaseSession) async throws -> T) async throws -> T {
         guard !closed.load(ordering: .relaxed) else { throw DatabaseClosedError() }
-        return try await client.withConnection { connection in
+        return try await withConnection { connection in
             let db = PostgresSession(connection, inTransaction: true)
             return try await db.closingIfUnfit {
                 try await self.closings.untilClosed(connection) {
