@@ -150,6 +150,9 @@ extension PurseError {
         case .unauthorized: return .unauthorized(message, body: body)
         case .notFound: return .notFound(message, body: body)
         case .tooManyRequests: return .rateLimited(retryAfter: response.retryAfter, message: message)
+        // A 409 that says when to come back (an Idempotency-Key whose first request is still
+        // finishing: `idempotency_key_in_use`) is a wait, retried like a 429 with the same key.
+        case .conflict where response.retryAfter != nil: return .rateLimited(retryAfter: response.retryAfter, message: message)
         default: return .server(status: response.status.code, message: message, body: body)
         }
     }

@@ -358,6 +358,31 @@ struct NexusReliabilityTests {
         }
     }
 
+    /// 100 copies of one top-up at once, under one key: one charge, and every copy gets the first
+    /// answer — the delivery's verdict — never the pending answer stored before it (a copy that
+    /// arrives meanwhile waits for the verdict).
+    @Test(arguments: TestEngines.all)
+    func aHundredCopiesOfOneKeyGetOneAnswer(engine: DatabaseEngine) async throws {
+        try await NexusHarness.withServer(engine: engine) { h in
+            let user = try await h.enrolledUser()
+            let token = try await token(for: user, h: h)
+            let answers = try await withThrowingTaskGroup(of: (Int, String?, String?).self, returning: [(Int, String?, String?)].self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        let answer = try await topup(h, user, auth: #""verificationToken": "\#(token)""#, key: "one-top-up")
+                        let data = answer.object["data"] as? [String: Any]
+                        return (Int(answer.status.code), data?["status"] as? String, data?["transactionId"] as? String)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.0 == 200 }, "\(Set(answers.map(\.0)))")
+            #expect(Set(answers.map(\.1)).count == 1 && answers.first?.1 != "pending", "\(Dictionary(grouping: answers.map { $0.1 ?? "-" }, by: { $0 }).mapValues(\.count))")
+            #expect(Set(answers.map(\.2)).count == 1)
+            #expect(try await h.balance(user) == 4_500, "one charge")
+        }
+    }
+
     @Test func reusedKeyWithAnotherBodyIs422() async throws {
         try await NexusHarness.withServer { h in
             let user = try await h.enrolledUser()

@@ -246,7 +246,9 @@ extension NexusController {
                 transactionId: id, status: .pending, amount: order.amount, balance: Naira.naira(balance),
                 timestamp: Timestamp.iso(now), cashbackUsed: Naira.naira(cashbackUsed), cashbackEarned: earned
             ))
-            return IdempotentEffect(PaidTopup(response: response, delivery: record), status: .ok, body: response.json)
+            // Provisional: the answer becomes the delivery's verdict (or is confirmed as pending)
+            // below, and a retry meanwhile waits for it, so every copy gets the first answer.
+            return IdempotentEffect(PaidTopup(response: response, delivery: record), status: .ok, body: response.json, provisional: true)
         }
     }
 
@@ -260,9 +262,20 @@ extension NexusController {
             try await environment.amend(call, status: .ok, body: body, in: db)
             return body
         }
-        let attempt = try await delivery.attempt(paid.delivery, settled: final)
+        let attempt: AirtimeDelivery.Attempt<Data>
+        do {
+            attempt = try await delivery.attempt(paid.delivery, settled: final)
+        } catch {
+            // The paid top-up's answer stays the pending one it was stored with.
+            try? await environment.settle(call)
+            throw error
+        }
         if let body = attempt.answer { return .jsonData(body) }
-        guard attempt.state != .pending else { return pending }
+        guard attempt.state != .pending else {
+            // No verdict yet: the pending answer is the first answer, and so every retry's.
+            try await environment.settle(call)
+            return pending
+        }
         // Another settler (the job, another replica) was first: the answer follows its verdict.
         return .jsonData(try await environment.database.transaction { db in try await final(attempt.state, db) })
     }

@@ -45,11 +45,16 @@ public struct IdempotentEffect<Value: Sendable>: Sendable {
     public var value: Value
     public var status: HTTPResponse.Status
     public var body: Data
+    /// The route will still replace this answer (``ServerEnvironment/amend(_:status:body:in:)``)
+    /// or confirm it (``ServerEnvironment/settle(_:)``): until then a retry with the key waits
+    /// for the final answer instead of getting this one.
+    public var provisional: Bool
 
-    public init(_ value: Value, status: HTTPResponse.Status, body: Data) {
+    public init(_ value: Value, status: HTTPResponse.Status, body: Data, provisional: Bool = false) {
         self.value = value
         self.status = status
         self.body = body
+        self.provisional = provisional
     }
 }
 
@@ -84,7 +89,8 @@ extension ServerEnvironment {
             let stored = try await database.read { db in
                 try await idempotency.finished(user: user, key: key, scope: call.scope, requestHash: call.requestHash, in: db)
             }
-            return stored.map { .replay(Self.response($0)) } ?? .fresh(call)
+            guard let stored else { return .fresh(call) }
+            return .replay(try await settled(call, stored))
         } catch IdempotencyError.keyReused {
             throw Self.keyReused
         }
@@ -112,13 +118,51 @@ extension ServerEnvironment {
                 database: database, user: call.user, key: key, scope: call.scope, requestHash: call.requestHash, now: now()
             ) { db in
                 let done = try await effect(db)
-                return (StoredResponse(status: Int(done.status.code), body: done.body), done.value)
+                return (StoredResponse(status: Int(done.status.code), body: done.body, provisional: done.provisional), done.value)
             }
             if let value { return .fresh(value, Self.response(stored)) }
-            return .replayed(Self.response(stored))
+            return .replayed(try await settled(call, stored))
         } catch IdempotencyError.keyReused {
             throw Self.keyReused
         }
+    }
+
+    /// How long a retry waits for a provisional answer to become final before it is told to come
+    /// back (409 with `Retry-After`), and how old a provisional answer may get before it is taken
+    /// as final (its request ended without settling it: a crash).
+    static let provisionalWait: Duration = .seconds(10)
+    static let provisionalLifetime: Int64 = 60_000
+
+    /// The answer a retry sends: `stored` when it is final; while the first request may still
+    /// replace it, the final one once it comes (read again every 50 ms), or after
+    /// ``provisionalWait`` a 409 `idempotency_key_in_use` with `Retry-After: 1` — Stripe's answer
+    /// for a key still in use, which the client cores retry with the same key.
+    func settled(_ call: IdempotentCall, _ stored: StoredResponse) async throws -> Response {
+        guard let key = call.key else { return Self.response(stored) }
+        var stored = stored
+        let deadline = ContinuousClock.now + Self.provisionalWait
+        let idempotency = idempotency
+        while stored.provisional, now().epochMillis - stored.createdAt < Self.provisionalLifetime {
+            guard ContinuousClock.now < deadline else { throw Self.keyInUse }
+            try await Task.sleep(for: .milliseconds(50))
+            guard let again = try await database.read({ db in
+                try await idempotency.finished(user: call.user, key: key, scope: call.scope, requestHash: call.requestHash, in: db)
+            }) else { throw Self.keyInUse }
+            stored = again
+        }
+        return Self.response(stored)
+    }
+
+    /// 409: the first request with the key is still finishing; come back.
+    public static let keyInUse = APIError(.conflict, "A request with this Idempotency-Key is still being processed; retry in a moment",
+                                          code: "idempotency_key_in_use", headers: [.retryAfter: "1"])
+
+    /// Makes the provisional answer stored under the call's key final as it is: the route answers
+    /// with it (a top-up whose delivery has no verdict yet).
+    public func settle(_ call: IdempotentCall) async throws {
+        guard let key = call.key else { return }
+        let idempotency = idempotency
+        try await database.transaction { db in try await idempotency.settle(user: call.user, key: key, in: db) }
     }
 
     /// Phase 3: replaces the answer stored under the call's key, in `db` — the transaction that

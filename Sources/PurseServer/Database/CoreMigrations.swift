@@ -166,5 +166,10 @@ public enum CoreMigrations {
         Migration("0008_core_rate_bucket_batches", [
             "ALTER TABLE rate_buckets ADD COLUMN drawn BIGINT NOT NULL DEFAULT 0 CHECK (drawn >= 0)",
         ]),
+        // A stored answer the first request will still replace (a top-up's, until its delivery's
+        // first verdict): a retry waits for the final one instead of answering with this.
+        Migration("0009_core_idempotency_provisional", [
+            "ALTER TABLE idempotency_keys ADD COLUMN provisional BOOLEAN NOT NULL DEFAULT FALSE",
+        ]),
     ]
 }

@@ -18,10 +18,16 @@ final class PostgresDriver: DatabaseDriver {
     private let metrics: DatabaseMetrics
     private let closed = Atomic<Bool>(false)
     private let closings = ConnectionClosings()
-    /// How long a session waits for a connection (`lease_timeout`, 3 s): while PostgreSQL is down
-    /// the pool keeps reconnecting and a lease would wait until it is back; past this bound the
-    /// request fails with ``DatabaseLeaseTimeout``, a 503 to retry, and the pool recovers by itself.
+    /// How long a session waits for a connection while none is being handed out (`lease_timeout`,
+    /// 3 s): while PostgreSQL is down the pool keeps reconnecting and a lease would wait until it
+    /// is back; past this bound the request fails with ``DatabaseLeaseTimeout``, a 503 to retry,
+    /// and the pool recovers by itself. A pool that is merely busy — some lease came within the
+    /// bound — keeps the session waiting, up to ``longestLeaseWait``.
     private let leaseTimeout: Duration
+    /// When a connection was last handed out (``ContinuousClock`` nanoseconds since `started`).
+    private let lastLease = Atomic<Int64>(0)
+    private let started = ContinuousClock.now
+    static let longestLeaseWait: Duration = .seconds(30)
 
     /// One commit per transaction.
     var statistics: DatabaseStatistics {
@@ -100,13 +106,21 @@ final class PostgresDriver: DatabaseDriver {
             group.addTask {
                 try await client.withConnection { connection in
                     guard state.value.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged else { throw DatabaseLeaseTimeout() }
+                    self.lastLease.store(self.sinceStart(), ordering: .relaxed)
                     return try await body(connection)
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
-                if state.value.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged { throw DatabaseLeaseTimeout() }
-                return nil
+                let deadline = ContinuousClock.now + Self.longestLeaseWait
+                while true {
+                    try? await Task.sleep(for: timeout)
+                    guard state.value.load(ordering: .acquiring) == 0 else { return nil }
+                    // Connections are still being handed out: the pool is busy, not cut off.
+                    let idle = Duration.nanoseconds(self.sinceStart() - self.lastLease.load(ordering: .relaxed))
+                    if idle < timeout, ContinuousClock.now < deadline { continue }
+                    if state.value.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged { throw DatabaseLeaseTimeout() }
+                    return nil
+                }
             }
             while let next = try await group.next() {
                 if let value = next {
@@ -116,6 +130,11 @@ final class PostgresDriver: DatabaseDriver {
             }
             throw DatabaseLeaseTimeout()
         }
+    }
+
+    private func sinceStart() -> Int64 {
+        let elapsed = ContinuousClock.now - started
+        return elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
     }
 
     private final class LeaseState: Sendable {

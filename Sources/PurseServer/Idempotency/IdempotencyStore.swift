@@ -10,11 +10,18 @@ public struct StoredResponse: Sendable, Equatable {
     public var body: Data
     /// True when this is the remembered answer to an earlier request, not a fresh one.
     public var replayed: Bool
+    /// True while the first request may still replace this answer (``IdempotencyStore/amend(user:key:response:in:)``
+    /// or ``IdempotencyStore/settle(user:key:in:)`` end it); a retry waits for the final one.
+    public var provisional: Bool
+    /// When the record was written (Unix ms; 0 for a fresh answer).
+    public var createdAt: Int64
 
-    public init(status: Int, body: Data, replayed: Bool = false) {
+    public init(status: Int, body: Data, replayed: Bool = false, provisional: Bool = false, createdAt: Int64 = 0) {
         self.status = status
         self.body = body
         self.replayed = replayed
+        self.provisional = provisional
+        self.createdAt = createdAt
     }
 }
 
@@ -99,7 +106,7 @@ public struct IdempotencyStore: Sendable {
                 let (response, value) = try await effect(db)
                 try await db.runLast(Record.self, [
                     .text(user.rawValue), .text(key), .text(scope), .text(requestHash), .integer(response.status),
-                    .text(String(decoding: response.body, as: UTF8.self)), .integer(now.epochMillis),
+                    .text(String(decoding: response.body, as: UTF8.self)), .integer(now.epochMillis), .integer(response.provisional ? 1 : 0),
                 ])
                 return (response, value)
             }
@@ -118,6 +125,7 @@ public struct IdempotencyStore: Sendable {
             let (response, value) = try await effect(db)
             try await db.runLast(Complete.self, [
                 .text(user.rawValue), .text(key), .integer(response.status), .text(String(decoding: response.body, as: UTF8.self)),
+                .integer(response.provisional ? 1 : 0),
             ])
             return (response, value)
         }
@@ -142,6 +150,12 @@ public struct IdempotencyStore: Sendable {
         ])
     }
 
+    /// Makes a provisional answer final as it is (the first request answered with it): a retry
+    /// then gets it without waiting.
+    public func settle(user: UserID, key: String, in db: any DatabaseSession) async throws {
+        try await db.run(Settle.self, [.text(user.rawValue), .text(key)])
+    }
+
     /// The response stored under the key, marked replayed; nil when the key is new.
     /// - Throws: ``IdempotencyError/keyReused`` when the key came with another request.
     static func stored(user: UserID, key: String, scope: String, requestHash: String, in db: any DatabaseSession) async throws -> StoredResponse? {
@@ -149,38 +163,44 @@ public struct IdempotencyStore: Sendable {
         guard row.scope == scope, row.requestHash == requestHash else {
             throw IdempotencyError.keyReused
         }
-        return StoredResponse(status: row.status, body: Data(row.body.utf8), replayed: true)
+        return StoredResponse(status: row.status, body: Data(row.body.utf8), replayed: true, provisional: row.provisional, createdAt: row.createdAt)
     }
 
     // The statements, kept prepared on PostgreSQL: every money-moving request runs them.
 
     enum Lookup: PreparedDatabaseQuery {
         static let statement = DatabaseStatement(
-            "SELECT scope, request_hash, status_code, response_body FROM idempotency_keys WHERE user_id = $1 AND key = $2"
+            """
+            SELECT scope, request_hash, status_code, response_body, CASE WHEN provisional THEN 1 ELSE 0 END, created_at
+            FROM idempotency_keys WHERE user_id = $1 AND key = $2
+            """
         )
         static let parameterTypes: [SQLValueType] = [.text, .text]
-        static let columnTypes: [SQLValueType] = [.text, .text, .integer, .text]
+        static let columnTypes: [SQLValueType] = [.text, .text, .integer, .text, .integer, .integer]
 
         struct Row: Sendable {
             var scope: String
             var requestHash: String
             var status: Int
             var body: String
+            var provisional: Bool
+            var createdAt: Int64
         }
 
         static func row(_ columns: DatabaseColumns) throws -> Row {
             guard let status = Int(exactly: try columns.integer(2)) else { throw UnreadableColumn("idempotency_keys", "status_code") }
-            return Row(scope: try columns.text(0), requestHash: try columns.text(1), status: status, body: try columns.text(3))
+            return Row(scope: try columns.text(0), requestHash: try columns.text(1), status: status, body: try columns.text(3),
+                       provisional: try columns.integer(4) != 0, createdAt: try columns.integer(5))
         }
     }
 
     /// The finished record, where writes are serial (SQLite).
     enum Record: PreparedDatabaseStatement {
         static let statement = DatabaseStatement("""
-            INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO idempotency_keys (user_id, key, scope, request_hash, status_code, response_body, created_at, provisional)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8 = 1)
             """)
-        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .integer]
+        static let parameterTypes: [SQLValueType] = [.text, .text, .text, .text, .integer, .text, .integer, .integer]
     }
 
     /// Claims a key with a placeholder row (status 102), or finds it taken.
@@ -198,16 +218,25 @@ public struct IdempotencyStore: Sendable {
     /// Stores the response under a claimed key.
     enum Complete: PreparedDatabaseStatement {
         static let statement = DatabaseStatement(
-            "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2"
+            "UPDATE idempotency_keys SET status_code = $3, response_body = $4, provisional = ($5 = 1) WHERE user_id = $1 AND key = $2"
         )
-        static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
+        static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text, .integer]
     }
 
     /// Replaces a finished request's stored response.
     enum Amendment: PreparedDatabaseStatement {
         static let statement = DatabaseStatement(
-            "UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE user_id = $1 AND key = $2 AND status_code <> 102"
+            """
+            UPDATE idempotency_keys SET status_code = $3, response_body = $4, provisional = FALSE
+            WHERE user_id = $1 AND key = $2 AND status_code <> 102
+            """
         )
         static let parameterTypes: [SQLValueType] = [.text, .text, .integer, .text]
+    }
+
+    /// Makes a provisional answer final.
+    enum Settle: PreparedDatabaseStatement {
+        static let statement = DatabaseStatement("UPDATE idempotency_keys SET provisional = FALSE WHERE user_id = $1 AND key = $2")
+        static let parameterTypes: [SQLValueType] = [.text, .text]
     }
 }
