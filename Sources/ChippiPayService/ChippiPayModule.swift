@@ -144,7 +144,7 @@ public struct ChippiPayModule: PurseModule {
         let mounted = mounted
         let transport = AsyncHTTPClientTransport(maxResponseBytes: 64 << 10)
         return [
-            JobHandler(kind: ProviderRoutes.fulfilmentJob) { job in
+            JobHandler(kind: ProviderRoutes.fulfilmentJob, backoff: ProviderRoutes.fulfilmentBackoff) { job in
                 guard let payments = mounted.payments.withLock({ $0 }) else { throw ConfigurationError("ChippiPay is not mounted") }
                 try await Fulfilment(environment: environment, payments: payments).fulfil(job)
             },

@@ -69,6 +69,31 @@ struct SandboxNodeTests {
                                                l1DataGas: ResourceBound(maxAmount: 10_000, maxPricePerUnit: 2_000_000_000))
     static func strk(_ text: String) -> UInt256 { try! STRKAmount.parse(text) }
 
+    /// Two replicas relay from one account, each with its own nonce sequence: each send finds
+    /// the node's nonce past its own, and makes the transaction again with it. Alternating, and
+    /// at once, every transfer lands and the account's nonce counts them.
+    @Test("relays alternating between two senders of one account never fail on a stale nonce")
+    func twoSendersOfOneAccount() async throws {
+        try await Self.withNode { h in
+            let (address, key) = h.accounts[0]
+            let replicas = [StarknetAccount(address: address, key: key, provider: h.provider), StarknetAccount(address: address, key: key, provider: h.provider)]
+            let start = try await h.provider.nonce(of: address)
+            let recipient = h.accounts[1].address
+            let token = h.strk
+            for index in 0..<8 {
+                _ = try await replicas[index % 2].execute([token.transfer(to: recipient, Self.strk("0.001"))])
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<6 {
+                    // Distinct amounts: two identical transfers at one nonce are one transaction.
+                    group.addTask { _ = try await replicas[index % 2].execute([token.transfer(to: recipient, Self.strk("0.00\(index + 2)"))]) }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await h.provider.nonce(of: address) == start + Felt(14))
+        }
+    }
+
     @Test func genesisHasTheTokenTheVaultAndFundedAccounts() async throws {
         try await Self.withNode { (h: Harness) async throws in
             #expect(try await h.provider.specVersion() == "0.10.2")

@@ -225,11 +225,17 @@ struct ProviderRoutes: Sendable {
             guard try await purchase.insert(in: db) else {
                 throw APIError.conflict("vault_transaction_hash has already paid for another purchase")
             }
+            // Fulfilment refunds what it cannot deliver: it never gives up with the money held
+            // (about a month of attempts, every 10 minutes at most; each failure is logged with its
+            // reason and counted in purse_jobs_failed_total, and the purchase stays pending).
             try await environment.jobs.enqueue(kind: Self.fulfilmentJob, payload: FulfilmentJob(transactionID: id),
-                                               runAt: now.addingTimeInterval(configuration.fulfilmentSeconds), in: db)
+                                               runAt: now.addingTimeInterval(configuration.fulfilmentSeconds), maxAttempts: Self.fulfilmentAttempts, in: db)
             return IdempotentEffect((), status: .created, body: try JSONEncoder.chippi.encode(purchase.body))
         }.response
     }
+
+    static let fulfilmentAttempts = 5_000
+    static let fulfilmentBackoff = JobBackoff(base: 2, maximum: 600)
 
     // MARK: Wire types
 

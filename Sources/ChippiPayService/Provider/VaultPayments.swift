@@ -127,17 +127,24 @@ struct VaultPayments: Sendable {
             if let row, let hash = Felt(try row.decode(column: "transaction_hash", as: String.self)) {
                 return (hash, true)
             }
-            let transaction = try await provider.prepare(calls)
-            let fee = Self.nanoSTRK(transaction.common.resourceBounds.maxFee) ?? .max
             let day = String(JavaScriptDate.string(epochMillis: now().epochMillis).prefix(10))
-            try await database.transaction { db in try await budget.draw(account: account, fee: fee, day: day, in: db) }
-            let hash: Felt
-            do {
-                hash = try await provider.send(transaction)
-            } catch {
-                try? await database.transaction { db in try await budget.giveBack(account: account, fee: fee, day: day, in: db) }
-                throw error
+            var hash: Felt?
+            // A nonce the node refuses (another replica sent from the account meanwhile): the
+            // draw is given back and the transaction made again with the node's nonce.
+            for attempt in 1...5 where hash == nil {
+                let transaction = try await provider.prepare(calls)
+                let fee = Self.nanoSTRK(transaction.common.resourceBounds.maxFee) ?? .max
+                try await database.transaction { db in try await budget.draw(account: account, fee: fee, day: day, in: db) }
+                do {
+                    hash = try await provider.send(transaction)
+                } catch let error as StarknetRPCError where error.kind == .invalidNonce && attempt < 5 {
+                    try? await database.transaction { db in try await budget.giveBack(account: account, fee: fee, day: day, in: db) }
+                } catch {
+                    try? await database.transaction { db in try await budget.giveBack(account: account, fee: fee, day: day, in: db) }
+                    throw error
+                }
             }
+            guard let hash else { throw PurseError.server(status: 503, message: "the relayer's nonce kept moving: try again") }
             try await database.transaction { db in
                 try await db.raw("""
                     INSERT INTO chippi_relays (account, nonce, transaction_hash, created_at, merchant_id)

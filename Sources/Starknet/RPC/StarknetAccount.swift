@@ -3,8 +3,11 @@ import PurseHTTP
 /// An account contract driven by its Stark key: executes calls as INVOKE v3 transactions.
 ///
 /// The nonce comes from the node, then from a local sequence so that back-to-back sends do not
-/// wait for each other; a nonce the node refuses resets the sequence. The fee is estimated with a
-/// query-version signature (never valid as a real transaction) and the bounds raised by
+/// wait for each other. Another sender of the same account (another replica of a service) moves
+/// the node's nonce past the local one: a nonce the node refuses, at the fee estimate or at the
+/// send, drops the sequence, and the transaction is made again with the node's nonce (a refused
+/// nonce means nothing was included, so making it again pays nothing twice). The fee is estimated
+/// with a query-version signature (never valid as a real transaction) and the bounds raised by
 /// `feeMargin`.
 public actor StarknetAccount {
     public nonisolated let address: Felt
@@ -52,8 +55,27 @@ public actor StarknetAccount {
         return try await provider.nonce(of: address)
     }
 
-    /// The INVOKE for `calls`, signed, with bounds from a fee estimate (or the given ones).
+    /// Forgets the local nonce sequence: the next transaction takes the node's nonce.
+    public func refreshNonce() { nextNonce = nil }
+
+    /// How many times a transaction is made again after the node refused its nonce.
+    static let nonceAttempts = 5
+
+    /// The INVOKE for `calls`, signed, with bounds from a fee estimate (or the given ones). A
+    /// stale local nonce the estimate refuses is dropped and the node's taken.
     public func prepare(_ calls: [Call], resourceBounds: ResourceBounds? = nil, tip: UInt64 = 0) async throws -> InvokeTransactionV3 {
+        for attempt in 1... {
+            do {
+                return try await prepareOnce(calls, resourceBounds: resourceBounds, tip: tip)
+            } catch let error as StarknetRPCError where error.kind == .invalidNonce && attempt < Self.nonceAttempts {
+                nextNonce = nil
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...80) * attempt))
+            }
+        }
+        fatalError("unreachable")
+    }
+
+    private func prepareOnce(_ calls: [Call], resourceBounds: ResourceBounds?, tip: UInt64) async throws -> InvokeTransactionV3 {
         let chainId = try await chain()
         let nonce = try await nonce()
         let calldata = Call.executeCalldata(calls)
@@ -72,9 +94,17 @@ public actor StarknetAccount {
         return transaction
     }
 
-    /// Signs and sends `calls` as one transaction; returns its hash.
+    /// Signs and sends `calls` as one transaction; returns its hash. A nonce the node refuses
+    /// (another sender of the account was first) makes the transaction again with the node's.
     public func execute(_ calls: [Call], resourceBounds: ResourceBounds? = nil, tip: UInt64 = 0) async throws -> Felt {
-        try await send(try await prepare(calls, resourceBounds: resourceBounds, tip: tip))
+        for attempt in 1... {
+            do {
+                return try await send(try await prepare(calls, resourceBounds: resourceBounds, tip: tip))
+            } catch let error as StarknetRPCError where error.kind == .invalidNonce && attempt < Self.nonceAttempts {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...80) * attempt))
+            }
+        }
+        fatalError("unreachable")
     }
 
     /// Sends a transaction ``prepare(_:resourceBounds:tip:)`` made (with the account's next nonce);
@@ -87,6 +117,12 @@ public actor StarknetAccount {
         } catch let error as StarknetRPCError where error.kind == .invalidNonce {
             nextNonce = nil
             throw error
+        } catch let error as StarknetRPCError where error.kind == .duplicateTransaction && !transaction.common.isQuery {
+            // This very transaction (same calls, nonce and bounds, so the same hash) is already
+            // with the node — sent by an earlier try whose answer was lost, or by another sender
+            // with the same intent: it is the answer, not a second transaction to make.
+            nextNonce = transaction.common.nonce + .one
+            return try transaction.hash(chainId: try await chain())
         }
     }
 
