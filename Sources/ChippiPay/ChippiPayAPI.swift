@@ -130,12 +130,16 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
     /// failure this error was made from.
     public let isTransient: Bool
     public var description: String { message }
+    /// For a payment the provider refused and is refunding (`code: payment_refused`): the failed
+    /// purchase it recorded, whose `refund_transaction_hash` tells when the STRK went back.
+    public let refundingPurchase: PurchaseID?
 
-    public init(kind: Kind, message: String, details: String = "", isTransient: Bool = false) {
+    public init(kind: Kind, message: String, details: String = "", isTransient: Bool = false, refundingPurchase: PurchaseID? = nil) {
         self.kind = kind
         self.message = message
         self.details = details
         self.isTransient = isTransient
+        self.refundingPurchase = refundingPurchase
     }
 
     init(_ error: PurseError) {
@@ -149,7 +153,10 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
         case .invalidResponse: (.invalidResponse, "ChippiPay service error")
         default: (error.status ?? 0) >= 500 ? (.service, "ChippiPay service error") : (.refused, error.message)
         }
-        self.init(kind: kind, message: message, details: error.message, isTransient: error.isTransient)
+        struct Refused: Decodable { var code: String?; var transaction_id: String? }
+        let refused = error.decodeBody(as: Refused.self)
+        let refunding = refused?.code == "payment_refused" ? refused?.transaction_id.map(PurchaseID.init(rawValue:)) : nil
+        self.init(kind: kind, message: message, details: error.message, isTransient: error.isTransient, refundingPurchase: refunding)
     }
 }
 

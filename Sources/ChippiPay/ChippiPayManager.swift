@@ -301,6 +301,11 @@ public final class ChippiPayManager {
             guard let amount = Double(pending.amount) else { return .failed(.malformedAnswer, permanent: false) }
             do {
                 return .created(try await purchaseService(skuId: pending.skuId, amount: amount, reference: pending.reference, vaultTransactionHash: hash))
+            } catch let error as ChippiPayError where error.refundingPurchase != nil {
+                // Refused (too little for the price now) and being refunded: the provider's failed
+                // purchase is followed like any other, so the user sees the refund, not a loss.
+                if let id = error.refundingPurchase, let refunding = try? await api.getSKUTransaction(id) { return .created(refunding) }
+                return Self.failed(error, permanent: false)
             } catch let error as ChippiPayError where !error.isTransient {
                 return Self.failed(error, permanent: true)
             } catch {

@@ -147,5 +147,11 @@ enum ChippiPayMigrations {
             "ALTER TABLE chippi_merchants ADD COLUMN previous_webhook_secret TEXT",
             "ALTER TABLE chippi_merchants ADD COLUMN previous_webhook_secret_until BIGINT",
         ]),
+        // A payment the provider received and refused (short, from an account not linked to the
+        // wallet) is recorded as a purchase that fails with a refund, so the money goes back
+        // exactly once, as a failed delivery's does.
+        Migration("chippi_0012_refused_payments", [
+            "ALTER TABLE chippi_sku_transactions ADD COLUMN refusal TEXT",
+        ]),
     ]
 }

@@ -278,6 +278,43 @@ struct ChippiPayManagerTests {
         }
     }
 
+    /// Answers quotes 0.1 STRK short of the price: the rate moved between the quote and the
+    /// payment, as it does for a real app.
+    final class MovedRateTransport: HTTPTransport {
+        let inner: any HTTPTransport
+        init(_ inner: any HTTPTransport) { self.inner = inner }
+
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            var response = try await inner.send(request)
+            guard request.url.path == "/v1/quote", var quote = try? JSONDecoder().decode([String: JSONValue].self, from: response.body),
+                  let fri = quote["strk_amount_fri"]?.stringValue.flatMap({ UInt256($0) }),
+                  let shaved = fri.subtracting(SandboxNodeTests.strk("0.1")) else { return response }
+            quote["strk_amount_fri"] = .string(shaved.description)
+            quote["strk_amount"] = .string(STRKAmount.format(shaved))
+            response.body = try JSONEncoder().encode(quote)
+            return response
+        }
+    }
+
+    /// A payment the provider refuses as short (the rate rose between quote and payment) comes
+    /// back: the app follows the provider's failed purchase until its refund, and says so; the
+    /// vault is whole again.
+    @Test func aShortPaymentIsRefundedAndTheAppSaysSo() async throws {
+        try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
+            let app = try await Self.app(h, transport: MovedRateTransport(RouterTransport(client: h.client)), account: 2)
+            try await app.starknet.depositToVault(amount: "10")
+            try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_short"), externalUserId: "user_short")
+            try await app.chippi.fetchAvailableServices()
+            let telcel = try #require(app.chippi.availableServices.first { $0.id == "telcel_100" })
+            let outcome = await app.chippi.buyService(telcel, reference: "5512345678", starknet: app.starknet)
+            guard case .failed(let message, let id) = outcome else { Issue.record("a short payment ended \(outcome)"); return }
+            #expect(message.contains("refunded") && id != nil, "\(message)")
+            try await app.starknet.checkBalance()
+            #expect(app.starknet.vaultBalance == SandboxNodeTests.strk("10"), "the 4.9 STRK came back into the vault")
+            #expect(await app.chippi.resumePendingPurchase(starknet: app.starknet) == .idle)
+        }
+    }
+
     /// Another purchase started while one is unfinished finishes the earlier one first (with
     /// its own payment), then makes its own: two payments, two purchases.
     @Test func anotherPurchaseFinishesTheUnfinishedOneFirst() async throws {

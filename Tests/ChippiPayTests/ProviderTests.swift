@@ -417,10 +417,21 @@ struct ProviderTests {
                 (elsewhere, "The vault transaction does not pay the provider's payment address \(payTo)"),
                 (unknown, "vault_transaction_hash was not found on Starknet"),
             ]
+            var refused: [String] = []
             for (hash, message) in cases {
                 let (status, body, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: hash), idempotencyKey: UUID().uuidString)
                 #expect(status == .unprocessableContent && body["error"] == .string(message), "\(body)")
+                if let id = body["transaction_id"]?.stringValue { refused.append(id) }
             }
+            // The short payment, the wallet's own, is refunded: a purchase that fails with its 2 STRK
+            // sent back into the vault, once.
+            #expect(refused.count == 1)
+            let failed = try await h.settled(try #require(refused.first))
+            #expect(failed["status"] == "failed" && failed["refund_transaction_hash"]?.stringValue != nil, "\(failed)")
+            #expect(try await VaultContract(address: h.vault, token: h.strk).balance(of: wallet.address) == SandboxNodeTests.strk("7.5"),
+                    "10 in, 2 paid and 2 back, 2.5 withdrawn elsewhere")
+            let (again, _, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: short), idempotencyKey: UUID().uuidString)
+            #expect(again == .conflict, "a refunded payment buys nothing")
             // Bad fields name themselves; nothing is recorded.
             let good = try await h.payFromVault(wallet, deposit: "0", pay: "2.5", to: payTo)
             let bad: [(String, HTTPResponse.Status)] = [
@@ -435,7 +446,7 @@ struct ProviderTests {
                 #expect(try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: UUID().uuidString).0 == expected, "\(body)")
             }
             let (_, page, _) = try await h.call(.get, "/v1/sku-transactions")
-            #expect(page["data"]?.arrayValue?.isEmpty == true)
+            #expect(page["data"]?.arrayValue?.count == 1, "the refunded one only")
             // The good payment still buys once.
             #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: wallet, hash: good), idempotencyKey: "ok").0 == .created)
         }

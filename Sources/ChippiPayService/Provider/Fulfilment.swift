@@ -34,7 +34,7 @@ struct Fulfilment: Sendable {
         guard let purchase = try await environment.database.read({ db in try await Purchase.load(payload.transactionID, in: db) }),
               purchase.status == .pending else { return }
         let now = environment.now().epochMillis
-        if let refusal = Self.supplierRefusal(reference: purchase.reference) {
+        if let refusal = purchase.refusal ?? Self.supplierRefusal(reference: purchase.reference) {
             let refund = try await refundOnce(purchase, amount: purchase.paid)
             try await settle(purchase, status: .failed, reason: refusal + "; \(STRKAmount.format(purchase.paid)) STRK refunded", refund: refund, now: now)
         } else if let excess = purchase.paid.subtracting(purchase.strk), excess > .zero {

@@ -203,25 +203,34 @@ struct ProviderRoutes: Sendable {
             throw APIError.conflict("Wallet \(input.wallet_id.rawValue.prefix(64)) is not active yet: finish creating it before paying from it")
         }
         let required = configuration.rate.fri(forCentavos: centavos)
-        let payment = try await payments.verify(vaultHash, required: required)
+        let payment = try await payments.verify(vaultHash)
         // An account other than the wallet's own pays only once it is linked to the wallet.
         var linked = payment.payer == walletAddress
         if !linked {
             linked = try await environment.database.read { db in try await store.isLinkedPayer(payment.payer.description, of: input.wallet_id, in: db) }
         }
+        // A payment claimed by a wallet that did not make it is refused and left alone: recording
+        // anything would let whoever sees a payment on chain spoil its owner's purchase.
         guard linked else {
             throw ProviderError.unverified("The vault transaction was paid by \(payment.payer), not by wallet \(input.wallet_id.rawValue.prefix(64)) "
                 + "(its account \(walletAddress), or one linked with POST /v1/chipi-wallets/{id}/payers)")
         }
+        // The wallet's own payment that is short (too little, or a quote the rate has moved past)
+        // is refused — and refunded: it is recorded as a purchase that fails with its whole payment
+        // sent back, once (a vault transaction pays for one record only), by the fulfilment job.
+        let refusal = payment.amount < required
+            ? "The vault transaction paid \(STRKAmount.format(payment.amount)) STRK; the purchase needs \(STRKAmount.format(required)) STRK"
+            : nil
 
         let now = environment.now()
         defer { if configuration.fulfilmentSeconds == 0 { environment.jobs.wakeup.signal() } }
         return try await environment.commit(call) { db in
             let id = PurchaseID(RandomID.make("chipi_tx"))
-            let purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,
+            var purchase = Purchase(id: id, merchantID: merchant.id, walletID: input.wallet_id, skuID: sku.id, reference: input.reference,
                                     centavos: centavos, strk: required, paid: payment.amount, payer: payment.payer, vaultHash: vaultHash,
                                     status: .pending, failureReason: nil, refundHash: nil, metadata: metadataText,
                                     created: now.epochMillis, updated: now.epochMillis)
+            purchase.refusal = refusal
             guard try await purchase.insert(in: db) else {
                 throw APIError.conflict("vault_transaction_hash has already paid for another purchase")
             }
@@ -229,9 +238,26 @@ struct ProviderRoutes: Sendable {
             // (about a month of attempts, every 10 minutes at most; each failure is logged with its
             // reason and counted in purse_jobs_failed_total, and the purchase stays pending).
             try await environment.jobs.enqueue(kind: Self.fulfilmentJob, payload: FulfilmentJob(transactionID: id),
-                                               runAt: now.addingTimeInterval(configuration.fulfilmentSeconds), maxAttempts: Self.fulfilmentAttempts, in: db)
+                                               runAt: refusal == nil ? now.addingTimeInterval(configuration.fulfilmentSeconds) : now,
+                                               maxAttempts: Self.fulfilmentAttempts, in: db)
+            if let refusal {
+                // 422 as before, naming the record whose refund the client can follow.
+                let body = RefusedPayment(error: refusal, code: "payment_refused", transaction_id: id, refund: "pending",
+                                          refund_amount: STRKAmount.format(payment.amount))
+                return IdempotentEffect((), status: .unprocessableContent, body: try JSONEncoder.chippi.encode(body))
+            }
             return IdempotentEffect((), status: .created, body: try JSONEncoder.chippi.encode(purchase.body))
         }.response
+    }
+
+    /// The answer to a refused payment: why, and the failed purchase whose refund follows
+    /// (`GET /v1/sku-transactions/{transaction_id}` shows `refund_transaction_hash` once sent).
+    struct RefusedPayment: Encodable {
+        var error: String
+        var code: String
+        var transaction_id: PurchaseID
+        var refund: String
+        var refund_amount: String
     }
 
     static let fulfilmentAttempts = 5_000

@@ -29,6 +29,10 @@ struct Purchase: Sendable {
     var metadata: String
     var created: Int64
     var updated: Int64
+    /// Why the payment was refused when the purchase was asked for (short, from an account not
+    /// linked to the wallet): such a purchase is never delivered; it fails with its whole payment
+    /// refunded.
+    var refusal: String? = nil
 
     /// The wire form (`GET /v1/sku-transactions/{id}` and the webhooks' `data`).
     struct Body: Codable, Sendable, Equatable {
@@ -61,17 +65,17 @@ struct Purchase: Sendable {
     func insert(in db: any DatabaseSession) async throws -> Bool {
         try await db.raw("""
             INSERT INTO chippi_sku_transactions (id, merchant_id, wallet_id, sku_id, reference, amount_centavos, currency, strk_fri, paid_fri,
-                payer, vault_transaction_hash, status, metadata, created_at, updated_at)
+                payer, vault_transaction_hash, status, metadata, created_at, updated_at, refusal)
             VALUES (\(bind: id.rawValue), \(bind: merchantID), \(bind: walletID.rawValue), \(bind: skuID), \(bind: reference), \(bind: centavos), \(bind: SKU.currency),
                 \(bind: strk.description), \(bind: paid.description), \(bind: payer.description), \(bind: vaultHash.description),
-                \(bind: status.rawValue), \(bind: metadata), \(bind: created), \(bind: updated))
+                \(bind: status.rawValue), \(bind: metadata), \(bind: created), \(bind: updated), \(bind: refusal))
             ON CONFLICT DO NOTHING RETURNING id
             """).first() != nil
     }
 
     static let columns = """
         id, merchant_id, wallet_id, sku_id, reference, amount_centavos, strk_fri, paid_fri, payer, vault_transaction_hash, status,
-        failure_reason, refund_transaction_hash, metadata, created_at, updated_at
+        failure_reason, refund_transaction_hash, metadata, created_at, updated_at, refusal
         """
 
     init(id: PurchaseID, merchantID: String, walletID: WalletID, skuID: String, reference: String, centavos: Int64, strk: UInt256, paid: UInt256,
@@ -113,6 +117,7 @@ struct Purchase: Sendable {
                   refundHash: try row.decode(column: "refund_transaction_hash", as: String?.self).flatMap { Felt($0) },
                   metadata: try row.decode(column: "metadata", as: String.self),
                   created: try row.decode(column: "created_at", as: Int64.self), updated: try row.decode(column: "updated_at", as: Int64.self))
+        refusal = try row.decode(column: "refusal", as: String?.self)
     }
 
     static func load(_ id: PurchaseID, merchant: String? = nil, in db: any DatabaseSession) async throws -> Purchase? {

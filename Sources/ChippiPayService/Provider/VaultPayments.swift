@@ -33,9 +33,10 @@ struct VaultPayments: Sendable {
     static let transferKey = Selector.from(name: "Transfer")
 
     /// The STRK `hash` paid to the payment address — a vault `Withdraw` to it, or a plain STRK
-    /// `Transfer` to it — when that is at least `required` and the transaction succeeded and was
-    /// accepted. Each failure is a 422 naming the check.
-    func verify(_ hash: Felt, required: UInt256) async throws -> Payment {
+    /// `Transfer` to it — and who paid it, when the transaction succeeded and was accepted. Each
+    /// failure is a 422 naming the check. Whether it is enough is the caller's to judge: a payment
+    /// it refuses is refunded (``ProviderRoutes/purchase(_:body:merchant:)``).
+    func verify(_ hash: Felt) async throws -> Payment {
         let receipt: TransactionReceipt
         do {
             receipt = try await provider.transactionReceipt(hash)
@@ -63,11 +64,8 @@ struct VaultPayments: Sendable {
                 payer = payer ?? event.keys[1]
             }
         }
-        guard let payer else {
+        guard let payer, paid > .zero else {
             throw ProviderError.unverified("The vault transaction does not pay the provider's payment address \(paymentAddress)")
-        }
-        guard paid >= required else {
-            throw ProviderError.unverified("The vault transaction paid \(STRKAmount.format(paid)) STRK; the purchase needs \(STRKAmount.format(required)) STRK")
         }
         return Payment(amount: paid, payer: payer)
     }
