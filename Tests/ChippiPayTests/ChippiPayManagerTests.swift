@@ -42,18 +42,22 @@ struct ChippiPayManagerTests {
         let store: any SecureStore
     }
 
+    /// Each wait of a status poll also runs the server's due jobs, so delivery happens between polls.
+    static func sleeper(_ h: ProviderTests.Harness) -> Sleeper {
+        let server = h.server
+        return Sleeper { _ in
+            await server.app.jobWorker.runDue()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     static func app(_ h: ProviderTests.Harness, transport: (any HTTPTransport)? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 1),
                     account: Int = 0) async throws -> App {
         let store: any SecureStore = InMemorySecureStore()
         let router = RouterTransport(client: h.client)
         let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
                                        poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 200))
-        let server = h.server
-        // Each wait of the status poll also runs the server's due jobs, so delivery happens between polls.
-        let sleeper = Sleeper { _ in
-            await server.app.jobWorker.runDue()
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let sleeper = Self.sleeper(h)
         let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: transport ?? router,
                                retry: retry, sleeper: sleeper)
         try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
@@ -190,11 +194,7 @@ struct ChippiPayManagerTests {
     /// stop says so.
     @Test func aFailureAtEveryStepThenARestartBuysOnce() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let server = h.server
-            let sleeper = Sleeper { _ in
-                await server.app.jobWorker.runDue()
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let sleeper = Self.sleeper(h)
             var calls = 0
             var stopsSayingPaid = 0
             for failing in 0..<6 {
@@ -250,11 +250,7 @@ struct ChippiPayManagerTests {
     /// nothing more (it used to resume and then buy again).
     @Test func theCLIRunTwiceAfterAPaidFailureBuysOnce() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let server = h.server
-            let sleeper = Sleeper { _ in
-                await server.app.jobWorker.runDue()
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            let sleeper = Self.sleeper(h)
             let app = try await Self.app(h, account: 2)
             try await app.starknet.depositToVault(amount: "12.5")
             try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_cli"), externalUserId: "user_cli")
