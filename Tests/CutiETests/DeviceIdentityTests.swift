@@ -139,3 +139,32 @@ struct DeviceIdentityTests {
         }
     }
 }
+
+/// The admin sign-in backs off guessing without locking out support: a browser that signed in
+/// before keeps a sign-in device cookie, and guesses from elsewhere never hold it.
+@Suite("Cuti-E: admin sign-in without lockout")
+struct AdminSignInTests {
+    @Test("guesses from four networks hold new browsers; the one that signed in before gets in", arguments: TestEngines.all)
+    func knownBrowserIsNotHeld(engine: DatabaseEngine) async throws {
+        try await CutiEHarness.withServer(engine: engine, live: true, trustedProxies: ["127.0.0.1"]) { h in
+            let email = "support@example.com"
+            _ = try await CutiEModule.createAdmin(email: email, name: "Sam", role: "agent", password: "correct-horse-battery", environment: h.environment)
+            func login(_ password: String, from address: String, cookie: String? = nil) async throws -> (HTTPResponse.Status, HTTPFields) {
+                var headers = ["X-Forwarded-For": address]
+                headers["Cookie"] = cookie
+                let (status, _, fields) = try await h.raw(.post, "/v1/admin/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#, headers: headers)
+                return (status, fields)
+            }
+            let (first, fields) = try await login("correct-horse-battery", from: "192.0.2.1")
+            #expect(first == .ok)
+            let device = try #require(fields[values: .setCookie].first { $0.hasPrefix(AdminAccounts.deviceCookieName + "=") }?.split(separator: ";").first)
+            for round in 0..<10 {
+                for address in ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"] { _ = try await login("wrong \(round)", from: address) }
+            }
+            #expect(try await login("correct-horse-battery", from: "198.51.100.7").0 == .tooManyRequests, "a new browser waits")
+            for attempt in 0..<5 {
+                #expect(try await login("correct-horse-battery", from: "198.51.100.\(20 + attempt)", cookie: String(device)).0 == .ok, "attempt \(attempt)")
+            }
+        }
+    }
+}
