@@ -79,6 +79,24 @@ struct APIClientTests {
         #expect(sleeper.recorded == [.seconds(3)])
     }
 
+    /// A key whose first request is still finishing: the server answers 409
+    /// `idempotency_key_in_use` with Retry-After, and the client sends the same request, key
+    /// included, again after the wait.
+    @Test func aKeyStillInUseIsAskedAgainWithTheSameKey() async throws {
+        let sleeper = RecordingSleeper()
+        let transport = ScriptedTransport([
+            json(409, #"{"error": "still being processed", "code": "idempotency_key_in_use"}"#, headerFields: [.retryAfter: "1"]),
+            json(200, #"{"balance": 3}"#),
+        ])
+        let client = makeClient(transport, sleeper: sleeper)
+        let balance: Balance = try await client.send(.post, "/user/topup", body: ["amount": 500], idempotencyKey: "one")
+        #expect(balance.balance == 3 && sleeper.recorded == [.seconds(1)])
+        #expect(transport.requests.map { $0.headerFields[.idempotencyKey] } == ["one", "one"])
+        // A 409 without Retry-After is a refusal, not a wait.
+        let refused = makeClient(ScriptedTransport([json(409, #"{"error": "already exists"}"#)]), sleeper: RecordingSleeper())
+        await #expect(throws: PurseError.self) { let _: Balance = try await refused.send(.post, "/x", body: ["a": 1], idempotencyKey: "k") }
+    }
+
     @Test func tooLongRetryAfterIsReturnedNotWaited() async throws {
         let sleeper = RecordingSleeper()
         let transport = ScriptedTransport([json(429, #"{"error": "slow down"}"#, headerFields: [.retryAfter: "3600"])])

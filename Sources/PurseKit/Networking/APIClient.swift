@@ -186,7 +186,12 @@ public struct APIClient: Sendable {
             let response = try await transport.send(request)
             if response.status.kind == .successful { return (nil, Answer(response: response)) }
             let error = PurseError.from(response)
-            return (Failure(error: error, isRetryable: response.status == .tooManyRequests || response.status == .serviceUnavailable), Answer(retryAfter: response.retryAfter))
+            // 429 and 503 ask for time; so does a 409 that says when to come back (the request's
+            // Idempotency-Key is still in use by its first try: the same request, key included,
+            // gets the first answer once it is final).
+            let wait = response.status == .tooManyRequests || response.status == .serviceUnavailable
+                || (response.status == .conflict && response.retryAfter != nil)
+            return (Failure(error: error, isRetryable: wait), Answer(retryAfter: response.retryAfter))
         } catch let error as PurseError {
             return (Failure(error: error, isRetryable: error.kind == .timeout), Answer())
         } catch is CancellationError {
