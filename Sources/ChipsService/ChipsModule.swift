@@ -49,6 +49,10 @@ public struct ChipsModule: PurseModule {
 
     public var openAPI: OpenAPIFragment { ChipsOpenAPI.fragment(sandbox: configuration.apnsSandbox != nil) }
 
+    public func reshape(_ refusal: APIError, path: String) -> APIError {
+        APNsSandbox.reshape(refusal, path: path, mountPath: Self.apnsSandboxPath)
+    }
+
     public func mount(on router: Router<PurseRequestContext>, environment: ServerEnvironment) async throws -> [any Service] {
         try await LanguageCatalog.install(into: environment.database)
         try await ContractCatalog.install(into: environment.database)

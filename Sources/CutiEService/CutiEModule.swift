@@ -106,6 +106,10 @@ public struct CutiEModule: PurseModule {
 
     public var openAPI: OpenAPIFragment { CutiEOpenAPI.fragment(sandbox: configuration.sandbox != nil) }
 
+    public func reshape(_ refusal: APIError, path: String) -> APIError {
+        APNsSandbox.reshape(refusal, path: path, mountPath: Self.apnsSandboxPath)
+    }
+
     // MARK: Operator tasks (the CLI)
 
     /// Creates an admin account (`purse cutie admin create`).

@@ -73,7 +73,11 @@ public struct NexusModule: PurseModule {
     }
 
     public func reshape(_ refusal: APIError, path: String) -> APIError {
-        NexusErrorShape.owns(path) ? NexusErrorShape.reshape(refusal, path: path) : refusal
+        // VTpass answers every refusal inside HTTP 200 with its code, and so does its sandbox.
+        if path.hasPrefix("/sandbox/vtpass/"), refusal.status == .badRequest {
+            return APIError(.ok, body: ["code": "011", "response_description": "INVALID ARGUMENTS"])
+        }
+        return NexusErrorShape.owns(path) ? NexusErrorShape.reshape(refusal, path: path) : refusal
     }
 
     public var openAPI: OpenAPIFragment { NexusOpenAPI.fragment(sandboxFunding: configuration.sandboxFunding, supplierSandbox: configuration.usesSupplierSandbox) }

@@ -71,6 +71,13 @@ public struct APNsSandbox: Sendable {
         self.allowsTopic = allowsTopic
     }
 
+    /// A refusal the shared layers make on the sandbox mounted at `mountPath` (a NUL character
+    /// in the request), in APNs' wire format: `{"reason"}` with the same status.
+    public static func reshape(_ refusal: APIError, path: String, mountPath: String) -> APIError {
+        guard refusal.status == .badRequest, path.hasPrefix("/" + mountPath + "/3/device/") else { return refusal }
+        return APIError(refusal.status, body: ["reason": "BadRequest"], headers: refusal.headers)
+    }
+
     public func mount(on router: Router<PurseRequestContext>, at path: String) {
         let group = router.group(RouterPath(path))
         let tables = tables

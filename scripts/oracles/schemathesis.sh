@@ -19,7 +19,8 @@ admin_email="schemathesis-$RANDOM$RANDOM@example.com"
 CUTIE_ADMIN_PASSWORD=correct-horse-battery "${PURSE:-.build/debug/purse}" cutie admin create --email "$admin_email" --name Schemathesis --role agent >/dev/null
 admin_login=$(curl -sf --max-time 10 -D - -X POST -H 'Content-Type: application/json' \
   -d "{\"email\":\"$admin_email\",\"password\":\"correct-horse-battery\"}" "$url/v1/admin/login")
-PURSE_ST_ADMIN_COOKIE=$(grep -i '^set-cookie:' <<<"$admin_login" | sed -E 's/^[^:]+: *([^;]+);.*/\1/' | tr -d '\r')
+# The session cookie only (the sign-in also sets the sign-in device cookie).
+PURSE_ST_ADMIN_COOKIE=$(grep -i '^set-cookie: *cutie_admin=' <<<"$admin_login" | sed -E 's/^[^:]+: *([^;]+);.*/\1/' | tr -d '\r')
 PURSE_ST_CSRF=$(tail -1 <<<"$admin_login" | python3 -c 'import json, sys; print(json.load(sys.stdin)["csrf_token"])')
 export PURSE_ST_TOKEN STRIPE_SANDBOX_SECRET_KEY CHIPPI_PUBLIC_KEY CHIPPI_SECRET_KEY PURSE_ST_ADMIN_COOKIE PURSE_ST_CSRF
 # A fixed seed and one worker: the same cases in the same order on every run.

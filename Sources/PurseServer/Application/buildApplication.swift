@@ -43,7 +43,7 @@ public func buildApplication(
     router.add(middleware: RequestLoggingMiddleware(level: .info))
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: NULRefusalMiddleware())
+    router.add(middleware: NULRefusalMiddleware { refusal, path in allModules.reduce(refusal) { $1.reshape($0, path: path) } })
     router.add(middleware: SessionAuthenticator(tokens: environment.tokens, users: KnownUsers(accounts: environment.accounts)))
 
     CoreRoutes(environment: environment, modules: allModules, document: document).mount(on: router)

@@ -11,7 +11,11 @@ import NIOCore
 ///   (``Request/collectLimitedBody(context:)`` calls ``check(body:contentType:)``; every route
 ///   reads its body through it).
 public enum NULRefusal {
-    static let refusal = APIError.badRequest("Text must not contain NUL characters (U+0000)")
+    static let message = "Text must not contain NUL characters (U+0000)"
+    static let refusal = APIError.badRequest(message)
+
+    /// Whether `error` is this refusal (thrown here, before any module gave it its shape).
+    static func isRefusal(_ error: APIError) -> Bool { error.status == .badRequest && error.message == message && error.body == refusal.body }
 
     /// Refuses a request target holding `%00`.
     public static func check(target: String) throws {
@@ -54,14 +58,23 @@ public enum NULRefusal {
     }
 }
 
-/// Answers 400 to a request whose path or query holds `%00` (``NULRefusal``).
+/// Answers 400 to a request whose path or query holds `%00` (``NULRefusal``), and gives that
+/// refusal, or one a route's body raised, the body shape of the module that owns the path (a
+/// seed's own error JSON, a third party's wire format in a sandbox).
 public struct NULRefusalMiddleware: RouterMiddleware {
     public typealias Context = PurseRequestContext
+    let reshape: @Sendable (APIError, String) -> APIError
 
-    public init() {}
+    public init(reshape: @escaping @Sendable (APIError, String) -> APIError = { error, _ in error }) {
+        self.reshape = reshape
+    }
 
     @concurrent public func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
-        try NULRefusal.check(target: request.uri.description)
-        return try await next(request, context)
+        do {
+            try NULRefusal.check(target: request.uri.description)
+            return try await next(request, context)
+        } catch let error as APIError where NULRefusal.isRefusal(error) {
+            throw reshape(error, request.uri.path)
+        }
     }
 }
