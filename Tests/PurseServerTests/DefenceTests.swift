@@ -37,13 +37,17 @@ struct DefenceTests {
             #expect(first.headers[.setCookie]?.hasPrefix("purse_signin_device=") == true)
 
             // Forty guesses from four addresses: the account's buckets for unknown clients run dry.
+            let guessing = ContinuousClock.now
             for round in 0..<10 {
                 for address in ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4"] {
                     _ = try await login(#"{"email": "ada@example.com", "password": "wrong \#(round)"}"#, from: address)
                 }
             }
             let stranger = try await login(#"{"email": "ada@example.com", "password": "correct horse"}"#, from: "198.51.100.5")
-            #expect(stranger.status == .tooManyRequests && stranger.headers[.retryAfter] != nil)
+            // (Unless the guesses took a minute, which refills the account's 20 for unknown clients.)
+            if ContinuousClock.now - guessing < .seconds(55) {
+                #expect(stranger.status == .tooManyRequests && stranger.headers[.retryAfter] != nil)
+            }
             // The real user's client, in the body or as the cookie, from any address: a verdict each time.
             for attempt in 0..<8 {
                 let mine = try await login(#"{"email": "ada@example.com", "password": "correct horse", "device_credential": "\#(credential)"}"#,
@@ -62,10 +66,15 @@ struct DefenceTests {
             #expect(limiter.knownDevice("sealed.v1.AAAA", account: "user:" + userID) == nil)
 
             // One account, one set of buckets: the e-mail and the phone number name the same one.
+            // (Ten guesses by e-mail spend the burst; by phone, only what refilled meanwhile — one
+            // every 3 s — is judged, where a bucket of its own would judge all eight.)
             _ = try await client.json(.post, "/auth/register", #"{"email": "bo@example.com", "phone": "+2348099999999", "password": "correct horse"}"#)
+            let start = ContinuousClock.now
             for round in 0..<10 { _ = try await login(#"{"email": "bo@example.com", "password": "wrong \#(round)"}"#, from: "192.0.2.9") }
-            let byPhone = try await login(#"{"phone": "+2348099999999", "password": "wrong again"}"#, from: "192.0.2.9")
-            #expect(byPhone.status == .tooManyRequests)
+            var byPhone: [HTTPResponse.Status] = []
+            for round in 0..<8 { byPhone.append(try await login(#"{"phone": "+2348099999999", "password": "wrong \#(round)"}"#, from: "192.0.2.9").status) }
+            let refilled = Int((ContinuousClock.now - start).components.seconds) / 3 + 1
+            #expect(byPhone.contains(.tooManyRequests) && byPhone.filter { $0 == .unauthorized }.count <= refilled, "\(byPhone), \(refilled) refilled")
         }
     }
 
