@@ -8,7 +8,7 @@
                                on the same data directory and port
 
 Eight clients buy airtime for a bounded time, each top-up with its own Idempotency-Key, retrying
-with the same key after a dropped connection, a 429 or a 5xx — as the client cores do. One in four
+with the same key after a dropped connection, a 429, a 5xx or a 409 idempotency_key_in_use — as the client cores do. One in four
 goes to a number the airtime sandbox keeps processing (delivered later by the delivery job), so
 jobs are queued when the crash comes. Two seconds in, the target is killed outright. Afterwards:
 
@@ -204,7 +204,10 @@ def run(target):
                     with lock:
                         acked.append((key, request, answer))
                     break
-                if status == 0 or status == 429 or status >= 500:
+                # A key whose first request is still finishing (its replica may have died with it)
+                # is a wait too, as the client cores treat it.
+                in_use = status == 409 and isinstance(answer, dict) and answer.get("code") == "idempotency_key_in_use"
+                if status == 0 or status == 429 or status >= 500 or in_use:
                     time.sleep(0.1)
                     continue
                 print(f"unexpected answer {status} {answer}")

@@ -131,7 +131,7 @@ extension ServerEnvironment {
     /// back (409 with `Retry-After`), and how old a provisional answer may get before it is taken
     /// as final (its request ended without settling it: a crash).
     static let provisionalWait: Duration = .seconds(10)
-    static let provisionalLifetime: Int64 = 60_000
+    static let provisionalLifetime: Int64 = 30_000
 
     /// The answer a retry sends: `stored` when it is final; while the first request may still
     /// replace it, the final one once it comes (read again every 50 ms), or after
