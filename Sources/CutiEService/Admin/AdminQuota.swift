@@ -53,10 +53,7 @@ struct AdminQuota: Sendable {
             let (tier, _) = try await SubscriptionRoutes.tier(app: app, now: now, in: db)
             let received = try await SubscriptionStore().received(app: app, period: period.key, in: db)
             let (devices, addresses) = try await QuotaStore().spenders(app: app, start: period.start.epochMillis, end: period.end.epochMillis, limit: 20, in: db)
-            let share = tier.monthlyLimit.flatMap { limit -> Int64? in
-                let percent = configuration.addressQuotaPercent
-                return percent > 0 && percent < 100 ? max(1, limit * Int64(percent) / 100) : nil
-            }
+            let share = tier.monthlyLimit.flatMap { DeviceLimits.addressShare(of: $0, percent: configuration.addressQuotaPercent) }
             return Usage(app_id: app, period: period.key, tier: tier.rawValue, limit: tier.monthlyLimit, received: received, address_share: share,
                          devices: devices, addresses: addresses)
         }

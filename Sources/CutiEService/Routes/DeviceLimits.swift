@@ -52,9 +52,12 @@ struct DeviceLimits: Sendable {
     }
 
     /// The most one address may receive of a monthly `limit` (at least one).
-    func addressShare(of limit: Int64) -> Int64? {
-        guard addressQuotaPercent > 0, addressQuotaPercent < 100 else { return nil }
-        return max(1, limit * Int64(addressQuotaPercent) / 100)
+    func addressShare(of limit: Int64) -> Int64? { Self.addressShare(of: limit, percent: addressQuotaPercent) }
+
+    /// `percent` of a monthly `limit` (at least one); nil when the share is off (0 or 100).
+    static func addressShare(of limit: Int64, percent: Int) -> Int64? {
+        guard percent > 0, percent < 100 else { return nil }
+        return max(1, limit * Int64(percent) / 100)
     }
 
     /// An address as it is kept: hashed with the app id, so the table lists no addresses.
