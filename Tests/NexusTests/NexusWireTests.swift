@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NexusVocabulary
 @testable import NexusService
 import PurseDatabase
@@ -21,6 +22,20 @@ struct NexusWireTests {
 
 @Suite("Nexus: recipient phone")
 struct NexusPhoneTests {
+    /// A foundation refusal that names its own code keeps it in the Nexus shape, with its
+    /// headers: a client waits on `idempotency_key_in_use` by that code and `Retry-After`.
+    @Test func aFoundationCodeSurvivesTheNexusShape() throws {
+        let shaped = NexusErrorShape.reshape(ServerEnvironment.keyInUse, path: "/user/topup")
+        let body = try #require(try JSONSerialization.jsonObject(with: shaped.body) as? [String: Any])
+        #expect(shaped.status == .conflict)
+        #expect(body["code"] as? String == "idempotency_key_in_use")
+        #expect(body["success"] as? Bool == false)
+        #expect(shaped.headers[.retryAfter] == "1")
+        let plain = NexusErrorShape.reshape(APIError(.conflict, "taken"), path: "/user/topup")
+        let plainBody = try #require(try JSONSerialization.jsonObject(with: plain.body) as? [String: Any])
+        #expect(plainBody["code"] as? String == "conflict")
+    }
+
     @Test func nigerianNumbersInBothForms() {
         for phone in ["08012345678", "09087654321", "+2348012345678", "+2349087654321"] {
             #expect(NexusController.isNigerianPhone(phone), "\(phone)")

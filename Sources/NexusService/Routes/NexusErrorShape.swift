@@ -33,10 +33,10 @@ struct NexusErrorShape: RouterMiddleware {
             shaped.headers = error.headers
             return shaped
         }
-        return NexusFailure.error(error.status, code(for: error.status), message, headers: error.headers)
+        return NexusFailure.error(error.status, error.code ?? code(for: error.status), message, headers: error.headers)
     }
 
-    /// A stable `code` for a refusal the foundation made.
+    /// A stable `code` for a refusal the foundation made without one of its own.
     static func code(for status: HTTPResponse.Status) -> String {
         switch status.code {
         case 400: "invalid_request"

@@ -16,6 +16,9 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var body: Data
     /// The human message, when the error was made from one.
     public var message: String?
+    /// The stable `code` the error was made with, kept so a service that reshapes the body
+    /// keeps it too.
+    public var code: String?
 
     /// An error whose body is `{"error": message}`, plus `"code"` (a stable name clients classify
     /// by, never the message) and `"details"` when given.
@@ -23,6 +26,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         self.status = status
         self.headers = headers
         self.message = message
+        self.code = code
         self.body = Self.encode(ErrorBody(error: message, code: code, details: details))
     }
 
