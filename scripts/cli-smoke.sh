@@ -108,7 +108,8 @@ expect_in "balance 5.5 STRK" "$PURSE" starknet mint --server "$url" 0x1234 3
 if grep -rq "$key" "$PURSE_HOME"; then echo "the private key is stored in clear"; exit 1; fi
 # The seed's purchase: a gasless wallet for the signed-in user, then Telcel 50 MXN for 5512345678
 # paid from the vault (exactly 2.5 STRK), delivered, and the merchant told by a signed webhook.
-echo sk_test_cli_secret | "$PURSE" chippi configure --server "$url" --api-key pk_test_cli > /dev/null
+# User mode: the CLI keeps the publishable key only and buys as the signed-in user.
+"$PURSE" chippi configure --server "$url" --api-key pk_test_cli > /dev/null
 expect_in "2.5 STRK" "$PURSE" chippi quote --server "$url" telcel_50
 echo "wallet password" | "$PURSE" chippi wallet create --server "$url" > /dev/null
 expect_in "Purchase Successful!" "$PURSE" chippi buy --server "$url" telcel_50 --reference 5512345678

@@ -160,9 +160,44 @@ public struct ChippiPayError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// The ChippiPay provider's REST API (the seed's `ChippiPayAPI`): the merchant's key pair from
-/// the `SecureStore` on every request, JSON both ways, 429 retried with backoff honouring
-/// `Retry-After`, every POST that moves money with an `Idempotency-Key`.
+/// How an app proves itself to the ChippiPay provider.
+///
+/// ``user(token:)`` is the form for an app in users' hands: it holds the merchant's publishable
+/// key only, and each call carries the signed-in user's short-lived token, with which the
+/// provider shows and does only what belongs to that user's wallet. ``merchantKeys`` is the
+/// seed's form, both merchant keys in the app's `SecureStore`: whoever unpacks the app holds the
+/// merchant's secret key, and with it every user's purchases and wallets. It is for a
+/// merchant's own backend and for tests, never for a shipped app.
+public struct ChippiCredentials: Sendable {
+    enum Form: Sendable {
+        case user(@Sendable () async throws -> String?)
+        case merchantKeys
+    }
+
+    let form: Form
+
+    /// User mode: the publishable key from the `SecureStore` (``ChippiPayAPI/configure(apiKey:)``)
+    /// and `token()` on every call: a token the merchant's backend minted for the user
+    /// (`POST /v1/user-tokens`), a JWT of the merchant's own sign-in provider, or a session of
+    /// the Purse server when the merchant signs its users in there. Nil: nobody is signed in.
+    public static func user(token: @escaping @Sendable () async throws -> String?) -> ChippiCredentials {
+        ChippiCredentials(form: .user(token))
+    }
+
+    /// The seed's form: the merchant's key pair from the `SecureStore`. Unsafe in a shipped app.
+    public static let merchantKeys = ChippiCredentials(form: .merchantKeys)
+
+    /// Whether calls carry a user's token rather than the merchant's secret key.
+    public var isUserMode: Bool {
+        if case .user = form { return true }
+        return false
+    }
+}
+
+/// The ChippiPay provider's REST API (the seed's `ChippiPayAPI`): the publishable key and the
+/// user's token (or, in the seed's form, the merchant's key pair) on every request, JSON both
+/// ways, 429 retried with backoff honouring `Retry-After`, every POST that moves money with an
+/// `Idempotency-Key`.
 public struct ChippiPayAPI: Sendable {
     public enum Environment: Sendable, Hashable {
         /// The sandbox provider inside `purse serve` on this machine.
@@ -184,6 +219,7 @@ public struct ChippiPayAPI: Sendable {
     public static let secretKeyItem = "chippipay.secret_key"
 
     public let environment: Environment
+    public let credentials: ChippiCredentials
     let client: APIClient
     let store: any SecureStore
     /// Where failed calls are logged with the provider's details (never a key); the user sees
@@ -192,10 +228,13 @@ public struct ChippiPayAPI: Sendable {
 
     /// - Parameter deadline: the most a call may take, its retries included (20 seconds: a hung
     ///   provider surfaces as a timeout in seconds, not minutes); each try waits at most 10.
-    public init(environment: Environment, store: any SecureStore, transport: any HTTPTransport,
+    ///   `credentials`: ``ChippiCredentials/user(token:)`` in an app; the seed's
+    ///   ``ChippiCredentials/merchantKeys`` only where the merchant's secret may be.
+    public init(environment: Environment, credentials: ChippiCredentials, store: any SecureStore, transport: any HTTPTransport,
                 retry: RetryPolicy = RetryPolicy(maxAttempts: 4), deadline: Duration = .seconds(20), sleeper: Sleeper = .live,
                 logger: Logger = Logger(label: "chippipay")) {
         self.environment = environment
+        self.credentials = credentials
         self.store = store
         self.logger = logger
         client = APIClient(session: ClientSession(baseURL: environment.baseURL), transport: transport, retry: retry,
@@ -203,7 +242,18 @@ public struct ChippiPayAPI: Sendable {
                            defaultHeaderFields: [.userAgent: "ChippiPay-Swift/1.0"])
     }
 
-    /// Saves the merchant's key pair in the SecureStore.
+    /// Saves the merchant's publishable key in the SecureStore, and forgets any secret key an
+    /// earlier configuration kept: all user mode needs.
+    public func configure(apiKey: String) async throws {
+        guard apiKey.hasPrefix("pk_") else {
+            throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "the publishable key is pk_…")
+        }
+        try await store.setString(apiKey, for: Self.publicKeyItem)
+        try await store.remove(Self.secretKeyItem)
+    }
+
+    /// Saves the merchant's key pair in the SecureStore (the seed's form; see
+    /// ``ChippiCredentials/merchantKeys``).
     public func configure(apiKey: String, secretKey: String) async throws {
         guard apiKey.hasPrefix("pk_"), secretKey.hasPrefix("sk_") else {
             throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "keys are pk_… and sk_…")
@@ -213,10 +263,21 @@ public struct ChippiPayAPI: Sendable {
     }
 
     func headerFields() async throws -> HTTPFields {
-        guard let apiKey = try await store.string(for: Self.publicKeyItem), let secret = try await store.string(for: Self.secretKeyItem) else {
-            throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")
+        guard let apiKey = try await store.string(for: Self.publicKeyItem) else {
+            throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay publishable key is configured")
         }
-        return [.apiKey: apiKey, .authorization: "Bearer \(secret)"]
+        switch credentials.form {
+        case .user(let token):
+            guard let token = try await token(), !token.isEmpty else {
+                throw ChippiPayError(kind: .credentials, message: "Sign in first", details: "no user token: nobody is signed in")
+            }
+            return [.apiKey: apiKey, .authorization: "Bearer \(token)"]
+        case .merchantKeys:
+            guard let secret = try await store.string(for: Self.secretKeyItem) else {
+                throw ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay secret key is configured")
+            }
+            return [.apiKey: apiKey, .authorization: "Bearer \(secret)"]
+        }
     }
 
     /// What a 404 means for a call.
@@ -311,12 +372,13 @@ public struct ChippiPayAPI: Sendable {
     }
 
     struct PrepareBody: Encodable, Sendable {
-        var auth_token: String
+        var auth_token: String?
         var external_user_id: String
         var metadata: [String: String]
     }
 
-    public func prepareWalletCreation(authToken: String, externalUserId: String, metadata: [String: String] = ["source": "ios_app"]) async throws -> PreparedWallet {
+    /// `authToken` may be nil in user mode, where the call's own token names the user.
+    public func prepareWalletCreation(authToken: String?, externalUserId: String, metadata: [String: String] = ["source": "ios_app"]) async throws -> PreparedWallet {
         try await send(.post, "/v1/chipi-wallets/prepare-creation", body: PrepareBody(auth_token: authToken, external_user_id: externalUserId, metadata: metadata))
     }
 
@@ -324,7 +386,7 @@ public struct ChippiPayAPI: Sendable {
         var wallet_id: WalletID
         var public_key: String
         var encrypted_private_key: String
-        var auth_token: String
+        var auth_token: String?
     }
 
     /// A saved wallet (`GET /v1/chipi-wallets/{id}`).
@@ -374,7 +436,7 @@ public struct ChippiPayAPI: Sendable {
 
     struct Success: Decodable, Sendable { var success: Bool }
 
-    public func saveWallet(walletId: WalletID, publicKey: String, encryptedPrivateKey: String, authToken: String) async throws {
+    public func saveWallet(walletId: WalletID, publicKey: String, encryptedPrivateKey: String, authToken: String?) async throws {
         let answer: Success = try await send(.post, "/v1/chipi-wallets", body: SaveBody(wallet_id: walletId, public_key: publicKey,
                                                                                           encrypted_private_key: encryptedPrivateKey, auth_token: authToken), notFound: .named)
         guard answer.success else { throw ChippiPayError(kind: .invalidResponse, message: "ChippiPay service error", details: "saving the wallet did not succeed") }

@@ -76,8 +76,10 @@ public final class ChippiPayManager {
     /// encrypts it with `userPassword`, the provider stores the public key and the sealed key.
     /// The wallet id is kept in the SecureStore. Returns it.
     /// `email`, asked on the wallet creation screen, is kept with the wallet at the provider.
+    /// `authToken`: the user's token, which the seed's merchant-key form must send; in user mode
+    /// the token every call carries names the user, and nil is enough.
     @discardableResult
-    public func createGaslessWallet(userPassword: String, authToken: String, externalUserId: String, email: String? = nil) async throws -> WalletID {
+    public func createGaslessWallet(userPassword: String, authToken: String? = nil, externalUserId: String, email: String? = nil) async throws -> WalletID {
         try await run {
             guard userPassword.count >= 8 else { throw WalletKeyBackup.Failure.weakPassword }
             var metadata = ["source": "ios_app"]

@@ -208,9 +208,19 @@ public final class WalletCreationViewModel {
     public var passwordAgain = ""
     public private(set) var walletId: WalletID?
     @ObservationIgnored let chippi: ChippiPayManager
-    @ObservationIgnored let authToken: @MainActor () async -> String?
+    @ObservationIgnored let authToken: (@MainActor () async -> String?)?
     @ObservationIgnored let externalUserId: String
 
+    /// For user mode (``ChippiCredentials/user(token:)``): the token every call carries names
+    /// the user the wallet is for.
+    /// - Parameter externalUserId: The app's id for the user: the subject of its token.
+    public init(chippi: ChippiPayManager, externalUserId: String) {
+        self.chippi = chippi
+        self.externalUserId = externalUserId
+        self.authToken = nil
+    }
+
+    /// For the seed's merchant-key form, which sends the user's token in the body.
     /// - Parameters:
     ///   - authToken: The signed-in user's session token (the app's session).
     ///   - externalUserId: The app's id for the user.
@@ -254,7 +264,11 @@ public final class WalletCreationViewModel {
         case .email: step = .password
         case .password: step = .confirm
         case .confirm:
-            guard let token = await authToken() else { return }
+            var token: String?
+            if let authToken {
+                guard let given = await authToken() else { return }
+                token = given
+            }
             if let id = try? await chippi.createGaslessWallet(userPassword: password, authToken: token, externalUserId: externalUserId,
                                                               email: email.trimmingCharacters(in: .whitespaces)) {
                 walletId = id

@@ -12,11 +12,12 @@ enum ChippiPayOpenAPI {
 
     // MARK: Provider
 
-    /// Every provider route takes both halves of a merchant's key pair.
+    /// Every provider route takes the publishable key and a bearer: the merchant's secret key, or
+    /// in user mode one app user's token.
     static let keyHeaders = [
         // Any text: a malformed key is refused like a wrong one (401), not as a malformed request.
         OpenAPIParameter("x-api-key", "The merchant's publishable key (pk_…, at most 128 characters)", schema: Schema.string, required: true),
-        OpenAPIParameter("Authorization", "Bearer and the merchant's secret key (sk_…)", schema: Schema.string, required: true),
+        OpenAPIParameter("Authorization", "Bearer and the merchant's secret key (sk_…), or in user mode the app user's token", schema: Schema.string, required: true),
     ]
     static let refusals: [(status: Int, description: String, schema: YAMLValue?)] = [
         (401, "Missing, wrong, mismatched or revoked keys", Schema.error), (429, "Rate limited (Retry-After)", Schema.error),
@@ -124,8 +125,15 @@ enum ChippiPayOpenAPI {
                                  ("status", Schema.oneOf(["pending", "delivered", "failed"])), ("attempts", Schema.integer),
                                  ("last_status_code", ["type": ["integer", "null"]]), ("last_error", Schema.nullableString),
                                  ("created_at", Schema.integer), ("updated_at", Schema.integer),
-                             ])))])), (400, "Invalid limit", Schema.error)] + refusals,
+                             ])))])), (400, "Invalid limit", Schema.error), (403, "A user token (this needs the secret key)", Schema.error)] + refusals,
                              query: [OpenAPIParameter("limit", "1 to 100 (default 20)", schema: Schema.integer(1...100))],
+                             headers: keyHeaders),
+            OpenAPIOperation(.post, "/v1/user-tokens", summary: "A short-lived token for one app user (user mode), minted with the merchant's secret key", tag: "chippipay",
+                             request: Schema.object([("external_user_id", Schema.string(length: 1...128)), ("expires_in", Schema.integer(60...3600))],
+                                                    required: ["external_user_id"]),
+                             responses: [(201, "The token", Schema.object([("token", Schema.string), ("external_user_id", Schema.string), ("expires_at", Schema.integer)],
+                                                                          required: ["token", "external_user_id", "expires_at"])),
+                                         (400, "Invalid field", Schema.error), (403, "A user token (this needs the secret key)", Schema.error)] + refusals,
                              headers: keyHeaders),
         ]
     }

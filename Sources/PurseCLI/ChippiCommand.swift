@@ -181,14 +181,19 @@ struct ChippiCommand: AsyncParsableCommand {
 // MARK: Purchases
 
 extension ChippiCommand {
-    /// The provider's API at `--server` with the merchant keys `purse chippi configure` saved.
-    static func api(_ options: ClientOptions) throws -> ChippiPayAPI {
-        ChippiPayAPI(environment: .custom(try options.serverURL), store: options.store, transport: AsyncHTTPClientTransport())
+    /// The provider's API at `--server`: in user mode (the default) the publishable key
+    /// `purse chippi configure` saved and the signed-in user's session (`purse account login`);
+    /// with the merchant's key pair only when it was configured with `--merchant-secret`.
+    static func api(_ options: ClientOptions) async throws -> ChippiPayAPI {
+        let hasSecret = try await options.store.string(for: ChippiPayAPI.secretKeyItem) != nil
+        let session = try options.apiClient().session
+        let credentials: ChippiCredentials = hasSecret ? .merchantKeys : .user { try await session.token() }
+        return ChippiPayAPI(environment: .custom(try options.serverURL), credentials: credentials, store: options.store, transport: AsyncHTTPClientTransport())
     }
 
     @MainActor
-    static func purchases(_ options: ClientOptions) throws -> ChippiPayManager {
-        ChippiPayManager(api: try api(options), store: options.store)
+    static func purchases(_ options: ClientOptions) async throws -> ChippiPayManager {
+        ChippiPayManager(api: try await api(options), store: options.store)
     }
 
     /// Runs provider calls, turning their errors into the seed's words.
@@ -196,7 +201,9 @@ extension ChippiCommand {
         do {
             return try await work()
         } catch let error as ChippiPayError {
-            let advice = error.kind == .credentials ? " Run `purse chippi configure` with the merchant's keys (the sandbox merchant's are in DATA_DIR/secrets/chippi-sandbox-merchant.json)." : ""
+            let advice = error.kind == .credentials
+                ? " Sign in with `purse account login`, and run `purse chippi configure` with the merchant's publishable key (the sandbox merchant's is in DATA_DIR/secrets/chippi-sandbox-merchant.json)."
+                : ""
             throw CLIError(error.message + (error.details.isEmpty || error.details == error.message ? "" : " (\(error.details))") + advice)
         }
     }
@@ -210,14 +217,18 @@ extension ChippiCommand {
 
     struct Configure: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Save the merchant's API keys (the secret key is read from a prompt or stdin) in the secure store.",
+            abstract: "Save the merchant's publishable key in the secure store: purchases then go as the signed-in user.",
             discussion: """
-                --keys-file reads both from a merchant key file, {"x-api-key": "pk_…", "secret_key": "sk_…"}, as the \
-                sandbox writes to DATA_DIR/secrets/chippi-sandbox-merchant.json.
+                --keys-file reads it from a merchant key file, {"x-api-key": "pk_…", "secret_key": "sk_…"}, as the \
+                sandbox writes to DATA_DIR/secrets/chippi-sandbox-merchant.json. Calls carry the signed-in user's \
+                session (`purse account login`) and reach only that user's wallet and purchases.
+                --merchant-secret also saves the secret key (from the file, or a prompt or stdin): the seed's form, \
+                where this client acts as the merchant for every user. Never for a device in a user's hands.
                 """)
         @OptionGroup var options: ClientOptions
         @Option(help: "The publishable key, pk_….") var apiKey: String?
-        @Option(help: "A merchant key file holding both keys.") var keysFile: String?
+        @Option(help: "A merchant key file.") var keysFile: String?
+        @Flag(help: "Also keep the merchant's secret key (unsafe outside the merchant's own machines).") var merchantSecret = false
 
         func validate() throws {
             if (apiKey == nil) == (keysFile == nil) { throw ValidationError("Give --api-key or --keys-file.") }
@@ -225,26 +236,34 @@ extension ChippiCommand {
 
         struct KeysFile: Decodable {
             var apiKey: String
-            var secretKey: String
+            var secretKey: String?
             enum CodingKeys: String, CodingKey { case apiKey = "x-api-key", secretKey = "secret_key" }
         }
 
         func run() async throws {
-            let apiKey: String, secret: String
+            var apiKey = self.apiKey ?? "", secret: String?
             if let keysFile {
                 guard let data = FileManager.default.contents(atPath: keysFile),
                       let keys = try? JSONDecoder().decode(KeysFile.self, from: data) else {
                     throw CLIError("\(keysFile) is not a merchant key file (x-api-key and secret_key)")
                 }
                 (apiKey, secret) = (keys.apiKey, keys.secretKey)
-            } else {
-                guard let typed = readSecret("Secret key (sk_…): "), !typed.isEmpty else { throw CLIError("No secret key given") }
-                (apiKey, secret) = (self.apiKey ?? "", typed)
             }
-            let api = try ChippiCommand.api(options)
-            try await ChippiCommand.provider { try await api.configure(apiKey: apiKey, secretKey: secret) }
-            _ = try await ChippiCommand.provider { try await api.fetchSKUs() }
-            print("Keys saved and accepted by \(options.server).")
+            if merchantSecret, secret == nil {
+                guard let typed = readSecret("Secret key (sk_…): "), !typed.isEmpty else { throw CLIError("No secret key given") }
+                secret = typed
+            }
+            let store = options.store
+            let publishable = apiKey
+            let api = ChippiPayAPI(environment: .custom(try options.serverURL), credentials: .merchantKeys, store: store, transport: AsyncHTTPClientTransport())
+            if merchantSecret, let secret {
+                try await ChippiCommand.provider { try await api.configure(apiKey: publishable, secretKey: secret) }
+                _ = try await ChippiCommand.provider { try await api.fetchSKUs() }
+                print("Keys saved and accepted by \(options.server). This client now acts as the merchant for every user.")
+            } else {
+                try await ChippiCommand.provider { try await api.configure(apiKey: publishable) }
+                print("Publishable key saved. Purchases go as the signed-in user (`purse account login`).")
+            }
         }
     }
 
@@ -254,7 +273,7 @@ extension ChippiCommand {
         @Option(help: "phone_topup, bill or gift_card.") var category: String?
 
         func run() async throws {
-            let api = try ChippiCommand.api(options)
+            let api = try await ChippiCommand.api(options)
             let skus = try await ChippiCommand.provider { try await api.fetchSKUs(category: category) }
             try options.output.emit(skus) {
                 skus.map { sku in
@@ -272,7 +291,7 @@ extension ChippiCommand {
         @Option(help: "MXN, for bills.") var amount: String?
 
         func run() async throws {
-            let api = try ChippiCommand.api(options)
+            let api = try await ChippiCommand.api(options)
             let quote = try await ChippiCommand.provider { try await api.quote(skuId: sku, amount: amount) }
             try options.output.emit(quote) {
                 "\(quote.skuId): \(quote.amount) \(quote.currency) = \(quote.strkAmount) STRK at \(quote.rateMXNPerSTRK) MXN/STRK · gas fee: FREE\n  paid to \(quote.paymentAddress)"
@@ -295,7 +314,7 @@ extension ChippiCommand {
                     throw CLIError("Sign in first with `purse account login`: the wallet belongs to the signed-in user.")
                 }
                 guard let password = readSecret("Wallet password (at least 8 characters): "), !password.isEmpty else { throw CLIError("No password given") }
-                let manager = try ChippiCommand.purchases(options)
+                let manager = try await ChippiCommand.purchases(options)
                 let api = try options.apiClient()
                 let me: AccountCommand.WhoAmI.Me = try await client { try await api.send(.get, "/auth/me") }
                 let user = externalUserId ?? me.user.id
@@ -318,7 +337,7 @@ extension ChippiCommand {
         @MainActor
         func run() async throws {
             let starknet = try await ChippiCommand.connected(options)
-            let manager = try ChippiCommand.purchases(options)
+            let manager = try await ChippiCommand.purchases(options)
             guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
             let outcome = try await Self.purchase(sku, reference: reference, amount: amount, manager: manager, starknet: starknet) { line in
                 print(line)
@@ -381,10 +400,10 @@ extension ChippiCommand {
 
         @MainActor
         func run() async throws {
-            let api = try ChippiCommand.api(options)
+            let api = try await ChippiCommand.api(options)
             var transaction = try await ChippiCommand.provider { try await api.getSKUTransaction(PurchaseID(id)) }
             if wait, transaction.status == .pending {
-                let manager = try ChippiCommand.purchases(options)
+                let manager = try await ChippiCommand.purchases(options)
                 switch try await manager.pollTransactionStatus(transactionId: PurchaseID(id)) {
                 case .completed(let done), .failed(let done): transaction = done
                 case .pending: break
@@ -400,7 +419,7 @@ extension ChippiCommand {
 
         @MainActor
         func run() async throws {
-            let manager = try ChippiCommand.purchases(options)
+            let manager = try await ChippiCommand.purchases(options)
             guard try await manager.restoreWallet() else { throw CLIError("Create the gasless wallet first: `purse chippi wallet create`.") }
             try await ChippiCommand.provider { try await manager.fetchHistory() }
             let history = manager.history

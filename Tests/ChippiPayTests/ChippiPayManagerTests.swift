@@ -51,27 +51,43 @@ struct ChippiPayManagerTests {
         }
     }
 
+    /// - Parameter user: user mode for this app user (the publishable key and the user's session,
+    ///   as a shipped app runs); nil: the seed's merchant keys.
     static func app(_ h: ProviderTests.Harness, transport: (any HTTPTransport)? = nil, retry: RetryPolicy = RetryPolicy(maxAttempts: 1),
-                    account: Int = 0) async throws -> App {
+                    account: Int = 0, user: String? = nil) async throws -> App {
         let store: any SecureStore = InMemorySecureStore()
         let router = RouterTransport(client: h.client)
         let starknet = StarknetManager(configuration: StarknetConfiguration(rpcURL: h.provider.url, vaultAddress: h.vault), transport: router, store: store,
                                        poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 200))
         let sleeper = Self.sleeper(h)
-        let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: transport ?? router,
+        let credentials: ChippiCredentials
+        if let user {
+            let session = try await h.token(user)
+            credentials = .user { session }
+        } else {
+            credentials = .merchantKeys
+        }
+        let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), credentials: credentials, store: store, transport: transport ?? router,
                                retry: retry, sleeper: sleeper)
-        try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+        if user != nil {
+            try await api.configure(apiKey: ProviderTests.keys.public)
+        } else {
+            try await api.configure(apiKey: ProviderTests.keys.public, secretKey: ProviderTests.keys.secret)
+        }
         let chippi = ChippiPayManager(api: api, store: store, sleeper: sleeper, keyRounds: 1_000)
         let (address, key) = h.accounts[account]
         try await starknet.connectWallet(address: address.description, privateKey: key.privateKey.description)
         return App(starknet: starknet, chippi: chippi, store: store)
     }
 
+    /// The seed's journey as a shipped app runs it: user mode, the merchant's secret nowhere on
+    /// the device.
     @Test func theSeedsJourney() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let app = try await Self.app(h)
+            let app = try await Self.app(h, user: "user_123")
+            #expect(try await app.store.data(for: ChippiPayAPI.secretKeyItem) == nil)
             try await app.starknet.depositToVault(amount: "10")
-            let wallet = try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_123"), externalUserId: "user_123")
+            let wallet = try await app.chippi.createGaslessWallet(userPassword: "correct horse", externalUserId: "user_123")
             // The provider keeps the public key and a blob only the password opens.
             let (_, saved, _) = try await h.call(.get, "/v1/chipi-wallets/\(wallet)")
             let blob = try #require(saved["encrypted_private_key"]?.stringValue)
@@ -209,7 +225,7 @@ struct ChippiPayManagerTests {
                     let before = try #require(app.starknet.vaultBalance)
                     // The purchase's `failing`-th provider call fails.
                     let failingTransport = StepFailingTransport(RouterTransport(client: h.client), failing: failing, mode: mode)
-                    let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: app.store, transport: failingTransport,
+                    let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), credentials: .merchantKeys, store: app.store, transport: failingTransport,
                                            retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
                     let first = ChippiPayManager(api: api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
                     _ = try await first.restoreWallet()
@@ -256,7 +272,7 @@ struct ChippiPayManagerTests {
             try await app.chippi.createGaslessWallet(userPassword: "correct horse", authToken: try await h.token("user_cli"), externalUserId: "user_cli")
             // The purchase call (step 5, after the vault paid) answers 503.
             let failing = PathFailingTransport(RouterTransport(client: h.client), path: "/v1/sku-transactions")
-            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: app.store, transport: failing,
+            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), credentials: .merchantKeys, store: app.store, transport: failing,
                                    retry: RetryPolicy(maxAttempts: 1), sleeper: sleeper)
             let firstRun = ChippiPayManager(api: api, store: app.store, sleeper: sleeper, keyRounds: 1_000)
             _ = try await firstRun.restoreWallet()
@@ -437,9 +453,9 @@ struct ChippiPayManagerTests {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
             let store: any SecureStore = InMemorySecureStore()
             let logs = CapturedLogs()
-            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), store: store, transport: RouterTransport(client: h.client),
+            let api = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1")!), credentials: .merchantKeys, store: store, transport: RouterTransport(client: h.client),
                                    retry: RetryPolicy(maxAttempts: 1), logger: logs.logger)
-            await #expect(throws: ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay keys are configured")) {
+            await #expect(throws: ChippiPayError(kind: .credentials, message: "API credentials invalid", details: "no ChippiPay publishable key is configured")) {
                 try await api.fetchSKUs()
             }
             try await api.configure(apiKey: "pk_test_provider", secretKey: "sk_test_wrong")
@@ -453,7 +469,7 @@ struct ChippiPayManagerTests {
             #expect(product?.kind == .notFound && product?.message == "No product nope_50")
             let wallet = await #expect(throws: ChippiPayError.self) { try await api.getWallet("wallet_nope") }
             #expect(wallet?.kind == .notFound && wallet?.message == "No wallet wallet_nope")
-            let elsewhere = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1/not-chippi")!), store: store, transport: RouterTransport(client: h.client),
+            let elsewhere = ChippiPayAPI(environment: .custom(URL(string: "http://127.0.0.1/not-chippi")!), credentials: .merchantKeys, store: store, transport: RouterTransport(client: h.client),
                                          retry: RetryPolicy(maxAttempts: 1))
             let absent = await #expect(throws: ChippiPayError.self) { try await elsewhere.fetchSKUs() }
             #expect(absent?.kind == .unavailable && absent?.message == "Service temporarily unavailable")

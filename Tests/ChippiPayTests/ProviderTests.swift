@@ -32,12 +32,13 @@ struct ProviderTests {
 
         var strk: ERC20 { ERC20(provider: provider) }
 
+        /// - Parameter userToken: user mode: the publishable key of `keys` and this token, as an app sends them.
         func call(_ method: HTTPRequest.Method, _ uri: String, body: String? = nil, idempotencyKey: String? = nil,
-                  keys: (public: String, secret: String)? = ProviderTests.keys) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
+                  keys: (public: String, secret: String)? = ProviderTests.keys, userToken: String? = nil) async throws -> (HTTPResponse.Status, JSONValue, HTTPFields) {
             var headers: HTTPFields = [:]
             if let keys {
                 headers[.apiKey] = keys.public
-                headers[.authorization] = "Bearer \(keys.secret)"
+                headers[.authorization] = "Bearer \(userToken ?? keys.secret)"
             }
             if body != nil { headers[.contentType] = "application/json" }
             if let idempotencyKey { headers[.idempotencyKey] = idempotencyKey }
@@ -373,6 +374,85 @@ struct ProviderTests {
             #expect(try await h.call(.get, "/v1/quote?sku_id=cfe_electricity&amount=1.234").0 == .badRequest)
             #expect(try await h.call(.get, "/v1/quote?sku_id=cfe_electricity&amount=20000").0 == .badRequest)
             #expect(try await h.call(.get, "/v1/quote?sku_id=nope").0 == .notFound)
+        }
+    }
+
+    /// User mode: an app holding only the publishable key and its user's token (minted by the
+    /// merchant's backend, a session of this server, or the merchant's issuer's JWT) sees and
+    /// does only what belongs to that user's wallet; the merchant's secret still reaches all.
+    @Test func aUserTokenReachesOnlyItsOwnWallet() async throws {
+        try await Self.withProvider { (h: Harness) async throws in
+            let alice = try await h.wallet("user_alice")
+            let bob = try await h.wallet("user_bob")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let alicePaid = try await h.payFromVault(alice, deposit: "10", pay: "2.5", to: payTo)
+            let bobPaid = try await h.payFromVault(bob, deposit: "10", pay: "2.5", to: payTo)
+            let (_, bobPurchase, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: bob, hash: bobPaid), idempotencyKey: "bob-1")
+            let bobID = try #require(bobPurchase["transaction_id"]?.stringValue)
+
+            // The merchant's backend mints a short-lived token for Alice with its secret key.
+            let (mintedStatus, minted, _) = try await h.call(.post, "/v1/user-tokens", body: #"{"external_user_id":"user_alice","expires_in":600}"#)
+            #expect(mintedStatus == .created && minted["external_user_id"] == "user_alice")
+            let token = try #require(minted["token"]?.stringValue)
+            #expect(try await h.call(.post, "/v1/user-tokens", body: #"{"external_user_id":"user_alice","expires_in":86400}"#).0 == .badRequest)
+            let session = try await h.token("user_alice")
+            for bearer in [token, session] {
+                let (skus, skuBody, _) = try await h.call(.get, "/v1/skus", userToken: bearer)
+                #expect(skus == .ok, "\(skuBody)")
+                // Her wallet and purchases; Bob's are as absent as ones that never were.
+                let (own, wallet, _) = try await h.call(.get, "/v1/chipi-wallets/\(alice)", userToken: bearer)
+                #expect(own == .ok && wallet["external_user_id"] == "user_alice")
+                #expect(try await h.call(.get, "/v1/chipi-wallets/\(bob)", userToken: bearer).0 == .notFound)
+                #expect(try await h.call(.get, "/v1/sku-transactions/\(bobID)", userToken: bearer).0 == .notFound)
+                let (_, listed, _) = try await h.call(.get, "/v1/sku-transactions", userToken: bearer)
+                #expect(listed["data"]?.arrayValue?.isEmpty == true)
+                #expect(try await h.call(.get, "/v1/sku-transactions?wallet_id=\(bob)", userToken: bearer).0 == .notFound)
+                #expect(try await h.call(.get, "/v1/sku-transactions?starting_after=\(bobID)", userToken: bearer).0 == .badRequest)
+                // What spans the merchant's users needs its secret key.
+                #expect(try await h.call(.get, "/v1/webhook-deliveries", userToken: bearer).0 == .forbidden)
+                #expect(try await h.call(.post, "/v1/user-tokens", body: #"{"external_user_id":"user_bob"}"#, userToken: bearer).0 == .forbidden)
+                // No wallet for another user, and no purchase paid by another user's payment or from Bob's wallet.
+                #expect(try await h.call(.post, "/v1/chipi-wallets/prepare-creation", body: #"{"external_user_id":"user_bob"}"#, userToken: bearer).0 == .unauthorized)
+                #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: bob, hash: bobPaid),
+                                         idempotencyKey: UUID().uuidString, userToken: bearer).0 == .notFound)
+                // The relayer pays only for her own accounts.
+                let build = #"{"account":"\#(bob.address)","calls":[{"to":"\#(h.vault)","selector":"\#(Selector.from(name: "withdraw"))","calldata":["\#(payTo)","0x22b1c8c1227a0000","0x0"]}]}"#
+                let (built, builtBody, _) = try await h.call(.post, "/v1/paymaster/build", body: build, userToken: bearer)
+                #expect(built == .forbidden, "\(builtBody)")
+                let ownBuild = build.replacingOccurrences(of: bob.address.description, with: alice.address.description)
+                #expect(try await h.call(.post, "/v1/paymaster/build", body: ownBuild, userToken: bearer).0 == .ok)
+            }
+            // Her purchase with her token; its Idempotency-Key is hers alone: the same key and
+            // body from another user's token replay nothing of hers.
+            let body = h.purchaseBody(wallet: alice, hash: alicePaid)
+            let (bought, purchase, _) = try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "shared-key", userToken: token)
+            #expect(bought == .created)
+            let aliceID = try #require(purchase["transaction_id"]?.stringValue)
+            let bobToken = try await h.token("user_bob")
+            #expect(try await h.call(.post, "/v1/sku-transactions", body: body, idempotencyKey: "shared-key", userToken: bobToken).0 == .notFound)
+            let (_, mine, _) = try await h.call(.get, "/v1/sku-transactions", userToken: token)
+            #expect(mine["data"]?.arrayValue?.map { $0["transaction_id"] } == [.string(aliceID)])
+            // The merchant's secret reaches both.
+            let (_, all, _) = try await h.call(.get, "/v1/sku-transactions")
+            #expect(Set(all["data"]?.arrayValue?.compactMap { $0["transaction_id"]?.stringValue } ?? []) == [aliceID, bobID])
+
+            // A token for another merchant, an expired one, a forged one and a step-up token are refused.
+            let other = try await ChippiPayModule.createMerchantKeys(merchant: "mer_other", name: "Other", webhookURL: nil, live: false, environment: h.server.environment)
+            let (_, foreign, _) = try await h.call(.post, "/v1/user-tokens", body: #"{"external_user_id":"user_alice"}"#, keys: other)
+            let foreignToken = try #require(foreign["token"]?.stringValue)
+            #expect(try await h.call(.get, "/v1/chipi-wallets/\(alice)", userToken: foreignToken).0 == .unauthorized)
+            let tokens = h.server.environment.tokens
+            let expired = try await tokens.issue(for: UserID("user_alice"), purpose: "chippi_user:mer_sandbox", lifetime: -60).token
+            let stepUp = try await tokens.issue(for: UserID("user_alice"), purpose: "topup", lifetime: 60).token
+            for bad in [expired, stepUp, "eyJhbGciOiJIUzI1NiJ9.e30.x", "not a token"] {
+                let (status, refusal, headers) = try await h.call(.get, "/v1/skus", userToken: bad)
+                #expect(status == .unauthorized && refusal["error"] != nil && headers[.wwwAuthenticate]?.contains("invalid_token") == true)
+            }
+            // A revoked publishable key ends its users' access too.
+            #expect(try await ChippiPayModule.revokeMerchantKey(other.public, environment: h.server.environment))
+            let (_, fresh, _) = try await h.call(.post, "/v1/user-tokens", body: #"{"external_user_id":"user_alice"}"#)
+            #expect(try await h.call(.get, "/v1/skus", keys: other, userToken: try #require(fresh["token"]?.stringValue)).0 == .unauthorized)
         }
     }
 

@@ -47,18 +47,36 @@ enum MerchantKeys {
             """).run()
     }
 
-    /// The request's key pair, when both halves are present and well-formed.
-    static func pair(of request: Request) throws -> (public: String, secret: String) {
-        guard let publicKey = request.headers[.apiKey], publicKey.hasPrefix("pk_"), publicKey.utf8.count <= 128,
-              let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer sk_"), authorization.utf8.count <= 135 else {
-            throw ProviderError.unauthorized
+    /// What a request authenticates with: the publishable key, and either the merchant's secret
+    /// key (a merchant's own backend) or an app user's token (user mode: an app that holds no
+    /// secret). Which is which shows in the bearer itself: secret keys start `sk_`.
+    enum Credential {
+        case secret(publicKey: String, secret: String)
+        case user(publicKey: String, token: String)
+
+        var publicKey: String {
+            switch self {
+            case .secret(let key, _), .user(let key, _): key
+            }
         }
-        return (publicKey, String(authorization.dropFirst("Bearer ".count)))
     }
 
-    /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
-    /// or revoked pair (one message for all: which half was wrong is not the caller's business).
-    /// - Parameter secretHash: `SecretDigest.hex(secret)` of the pair's secret half.
+    /// The request's credential, when its halves are present and well-formed (a token is at most
+    /// 8 KB: a JWT, never a document).
+    static func credential(of request: Request) throws -> Credential {
+        guard let publicKey = request.headers[.apiKey], publicKey.hasPrefix("pk_"), publicKey.utf8.count <= 128,
+              let authorization = request.headers[.authorization], authorization.hasPrefix("Bearer "), authorization.utf8.count <= 8192 else {
+            throw ProviderError.unauthorized
+        }
+        let bearer = String(authorization.dropFirst("Bearer ".count))
+        if bearer.hasPrefix("sk_") {
+            guard bearer.utf8.count <= 128 else { throw ProviderError.unauthorized }
+            return .secret(publicKey: publicKey, secret: bearer)
+        }
+        guard !bearer.isEmpty else { throw ProviderError.unauthorized }
+        return .user(publicKey: publicKey, token: bearer)
+    }
+
     /// The columns whose secrets are sealed (``SecretSealer``): the name is the sealing's context.
     static let webhookSecretColumn = "chippi_merchants.webhook_secret"
     static let previousWebhookSecretColumn = "chippi_merchants.previous_webhook_secret"
@@ -76,7 +94,11 @@ enum MerchantKeys {
     }
     static let issuerSecretColumn = "chippi_merchants.auth_hs256_secret"
 
-    static func authenticate(publicKey: String, secretHash: String, sealer: SecretSealer, in db: any DatabaseSession) async throws -> Merchant {
+    /// The merchant of a request's key pair; 401 `{"error": …}` for a missing, wrong, mismatched
+    /// or revoked pair (one message for all: which half was wrong is not the caller's business).
+    /// - Parameter secretHash: `SecretDigest.hex(secret)` of the pair's secret half; nil for user mode, where the publishable
+    ///   key alone names the merchant (the user's token is checked next, by the routes).
+    static func authenticate(publicKey: String, secretHash: String?, sealer: SecretSealer, in db: any DatabaseSession) async throws -> Merchant {
         guard let row = try await db.raw("""
             SELECT k.secret_hash, k.revoked_at, m.id, m.name, m.webhook_url, m.webhook_secret, m.auth_hs256_secret, m.auth_jwks_url,
                 CASE WHEN m.active THEN 1 ELSE 0 END AS active, m.permissions
@@ -84,8 +106,12 @@ enum MerchantKeys {
             """).first() else {
             throw ProviderError.unauthorized
         }
-        guard ConstantTime.equal(Array(try row.decode(column: "secret_hash", as: String.self).utf8), Array(secretHash.utf8)),
-              try row.decodeNil(column: "revoked_at") else {
+        if let secretHash {
+            guard ConstantTime.equal(Array(try row.decode(column: "secret_hash", as: String.self).utf8), Array(secretHash.utf8)) else {
+                throw ProviderError.unauthorized
+            }
+        }
+        guard try row.decodeNil(column: "revoked_at") else {
             throw ProviderError.unauthorized
         }
         return Merchant(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),

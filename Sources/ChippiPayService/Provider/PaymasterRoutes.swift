@@ -1,7 +1,9 @@
+import ChippiPayVocabulary
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import PurseDatabase
 import PurseFormats
 import PurseServer
 import Starknet
@@ -44,9 +46,10 @@ struct PaymasterRoutes: Sendable {
     func mount(on group: RouterGroup<PurseRequestContext>) {
         group.post("paymaster/build") { request, context in
             var request = request
-            _ = try await routes.merchant(request, area: .paymaster)
+            let caller = try await routes.caller(request, area: .paymaster)
             let input = try JSONBody.decode(BuildRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
+            try await checkSponsored(account, for: caller)
             let calls = try sponsored(input.calls)
             let now = UInt64(max(0, routes.environment.now().timeIntervalSince1970))
             let execution = OutsideExecution(caller: payments.paymentAddress, nonce: Felt(bigEndianBytes: [0] + RandomID.bytes(31))!,
@@ -57,9 +60,11 @@ struct PaymasterRoutes: Sendable {
         }
         group.post("paymaster/execute") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request, area: .paymaster)
+            let caller = try await routes.caller(request, area: .paymaster)
+            let merchant = caller.merchant
             let input = try JSONBody.decode(ExecuteRequest.self, from: try await request.collectJSONBody(context: context))
             let account = try Self.address(input.account, "account")
+            try await checkSponsored(account, for: caller)
             var execution = input.outside_execution
             execution.calls = try sponsored(input.outside_execution.calls)
             guard execution.caller == payments.paymentAddress else {
@@ -69,6 +74,21 @@ struct PaymasterRoutes: Sendable {
             guard (1...8).contains(signature.count) else { throw ProviderError.invalid("signature must be 1 to 8 felts") }
             let (hash, replayed) = try await relay(execution, account: account, signature: signature, merchant: merchant.id)
             return try Response.json(["transaction_hash": hash.description], status: replayed ? .ok : .accepted)
+        }
+    }
+
+    /// A user token has the relayer pay only for its own user: the wallet's account, or an account
+    /// linked to that wallet (403 otherwise). The merchant's secret key reaches any account.
+    func checkSponsored(_ account: Felt, for caller: Caller) async throws {
+        guard let user = caller.user else { return }
+        let store = WalletStore()
+        let allowed = try await routes.environment.database.read { db -> Bool in
+            guard let wallet = try await store.wallet(ofUser: user, merchant: caller.merchant.id, in: db), wallet.status == .active else { return false }
+            if wallet.address.flatMap({ Felt($0) }) == account { return true }
+            return try await store.isLinkedPayer(account.description, of: wallet.id, in: db)
+        }
+        guard allowed else {
+            throw APIError(.forbidden, "A user token has the paymaster pay for its own wallet and the accounts linked to it only")
         }
     }
 

@@ -2,6 +2,7 @@ import ChippiPayVocabulary
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWTKit
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -35,7 +36,7 @@ struct ProviderRoutes: Sendable {
     func mount(on router: Router<PurseRequestContext>) {
         let v1 = router.group("v1")
         v1.get("skus") { request, _ in
-            _ = try await merchant(request, area: .catalogue)
+            _ = try await caller(request, area: .catalogue)
             try request.requireOnlyQuery(["category"])
             let category = request.uri.queryParameters.get("category") ?? ""
             guard let answer = Self.catalogue[category], !(category.isEmpty && request.uri.queryParameters.get("category") != nil) else {
@@ -44,7 +45,7 @@ struct ProviderRoutes: Sendable {
             return Response.jsonData(answer)
         }
         v1.get("quote") { request, _ in
-            _ = try await merchant(request, area: .catalogue)
+            _ = try await caller(request, area: .catalogue)
             try request.requireOnlyQuery(["sku_id", "amount"])
             let sku = try Self.sku(request.uri.queryParameters.get("sku_id"))
             let centavos = try Self.amount(text: request.uri.queryParameters.get("amount"), for: sku)
@@ -58,36 +59,64 @@ struct ProviderRoutes: Sendable {
         }
         v1.post("sku-transactions") { request, context in
             var request = request
-            let merchant = try await merchant(request, area: .purchases)
+            let caller = try await caller(request, area: .purchases)
             let body = try await request.collectJSONBody(context: context)
-            return try await purchase(request, body: body, merchant: merchant)
+            return try await purchase(request, body: body, caller: caller)
         }
         v1.get("sku-transactions/{id}") { request, context in
-            let merchant = try await merchant(request, area: .purchases)
+            let caller = try await caller(request, area: .purchases)
             let id = PurchaseID(try context.parameters.require("id"))
-            guard let purchase = try await environment.database.read({ db in try await Purchase.load(id, merchant: merchant.id, in: db) }) else {
-                throw APIError.notFound("Transaction not found")
+            let purchase = try await environment.database.read { db -> Purchase? in
+                guard let purchase = try await Purchase.load(id, merchant: caller.merchant.id, in: db) else { return nil }
+                guard caller.user == nil else { return try await userWallet(of: caller, in: db) == purchase.walletID ? purchase : nil }
+                return purchase
             }
+            // Another user's purchase is as absent as one that never was.
+            guard let purchase else { throw APIError.notFound("Transaction not found") }
             return try Response.json(purchase.body)
         }
         v1.get("sku-transactions") { request, _ in
-            let merchant = try await merchant(request, area: .purchases)
+            let caller = try await caller(request, area: .purchases)
             try request.requireOnlyQuery(["limit", "wallet_id", "starting_after"])
             let query = request.uri.queryParameters
             let limit = try Self.limit(query.get("limit"))
-            let walletID = query.get("wallet_id").map(WalletID.init(rawValue:))
+            let asked = query.get("wallet_id").map(WalletID.init(rawValue:))
             let cursor = query.get("starting_after").map(PurchaseID.init(rawValue:))
-            let page = try await environment.database.read { db in
+            let page = try await environment.database.read { db -> [Purchase] in
+                // A user lists its own wallet's purchases, whether or not it names the wallet.
+                var walletID = asked
+                if caller.user != nil {
+                    guard let own = try await userWallet(of: caller, in: db) else { return [] }
+                    guard asked == nil || asked == own else { throw APIError.notFound("Wallet \(asked?.rawValue.prefix(64) ?? "") not found") }
+                    walletID = own
+                }
                 var after: Purchase?
                 if let cursor {
-                    guard let found = try await Purchase.load(cursor, merchant: merchant.id, in: db) else {
+                    guard let found = try await Purchase.load(cursor, merchant: caller.merchant.id, in: db),
+                          caller.user == nil || found.walletID == walletID else {
                         throw ProviderError.invalid("starting_after must be a transaction_id from an earlier page")
                     }
                     after = found
                 }
-                return try await Purchase.list(merchant: merchant.id, wallet: walletID, after: after, limit: limit + 1, in: db)
+                return try await Purchase.list(merchant: caller.merchant.id, wallet: walletID, after: after, limit: limit + 1, in: db)
             }
             return try Response.json(PurchaseList(data: page.prefix(limit).map(\.body), has_more: page.count > limit))
+        }
+        // A short-lived token for one app user, minted by the merchant's backend with its secret
+        // key: the app sends it with the publishable key and sees only that user's wallet.
+        v1.post("user-tokens") { request, context in
+            var request = request
+            let merchant = try await merchant(request, area: .wallets)
+            let input = try JSONBody.decode(UserTokenRequest.self, from: try await request.collectJSONBody(context: context))
+            guard (1...128).contains(input.external_user_id.utf8.count) else { throw ProviderError.invalid("external_user_id must be 1 to 128 bytes") }
+            let lifetime = input.expires_in ?? Self.userTokenLifetime.standard
+            guard (60...Self.userTokenLifetime.maximum).contains(lifetime) else {
+                throw ProviderError.invalid("expires_in must be 60 to \(Self.userTokenLifetime.maximum) seconds")
+            }
+            let (token, claims) = try await environment.tokens.issue(for: UserID(input.external_user_id), purpose: Self.userTokenPurpose(merchant: merchant.id),
+                                                                     lifetime: TimeInterval(lifetime))
+            return try Response.json(UserTokenBody(token: token, external_user_id: input.external_user_id,
+                                                   expires_at: Int64(claims.exp.value.timeIntervalSince1970)), status: .created)
         }
         WalletRoutes(routes: self).mount(on: v1)
         PaymasterRoutes(routes: self).mount(on: v1)
@@ -100,25 +129,96 @@ struct ProviderRoutes: Sendable {
         }
     }
 
-    /// The request's merchant, after the per-key rate limit: an active account whose keys may use
-    /// `area` (401 with the reason otherwise, as the seed's provider answers).
-    func merchant(_ request: Request, area: Merchant.Area) async throws -> Merchant {
-        let (publicKey, secret) = try MerchantKeys.pair(of: request)
-        let secretHash = SecretDigest.hex(secret)
-        let key = publicKey + ":" + secretHash
+    /// The request's caller, after the rate limit: an active merchant whose keys may use `area`
+    /// (401 with the reason otherwise, as the seed's provider answers) and, in user mode, the app
+    /// user its token names. The merchant's secret key is limited per key; a user per user, so
+    /// one user's burst never slows the merchant's other users.
+    func caller(_ request: Request, area: Merchant.Area) async throws -> Caller {
+        let credential = try MerchantKeys.credential(of: request)
+        let secretHash: String? = switch credential {
+        case .secret(_, let secret): SecretDigest.hex(secret)
+        case .user: nil
+        }
+        let cacheKey = credential.publicKey + ":" + (secretHash ?? "user")
         let merchant: Merchant
-        if let known = keyCache.merchant(for: key) {
+        if let known = keyCache.merchant(for: cacheKey) {
             merchant = known
         } else {
             merchant = try await environment.database.read { db in
-                try await MerchantKeys.authenticate(publicKey: publicKey, secretHash: secretHash, sealer: environment.sealer, in: db)
+                try await MerchantKeys.authenticate(publicKey: credential.publicKey, secretHash: secretHash, sealer: environment.sealer, in: db)
             }
-            keyCache.remember(merchant, for: key)
+            keyCache.remember(merchant, for: cacheKey)
         }
         guard merchant.active else { throw APIError(.unauthorized, "Merchant account is not active") }
         guard merchant.permissions.contains(area) else { throw APIError(.unauthorized, "This merchant's keys may not use \(area.rawValue)") }
-        if let wait = try await limiter.take(merchant.publicKey, now: environment.now()) { throw ProviderError.rateLimited(wait) }
-        return merchant
+        var user: String?
+        if case .user(_, let token) = credential {
+            do {
+                user = try await appUser(of: token, merchant: merchant)
+            } catch {
+                throw APIError(.unauthorized, "The bearer token is not a valid token of this merchant's users",
+                               headers: [.wwwAuthenticate: #"Bearer realm="chipipay", error="invalid_token""#])
+            }
+        }
+        let bucket = user.map { merchant.publicKey + "#user:" + $0 } ?? merchant.publicKey
+        if let wait = try await limiter.take(bucket, now: environment.now()) { throw ProviderError.rateLimited(wait) }
+        return Caller(merchant: merchant, user: user)
+    }
+
+    /// The merchant of a request that needs its secret key: 403 for a user token, which never
+    /// reaches what spans the merchant's users.
+    func merchant(_ request: Request, area: Merchant.Area) async throws -> Merchant {
+        let caller = try await caller(request, area: area)
+        guard caller.user == nil else { throw Caller.merchantOnly }
+        return caller.merchant
+    }
+
+    /// The wallet of a user-mode caller's user (nil: none yet, or a secret-key caller).
+    func userWallet(of caller: Caller, in db: any DatabaseSession) async throws -> WalletID? {
+        guard let user = caller.user else { return nil }
+        return try await WalletStore().wallet(ofUser: user, merchant: caller.merchant.id, in: db)?.id
+    }
+
+    /// The app user `token` names, for `merchant`: a user token this provider minted for it
+    /// (`POST /v1/user-tokens`), a JWT of the merchant's own issuer (HS256 with its secret, or a
+    /// key from its JWKS) when it configured one, or else a session of this server's `/auth`
+    /// whose user still exists. Signed, unexpired; the subject is the app's `external_user_id`.
+    func appUser(of token: String, merchant: Merchant) async throws -> String {
+        guard JWTHeader.isAcceptable(token) else { throw TokenError.invalid }
+        if let minted = try? await environment.tokens.verify(token, purpose: Self.userTokenPurpose(merchant: merchant.id)) {
+            return minted.sub.value
+        }
+        if let secret = merchant.authHS256Secret {
+            let keys = JWTKeyCollection()
+            await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
+            return try await keys.verify(token, as: AppUserClaims.self).sub.value
+        }
+        if let url = merchant.authJWKSURL.flatMap(URL.init(string:)) {
+            return try await issuers.verify(token, jwks: url).sub.value
+        }
+        let claims = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose)
+        // A session outlives nothing: the user must still exist here.
+        guard try await environment.accounts.find(id: claims.userID) != nil else { throw TokenError.invalid }
+        return claims.sub.value
+    }
+
+    /// The purpose of the user tokens minted for `merchant`: one merchant's tokens are nothing
+    /// to another's keys, and no token of this server's other kinds passes for one.
+    static func userTokenPurpose(merchant: String) -> String { "chippi_user:" + merchant }
+
+    /// The longest and the default life of a minted user token.
+    static let userTokenLifetime: (maximum: Int, standard: Int) = (3600, 900)
+
+    struct UserTokenRequest: Decodable {
+        var external_user_id: String
+        var expires_in: Int?
+    }
+
+    struct UserTokenBody: Encodable {
+        var token: String
+        var external_user_id: String
+        /// Unix seconds.
+        var expires_at: Int64
     }
 
     /// The catalogue's answers, encoded once: all of it, and each category.
@@ -174,9 +274,9 @@ struct ProviderRoutes: Sendable {
     /// `POST /v1/sku-transactions`: checks the request, replays a finished retry, verifies the
     /// vault payment on chain (outside any transaction: it reads the node), then records the
     /// purchase and its fulfilment job once per Idempotency-Key and once per vault transaction.
-    func purchase(_ request: Request, body: ByteBuffer, merchant: Merchant) async throws -> Response {
-        let owner = UserID("chippi-merchant:" + merchant.id)
-        let call = try environment.idempotentCall(request, body: body, user: owner)
+    func purchase(_ request: Request, body: ByteBuffer, caller: Caller) async throws -> Response {
+        let merchant = caller.merchant
+        let call = try environment.idempotentCall(request, body: body, user: caller.idempotencyOwner)
         let input = try JSONBody.decode(PurchaseRequest.self, from: body)
         let sku = try Self.sku(input.sku_id)
         guard sku.accepts(reference: input.reference) else {
@@ -195,7 +295,8 @@ struct ProviderRoutes: Sendable {
         if case .replay(let answer) = try await environment.begin(call) { return answer }
         let store = WalletStore()
         let wallet = try await environment.database.read { db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }
-        guard let wallet else { throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found") }
+        // A user pays from its own wallet only; another's is as absent as one that never was.
+        guard let wallet, caller.reaches(wallet.externalUserID) else { throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found") }
         // A purchase is paid by its own wallet: its account, or an account linked to it with that
         // account's signature. A payment seen on chain cannot be claimed by another merchant or
         // another of this merchant's users, and a wallet only prepared pays for nothing.

@@ -25,7 +25,8 @@ struct WalletRoutes: Sendable {
     var environment: ServerEnvironment { routes.environment }
 
     struct PrepareRequest: Decodable {
-        var auth_token: String
+        /// The user's token; in user mode the bearer is that token, and this may be left out.
+        var auth_token: String?
         var external_user_id: String
         var metadata: JSONValue?
     }
@@ -41,7 +42,7 @@ struct WalletRoutes: Sendable {
         var wallet_id: WalletID
         var public_key: String
         var encrypted_private_key: String
-        var auth_token: String
+        var auth_token: String?
     }
 
     struct WalletBody: Codable {
@@ -65,11 +66,12 @@ struct WalletRoutes: Sendable {
     func mount(on group: RouterGroup<PurseRequestContext>) {
         group.post("chipi-wallets/prepare-creation") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request, area: .wallets)
+            let caller = try await routes.caller(request, area: .wallets)
+            let merchant = caller.merchant
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(PrepareRequest.self, from: body)
             guard (1...128).contains(input.external_user_id.utf8.count) else { throw ProviderError.invalid("external_user_id must be 1 to 128 bytes") }
-            try await authenticate(input.auth_token, merchant: merchant, user: input.external_user_id)
+            try await authenticate(input.auth_token, caller: caller, user: input.external_user_id)
             let metadata = String(decoding: try JSONEncoder().encode(input.metadata ?? .object([:])), as: UTF8.self)
             guard metadata.utf8.count <= 4096, (input.metadata ?? .object([:])).objectValue != nil else {
                 throw ProviderError.invalid("metadata must be an object of at most 4 KB")
@@ -89,13 +91,15 @@ struct WalletRoutes: Sendable {
         }
         group.post("chipi-wallets") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request, area: .wallets)
+            let caller = try await routes.caller(request, area: .wallets)
+            let merchant = caller.merchant
             let body = try await request.collectJSONBody(context: context)
             let input = try JSONBody.decode(SaveRequest.self, from: body)
-            guard let owner = try await environment.database.read({ db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }) else {
+            guard let owner = try await environment.database.read({ db in try await store.wallet(input.wallet_id, merchant: merchant.id, in: db) }),
+                  caller.reaches(owner.externalUserID) else {
                 throw APIError.notFound("Wallet \(input.wallet_id.rawValue.prefix(64)) not found")
             }
-            try await authenticate(input.auth_token, merchant: merchant, user: owner.externalUserID)
+            try await authenticate(input.auth_token, caller: caller, user: owner.externalUserID)
             guard let publicKey = Felt(input.public_key), !publicKey.isZero else { throw ProviderError.invalid("public_key must be a Stark public key (0x-hex)") }
             guard (16...4096).contains(input.encrypted_private_key.utf8.count) else {
                 throw ProviderError.invalid("encrypted_private_key must be 16 to 4096 characters")
@@ -122,7 +126,8 @@ struct WalletRoutes: Sendable {
         // signature over `PayerLink` (checked by the account itself on chain).
         group.post("chipi-wallets/{id}/payers") { request, context in
             var request = request
-            let merchant = try await routes.merchant(request, area: .wallets)
+            let caller = try await routes.caller(request, area: .wallets)
+            let merchant = caller.merchant
             let id = WalletID(try context.parameters.require("id"))
             let input = try JSONBody.decode(PayerRequest.self, from: try await request.collectJSONBody(context: context))
             let payer = try PaymasterRoutes.address(input.address, "address")
@@ -131,7 +136,8 @@ struct WalletRoutes: Sendable {
                 guard let felt = Felt(text) else { throw ProviderError.invalid("signature must be 0x-hex felts") }
                 return felt
             }
-            guard let found = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
+            guard let found = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }),
+                  caller.reaches(found.externalUserID) else {
                 throw APIError.notFound("Wallet \(id.rawValue.prefix(64)) not found")
             }
             guard found.status == .active, let wallet = found.address.flatMap({ Felt($0) }) else {
@@ -147,9 +153,11 @@ struct WalletRoutes: Sendable {
             return try Response.json(["wallet_id": id.rawValue, "address": payer.description], status: linked ? .created : .ok)
         }
         group.get("chipi-wallets/{id}") { request, context in
-            let merchant = try await routes.merchant(request, area: .wallets)
+            let caller = try await routes.caller(request, area: .wallets)
             let id = WalletID(try context.parameters.require("id"))
-            guard let wallet = try await environment.database.read({ db in try await store.wallet(id, merchant: merchant.id, in: db) }) else {
+            // Another user's wallet is as absent as one that never was.
+            guard let wallet = try await environment.database.read({ db in try await store.wallet(id, merchant: caller.merchant.id, in: db) }),
+                  caller.reaches(wallet.externalUserID) else {
                 throw APIError.notFound("Wallet \(id.rawValue.prefix(64)) not found")
             }
             return try Response.json(WalletBody(
@@ -182,29 +190,20 @@ struct WalletRoutes: Sendable {
         try await environment.database.transaction { db in try await store.recordDeploy(of: wallet, transactionHash: hash.description, in: db) }
     }
 
-    /// The app user of `token`: a JWT from the merchant's own issuer (HS256 with the merchant's
-    /// secret) or, by default, a session of this server — signed, unexpired — whose subject is the
-    /// `external_user_id` the wallet is for. A wallet is only ever made for the user who asks.
-    func authenticate(_ token: String, merchant: Merchant, user externalUserId: String) async throws {
-        let subject: String
-        do {
-            guard JWTHeader.isAcceptable(token) else { throw TokenError.invalid }
-            if let secret = merchant.authHS256Secret {
-                let keys = JWTKeyCollection()
-                await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
-                subject = try await keys.verify(token, as: AppUserClaims.self).sub.value
-            } else if let url = merchant.authJWKSURL.flatMap(URL.init(string:)) {
-                subject = try await routes.issuers.verify(token, jwks: url).sub.value
-            } else {
-                let claims = try await environment.tokens.verify(token, purpose: TokenService.sessionPurpose)
-                // A session outlives nothing: the user must still exist here.
-                guard try await environment.accounts.find(id: claims.userID) != nil else { throw TokenError.invalid }
-                subject = claims.sub.value
+    /// Checks that the wallet is for the user who asks: the body's `auth_token` (required with
+    /// the secret key; in user mode optional, and then the bearer's user) must name
+    /// `externalUserId` (``ProviderRoutes/appUser(of:merchant:)`` says which tokens count).
+    func authenticate(_ token: String?, caller: Caller, user externalUserId: String) async throws {
+        var subjects: [String] = caller.user.map { [$0] } ?? []
+        if let token {
+            do {
+                subjects.append(try await routes.appUser(of: token, merchant: caller.merchant))
+            } catch {
+                throw APIError(.unauthorized, "auth_token is not a valid token of this app's users")
             }
-        } catch {
-            throw APIError(.unauthorized, "auth_token is not a valid token of this app's users")
         }
-        guard subject == externalUserId else { throw APIError(.unauthorized, "auth_token belongs to another user than external_user_id") }
+        guard !subjects.isEmpty else { throw ProviderError.invalid("auth_token is required") }
+        guard subjects.allSatisfy({ $0 == externalUserId }) else { throw APIError(.unauthorized, "auth_token belongs to another user than external_user_id") }
     }
 }
 
