@@ -16,6 +16,11 @@ import StarknetDevnet
 /// - `CHIPPI_QUOTE_SECONDS`: how long a quote is valid (default 300).
 /// - `CHIPPI_REFUNDS`: where a refund of a vault payment goes: `vault` (default: back into the
 ///   payer's vault balance, by the vault's `deposit_for`) or `account` (the payer's account).
+/// - `CHIPPI_UNCLAIMED_RETURN_SECONDS`: how long a payment to the provider may stay unclaimed by a
+///   purchase before it goes back to its payer (default 86400).
+/// - `CHIPPI_PAYMENT_SCAN_SECONDS`: how often the chain is read for payments (default 30).
+/// - `CHIPPI_FUNDING_ACCOUNTS`: comma-separated accounts whose STRK transfers to the provider's
+///   account fund it (its gas) and are never returned.
 /// - `CHIPPI_SANDBOX_FULFILMENT_SECONDS`: how long the sandbox supplier takes (default 2).
 /// - `CHIPPI_KEY_CACHE_SECONDS`: how long a checked key pair is remembered (default 5; a revocation takes effect within it).
 /// - `CHIPPI_RATE_LIMIT`: requests per second per API key (default 50, bursts of twice that).
@@ -38,6 +43,12 @@ public struct ChippiProviderConfiguration: Sendable {
     public var paymentPrivateKey: Felt?
     public var rate = STRKRate(centavosPerSTRK: 2000)
     public var quoteSeconds = 300
+    /// How long a payment may stay unclaimed before it goes back (`CHIPPI_UNCLAIMED_RETURN_SECONDS`).
+    public var unclaimedReturnSeconds = 86_400
+    /// How often the chain is read for payments (`CHIPPI_PAYMENT_SCAN_SECONDS`; 0: never, for tests that drive passes).
+    public var paymentScanSeconds = 30
+    /// Accounts whose transfers fund the provider's account (`CHIPPI_FUNDING_ACCOUNTS`).
+    public var fundingAccounts: Set<Felt> = []
     /// Refunds of vault payments go back into the payer's vault balance (`CHIPPI_REFUNDS=vault`,
     /// the default: the vault's `deposit_for`), or to the payer's account (`account`).
     public var refundsIntoVault = true
@@ -110,6 +121,21 @@ public struct ChippiPayConfiguration: Sendable {
         if let text = value("CHIPPI_QUOTE_SECONDS") {
             guard let seconds = Int(text), (10...86_400).contains(seconds) else { throw ConfigurationError("CHIPPI_QUOTE_SECONDS must be 10 to 86400") }
             provider.quoteSeconds = seconds
+        }
+        if let text = value("CHIPPI_UNCLAIMED_RETURN_SECONDS") {
+            guard let seconds = Int(text), (60...31_536_000).contains(seconds) else { throw ConfigurationError("CHIPPI_UNCLAIMED_RETURN_SECONDS must be 60 to 31536000") }
+            provider.unclaimedReturnSeconds = seconds
+        }
+        if let text = value("CHIPPI_PAYMENT_SCAN_SECONDS") {
+            guard let seconds = Int(text), (1...3600).contains(seconds) else { throw ConfigurationError("CHIPPI_PAYMENT_SCAN_SECONDS must be 1 to 3600") }
+            provider.paymentScanSeconds = seconds
+        }
+        if let text = value("CHIPPI_FUNDING_ACCOUNTS") {
+            let accounts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard accounts.count <= 100, let felts = Optional(accounts.compactMap(Felt.init)), felts.count == accounts.count else {
+                throw ConfigurationError("CHIPPI_FUNDING_ACCOUNTS must be at most 100 comma-separated contract addresses")
+            }
+            provider.fundingAccounts = Set(felts)
         }
         if let text = value("CHIPPI_SANDBOX_FULFILMENT_SECONDS") {
             guard let seconds = Double(text), (0...3600).contains(seconds) else { throw ConfigurationError("CHIPPI_SANDBOX_FULFILMENT_SECONDS must be 0 to 3600") }

@@ -153,5 +153,33 @@ enum ChippiPayMigrations {
         Migration("chippi_0012_refused_payments", [
             "ALTER TABLE chippi_sku_transactions ADD COLUMN refusal TEXT",
         ]),
+        // Every payment the provider's address received, read from the chain, and whether a
+        // purchase claimed it; one unclaimed past a window goes back to its payer, once. A claim
+        // and a return exclude each other by a conditional update of `state`.
+        Migration("chippi_0013_incoming_payments", [
+            """
+            CREATE TABLE chippi_incoming_payments (
+                transaction_hash TEXT PRIMARY KEY,
+                payer TEXT NOT NULL,
+                amount_fri TEXT NOT NULL,
+                from_vault BOOLEAN NOT NULL,
+                block_number BIGINT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('unclaimed', 'claimed', 'returning', 'returned')),
+                refund_transaction_hash TEXT,
+                seen_at BIGINT NOT NULL,
+                updated_at BIGINT NOT NULL,
+                CHECK ((state = 'returned') = (refund_transaction_hash IS NOT NULL))
+            )
+            """,
+            "CREATE INDEX chippi_incoming_payments_unclaimed ON chippi_incoming_payments (state, seen_at)",
+            "CREATE INDEX chippi_incoming_payments_refunds ON chippi_incoming_payments (refund_transaction_hash)",
+            "CREATE INDEX chippi_sku_transactions_refunds ON chippi_sku_transactions (refund_transaction_hash)",
+            """
+            CREATE TABLE chippi_payment_scan (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                next_block BIGINT NOT NULL CHECK (next_block >= 0)
+            )
+            """,
+        ]),
     ]
 }

@@ -65,6 +65,11 @@ public struct ChippiPayModule: PurseModule {
         let payments = try await providerPayments(node: node, routes: rpcRoutes, logger: environment.logger)
         mounted.payments.withLock { $0 = payments }
         if let node { SandboxFaucetRoutes(node: node, listed: [("chippi_payment_address", payments.paymentAddress)]).mount(on: router) }
+        if configuration.provider.paymentScanSeconds > 0 {
+            let unclaimed = unclaimedPayments(environment: environment, payments: payments)
+            services.append(PeriodicService("returning unclaimed payments", every: .seconds(configuration.provider.paymentScanSeconds),
+                                            logger: environment.logger) { try await unclaimed.pass() })
+        }
         if let keys = configuration.provider.sandboxKeys {
             try await environment.database.transaction { db in
                 try await MerchantKeys.create(merchant: "mer_sandbox", name: "Sandbox merchant", webhookURL: configuration.provider.sandboxWebhookURL,
@@ -148,10 +153,19 @@ public struct ChippiPayModule: PurseModule {
                 guard let payments = mounted.payments.withLock({ $0 }) else { throw ConfigurationError("ChippiPay is not mounted") }
                 try await Fulfilment(environment: environment, payments: payments).fulfil(job)
             },
+            JobHandler(kind: UnclaimedPayments.returnJob, backoff: ProviderRoutes.fulfilmentBackoff) { job in
+                guard let payments = mounted.payments.withLock({ $0 }) else { throw ConfigurationError("ChippiPay is not mounted") }
+                try await unclaimedPayments(environment: environment, payments: payments).returnPayment(job)
+            },
             JobHandler(kind: ProviderRoutes.webhookJob, ordered: true) { job in
                 try await Webhooks.deliver(job, environment: environment, transport: transport)
             },
         ]
+    }
+
+    func unclaimedPayments(environment: ServerEnvironment, payments: VaultPayments) -> UnclaimedPayments {
+        UnclaimedPayments(environment: environment, payments: payments, window: TimeInterval(configuration.provider.unclaimedReturnSeconds),
+                          funding: configuration.provider.fundingAccounts)
     }
 
     public var openAPI: OpenAPIFragment { ChippiPayOpenAPI.fragment(sandbox: configuration.sandbox != nil) }

@@ -50,6 +50,8 @@ enum ServerSettings {
             (["CHIPPI_ACCOUNT_CLASS_HASH"], "the class gasless wallets are deployed from"),
             (["CHIPPI_MXN_PER_STRK", "CHIPPI_QUOTE_SECONDS"], "the exchange rate (default 20) and how long a quote holds (300 s)"),
             (["CHIPPI_REFUNDS"], "vault (default: a refund goes back into the payer's vault balance) or account"),
+            (["CHIPPI_UNCLAIMED_RETURN_SECONDS", "CHIPPI_PAYMENT_SCAN_SECONDS", "CHIPPI_FUNDING_ACCOUNTS"],
+             "a payment no purchase claims goes back after 86400 s; the chain is read every 30 s; accounts whose transfers fund the provider"),
             (["CHIPPI_RATE_LIMIT", "CHIPPI_KEY_CACHE_SECONDS"], "requests per second per API key (50) and how long a checked key is remembered (5 s)"),
             (["CHIPPI_PAYMASTER_RELAYS_PER_ACCOUNT", "CHIPPI_PAYMASTER_RELAYS_PER_MERCHANT"], "gasless withdrawals sponsored a day (50, 10000)"),
             (["CHIPPI_PAYMASTER_FEE_PER_ACCOUNT", "CHIPPI_PAYMASTER_FEE_PER_MERCHANT"], "fee in STRK sponsored a day (5, 1000)"),

@@ -29,6 +29,18 @@ struct ProviderTests {
         let provider: StarknetProvider
         let accounts: [(address: Felt, key: StarkKey)]
         let vault: Felt
+        let module: ChippiPayModule
+
+        /// One pass of the unclaimed-payment sweep, as the periodic service runs it, with a window of
+        /// `window` seconds; then the jobs it queued. Returns how many returns it queued.
+        @discardableResult
+        func returnUnclaimed(window: TimeInterval = 0, funding: Set<Felt> = []) async throws -> Int {
+            let payments = try #require(module.mounted.payments.withLock { $0 })
+            server.clock.advance(by: 0.01)
+            let queued = try await UnclaimedPayments(environment: server.environment, payments: payments, window: window, funding: funding).pass()
+            await server.app.jobWorker.runDue()
+            return queued
+        }
 
         var strk: ERC20 { ERC20(provider: provider) }
 
@@ -135,7 +147,7 @@ struct ProviderTests {
         }
     }
 
-    static func withProvider(rateLimit: Double = 1_000, issuerTransport: (any HTTPTransport)? = nil,
+    static func withProvider(engine: DatabaseEngine = .sqlite, rateLimit: Double = 1_000, issuerTransport: (any HTTPTransport)? = nil,
                              configure: (inout ChippiProviderConfiguration) -> Void = { _ in },
                              _ body: @Sendable (Harness) async throws -> Void) async throws {
         var sandbox = StarknetSandboxConfiguration()
@@ -145,9 +157,10 @@ struct ProviderTests {
         provider.fulfilmentSeconds = 0
         provider.rateLimit = rateLimit
         provider.keyCacheSeconds = 0
+        provider.paymentScanSeconds = 0
         configure(&provider)
-        let server = try await TestServer.make(modules: [ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider),
-                                                                         issuerTransport: issuerTransport)])
+        let module = ChippiPayModule(configuration: ChippiPayConfiguration(sandbox: sandbox, provider: provider), issuerTransport: issuerTransport)
+        let server = try await TestServer.make(engine: engine, modules: [module])
         try await server.withRouter { client in
             let transport = RouterTransport(client: client)
             let rpc = StarknetProvider(url: URL(string: "http://127.0.0.1/starknet/rpc")!, transport: transport)
@@ -156,7 +169,7 @@ struct ProviderTests {
                 (Felt(item["address"]!.stringValue!)!, try StarkKey(privateKey: Felt(item["private_key"]!.stringValue!)!))
             }
             try await body(Harness(server: server, client: client, provider: rpc, accounts: accounts,
-                                   vault: Felt(listing["vault_address"]!.stringValue!)!))
+                                   vault: Felt(listing["vault_address"]!.stringValue!)!, module: module))
         }
     }
 
@@ -559,6 +572,63 @@ struct ProviderTests {
             #expect(page["data"]?.arrayValue?.isEmpty == true)
             let (bought, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: customer, hash: hash), idempotencyKey: "mine")
             #expect(bought == .created && created["wallet_id"] == .string(customer.id))
+        }
+    }
+
+    /// A payment no purchase claims — here one claimed for a wallet that did not make it, and
+    /// refused — goes back to where it came from once the window has passed, exactly once however
+    /// many passes (replicas) run; a claim that comes later is refused with `payment_returned`.
+    /// A payment claimed in time, mints and funding transfers stay.
+    @Test(arguments: TestEngines.all)
+    func unclaimedPaymentsGoBackOnce(engine: DatabaseEngine) async throws {
+        try await Self.withProvider(engine: engine) { (h: Harness) async throws in
+            let customer = try await h.wallet("returned_customer")
+            let other = try await h.wallet("returned_other")
+            let (_, quote, _) = try await h.call(.get, "/v1/quote?sku_id=telcel_50")
+            let payTo = try #require(Felt(quote["payment_address"]?.stringValue ?? ""))
+            let stray = try await h.payFromVault(customer, deposit: "5", pay: "2.5", to: payTo)
+            #expect(try await h.vaultBalance(of: customer.address) == SandboxNodeTests.strk("2.5"))
+            #expect(try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: other, hash: stray), idempotencyKey: "wrong").0 == .unprocessableContent)
+            // The other user's own payment, claimed in time, and a plain transfer from a funding account.
+            let claimedHash = try await h.payFromVault(other, deposit: "5", pay: "2.5", to: payTo)
+            let (bought, created, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: other, hash: claimedHash), idempotencyKey: "right")
+            #expect(bought == .created)
+            let funder = h.accounts[1]
+            let funding = StarknetAccount(address: funder.address, key: funder.key, provider: h.provider)
+            _ = try await funding.executeAndWait([h.strk.transfer(to: payTo, SandboxNodeTests.strk("1"))],
+                                                 poller: Poller(interval: .milliseconds(10), multiplier: 1, maxAttempts: 100))
+
+            // Within the window nothing moves.
+            #expect(try await h.returnUnclaimed(window: 3600, funding: [funder.address]) == 0)
+            // Past it, passes on two "replicas" at once queue one return.
+            let queued = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await h.returnUnclaimed(window: 0, funding: [funder.address]) } }
+                return try await group.reduce(0, +)
+            }
+            #expect(queued == 1)
+            for _ in 0..<100 where try await h.vaultBalance(of: customer.address) != SandboxNodeTests.strk("5") {
+                await h.server.app.jobWorker.runDue()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try await h.vaultBalance(of: customer.address) == SandboxNodeTests.strk("5"), "the stray payment went back into the payer's vault")
+            let row = try #require(try await h.server.environment.database.read { db in
+                try await db.raw("SELECT state, refund_transaction_hash FROM chippi_incoming_payments WHERE transaction_hash = \(bind: stray.description)").first()
+            })
+            #expect(try row.decode(column: "state", as: String.self) == "returned")
+            let refund = try #require(Felt(try row.decode(column: "refund_transaction_hash", as: String?.self) ?? ""))
+            #expect(try await h.provider.transactionReceipt(refund).succeeded)
+            // More passes return nothing more; the claimed purchase, the funding and the mints stay.
+            #expect(try await h.returnUnclaimed(window: 0, funding: [funder.address]) == 0)
+            let states = try await h.server.environment.database.read { db in
+                try await db.raw("SELECT state FROM chippi_incoming_payments ORDER BY state").all().map { try $0.decode(column: "state", as: String.self) }
+            }
+            #expect(states == ["claimed", "returned"], "funding and mints are not payments")
+            #expect(try await h.vaultBalance(of: customer.address) == SandboxNodeTests.strk("5"))
+            // The owner's late claim buys nothing: the money is back with it.
+            let (late, refusal, _) = try await h.call(.post, "/v1/sku-transactions", body: h.purchaseBody(wallet: customer, hash: stray), idempotencyKey: "late")
+            #expect(late == .unprocessableContent && refusal["code"] == "payment_returned", "\(refusal)")
+            let purchase = try #require(created["transaction_id"]?.stringValue)
+            #expect(try await h.settled(purchase)["status"] == "completed")
         }
     }
 

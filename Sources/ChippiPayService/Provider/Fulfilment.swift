@@ -48,28 +48,36 @@ struct Fulfilment: Sendable {
     }
 
     /// The refund of `amount` for `purchase`, back where it was paid from (the payer's vault
-    /// balance, or account): the one already on chain when the provider's account has sent it
-    /// (found by its deposit or transfer event for the payer carrying that amount after the
-    /// purchase), else a new one.
+    /// balance, or account).
     func refundOnce(_ purchase: Purchase, amount: UInt256) async throws -> Felt {
-        let paid = try await payments.provider.transactionReceipt(purchase.vaultHash)
+        try await refundOnce(paidBy: purchase.vaultHash, payer: purchase.payer, amount: amount)
+    }
+
+    /// The refund of `amount` of the payment `hash` to `payer`: the one already on chain when the
+    /// provider's account has sent it (found by its deposit or transfer event for the payer
+    /// carrying that amount after the payment, and recorded as no purchase's or returned
+    /// payment's refund), else a new one.
+    func refundOnce(paidBy hash: Felt, payer: Felt, amount: UInt256) async throws -> Felt {
+        let paid = try await payments.provider.transactionReceipt(hash)
         let paidIn = paid.blockNumber
         let intoVault = payments.refundsIntoVault && payments.paidFromVault(paid)
         let (source, key) = intoVault ? (payments.vaultAddress, VaultPayments.depositKey) : (payments.tokenAddress, VaultPayments.transferKey)
         var token: String?
         for _ in 0..<20 {
-            let page = try await payments.provider.events(address: source, keys: [[key], [payments.paymentAddress], [purchase.payer]],
+            let page = try await payments.provider.events(address: source, keys: [[key], [payments.paymentAddress], [payer]],
                                                           from: paidIn.map { .number($0) }, chunkSize: 1000, continuationToken: token)
             for event in page.events where event.data == amount.felts {
+                let refund = event.transactionHash.description
                 let claimed = try await environment.database.read { db in
-                    try await db.raw("SELECT id FROM chippi_sku_transactions WHERE refund_transaction_hash = \(bind: event.transactionHash.description)").first() != nil
+                    if try await db.raw("SELECT id FROM chippi_sku_transactions WHERE refund_transaction_hash = \(bind: refund)").first() != nil { return true }
+                    return try await db.raw("SELECT transaction_hash FROM chippi_incoming_payments WHERE refund_transaction_hash = \(bind: refund)").first() != nil
                 }
                 if !claimed { return event.transactionHash }
             }
             guard let next = page.continuationToken else { break }
             token = next
         }
-        return try await payments.refund(amount, to: purchase.payer, intoVault: intoVault)
+        return try await payments.refund(amount, to: payer, intoVault: intoVault)
     }
 
     /// Moves a pending purchase to its final state and queues the webhook, in one transaction.

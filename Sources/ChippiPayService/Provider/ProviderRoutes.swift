@@ -335,6 +335,11 @@ struct ProviderRoutes: Sendable {
             guard try await purchase.insert(in: db) else {
                 throw APIError.conflict("vault_transaction_hash has already paid for another purchase")
             }
+            // A payment whose return to its payer has begun (unclaimed past the window) buys nothing.
+            guard try await IncomingPaymentStore().claim(vaultHash, payer: payment.payer, amount: payment.amount, now: now.epochMillis, in: db) else {
+                throw APIError(.unprocessableContent, "The vault transaction was not claimed within \(Self.describe(seconds: configuration.unclaimedReturnSeconds)) "
+                               + "and goes back to \(payment.payer); pay again to buy", code: "payment_returned")
+            }
             // Fulfilment refunds what it cannot deliver: it never gives up with the money held
             // (about a month of attempts, every 10 minutes at most; each failure is logged with its
             // reason and counted in purse_jobs_failed_total, and the purchase stays pending).
@@ -359,6 +364,11 @@ struct ProviderRoutes: Sendable {
         var transaction_id: PurchaseID
         var refund: String
         var refund_amount: String
+    }
+
+    /// "24 h", "90 min", "45 s".
+    static func describe(seconds: Int) -> String {
+        seconds % 3600 == 0 ? "\(seconds / 3600) h" : seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
     }
 
     static let fulfilmentAttempts = 5_000
