@@ -36,10 +36,6 @@ public enum DeviceContextConfig: Sendable, Equatable {
     }
 }
 
-extension CutiEError: LocalizedError {
-    public var errorDescription: String? { description }
-}
-
 extension CutiE {
     /// What new conversations and activity pings say about the device.
     public func setDeviceContext(_ context: DeviceContextConfig) { state.withLock { $0.deviceContext = context } }
@@ -92,7 +88,11 @@ extension CutiE {
     // MARK: Analytics
 
     /// Whether the user agreed to anonymous activity pings (at most one a day).
-    public var analyticsEnabled: Bool { analytics.enabled }
+    /// Setting it records the user's answer, as ``setAnalyticsConsent(_:)`` does.
+    public var analyticsEnabled: Bool {
+        get { analytics.enabled }
+        set { setAnalyticsConsent(newValue) }
+    }
 
     public var hasAskedForAnalyticsConsent: Bool { analytics.asked }
 
@@ -163,22 +163,54 @@ extension CutiEPushNotificationDelegate {
     public func cutiEShouldOpenConversation(conversationId: String) {}
 }
 
-/// Asks the user for permission to show notifications; on Apple platforms the user
-/// notification center, elsewhere what the app provides.
+/// Asks the user for permission to show notifications and says where it stands; on Apple
+/// platforms the user notification center, elsewhere what the app provides.
 public protocol PushPermissionRequester: Sendable {
     func requestAuthorization() async -> Bool
+    /// Where the user's permission stands now.
+    func authorizationStatus() async -> UNAuthorizationStatus
 }
+
+extension PushPermissionRequester {
+    public func authorizationStatus() async -> UNAuthorizationStatus { .notDetermined }
+}
+
+/// Asks the platform for this device's APNs token, which arrives later in the app delegate's
+/// `didRegisterForRemoteNotificationsWithDeviceToken` (pass it to
+/// ``CutiEPushNotifications/didRegisterForRemoteNotifications(withDeviceToken:)``). On iOS,
+/// `UIApplication.shared.registerForRemoteNotifications()`; elsewhere what the app provides.
+public protocol RemoteNotificationRegistrar: Sendable {
+    func registerForRemoteNotifications() async
+}
+
+#if !canImport(UserNotifications)
+/// Where the user's permission for notifications stands: the values of Apple's
+/// `UNAuthorizationStatus`, for platforms without UserNotifications.
+public enum UNAuthorizationStatus: Int, Sendable {
+    case notDetermined = 0, denied, authorized, provisional, ephemeral
+}
+#endif
 
 /// Push notifications as the Cuti-E SDK's `CutiEPushNotifications`: permission, the device
 /// token, and what a Cuti-E push means (its `conversation_id`).
-public final class CutiEPushNotifications: @unchecked Sendable {
+///
+/// Granted permission registers for remote notifications at once, so the token reaches the
+/// app delegate and, through ``didRegisterForRemoteNotifications(withDeviceToken:)``, the
+/// service. A token that arrives before the SDK is configured is kept and sent once it is.
+public final class CutiEPushNotifications: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private weak var delegateStorage: (any CutiEPushNotificationDelegate)?
     private var requester: (any PushPermissionRequester)?
+    private var registrar: (any RemoteNotificationRegistrar)?
     private var enabled = false
+    private var pendingToken: String?
+    private var lastFailure: String?
     private weak var owner: CutiE?
 
-    init() {}
+    override init() {}
+
+    /// The push notifications of ``CutiE/shared`` (the Cuti-E SDK's singleton).
+    public static var shared: CutiEPushNotifications { CutiE.shared.pushNotifications }
 
     func attach(_ cutie: CutiE) { lock.withLock { owner = cutie } }
 
@@ -192,19 +224,53 @@ public final class CutiEPushNotifications: @unchecked Sendable {
     /// Whether the user allowed notifications, as last asked.
     public var isEnabled: Bool { lock.withLock { enabled } }
 
+    /// Why the platform last refused to register for remote notifications, if it did.
+    public var registrationFailure: String? { lock.withLock { lastFailure } }
+
     /// How permission is asked (the platform's notification center by default).
     public func setPermissionRequester(_ requester: (any PushPermissionRequester)?) { lock.withLock { self.requester = requester } }
 
-    /// Asks the user to allow notifications (alert, badge, sound).
+    /// How the device token is asked for (`UIApplication` on iOS by default).
+    public func setRemoteNotificationRegistrar(_ registrar: (any RemoteNotificationRegistrar)?) { lock.withLock { self.registrar = registrar } }
+
+    private var currentRequester: (any PushPermissionRequester)? { lock.withLock { self.requester } ?? Self.platformRequester }
+
+    /// Asks the user to allow notifications (alert, badge, sound); when they do, registers for
+    /// remote notifications.
     public func requestPermission() async -> Bool {
-        let requester = lock.withLock { self.requester } ?? Self.platformRequester
-        let granted = await requester?.requestAuthorization() ?? false
+        let granted = await currentRequester?.requestAuthorization() ?? false
         lock.withLock { enabled = granted }
+        if granted { await askForDeviceToken() }
         return granted
     }
 
     public func requestPermission(completion: @escaping @Sendable (Bool) -> Void) {
         Task { completion(await requestPermission()) }
+    }
+
+    /// Where the user's permission stands, without asking.
+    public func checkPermissionStatus(completion: @escaping @Sendable (UNAuthorizationStatus) -> Void) {
+        let requester = currentRequester
+        Task {
+            let status = await requester?.authorizationStatus() ?? .notDetermined
+            lock.withLock { enabled = status == .authorized }
+            completion(status)
+        }
+    }
+
+    /// Asks the platform for the device token (the answer comes to the app delegate).
+    public func registerForRemoteNotifications() {
+        Task { await askForDeviceToken() }
+    }
+
+    private func askForDeviceToken() async {
+        await (lock.withLock { registrar } ?? Self.platformRegistrar)?.registerForRemoteNotifications()
+    }
+
+    /// The app delegate's `didFailToRegisterForRemoteNotificationsWithError`: kept as
+    /// ``registrationFailure``; pushes stay off until a token arrives.
+    public func didFailToRegisterForRemoteNotifications(withError error: any Error) {
+        lock.withLock { lastFailure = String(describing: error) }
     }
 
     static var platformRequester: (any PushPermissionRequester)? {
@@ -213,6 +279,20 @@ public final class CutiEPushNotifications: @unchecked Sendable {
         #else
         return nil
         #endif
+    }
+
+    static var platformRegistrar: (any RemoteNotificationRegistrar)? {
+        #if canImport(UIKit) && os(iOS)
+        return UIApplicationRegistrar()
+        #else
+        return nil
+        #endif
+    }
+
+    /// Sends a token that arrived before the SDK was configured.
+    func sendPendingToken() {
+        guard let token = lock.withLock({ () -> String? in defer { pendingToken = nil }; return pendingToken }) else { return }
+        registerToken(token)
     }
 
     /// The token as the APNs callback gives it (bytes), registered as hexadecimal.
@@ -232,7 +312,11 @@ public final class CutiEPushNotifications: @unchecked Sendable {
     @discardableResult
     public func registerToken(_ token: String) -> Result<Void, CutiEError> {
         if let problem = validatePushToken(token) { return .failure(problem) }
-        guard let cutie, cutie.isConfigured else { return .failure(.notConfigured) }
+        guard let cutie, cutie.isConfigured else {
+            lock.withLock { pendingToken = token }
+            return .failure(.notConfigured)
+        }
+        lock.withLock { lastFailure = nil }
         Task { try? await cutie.registerPushToken(hex: token.lowercased()) }
         return .success(())
     }
@@ -283,6 +367,20 @@ import UserNotifications
 struct UserNotificationsRequester: PushPermissionRequester {
     func requestAuthorization() async -> Bool {
         (try? await UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .badge, .sound])) ?? false
+    }
+
+    func authorizationStatus() async -> UNAuthorizationStatus {
+        await UNUserNotificationCenter.current().notificationSettings().authorizationStatus
+    }
+}
+#endif
+
+#if canImport(UIKit) && os(iOS)
+import UIKit
+
+struct UIApplicationRegistrar: RemoteNotificationRegistrar {
+    func registerForRemoteNotifications() async {
+        await MainActor.run { UIApplication.shared.registerForRemoteNotifications() }
     }
 }
 #endif

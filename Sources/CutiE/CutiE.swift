@@ -108,7 +108,24 @@ public final class CutiE: Sendable {
             $0.appAttest = attest
         }
         analytics.use(preferences)
+        pushes.sendPendingToken()
         Task { await sendActivityPingIfDue() }
+    }
+
+    /// The Cuti-E SDK's older form, from when apps had an API key: the key is not needed and
+    /// is ignored.
+    @available(*, deprecated, message: "Cuti-E needs no API key: call configure(appId:apiURL:)")
+    public func configure(apiKey: String, appId: String, apiURL: String = CutiE.defaultAPIURL.absoluteString) {
+        configure(appId: appId, apiURL: apiURL)
+    }
+
+    /// What the SDK was configured with, or nil before ``configure(appId:apiURL:useAppAttest:deviceContext:)``.
+    public var configuration: CutiEConfiguration? {
+        let snapshot = state.withLock { $0 }
+        guard let client = snapshot.client else { return nil }
+        return CutiEConfiguration(apiURL: client.api.session.baseURL.absoluteString, deviceID: client.deviceID, appId: client.appID,
+                                  useAppAttest: snapshot.appAttest?.client != nil, deviceContext: snapshot.deviceContext,
+                                  userID: snapshot.userID, userName: snapshot.userName, appVersion: snapshot.appVersion, appBuild: snapshot.appBuild)
     }
 
     /// App Attest: supported and in use when configured with `useAppAttest`.
@@ -174,7 +191,7 @@ public final class CutiE: Sendable {
     public func createConversation(category: ConversationCategory, message: String, title: String? = nil,
                                    idempotencyKey key: String = IdempotencyKey.make()) async throws(CutiEError) -> String {
         let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw .invalidRequest("Write a message first") }
+        guard !trimmed.isEmpty else { throw .invalidRequest }
         let context = state.withLock { $0 }
         let fields = context.deviceContext.enabledFields
         let locale = Self.localeContext
@@ -215,7 +232,7 @@ public final class CutiE: Sendable {
     /// Sends a message. `clientId` names it across retries: sending again with the same id
     /// stores it once (the conversation screen's retry of a failed message).
     public func sendMessage(_ message: String, to conversationId: String, clientId: String = IdempotencyKey.make()) async throws(CutiEError) -> Message {
-        guard !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .invalidRequest("Write a message first") }
+        guard !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .invalidRequest }
         let name = state.withLock { $0.userName }
         return try await call {
             try await $0.send(.post, "/v1/conversations/\(Self.pathSegment(conversationId))/messages",
@@ -307,7 +324,7 @@ public final class CutiE: Sendable {
     /// Joins the inbox of the device that showed `token`; answers the shared group.
     public func confirmLink(token: String, deviceName: String? = nil) async throws(CutiEError) -> LinkConfirmResponse {
         let token = token.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.hasPrefix("lnk_") else { throw .invalidRequest("That is not a Cuti-E link code") }
+        guard token.hasPrefix("lnk_") else { throw .invalidRequest }
         return try await call { try await $0.send(.post, "/v1/sdk/link/confirm", body: ConfirmBody(link_token: token, device_name: deviceName), as: LinkConfirmResponse.self) }
     }
 
@@ -384,5 +401,48 @@ public final class CutiE: Sendable {
 struct UnpinnableTransport: HTTPTransport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         throw CertificatePinningError(host: request.url.host ?? "the server")
+    }
+}
+
+/// What the SDK is configured with (the Cuti-E SDK's `CutiEConfiguration`): a snapshot taken
+/// when ``CutiE/configuration`` is read. `apiKey` is always nil: Cuti-E needs none.
+public final class CutiEConfiguration: Sendable {
+    public let apiKey: String?
+    public let apiURL: String
+    public let deviceID: String
+    public let appId: String
+    private let details: Mutex<(userID: String?, userName: String?, appVersion: String?, appBuild: String?)>
+    public let useAppAttest: Bool
+    public let deviceContext: DeviceContextConfig
+
+    public var userID: String? {
+        get { details.withLock { $0.userID } }
+        set { details.withLock { $0.userID = newValue } }
+    }
+
+    public var userName: String? {
+        get { details.withLock { $0.userName } }
+        set { details.withLock { $0.userName = newValue } }
+    }
+
+    public var appVersion: String? {
+        get { details.withLock { $0.appVersion } }
+        set { details.withLock { $0.appVersion = newValue } }
+    }
+
+    public var appBuild: String? {
+        get { details.withLock { $0.appBuild } }
+        set { details.withLock { $0.appBuild = newValue } }
+    }
+
+    init(apiURL: String, deviceID: String, appId: String, useAppAttest: Bool, deviceContext: DeviceContextConfig,
+         userID: String?, userName: String?, appVersion: String?, appBuild: String?) {
+        apiKey = nil
+        self.apiURL = apiURL
+        self.deviceID = deviceID
+        self.appId = appId
+        self.useAppAttest = useAppAttest
+        self.deviceContext = deviceContext
+        details = Mutex((userID, userName, appVersion, appBuild))
     }
 }

@@ -93,9 +93,9 @@ actor CutiEAPIClient {
 
     func signedRequest(_ method: HTTPRequest.Method, _ path: String, query: [URLQueryItem], body: Data?, idempotencyKey: String?, credentials: Credentials) throws -> TransportRequest {
         let base = api.baseURL.absoluteString.hasSuffix("/") ? String(api.baseURL.absoluteString.dropLast()) : api.baseURL.absoluteString
-        guard var components = URLComponents(string: base + path) else { throw CutiEError.invalidRequest("bad path \(path)") }
+        guard var components = URLComponents(string: base + path) else { throw CutiEError.invalidRequest }
         if !query.isEmpty { components.queryItems = query }
-        guard let url = components.url else { throw CutiEError.invalidRequest("bad path \(path)") }
+        guard let url = components.url else { throw CutiEError.invalidRequest }
         var request = TransportRequest(method: method, url: url, headerFields: api.defaultHeaderFields, body: body, timeout: api.timeout)
         let timestamp = String(Int64(now().timeIntervalSince1970 * 1000))
         let target = components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
@@ -147,7 +147,7 @@ actor CutiEAPIClient {
                 throw CutiEError.decodingError("device registration answer")
             }
         }
-        throw CutiEError.unauthorized
+        throw CutiEError.serverError(401, "This device could not be registered")
     }
 
     /// Drops the credentials (after a 401), so the next call registers again.
@@ -166,7 +166,7 @@ actor CutiEAPIClient {
         var attestedKeyID: String?
         /// Attesting failed (or is unsupported): requests go on with device-token auth, which the
         /// server accepts unless the app requires App Attest.
-        var failure: CutiEError?
+        var failure: (any Error)?
         var loaded = false
     }
 
@@ -200,6 +200,15 @@ actor CutiEAPIClient {
         attest = state
     }
 
+    /// Forgets the attested key (``CutiEAppAttest/reset()``): the next request attests again.
+    func forgetAttestedKey() async {
+        try? await store.remove(attestStoreKey)
+        guard attest != nil else { return }
+        attest?.attestedKeyID = nil
+        attest?.failure = nil
+        attest?.loaded = true
+    }
+
     /// Attests once per device; a failure is kept (and requests fall back to the device token).
     func attestIfNeeded() async {
         await loadAttestedKey()
@@ -207,7 +216,7 @@ actor CutiEAPIClient {
         do {
             _ = try await performAttestation()
         } catch {
-            attest?.failure = CutiEError.from(error)
+            attest?.failure = error
         }
     }
 
@@ -218,20 +227,19 @@ actor CutiEAPIClient {
     /// Asks for a challenge, has a new key attested over SHA-256(`challenge|keyId`), and sends
     /// the attestation; returns the key id.
     func performAttestation() async throws -> String {
-        guard let service = attest?.service else { throw CutiEError.appAttestUnsupported }
-        guard service.isSupported else { throw CutiEError.appAttestUnsupported }
+        guard let service = attest?.service, service.isSupported else { throw AppAttestError.notSupported }
         let challenge = try await send(.post, "/v1/device/attest/challenge", assert: false, as: Challenge.self).challenge
         let keyID: String
         let attestation: Data
         do {
             keyID = try await service.generateKey()
-            guard Data(base64Encoded: keyID) != nil else { throw CutiEError.appAttestFailed("the key id is not base64") }
+            guard Data(base64Encoded: keyID) != nil else { throw AppAttestError.keyGenerationFailed }
             // As the Cuti-E SDK attests: SHA-256 of `challenge|keyId`.
             attestation = try await service.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data("\(challenge)|\(keyID)".utf8))))
-        } catch let error as CutiEError {
+        } catch let error as AppAttestError {
             throw error
         } catch {
-            throw CutiEError.appAttestFailed("attesting the key: \(error)")
+            throw AppAttestError.attestationFailed(error)
         }
         _ = try await send(.post, "/v1/device/attest", body: AttestBody(key_id: keyID, attestation: attestation.base64EncodedString(), challenge: challenge),
                            assert: false, as: Attested.self)
@@ -244,11 +252,12 @@ actor CutiEAPIClient {
     /// An assertion (base64 CBOR) by the attested key over `clientData`.
     func assertion(keyID: String? = nil, clientData: Data) async throws -> String {
         await loadAttestedKey()
-        guard let service = attest?.service, let keyID = keyID ?? attest?.attestedKeyID else { throw CutiEError.appAttestUnsupported }
+        guard let service = attest?.service else { throw AppAttestError.notSupported }
+        guard let keyID = keyID ?? attest?.attestedKeyID else { throw AppAttestError.notAttested }
         do {
             return try await service.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData))).base64EncodedString()
         } catch {
-            throw CutiEError.appAttestFailed("making an assertion: \(error)")
+            throw AppAttestError.assertionFailed(error)
         }
     }
 

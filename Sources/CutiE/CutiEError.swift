@@ -1,31 +1,25 @@
 import Foundation
 import PurseHTTP
 
-/// Why an SDK call failed, over PurseHTTP's error taxonomy.
-public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// `CutiE.shared.configure(appId:apiURL:)` was not called.
+/// Why an SDK call failed: the Cuti-E SDK's seven cases with their payloads, so an app's
+/// exhaustive `switch` over them builds against this module unchanged.
+///
+/// - Every answer of the service with an error status is `serverError(status, message)`, the
+///   message being the service's own words (401 after one silent re-registration, 404, 409,
+///   429 once the automatic retries are spent, 5xx).
+/// - Every request that got no answer is `networkError(underlying)`: a `URLError`
+///   (`.notConnectedToInternet`, `.timedOut`, `.cancelled`) as on Apple platforms, or a
+///   ``CertificatePinningError`` when the server's chain matched none of the pins.
+/// - `invalidRequest` is what the SDK refuses before sending (an empty message, a link code
+///   that is not one); `invalidAPIKey` is never produced (the SDK needs no key), and is kept for
+///   apps that name it.
+public enum CutiEError: LocalizedError, Sendable, Equatable, CustomStringConvertible {
     case notConfigured
-    /// The server refused the request as invalid (4xx): its own words.
-    case invalidRequest(String)
-    /// The device could not be registered or its credentials were refused twice.
-    case unauthorized
-    /// The conversation (or link token, or device) does not exist for this device.
-    case notFound
-    case rateLimited(retryAfter: Duration?)
-    case networkError(String)
-    case timeout
-    case serverError(statusCode: Int, message: String)
-    case decodingError(String)
-    case cancelled
-    /// App Attest is not available on this device (or was not configured).
-    case appAttestUnsupported
-    /// Attesting the key, or making an assertion, failed: the step and why.
-    case appAttestFailed(String)
-    /// The app accepts only attested devices and this request was refused for it: the server's words.
-    case appAttestRequired(String)
-    /// The server's certificate chain matched none of the pins: nothing was sent after the handshake.
-    case certificatePinningFailed(host: String)
-    /// A push token that is not 32 to 200 hexadecimal characters: why.
+    case invalidAPIKey
+    case networkError(any Error)
+    case serverError(Int, String)
+    case decodingError(String? = nil)
+    case invalidRequest
     case invalidPushToken(String)
 
     /// The `code` the service puts beside `error` in a refusal (`{"error": …, "code": …}`).
@@ -40,55 +34,74 @@ public enum CutiEError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public init(_ error: PurseError) {
         switch error.kind {
-        case .offline: self = .networkError(error.message)
-        case .unauthorized: self = Self.isAppAttestRefusal(error) ? .appAttestRequired(error.message) : .unauthorized
-        case .notFound: self = .notFound
-        case .rateLimited: self = .rateLimited(retryAfter: error.retryAfter)
-        case .timeout: self = .timeout
-        case .cancelled: self = .cancelled
+        case .offline: self = .networkError(URLError(.notConnectedToInternet))
+        case .timeout: self = .networkError(URLError(.timedOut))
+        case .cancelled: self = .networkError(URLError(.cancelled))
         case .invalidResponse: self = .decodingError(error.message)
         default:
-            if let status = error.status, status >= 500 {
-                self = .serverError(statusCode: status, message: error.message)
-            } else {
-                self = .invalidRequest(error.message)
-            }
+            self = .serverError(error.status ?? 0, error.message)
         }
     }
 
     static func from(_ error: any Error) -> CutiEError {
         if let error = error as? CutiEError { return error }
         if let error = error as? PurseError { return CutiEError(error) }
-        if let error = error as? CertificatePinningError { return .certificatePinningFailed(host: error.host) }
-        if error is CancellationError { return .cancelled }
-        return .networkError("\(error)")
+        if error is CancellationError { return .networkError(URLError(.cancelled)) }
+        return .networkError(error)
     }
 
-    /// Whether trying again later can help.
+    /// The HTTP status the service answered with, for `serverError`.
+    public var statusCode: Int? {
+        if case .serverError(let status, _) = self { return status }
+        return nil
+    }
+
+    /// Whether trying again later can help: no answer (but not a cancellation or a pinning
+    /// failure), 408, 429 and 5xx.
     public var isRetryable: Bool {
         switch self {
-        case .networkError, .timeout, .rateLimited, .serverError: true
-        default: false
+        case .networkError(let error):
+            guard let urlError = error as? URLError else { return !(error is CertificatePinningError) }
+            return urlError.code != .cancelled
+        case .serverError(let status, _): return status == 408 || status == 429 || status >= 500
+        default: return false
         }
     }
+
+    public var errorDescription: String? { description }
 
     public var description: String {
         switch self {
         case .notConfigured: "Cuti-E is not configured"
-        case .invalidRequest(let message): message
-        case .unauthorized: "This device could not be authorized"
-        case .notFound: "Not found"
-        case .rateLimited: "Too many requests; try again in a moment"
-        case .networkError: "Check your internet connection"
-        case .timeout: "The request timed out"
-        case .serverError: "The feedback service had a problem; try again"
+        case .invalidAPIKey: "This app's Cuti-E credentials were refused"
+        case .networkError(let error):
+            if let pinning = error as? CertificatePinningError {
+                "The connection to \(pinning.host) is not trusted (certificate pinning)"
+            } else if let urlError = error as? URLError, urlError.code == .timedOut {
+                "The request timed out"
+            } else if let urlError = error as? URLError, urlError.code == .cancelled {
+                "Cancelled"
+            } else {
+                "Check your internet connection"
+            }
+        case .serverError(let status, let message):
+            if status == 429 { "Too many requests; try again in a moment" } else if status >= 500 { "The feedback service had a problem; try again" } else { message }
         case .decodingError: "Unexpected answer from the feedback service"
-        case .cancelled: "Cancelled"
-        case .appAttestUnsupported: "App Attest is not available on this device"
-        case .appAttestFailed(let step): "App Attest failed: \(step)"
-        case .appAttestRequired(let message): message
-        case .certificatePinningFailed(let host): "The connection to \(host) is not trusted (certificate pinning)"
+        case .invalidRequest: "The request is not valid"
         case .invalidPushToken(let reason): "Invalid push token: \(reason)"
+        }
+    }
+
+    /// Two errors are equal when they are the same case with the same payload (an underlying
+    /// error by its description).
+    public static func == (a: CutiEError, b: CutiEError) -> Bool {
+        switch (a, b) {
+        case (.notConfigured, .notConfigured), (.invalidAPIKey, .invalidAPIKey), (.invalidRequest, .invalidRequest): true
+        case (.networkError(let x), .networkError(let y)): String(describing: x) == String(describing: y)
+        case (.serverError(let s, let m), .serverError(let t, let n)): s == t && m == n
+        case (.decodingError(let x), .decodingError(let y)): x == y
+        case (.invalidPushToken(let x), .invalidPushToken(let y)): x == y
+        default: false
         }
     }
 }

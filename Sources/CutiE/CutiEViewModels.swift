@@ -249,9 +249,9 @@ public final class CutiEConfirmLinkViewModel {
         do {
             let group = try await cutie.confirmLink(token: code, deviceName: deviceName.isEmpty ? nil : deviceName).groupId
             state = .linked(groupId: group)
-        } catch .notFound {
+        } catch .serverError(404, _) {
             state = .failed("That code is not valid")
-        } catch .invalidRequest(let message) {
+        } catch .serverError(let status, let message) where (400..<500).contains(status) {
             state = .failed(message)
         } catch {
             state = .failed(error.description)

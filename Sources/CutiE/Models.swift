@@ -53,6 +53,25 @@ public struct Message: Codable, Sendable, Hashable, Identifiable {
         readAt = try container.decodeIfPresent(Int64.self, forKey: .readAt)
     }
 
+    /// A message made in the app (a preview, a test), with the Cuti-E SDK's parameters.
+    public init(id: String, conversationID: String, senderType: SenderType, senderID: String? = nil, senderName: String? = nil,
+                senderAvatarUrl: String? = nil, message: String, messageType: String = "text", isInternalNote: Bool = false,
+                createdAt: Int64, attachmentURL: String? = nil, clientID: String? = nil, readAt: Int64? = nil) {
+        self.id = id
+        self.conversationID = conversationID
+        self.senderType = senderType
+        self.senderID = senderID
+        self.senderName = senderName
+        self.senderAvatarUrl = senderAvatarUrl
+        self.message = message
+        self.messageType = messageType
+        self.isInternalNote = isInternalNote
+        self.createdAt = createdAt
+        self.attachmentURL = attachmentURL
+        self.clientID = clientID
+        self.readAt = readAt
+    }
+
     public var createdDate: Date { Date(timeIntervalSince1970: TimeInterval(createdAt) / 1000) }
     /// Written by this app's user (on any of their linked devices).
     public var isFromUser: Bool { senderType == .user }
@@ -61,7 +80,13 @@ public struct Message: Codable, Sendable, Hashable, Identifiable {
 /// A conversation with the app's support team.
 public struct Conversation: Codable, Sendable, Hashable, Identifiable {
     public let id: String
+    /// The customer account the conversation belongs to, where the service keeps one.
+    public let customerID: String?
+    /// The support agent it is assigned to.
+    public let assignedAdminID: String?
     public let appId: String?
+    /// Not sent any more; kept for apps that read it (always nil).
+    public let appName: String?
     public let deviceID: String?
     public let userID: String?
     public let userName: String?
@@ -77,8 +102,34 @@ public struct Conversation: Codable, Sendable, Hashable, Identifiable {
     public let updatedAt: Int64?
 
     enum CodingKeys: String, CodingKey {
-        case id = "conversation_id", appId = "app_id", deviceID = "device_id", userID = "user_id", userName = "user_name", title, category, status, priority
+        case id = "conversation_id", customerID = "customer_id", assignedAdminID = "assigned_admin_id", appId = "app_id", appName = "app_name"
+        case deviceID = "device_id", userID = "user_id", userName = "user_name", title, category, status, priority
         case messageCount = "message_count", unreadCount = "unread_count", messages, tags, createdAt = "created_at", updatedAt = "updated_at"
+    }
+
+    /// A conversation made in the app (a preview, a test), with the Cuti-E SDK's parameters.
+    public init(id: String, customerID: String? = nil, userID: String? = nil, userName: String? = nil, deviceID: String? = nil, title: String? = nil,
+                category: ConversationCategory? = nil, status: ConversationStatus, priority: ConversationPriority? = nil, assignedAdminID: String? = nil,
+                appId: String? = nil, messageCount: Int? = nil, unreadCount: Int? = nil, messages: [Message]? = nil, tags: [Tag]? = nil,
+                createdAt: Int64, updatedAt: Int64? = nil) {
+        self.id = id
+        self.customerID = customerID
+        self.userID = userID
+        self.userName = userName
+        self.deviceID = deviceID
+        self.title = title
+        self.category = category
+        self.status = status
+        self.priority = priority
+        self.assignedAdminID = assignedAdminID
+        self.appId = appId
+        self.appName = nil
+        self.messageCount = messageCount
+        self.unreadCount = unreadCount
+        self.messages = messages
+        self.tags = tags
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
     }
 
     public var hasUnread: Bool { (unreadCount ?? 0) > 0 }
@@ -159,4 +210,61 @@ public struct LinkConfirmResponse: Codable, Sendable, Hashable {
     public let message: String
 
     enum CodingKeys: String, CodingKey { case success, groupId = "group_id", message }
+}
+
+// How the app shows the shared words: an SF Symbol and a colour name per category, status and
+// priority (the colour as SwiftUI's name for it, so the words stay platform-neutral).
+extension ConversationCategory {
+    public var sfSymbol: String {
+        switch self {
+        case .bug: "ladybug.fill"
+        case .feature: "sparkles"
+        case .question: "questionmark.circle.fill"
+        case .feedback: "bubble.left.and.bubble.right.fill"
+        case .other: "ellipsis.circle.fill"
+        }
+    }
+
+    public var color: String {
+        switch self {
+        case .bug: "red"
+        case .feature: "purple"
+        case .question: "blue"
+        case .feedback: "green"
+        case .other: "gray"
+        }
+    }
+}
+
+extension ConversationStatus {
+    public var color: String {
+        switch self {
+        case .open: "blue"
+        case .in_progress: "orange"
+        case .waiting_user: "yellow"
+        case .waiting_admin: "red"
+        case .resolved: "green"
+        case .closed: "gray"
+        }
+    }
+}
+
+extension ConversationPriority {
+    public var displayName: String {
+        switch self {
+        case .low: "Low"
+        case .normal: "Normal"
+        case .high: "High"
+        case .urgent: "Urgent"
+        }
+    }
+
+    public var color: String {
+        switch self {
+        case .low: "gray"
+        case .normal: "blue"
+        case .high: "orange"
+        case .urgent: "red"
+        }
+    }
 }

@@ -285,7 +285,12 @@ struct CutieCommand: AsyncParsableCommand {
                 let cutie = try options.cutie()
                 let attest = cutie.appAttest
                 guard attest.isSupported else { throw CLIError("App Attest is not configured") }
-                let keyID = try await CutieCommand.run { () async throws(CutiEError) in try await attest.performAttestation() }
+                let keyID: String
+                do {
+                    keyID = try await attest.performAttestation()
+                } catch {
+                    throw CLIError("App Attest failed: \(error.localizedDescription)")
+                }
                 _ = try await CutieCommand.run { () async throws(CutiEError) in try await cutie.getConversations() }
                 try options.client.output.emit(["key_id": keyID, "device_id": cutie.deviceID ?? ""]) {
                     "Attested: key \(keyID); requests from this profile with --app-attest carry assertions."

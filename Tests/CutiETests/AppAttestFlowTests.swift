@@ -69,7 +69,7 @@ struct AppAttestFlowTests {
             await #expect {
                 _ = try await plain.cutie.createConversation(category: .bug, message: "hello")
             } throws: { error in
-                guard case .appAttestRequired(let message) = error as? CutiEError else { return false }
+                guard case .serverError(401, let message) = error as? CutiEError else { return false }
                 return message.contains("attest")
             }
             let (cutie, _, _) = attestedDevice(h)
@@ -80,9 +80,9 @@ struct AppAttestFlowTests {
 
     struct Unsupported: AppAttestService {
         var isSupported: Bool { false }
-        func generateKey() async throws -> String { throw CutiEError.appAttestUnsupported }
-        func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data { throw CutiEError.appAttestUnsupported }
-        func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data { throw CutiEError.appAttestUnsupported }
+        func generateKey() async throws -> String { throw AppAttestError.notSupported }
+        func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data { throw AppAttestError.notSupported }
+        func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data { throw AppAttestError.notSupported }
     }
 
     /// Supported, but Apple's service fails (as `DCError.serverUnavailable` does).
@@ -105,7 +105,7 @@ struct AppAttestFlowTests {
                 _ = try await cutie.createConversation(category: .question, message: "Works without App Attest?")
                 #expect(try await cutie.getConversations().count == 1)
                 #expect(!cutie.appAttest.isAttested)
-                await #expect(throws: CutiEError.self) { try await cutie.appAttest.performAttestation() }
+                await #expect(throws: AppAttestError.self) { try await cutie.appAttest.performAttestation() }
             }
             try await h.environment.database.transaction { db in
                 _ = try await CutiEApp.updateAttest("app_sandbox", teamID: nil, requireAppAttest: true, attestEnvironment: nil, in: db)
@@ -117,7 +117,7 @@ struct AppAttestFlowTests {
             await #expect {
                 _ = try await cutie.getConversations()
             } throws: { error in
-                if case .appAttestRequired = error as? CutiEError { return true }
+                if case .serverError(401, let message) = error as? CutiEError { return message.contains("App Attest") }
                 return false
             }
         }

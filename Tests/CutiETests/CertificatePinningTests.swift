@@ -151,7 +151,7 @@ struct CertificatePinningTests {
         let cutie = CutiE()
         cutie.configure(appId: "app_sandbox", apiURL: URL(string: "https://127.0.0.1:\(server.port)")!, transport: try transport(chain, pins: [elsewhere]),
                         store: InMemorySecureStore(), preferences: InMemoryPreferences(), retry: RetryPolicy(maxAttempts: 1))
-        await #expect(throws: CutiEError.certificatePinningFailed(host: "127.0.0.1")) {
+        await #expect(throws: CutiEError.networkError(CertificatePinningError(host: "127.0.0.1"))) {
             _ = try await cutie.getConversations()
         }
         #expect(server.requests == 2)

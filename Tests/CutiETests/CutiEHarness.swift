@@ -17,17 +17,17 @@ import PurseTestSupport
 struct CutiEHarness: Sendable {
     let server: TestServer
     let client: any TestClientProtocol
-    let configuration: CutiEConfiguration
+    let configuration: CutiEService.CutiEConfiguration
 
     /// - Parameters:
     ///   - live: a server on a loopback socket (requests have a client address) instead of the router.
     ///   - trustedProxies: peers whose `X-Forwarded-For` names the client (with `live`).
     static func withServer(engine: DatabaseEngine = .sqlite, live: Bool = false, trustedProxies: Set<String> = [],
-                           adjust: @Sendable (inout CutiEConfiguration) -> Void = { _ in },
+                           adjust: @Sendable (inout CutiEService.CutiEConfiguration) -> Void = { _ in },
                            _ body: @Sendable (CutiEHarness) async throws -> Void) async throws {
         var purse = PurseConfiguration()
         purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-cutie-\(UUID().uuidString)").path
-        var configuration = try CutiEConfiguration.from(purse)
+        var configuration = try CutiEService.CutiEConfiguration.from(purse)
         adjust(&configuration)
         let cutie = configuration
         let server = try await TestServer.make(engine: engine, modules: [CutiEModule(configuration: cutie)]) {

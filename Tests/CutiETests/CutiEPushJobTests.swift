@@ -26,7 +26,7 @@ struct CutiEPushJobTests {
         ])
         var purse = PurseConfiguration()
         purse.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("purse-apns-\(UUID().uuidString)").path
-        var configuration = try CutiEConfiguration.from(purse)
+        var configuration = try CutiEService.CutiEConfiguration.from(purse)
         configuration.apns.target = .url(URL(string: "https://apns.example")!)
         let cutie = configuration
         let server = try await TestServer.make(modules: [CutiEModule(configuration: cutie, apnsTransport: scripted)]) { $0.runsJobsInBackground = false }

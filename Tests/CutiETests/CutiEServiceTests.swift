@@ -240,13 +240,19 @@ struct CutiEServiceTests {
             #expect(try await phone.cutie.getLinkedDevices().devices.count == 2)
             // Replayed: refused.
             let third = h.device()
-            await #expect(throws: CutiEError.invalidRequest("Link token was already used")) { try await third.cutie.confirmLink(token: token.linkToken) }
+            await #expect { try await third.cutie.confirmLink(token: token.linkToken) } throws: { error in
+                guard case .serverError(let status, let message) = error as? CutiEError else { return false }
+                return (400..<500).contains(status) && message == "Link token was already used"
+            }
             // Expired: refused, and its status says so.
             let late = try await phone.cutie.initiateLinkToken()
             #expect(try await phone.cutie.initiateLinkToken().hasExistingGroup)
             h.server.clock.advance(by: 601)
             #expect(try await phone.cutie.checkLinkStatus(token: late.linkToken).status == .expired)
-            await #expect(throws: CutiEError.invalidRequest("Link token expired")) { try await third.cutie.confirmLink(token: late.linkToken) }
+            await #expect { try await third.cutie.confirmLink(token: late.linkToken) } throws: { error in
+                guard case .serverError(let status, let message) = error as? CutiEError else { return false }
+                return (400..<500).contains(status) && message == "Link token expired"
+            }
             // Parallel confirms of one token: exactly one device joins.
             let contested = try await phone.cutie.initiateLinkToken()
             let devices = (0..<12).map { _ in h.device() }
@@ -278,7 +284,10 @@ struct CutiEServiceTests {
             let (closed, _, _) = try await h.raw(.patch, "/v1/admin/conversations/\(id)", body: #"{"status":"closed"}"#,
                                                   headers: ["Cookie": admin.cookie, "X-CSRF-Token": admin.csrf])
             #expect(closed == .ok)
-            await #expect(throws: CutiEError.invalidRequest("This conversation is closed; start a new one")) { try await phone.cutie.sendMessage("Three", to: id) }
+            await #expect { try await phone.cutie.sendMessage("Three", to: id) } throws: { error in
+                guard case .serverError(let status, let message) = error as? CutiEError else { return false }
+                return (400..<500).contains(status) && message == "This conversation is closed; start a new one"
+            }
         }
     }
 

@@ -2,6 +2,8 @@ import CutiE
 import CutiEService
 import Foundation
 import PurseDatabase
+import PurseHTTP
+import PurseKit
 import PurseServer
 import PurseTestSupport
 import SQLKit
@@ -58,14 +60,7 @@ func typicalCutiEUse(_ cutie: CutiE, deviceToken: String, scannedToken: String?)
                 print("Created conversation: \(conversationId)")
                 continuation.resume(returning: conversationId)
             case .failure(let error):
-                switch error {
-                case .notConfigured: print("SDK not configured. Call CutiE.shared.configure() first")
-                case .networkError(let underlyingError): print("Network error: \(underlyingError)")
-                case .serverError(let code, let message): print("Server error (\(code)): \(message)")
-                case .decodingError: print("Failed to decode response")
-                case .invalidRequest: print("Invalid request")
-                default: print("Error: \(error.localizedDescription)")
-                }
+                print(describe(error))
                 continuation.resume(throwing: error)
             }
         }
@@ -110,6 +105,94 @@ func typicalCutiEUse(_ cutie: CutiE, deviceToken: String, scannedToken: String?)
     return created
 }
 
+/// Every case of the SDK's error, switched over exhaustively (no `default`), as an app does.
+func describe(_ error: CutiEError) -> String {
+    switch error {
+    case .notConfigured: "SDK not configured. Call CutiE.shared.configure() first"
+    case .invalidAPIKey: "Invalid API key"
+    case .networkError(let underlying):
+        if let urlError = underlying as? URLError, urlError.code == .notConnectedToInternet { "Offline" } else { "Network error: \(underlying.localizedDescription)" }
+    case .serverError(let code, let message): "Server error (\(code)): \(message)"
+    case .decodingError(let details): details ?? "Failed to decode response"
+    case .invalidRequest: "Invalid request"
+    case .invalidPushToken(let reason): "Bad token: \(reason)"
+    }
+}
+
+/// App Attest's error, exhaustively.
+func describe(_ error: AppAttestError) -> String {
+    switch error {
+    case .notSupported: "not supported"
+    case .notAttested: "not attested"
+    case .hashingFailed: "hashing failed"
+    case .keyGenerationFailed: "no key"
+    case .attestationFailed(let underlying): "attestation: \(underlying.localizedDescription)"
+    case .assertionFailed(let underlying): "assertion: \(underlying.localizedDescription)"
+    case .serverError(let message): "server: \(message)"
+    }
+}
+
+/// The app delegate's push callbacks, as the SDK's README wires them.
+final class PushAppDelegate {
+    func application(didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        CutiE.shared.pushNotifications.didRegisterForRemoteNotifications(withDeviceToken: deviceToken)
+    }
+
+    func application(didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        CutiEPushNotifications.shared.didFailToRegisterForRemoteNotifications(withError: error)
+    }
+}
+
+/// An app upgraded from the API-key era, which the SDK still accepts (deprecated).
+@available(*, deprecated)
+func configureTheOldWay() {
+    CutiE.shared.configure(apiKey: "ck_legacy", appId: "your_app_id", apiURL: "https://api.cuti-e.com")
+}
+
+/// The rest of the SDK's public declarations: models made in the app (previews, tests), the
+/// words' display forms, App Attest, the configuration, permission status.
+func theRestOfTheInterface() async {
+    let message = Message(id: "msg_1", conversationID: "conv_1", senderType: .admin, senderName: "Support", message: "Hi", createdAt: 1_700_000_000_000)
+    let conversation = Conversation(id: "conv_1", customerID: "cus_1", title: "Crash", category: .bug, status: .open, priority: .high,
+                                    assignedAdminID: "adm_1", messages: [message], createdAt: 1_700_000_000_000)
+    print(conversation.customerID ?? "", conversation.assignedAdminID ?? "", conversation.appName ?? "", conversation.updatedDate, message.createdDate)
+    for category in ConversationCategory.allCases { print(category.displayName, category.sfSymbol, category.color) }
+    for status in ConversationStatus.allCases { print(status.displayName, status.color) }
+    for priority in ConversationPriority.allCases { print(priority.displayName, priority.color) }
+    for tag in conversation.tags ?? [] { print(tag.id, tag.conversationID, tag.tagName, tag.tagColor ?? "") }
+
+    let attest = CutiEAppAttest.shared
+    if attest.isSupported && !attest.isAttested { attest.reset() }
+    do {
+        _ = try await CutiE.shared.appAttest.generateAssertion(for: Data("payload".utf8))
+    } catch let error as AppAttestError {
+        print(describe(error))
+    } catch {
+        print(error.localizedDescription)
+    }
+    if let status = try? JSONDecoder().decode(AttestationStatus.self, from: Data(#"{"attested":true,"attestation":{"key_id":"k","environment":"production","sign_count":3,"created_at":1,"last_assertion_at":2}}"#.utf8)),
+       let info = status.attestation {
+        print(status.attested, info.keyId, info.environment, info.signCount, info.createdAt, info.lastAssertionAt ?? 0)
+    }
+    if let configuration = CutiE.shared.configuration {
+        print(configuration.appId, configuration.apiURL, configuration.deviceID, configuration.apiKey ?? "-", configuration.useAppAttest,
+              configuration.deviceContext, configuration.userID ?? "", configuration.userName ?? "", configuration.appVersion ?? "", configuration.appBuild ?? "")
+    }
+    CutiE.shared.analyticsEnabled = false
+    CutiEPushNotifications.shared.checkPermissionStatus { status in
+        switch status {
+        case .authorized, .provisional, .ephemeral: print("allowed")
+        case .denied: print("denied")
+        case .notDetermined: print("not asked")
+        @unknown default: print("unknown")
+        }
+    }
+    CutiEPushNotifications.shared.registerForRemoteNotifications()
+    if let problem = CutiEPushNotifications.shared.validatePushToken("abc") { print(describe(problem)) }
+    CutiEPushNotifications.shared.unregisterToken { result in print(result) }
+    print(CutiEPushNotifications.shared.isEnabled)
+}
+
 @Suite("Cuti-E: the Cuti-E SDK's interface")
 struct SDKInterfaceTests {
     @Test("an app written against the Cuti-E SDK builds here and runs against our service")
@@ -147,6 +230,76 @@ struct SDKInterfaceTests {
             try await phone.cutie.unlinkDevice(tablet.cutie.deviceID ?? "")
             #expect(try await tablet.cutie.getLinkedDevices().linked == false)
         }
+    }
+
+    /// Stands in for the user's answer and for APNs: grants, and hands the app delegate a token.
+    struct Granting: PushPermissionRequester {
+        func requestAuthorization() async -> Bool { true }
+        func authorizationStatus() async -> UNAuthorizationStatus { .authorized }
+    }
+
+    struct APNs: RemoteNotificationRegistrar {
+        let push: CutiEPushNotifications
+        let token: Data
+        func registerForRemoteNotifications() async { push.didRegisterForRemoteNotifications(withDeviceToken: token) }
+    }
+
+    @Test("granted permission registers for remote notifications, and the token reaches the service")
+    func permissionRegistersTheDevice() async throws {
+        try await CutiEHarness.withServer { h in
+            let phone = h.device()
+            let token = Data((0..<32).map { UInt8($0) })
+            phone.cutie.pushNotifications.setPermissionRequester(Granting())
+            phone.cutie.pushNotifications.setRemoteNotificationRegistrar(APNs(push: phone.cutie.pushNotifications, token: token))
+            _ = try await phone.cutie.getConversations()
+            #expect(await phone.cutie.pushNotifications.requestPermission())
+            var stored: [String] = []
+            for _ in 0..<100 where stored.isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+                stored = try await h.environment.database.read { db in
+                    try await db.raw("SELECT push_token FROM cutie_push_tokens").all().map { try $0.decode(column: "push_token", as: String.self) }
+                }
+            }
+            #expect(stored == [token.map { String(format: "%02x", $0) }.joined()])
+            let status = await withCheckedContinuation { continuation in
+                phone.cutie.pushNotifications.checkPermissionStatus { continuation.resume(returning: $0) }
+            }
+            #expect(status == .authorized && phone.cutie.pushNotifications.isEnabled)
+            // A refusal by the platform is kept where the app can see it.
+            phone.cutie.pushNotifications.didFailToRegisterForRemoteNotifications(withError: URLError(.notConnectedToInternet))
+            #expect(phone.cutie.pushNotifications.registrationFailure != nil)
+        }
+    }
+
+    @Test("a token that arrives before configure is sent once the SDK is configured")
+    func earlyTokenWaits() async throws {
+        try await CutiEHarness.withServer { h in
+            let cutie = CutiE()
+            let token = String(repeating: "ab", count: 32)
+            guard case .failure(.notConfigured) = cutie.registerForPushNotifications(deviceToken: token) else {
+                Issue.record("an unconfigured SDK took the token as sent"); return
+            }
+            let clock = h.server.clock
+            cutie.configure(appId: "app_sandbox", apiURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
+                            store: InMemorySecureStore(), preferences: InMemoryPreferences(), retry: RetryPolicy(maxAttempts: 1), now: { clock.now })
+            var stored: [String] = []
+            for _ in 0..<100 where stored.isEmpty {
+                try await Task.sleep(for: .milliseconds(20))
+                stored = try await h.environment.database.read { db in
+                    try await db.raw("SELECT push_token FROM cutie_push_tokens").all().map { try $0.decode(column: "push_token", as: String.self) }
+                }
+            }
+            #expect(stored == [token])
+        }
+    }
+
+    @Test("the SDK's errors convert as its own did: every HTTP refusal is serverError with the service's words")
+    func errorsAsTheSDKs() {
+        #expect(CutiEError(PurseError.server(status: 404, message: "Conversation not found")) == .serverError(404, "Conversation not found"))
+        #expect(describe(CutiEError(PurseError.offline("no route"))) == "Offline")
+        #expect(CutiEError.serverError(503, "down").isRetryable && !CutiEError.serverError(400, "bad").isRetryable)
+        #expect(!CutiEError.networkError(URLError(.cancelled)).isRetryable && CutiEError.networkError(URLError(.timedOut)).isRetryable)
+        #expect(CutiEError.serverError(409, "This conversation is closed").localizedDescription == "This conversation is closed")
     }
 
     @Test("pinning applies to the hosted service's hosts only; a self-hosted backend is validated as usual")

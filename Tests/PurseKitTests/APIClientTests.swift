@@ -208,9 +208,10 @@ struct APIClientDeadlineTests {
         let start = clock.now
         await #expect(throws: PurseError.self) { _ = try await client.sendRaw(.get, "/v1/skus") }
         let elapsed = clock.now - start
-        // Without the deadline: four tries of 30 s. With it: what is left of 0.6 s, shared out
-        // (the bound is loose: a loaded machine schedules late, but never by minutes).
-        #expect(elapsed < .seconds(20), "\(elapsed)")
+        // Without the deadline: four tries of 30 s, two minutes. With it, the tries are given what
+        // is left of 0.6 s (checked below, by what the transport was told); the elapsed time only
+        // has to stay clear of the two minutes, however late a loaded machine schedules.
+        #expect(elapsed < .seconds(90), "\(elapsed)")
         let given = hung.timeouts.withLock { $0 }
         #expect(!given.isEmpty && given.allSatisfy { $0 <= .milliseconds(600) })
         #expect(given.reduce(Duration.zero, +) <= .milliseconds(600))

@@ -88,7 +88,7 @@ public actor SoftwareAppAttestService: AppAttestService {
 
     public func attestKey(_ keyId: String, clientDataHash: Data) async throws -> Data {
         let (key, stored) = try await load(keyId)
-        guard stored.counter == 0 else { throw CutiEError.appAttestFailed("this key was already attested") }
+        guard stored.counter == 0 else { throw AppAttestError.attestationFailed(AppAttestFailure("this key was already attested")) }
         let keyID = Data(SHA256.hash(data: key.publicKey.x963Representation))
         let appIdentifier = try await resolveAppIdentifier()
         var authData = Data(SHA256.hash(data: Data(appIdentifier.utf8)))
@@ -145,7 +145,7 @@ public actor SoftwareAppAttestService: AppAttestService {
         let response = try await transport.send(TransportRequest(method: .post, url: issuer.appendingPathComponent("certificate"),
                                                                  headerFields: [.contentType: "application/json"], body: body, timeout: .seconds(15)))
         guard response.status == 200, let issued = try? JSONDecoder().decode(Issued.self, from: response.body) else {
-            throw CutiEError.appAttestFailed("the App Attest development CA refused: HTTP \(response.status.code)")
+            throw AppAttestError.serverError("the App Attest development CA refused: HTTP \(response.status.code)")
         }
         return try issued.x5c.map {
             guard let der = Data(base64Encoded: $0) else { throw CutiEError.decodingError("x5c is not base64") }
@@ -155,11 +155,11 @@ public actor SoftwareAppAttestService: AppAttestService {
 
     func resolveAppIdentifier() async throws -> String {
         if let appIdentifier { return appIdentifier }
-        guard let cutieAppID else { throw CutiEError.appAttestFailed("the software attester needs the app identifier (team id and bundle id)") }
+        guard let cutieAppID else { throw AppAttestError.attestationFailed(AppAttestFailure("the software attester needs the app identifier (team id and bundle id)")) }
         let response = try await transport.send(TransportRequest(method: .get, url: issuer.appendingPathComponent("apps").appendingPathComponent(cutieAppID),
                                                                  headerFields: [.accept: "application/json"], body: nil, timeout: .seconds(15)))
         guard response.status == 200, let info = try? JSONDecoder().decode(AppInfo.self, from: response.body) else {
-            throw CutiEError.appAttestFailed("the sandbox does not know app \(cutieAppID) for App Attest: HTTP \(response.status.code)")
+            throw AppAttestError.serverError("the sandbox does not know app \(cutieAppID) for App Attest: HTTP \(response.status.code)")
         }
         appIdentifier = info.app_identifier
         development = info.environment == "development"
@@ -170,7 +170,7 @@ public actor SoftwareAppAttestService: AppAttestService {
         if let cached = loaded[keyId] { return cached }
         guard let data = try await store.data(for: Self.storeKey(keyId)), let stored = try? JSONDecoder().decode(StoredKey.self, from: data),
               let key = try? P256.Signing.PrivateKey(rawRepresentation: stored.privateKey) else {
-            throw CutiEError.appAttestFailed("unknown App Attest key")
+            throw AppAttestError.notAttested
         }
         loaded[keyId] = (key, stored)
         return (key, stored)

@@ -149,7 +149,7 @@ public final class CutiESubscriptionManager {
 /// Where no store exists (Linux without a sandbox): products cannot be bought.
 struct UnavailableSubscriptionStore: SubscriptionStore {
     func products(for ids: [String]) async throws -> [CutiEProduct] { [] }
-    func purchase(productID: String) async throws -> StorePurchaseResult { throw CutiEError.invalidRequest("No store on this platform") }
+    func purchase(productID: String) async throws -> StorePurchaseResult { throw CutiEError.serverError(501, "No store on this platform") }
     func currentEntitlements() async throws -> [(signedTransaction: String, productID: String)] { [] }
 }
 
@@ -186,7 +186,7 @@ public actor SandboxSubscriptionStore: SubscriptionStore {
         let response = try await transport.send(TransportRequest(method: .post, url: baseURL.appendingPathComponent("sandbox/storekit/transactions"),
                                                                  headerFields: [.contentType: "application/json"], body: body))
         guard response.status == 200, let signed = try? JSONDecoder().decode(Signed.self, from: response.body) else {
-            throw CutiEError.invalidRequest("The sandbox store refused the purchase (HTTP \(response.status.code))")
+            throw CutiEError.serverError(Int(response.status.code), "The sandbox store refused the purchase")
         }
         owned[productID] = (signed.signed_transaction, productID)
         return .purchased(signedTransaction: signed.signed_transaction, productID: productID)
@@ -208,10 +208,10 @@ struct StoreKitSubscriptionStore: SubscriptionStore {
     }
 
     func purchase(productID: String) async throws -> StorePurchaseResult {
-        guard let product = try await Product.products(for: [productID]).first else { throw CutiEError.notFound }
+        guard let product = try await Product.products(for: [productID]).first else { throw CutiEError.serverError(404, "No such product") }
         switch try await product.purchase() {
         case .success(let verification):
-            guard case .verified(let transaction) = verification else { throw CutiEError.invalidRequest("The App Store could not verify the purchase") }
+            guard case .verified(let transaction) = verification else { throw CutiEError.decodingError("The App Store could not verify the purchase") }
             await transaction.finish()
             return .purchased(signedTransaction: verification.jwsRepresentation, productID: transaction.productID)
         case .userCancelled: return .cancelled
