@@ -327,5 +327,9 @@ enum CutiEMigrations {
             )
             """,
         ]),
+        // Registrations look up the id a device sends, to tell a known device from a new one.
+        Migration("cutie_0007_client_ids", [
+            "CREATE INDEX cutie_devices_client_id ON cutie_devices (app_id, client_device_id)",
+        ]),
     ]
 }

@@ -119,6 +119,9 @@ public struct CutiEModule: PurseModule {
         return (admin.id, admin.email)
     }
 
+    /// What the CLI and the dashboard say when an app accepts signed requests only.
+    public static var signedRequestsWarning: String { CutiEApp.signedRequestsWarning }
+
     /// Creates an app (`purse cutie app create`): returns its id.
     public static func createApp(id: String?, name: String, bundleID: String, apnsEnvironment: String, teamID: String? = nil, requireAppAttest: Bool = false,
                                  requireSignedRequests: Bool = false, environment: ServerEnvironment) async throws -> String {

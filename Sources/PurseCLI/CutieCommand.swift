@@ -389,6 +389,7 @@ struct CutieCommand: AsyncParsableCommand {
                                                     requireAppAttest: requireAppAttest, requireSignedRequests: requireSignedRequests, environment: environment)
                 }
                 try Output(json: json).emit(["app_id": id]) { "App \(id) created." }
+                if requireSignedRequests { FileHandle.standardError.write(Data(("Warning: " + CutiEModule.signedRequestsWarning + "\n").utf8)) }
             }
         }
     }

@@ -78,6 +78,26 @@ struct AppAttestFlowTests {
         }
     }
 
+    @Test("after reset() the device attests a new key on its next request and goes on, on an app that requires App Attest")
+    func resetAttestsAgain() async throws {
+        try await CutiEHarness.withServer { h in
+            try await h.environment.database.transaction { db in
+                _ = try await CutiEApp.updateAttest("app_sandbox", teamID: nil, requireAppAttest: true, attestEnvironment: nil, in: db)
+            }
+            let (cutie, _, _) = attestedDevice(h)
+            _ = try await cutie.createConversation(category: .bug, message: "before")
+            let device = try #require(cutie.deviceID)
+            let first = try #require(try await attestedKey(h, device: device))
+            cutie.appAttest.reset()
+            for _ in 0..<100 where cutie.appAttest.isAttested { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!cutie.appAttest.isAttested)
+            #expect(try await cutie.getConversations().count == 1, "the next request attested again and was let in")
+            #expect(cutie.appAttest.isAttested)
+            let second = try #require(try await attestedKey(h, device: device))
+            #expect(second.keyID != first.keyID)
+        }
+    }
+
     struct Unsupported: AppAttestService {
         var isSupported: Bool { false }
         func generateKey() async throws -> String { throw AppAttestError.notSupported }

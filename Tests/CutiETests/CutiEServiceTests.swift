@@ -360,4 +360,18 @@ struct CutiEServiceTests {
             #expect(try await phone.cutie.getConversation(id: id).messages?.last?.message == "On it")
         }
     }
+
+    @Test("turning require_signed_requests on says, in the admin API and on the dashboard, that Cuti-E SDK devices are refused")
+    func signedRequestsWarn() async throws {
+        try await CutiEHarness.withServer { h in
+            let owner = try await h.adminSession(role: "owner")
+            let headers = ["Cookie": owner.cookie, "X-CSRF-Token": owner.csrf]
+            let (off, plain, _) = try await h.raw(.patch, "/v1/admin/apps/app_sandbox", body: #"{"require_signed_requests":false}"#, headers: headers)
+            #expect(off == .ok && plain["warnings"]?.arrayValue?.isEmpty == true, "\(plain)")
+            let (on, warned, _) = try await h.raw(.patch, "/v1/admin/apps/app_sandbox", body: #"{"require_signed_requests":true}"#, headers: headers)
+            #expect(on == .ok && warned["warnings"]?.arrayValue?.first?.stringValue?.contains("Cuti-E SDK is refused") == true, "\(warned)")
+            let page = try await h.client.execute(uri: "/cutie/admin", method: .get, headers: [.cookie: owner.cookie])
+            #expect(String(buffer: page.body).contains("Cuti-E SDK is refused"))
+        }
+    }
 }

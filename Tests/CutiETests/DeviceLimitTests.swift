@@ -114,6 +114,39 @@ struct DeviceLimitTests {
         }
     }
 
+    /// A device that cannot attest, on an app that requires App Attest, registers again after
+    /// every 401 (as the Cuti-E SDK does): that spends its own bucket, not its network's
+    /// new-device budget, so a new install behind the same address still registers.
+    @Test("a device registering again and again spends its own bucket, never its network's new devices")
+    func reregistrationsSpareTheNetwork() async throws {
+        try await CutiEHarness.withServer(live: true, trustedProxies: ["127.0.0.1"], adjust: { $0.newDevicesPerAddressHour = 3 }) { h in
+            try await h.environment.database.transaction { db in
+                _ = try await CutiEApp.updateAttest("app_sandbox", teamID: nil, requireAppAttest: true, attestEnvironment: nil, in: db)
+            }
+            let stuck = "device_" + UUID().uuidString.lowercased()
+            let headers = Self.attacker.merging(["X-App-ID": "app_sandbox", "X-Device-ID": stuck]) { $1 }
+            var answers: [Int] = []
+            for _ in 0..<8 {
+                let (status, body, _) = try await h.raw(.post, "/v1/device/register", headers: headers)
+                answers.append(Int(status.code))
+                guard status == .ok, let token = body["device_token"]?.stringValue else { continue }
+                // Unattested: refused, and the SDK drops the token and registers again.
+                let (refused, _, _) = try await h.raw(.get, "/v1/conversations", headers: headers.merging(["X-Device-Token": token]) { $1 })
+                #expect(refused == .unauthorized)
+            }
+            #expect(answers.prefix(4) == [200, 200, 200, 200] && answers.suffix(4).allSatisfy { $0 == 429 }, "\(answers)")
+            // Its network's budget lost one, for the stuck device's first registration only: new
+            // installs there take the other two.
+            for _ in 0..<2 {
+                let (fresh, _, _) = try await h.raw(.post, "/v1/device/register",
+                                                    headers: Self.attacker.merging(["X-App-ID": "app_sandbox", "X-Device-ID": "device_" + UUID().uuidString.lowercased()]) { $1 })
+                #expect(fresh == .ok)
+            }
+            // From another network the stuck id has a bucket of its own: nobody elsewhere spends it.
+            #expect(try await h.raw(.post, "/v1/device/register", headers: Self.customer.merging(["X-App-ID": "app_sandbox", "X-Device-ID": stuck]) { $1 }).0 == .ok)
+        }
+    }
+
     @Test("the 31st new device from one address in an hour is 429 with Retry-After; another address and a known device go on")
     func newDevicesPerAddress() async throws {
         try await CutiEHarness.withServer(live: true, trustedProxies: ["127.0.0.1"]) { h in

@@ -221,7 +221,8 @@ struct AdminDashboard: Sendable {
             <td>\(e((c.tags ?? []).map(\.tag_name).joined(separator: ", ")))</td><td>\(Self.time(c.updated_at))</td></tr>
             """
         }.joined()
-        return """
+        let warnings = apps.flatMap { app in app.warnings.map { "<p class=\"warning\">\(e(app.name)): \(e($0))</p>" } }.joined()
+        return warnings + """
             <form method="get" action="/cutie/admin" id="filters">
             <label>App <select name="app_id">\(appOptions)</select></label>
             <label>Status <select name="status">\(options(ConversationStatus.self, selected: filters.status))</select></label>

@@ -217,7 +217,8 @@ struct DeviceAuthenticator: Sendable {
     ///   same identity and group (`is_new: false`), its older tokens revoked.
     /// - Anything else (an id alone, a revoked or foreign token, a bad signature) makes a new
     ///   identity with an empty inbox (`is_new: true`), drawing from the address's new-device
-    ///   budget, and leaves every existing identity, its token and its push registration alone.
+    ///   budget (or, for an id the app knows, from that id's own re-registration budget), and
+    ///   leaves every existing identity, its token and its push registration alone.
     ///   The Cuti-E SDK registers this way after it loses its token, and so starts afresh.
     func register(_ request: Request, body: ByteBuffer, address: String?, limits: DeviceLimits) async throws -> Response {
         guard let deviceID = request.headers[.deviceID], Self.isDeviceID(deviceID) else {
@@ -233,7 +234,16 @@ struct DeviceAuthenticator: Sendable {
                }) {
                 throw Self.blocked
             }
-            try await limits.admitNewDevice(app: request.headers[.appID] ?? "", address: address, now: environment.now())
+            let appID = request.headers[.appID] ?? ""
+            var known = false
+            if appID.utf8.count <= 64 {
+                known = try await environment.database.read { db in try await DeviceStore().knows(clientID: deviceID, app: appID, in: db) }
+            }
+            if known {
+                try await limits.admitReregistration(app: appID, clientID: deviceID, address: address, now: environment.now())
+            } else {
+                try await limits.admitNewDevice(app: appID, address: address, now: environment.now())
+            }
         }
         let now = environment.now().epochMillis
         let token = "cdt_" + Base64URL.encode(RandomID.bytes(32))

@@ -10,6 +10,11 @@ import SQLKit
 ///
 /// - New devices per client address and app: a bucket of ``CutiEConfiguration/newDevicesPerAddressHour``
 ///   refilled over an hour (a device proving its current token is not new, and never draws).
+/// - A device id the app knows, registering again without its token (the Cuti-E SDK does after
+///   every 401 — a lost token, an app that requires App Attest on a device that cannot attest),
+///   draws from a bucket of its own per address (``reregistrationsPerHour``), never from the
+///   address's new-device budget: one stuck device cannot lock a new install on its network out,
+///   and nobody on another network can spend the device's own bucket.
 /// - New conversations per device: a bucket of ``CutiEConfiguration/conversationsPerDeviceDay``
 ///   refilled over a day.
 /// - On a tier with a monthly limit, one client address receives at most
@@ -21,13 +26,19 @@ import SQLKit
 /// attested devices (`require_app_attest`) stops that, since a script cannot attest a key.
 struct DeviceLimits: Sendable {
     let newDevices: SharedRateLimiter?
+    let reregistrations: SharedRateLimiter?
     let conversations: SharedRateLimiter?
+    /// Registrations without a token of a device id the app knows, per address, an hour.
+    static let reregistrationsPerHour = 3
     let addressQuotaPercent: Int
 
     init(configuration: CutiEConfiguration, database: Database) {
         newDevices = configuration.newDevicesPerAddressHour > 0
             ? SharedRateLimiter(name: "cutie.devices.address", perSecond: Double(configuration.newDevicesPerAddressHour) / 3600,
                                 burst: configuration.newDevicesPerAddressHour, database: database) : nil
+        reregistrations = configuration.newDevicesPerAddressHour > 0
+            ? SharedRateLimiter(name: "cutie.devices.again", perSecond: Double(Self.reregistrationsPerHour) / 3600,
+                                burst: Self.reregistrationsPerHour, database: database) : nil
         conversations = configuration.conversationsPerDeviceDay > 0
             ? SharedRateLimiter(name: "cutie.conversations.device", perSecond: Double(configuration.conversationsPerDeviceDay) / 86_400,
                                 burst: configuration.conversationsPerDeviceDay, database: database) : nil
@@ -39,6 +50,14 @@ struct DeviceLimits: Sendable {
         guard let newDevices, let address else { return }
         if let wait = try await newDevices.take(app + "/" + address, now: now) {
             throw APIError.tooManyRequests("Too many new devices from this network; try again in \(wait) s", retryAfter: wait)
+        }
+    }
+
+    /// Draws for a device id the app knows registering again without its token, from `address`.
+    func admitReregistration(app: String, clientID: String, address: String?, now: Date) async throws {
+        guard let reregistrations, let address else { return }
+        if let wait = try await reregistrations.take(app + "/" + clientID + "/" + address, now: now) {
+            throw APIError.tooManyRequests("This device has registered too often; try again in \(wait) s", retryAfter: wait)
         }
     }
 

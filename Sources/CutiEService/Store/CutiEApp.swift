@@ -4,7 +4,7 @@ import PurseServer
 import SQLKit
 
 /// An app the SDK is configured with.
-struct CutiEApp: Sendable, Codable {
+struct CutiEApp: Sendable, Encodable {
     var id: String
     var name: String
     var bundleID: String
@@ -24,11 +24,34 @@ struct CutiEApp: Sendable, Codable {
     enum CodingKeys: String, CodingKey {
         case id = "app_id", name, bundleID = "bundle_id", apnsEnvironment = "apns_environment", createdAt = "created_at"
         case teamID = "team_id", attestEnvironment = "attest_environment", requireAppAttest = "require_app_attest"
-        case requireSignedRequests = "require_signed_requests"
+        case requireSignedRequests = "require_signed_requests", warnings
     }
 
     /// App Attest's app id, when the team id is known.
     var attestAppID: String? { teamID.map { "\($0).\(bundleID)" } }
+
+    /// What an owner should know about the app's settings, said wherever they are shown (the
+    /// admin API's answers, the dashboard, the CLI).
+    var warnings: [String] {
+        requireSignedRequests ? [Self.signedRequestsWarning] : []
+    }
+
+    static let signedRequestsWarning = "require_signed_requests is on: only the Purse SDK signs its requests, "
+        + "so every device running the Cuti-E SDK is refused (401) until it is turned off"
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(bundleID, forKey: .bundleID)
+        try container.encode(apnsEnvironment, forKey: .apnsEnvironment)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encodeIfPresent(teamID, forKey: .teamID)
+        try container.encode(attestEnvironment, forKey: .attestEnvironment)
+        try container.encode(requireAppAttest, forKey: .requireAppAttest)
+        try container.encode(requireSignedRequests, forKey: .requireSignedRequests)
+        try container.encode(warnings, forKey: .warnings)
+    }
 
     static func load(_ id: String, in db: any DatabaseSession) async throws -> CutiEApp? {
         guard let row = try await db.raw("SELECT * FROM cutie_apps WHERE id = \(bind: id)").first() else { return nil }

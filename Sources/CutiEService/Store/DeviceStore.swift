@@ -67,6 +67,11 @@ struct DeviceStore: Sendable {
             """).run()
     }
 
+    /// Whether the app has registered a device under `clientID` before.
+    func knows(clientID: String, app: String, in db: any DatabaseSession) async throws -> Bool {
+        try await db.raw("SELECT device_id FROM cutie_devices WHERE app_id = \(bind: app) AND client_device_id = \(bind: clientID) LIMIT 1").first() != nil
+    }
+
     /// A device token, kept as its SHA-256.
     func insertToken(id: String, hash: String, app: String, device: String, now: Int64, in db: any DatabaseSession) async throws {
         try await db.raw("""
