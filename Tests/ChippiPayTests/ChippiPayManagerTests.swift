@@ -345,17 +345,17 @@ struct ChippiPayManagerTests {
         }
     }
 
+    /// The screens as a shipped app drives them: in user mode.
     @Test func theScreensViewModelsWalkTheSetupAndAPurchase() async throws {
         try await ProviderTests.withProvider { @MainActor (h: ProviderTests.Harness) async throws in
-            let app = try await Self.app(h)
+            let app = try await Self.app(h, user: "user_screens")
             let home = HomeViewModel(starknet: app.starknet, chippi: app.chippi)
             await home.load()
             #expect(home.nextStep == .depositToVault)
             try await app.starknet.depositToVault(amount: "5")
             #expect(home.nextStep == .createGaslessWallet && home.vaultText == "5 STRK")
 
-            let screensToken = try await h.token("user_screens")
-            let creation = WalletCreationViewModel(chippi: app.chippi, externalUserId: "user_screens") { screensToken }
+            let creation = WalletCreationViewModel(chippi: app.chippi, externalUserId: "user_screens")
             creation.email = "ana@"
             #expect(creation.validationMessage == "Enter a valid e-mail address" && !creation.canContinue)
             creation.email = "ana@example.com"
