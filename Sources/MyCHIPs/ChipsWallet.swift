@@ -565,3 +565,35 @@ extension Date {
     /// Unix milliseconds, the precision of a chit's signed date.
     var epochMillisForChits: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 }
+
+/// Finds the tallies a user means by a word they type: a tally's number, the partner's CHIP
+/// address or user id, or the partner's name. A real provider names a person "Smith, Adam", so
+/// a name matches by its whole text or by any of its parts ("Smith", "Adam"), ignoring case and
+/// accents. An exact match (the number, the address, the whole name) wins over a part.
+public enum ChipsPartnerMatch {
+    /// The tallies `query` names, best matches only: several means the user must choose.
+    public static func tallies(_ query: String, in tallies: [ChipsTally]) -> [ChipsTally] {
+        let wanted = fold(query.trimmingCharacters(in: .whitespaces))
+        guard !wanted.isEmpty else { return [] }
+        if let seq = Int64(wanted), let match = tallies.first(where: { $0.seq == seq }) { return [match] }
+        let exact = tallies.filter {
+            $0.partner?.cuid == query || $0.partner?.text == query || $0.partnerName.map(fold) == wanted
+        }
+        if !exact.isEmpty { return exact }
+        let wantedParts = parts(wanted)
+        return tallies.filter { tally in
+            guard let name = tally.partnerName else { return false }
+            let nameParts = parts(fold(name))
+            // Every word typed is one of the name's parts: "Smith", "adam smith", "Smith Adam".
+            return wantedParts.allSatisfy(nameParts.contains)
+        }
+    }
+
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+    }
+
+    static func parts(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map(String.init)
+    }
+}

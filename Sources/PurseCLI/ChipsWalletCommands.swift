@@ -60,13 +60,15 @@ extension ChipsCommand {
             """
     }
 
-    /// A tally named by its number, its partner's CHIP user id, or the partner's name.
+    /// A tally named by its number, its partner's CHIP user id, or the partner's name or a part
+    /// of it ("Smith" for "Smith, Adam"); when several match, the user is asked to choose by number.
     static func tally(_ name: String, in session: ChipsSession, open: Bool = true) async throws -> ChipsTally {
         let tallies = try await session.tallies().filter { !open || $0.status == .open }
-        if let seq = Int64(name), let match = tallies.first(where: { $0.seq == seq }) { return match }
-        let matches = tallies.filter { $0.partner?.cuid == name || $0.partner?.text == name || $0.partnerName?.lowercased() == name.lowercased() }
+        let matches = ChipsPartnerMatch.tallies(name, in: tallies)
         guard matches.count == 1 else {
-            throw CLIError(matches.isEmpty ? "no \(open ? "open " : "")tally with \(name)" : "several tallies with \(name): name one by its number")
+            guard !matches.isEmpty else { throw CLIError("no \(open ? "open " : "")tally with \(name)") }
+            let choices = matches.map { "  \($0.seq)  \($0.partnerName ?? $0.partner?.text ?? "?")" }.joined(separator: "\n")
+            throw CLIError("several \(open ? "open " : "")tallies match \(name); name one by its number:\n\(choices)")
         }
         return matches[0]
     }
