@@ -189,7 +189,7 @@ PURSE_DATA_DIR="$work/data" "$PURSE" chips ticket --user alice --name Smith --js
 grep -q "\"port\":$((port + 1))" "$work/ticket.json" || { echo "the ticket does not name the running server's websocket port"; cat "$work/ticket.json"; exit 1; }
 expect_in "CHIP address: alice:" "$PURSE" chips connect "@$work/ticket.json"
 expect_in "certificate: {\"chad\"" "$PURSE" chips whoami
-expect_in "Fecha de nacimiento" "$PURSE" chips lang spa
+expect_in "Nacido el" "$PURSE" chips lang spa
 expect_in "* spa" "$PURSE" chips lang
 expect_in "state: connected" "$PURSE" chips status
 if "$PURSE" chips lang xx 2>"$work/err"; then echo "chips lang accepted a language the provider does not have"; exit 1; fi

@@ -57,7 +57,7 @@ public struct ChipsWords: Sendable, Equatable {
     }
 
     private func fallback(_ detail: String) -> ViewLanguage.Text {
-        ViewLanguage.Text(title: app?.messages["fail"]?.title ?? "Operation Failed", help: detail)
+        ViewLanguage.Text(title: app?.messages["fail"]?.title ?? "That Did Not Work", help: detail)
     }
 
     static func schemaCode(_ code: String) -> (view: String, name: String)? {

@@ -213,7 +213,7 @@ struct ChipsProviderTests {
             #expect(meta.column("peer_cuid")?.writable == false && meta.column("country")?.writable == true)
 
             let loaded = try await session.setLanguage("spa")
-            #expect(loaded[ChipsSession.usersView]?.label("born_date") == "Fecha de nacimiento")
+            #expect(loaded[ChipsSession.usersView]?.label("born_date") == "Nacido el")
             #expect(try await session.me().language == "spa")
 
             // An operator adds Finnish with one translated label.

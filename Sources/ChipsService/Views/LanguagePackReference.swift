@@ -16,7 +16,7 @@ extension LanguagePack {
     /// `(type, English, Spanish)`: the kinds of address.
     static let addressTypes: [(String, String, String)] = [
         ("phys", "Physical", "Física"), ("mail", "Mailing", "Postal"), ("bill", "Billing", "Facturación"), ("ship", "Shipping", "Envío"),
-        ("birth", "Birth Place", "Lugar de nacimiento"),
+        ("birth", "Birth Place", "Donde nació"),
     ]
 
     /// `(type, English, Spanish)`: the kinds of file.
@@ -91,7 +91,7 @@ extension LanguagePack {
         Entry(obj: "mychips.comm_v_me", language: "eng", title: "My Contact Points", help: "The ways you can be reached, as your certificate lists them",
               columns: [
                   ("comm_seq", "Number", "Which of your contact points this is"), ("comm_type", "Medium", "Phone, email, mobile, web …"),
-                  ("comm_spec", "Address", "The number or address itself"), ("comm_cmt", "Comment", "A note about this contact point"),
+                  ("comm_spec", "Address", "The number or address itself"), ("comm_cmt", "Comment", "Your remark on this way of reaching you"),
                   ("comm_prim", "Primary", "The first of its kind: the one shown"), ("comm_inact", "Inactive", "No longer in use"),
               ], messages: []),
         Entry(obj: "mychips.comm_v_me", language: "spa", title: "Mis contactos", help: "Cómo contactarle, tal como lo lista su certificado",

@@ -38,7 +38,7 @@ extension LanguagePack {
                   ("SIG", "Bad Signature", "The signature does not verify with the signing key in the certificate"),
                   ("TRM", "Bad Terms", "Credit terms are an object such as {\"limit\": 100, \"call\": 30}"),
                   ("TCM", "Unknown Contract", "The contract is not one this provider publishes"),
-                  ("UCM", "No Signing Key", "Publish your signing key before you sign a tally"),
+                  ("UCM", "No Key to Sign With", "Publish your signing key before you sign a tally"),
                   ("NSP", "Same Partner", "A tally needs two different partners"),
                   ("TGT", "Bad Target", "The target is whole milliCHIPs, not negative"),
                   ("BND", "Bad Bound", "The bound is whole milliCHIPs, not negative"),

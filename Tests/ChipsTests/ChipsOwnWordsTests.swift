@@ -1,0 +1,60 @@
+@testable import ChipsService
+import Crypto
+import Foundation
+import PurseFormats
+import Testing
+
+/// The language data answers every code MyCHIPs' app asks for, in words of our own: codes are
+/// interface, sentences are not ours to copy. `Fixtures/mychips-text-hashes.json` holds only a
+/// hash of each text of MyCHIPs' own language data (every language), never the texts.
+@Suite("MyCHIPs words: the app's texts are our own")
+struct ChipsOwnWordsTests {
+    /// Every code of the real `mychips.chark` (MyCHIPs 70bf87e5).
+    static let realCodes = """
+        mychips working settings profile activity newtally filter search selall more less language next cancel none custom warn fail save sure \
+        proceed edit success updated deleted import export link share qr add enter confirm certopts certshare certtpts keys keygen nokey diffkey \
+        keywarn private public keypass keybio biofail entercid
+        """.split(separator: " ").map(String.init)
+
+    struct Hashes: Decodable { var sha256_16: [String] }
+
+    static func normalized(_ text: String) -> String {
+        text.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// Every title and help text of three words or more: one- and two-word labels ("Save",
+    /// "Postal Code", a help that repeats its title) are any app's ordinary words.
+    static func checked(help: [String], titles: [String]) -> [String] {
+        (help + titles).filter { $0.split(separator: " ").count >= 3 }
+    }
+
+    @Test("every code of the real app's texts is answered, and no sentence is MyCHIPs' own")
+    func ourOwnWords() throws {
+        let url = try #require(Bundle.module.url(forResource: "mychips-text-hashes", withExtension: "json", subdirectory: "Fixtures"))
+        let real = Set(try JSONDecoder().decode(Hashes.self, from: Data(contentsOf: url)).sha256_16)
+        #expect(real.count > 5000)
+        let codes = Set(LanguagePack.appMessages.map(\.code))
+        #expect(Self.realCodes.filter { !codes.contains($0) }.isEmpty, "codes the real app asks for and we lack")
+        var texts: [(String, String)] = []
+        for message in LanguagePack.appMessages {
+            texts += Self.checked(help: [message.eng.1, message.spa.1], titles: [message.eng.0, message.spa.0]).map { ("mychips.chark " + message.code, $0) }
+        }
+        for entry in LanguagePack.entries {
+            let place = entry.obj + " (" + entry.language + ")"
+            texts += Self.checked(help: [entry.help], titles: [entry.title]).map { (place, $0) }
+            texts += entry.columns.flatMap { Self.checked(help: [$0.2], titles: [$0.1]).map { (place, $0) } }
+            texts += entry.messages.flatMap { Self.checked(help: [$0.2], titles: [$0.1]).map { (place, $0) } }
+        }
+        for (view, columns) in LanguagePack.valueLabels {
+            for (_, values) in columns {
+                texts += values.flatMap { Self.checked(help: [], titles: [$0.1, $0.2]).map { (view, $0) } }
+            }
+        }
+        #expect(texts.count > 500)
+        for (place, text) in texts {
+            let hash = String(Hex.encode(SHA256.hash(data: Data(Self.normalized(text).utf8))).prefix(16))
+            let copied = real.contains(hash)
+            #expect(!copied, "\(place): \"\(text)\" is MyCHIPs' own text")
+        }
+    }
+}
