@@ -16,6 +16,27 @@ struct ChipsOwnWordsTests {
         keywarn private public keypass keybio biofail entercid
         """.split(separator: " ").map(String.init)
 
+    /// The columns and messages of the real `mychips.tallies` (beyond JSON members and values).
+    static let realTallyColumns = """
+        tally_ent tally_seq tally_uuid tally_type tally_date version revision comment contract hold_cert part_cert hold_sig part_sig \
+        hold_terms part_terms hold_sets part_sets digest target reward clutch bound request status part_ent net_c net_pc hold_cuid \
+        part_cuid hold_agent part_agent chain_conf chain_stat
+        """.split(separator: " ").map(String.init)
+    static let realTallyMessages = "BND CLT ISR IST IVR IVS NSP PAI PCI PCM PSM RCV RWD TCM TGT TNU UAI UCI UCM USM VER".split(separator: " ").map(String.init)
+
+    /// English has every one; Spanish has the messages a tally's refusals show and falls back to
+    /// English for a text it lacks, as `lang` does.
+    @Test("mychips.tallies has every column and message code of the real one")
+    func talliesLanguageData() throws {
+        let english = try #require(LanguagePack.entries.first { $0.obj == "mychips.tallies" && $0.language == "eng" })
+        let columns = Set(english.columns.map(\.0)), messages = Set(english.messages.map(\.0))
+        #expect(Self.realTallyColumns.filter { !columns.contains($0) }.isEmpty, "columns")
+        #expect(Self.realTallyMessages.filter { !messages.contains($0) }.isEmpty, "messages")
+        let spanish = try #require(LanguagePack.entries.first { $0.obj == "mychips.tallies" && $0.language == "spa" })
+        let spanishMessages = Set(spanish.messages.map(\.0))
+        #expect(["ISR", "IVS", "PAI", "PCI", "PCM", "PSM", "RCV", "TNU", "UAI", "UCI", "USM", "VER"].allSatisfy(spanishMessages.contains))
+    }
+
     struct Hashes: Decodable { var sha256_16: [String] }
 
     static func normalized(_ text: String) -> String {
