@@ -37,6 +37,19 @@ struct ChipsOwnWordsTests {
         #expect(["ISR", "IVS", "PAI", "PCI", "PCM", "PSM", "RCV", "TNU", "UAI", "UCI", "USM", "VER"].allSatisfy(spanishMessages.contains))
     }
 
+    @Test("users_v_me has every message code of the real one, in both languages")
+    func usersMessages() {
+        let real = """
+            GCH INV graph graph.format graph.format.html graph.format.url chip chip.format chip.format.html chip.format.json chip.curr \
+            invoice invoice.units invoice.memo invoice.ref invoice.format invoice.format.qr invoice.format.link invoice.format.json \
+            launch.title launch.instruct
+            """.split(separator: " ").map(String.init)
+        for language in ["eng", "spa"] {
+            let codes = Set(LanguagePack.entries.first { $0.obj == "mychips.users_v_me" && $0.language == language }?.messages.map(\.0) ?? [])
+            #expect(real.filter { !codes.contains($0) }.isEmpty, "\(language)")
+        }
+    }
+
     struct Hashes: Decodable { var sha256_16: [String] }
 
     static func normalized(_ text: String) -> String {
