@@ -35,6 +35,10 @@ struct ChipsOwnWordsTests {
         let spanish = try #require(LanguagePack.entries.first { $0.obj == "mychips.tallies" && $0.language == "spa" })
         let spanishMessages = Set(spanish.messages.map(\.0))
         #expect(["ISR", "IVS", "PAI", "PCI", "PCM", "PSM", "RCV", "TNU", "UAI", "UCI", "USM", "VER"].allSatisfy(spanishMessages.contains))
+        // The labels of the values and members the real columns list.
+        let labelled = Set(LanguagePack.valueLabels["mychips.tallies"]?.keys.map { $0 } ?? [])
+        #expect(["request", "contract", "hold_cert", "hold_terms", "part_terms", "chain_stat", "status", "tally_type"].allSatisfy(labelled.contains))
+        #expect(LanguagePack.valueLabels["mychips.tallies"]?["chain_stat"]?.map(\.0) == ["non", "aff", "pen", "con", "err"])
     }
 
     @Test("users_v_me has every message code of the real one, in both languages")

@@ -31,6 +31,17 @@ extension LanguagePack {
             "tally_type": [("stock", "Stock (you are owed)", "Stock (le deben)"), ("foil", "Foil (you owe)", "Foil (usted debe)")],
             "status": [("void", "Void", "Anulada"), ("draft", "Draft", "Borrador"), ("offer", "Offered", "Ofrecida"), ("open", "Open", "Abierta"),
                        ("close", "Closed", "Cerrada")],
+            // A change one side asked for, until the other answers.
+            "request": [("void", "Withdraw it", "Retirarla"), ("draft", "Back to draft", "Volver a borrador"), ("offer", "Offer it", "Ofrecerla"),
+                        ("open", "Open it", "Abrirla"), ("close", "Close it", "Cerrarla")],
+            // Whether both copies of the chit chain agree.
+            "chain_stat": [("non", "Not compared", "Sin comparar"), ("aff", "Agreed", "De acuerdo"), ("pen", "Being compared", "Comparándose"),
+                           ("con", "Disagreement", "Desacuerdo"), ("err", "Broken", "Rota")],
+            // The members of the JSON columns, as MyCHIPs labels them.
+            "contract": [("name", "Name", "Nombre"), ("host", "Publisher", "Editor"), ("source", "Where to find it", "Dónde encontrarlo")],
+            "hold_cert": [("chad", "CHIP address", "Dirección CHIP"), ("date", "Issued", "Emitido"), ("name", "Name", "Nombre")],
+            "hold_terms": [("limit", "Most owed", "Máximo adeudado"), ("call", "Days' notice", "Días de aviso")],
+            "part_terms": [("limit", "Most owed", "Máximo adeudado"), ("call", "Days' notice", "Días de aviso")],
         ]
         let chit: [String: [(String, String, String)]] = [
             "chit_type": [("tran", "Transaction", "Transacción"), ("lift", "Lift", "Elevación"), ("set", "Setting", "Ajuste")],
