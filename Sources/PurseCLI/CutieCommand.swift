@@ -64,8 +64,10 @@ struct CutieCommand: AsyncParsableCommand {
     static func run<T: Sendable>(_ work: () async throws(CutiEError) -> T) async throws -> T {
         do {
             return try await work()
-        } catch .networkError(let detail) {
-            throw CLIError("Cannot reach the server (\(detail)). Is `purse serve` running?")
+        } catch .networkError(let underlying) {
+            // A pinning refusal is not an unreachable server: say which it is.
+            if underlying is CertificatePinningError { throw CLIError(CutiEError.networkError(underlying).description) }
+            throw CLIError("Cannot reach the server (\(underlying)). Is `purse serve` running?")
         } catch {
             throw CLIError(error.description)
         }
