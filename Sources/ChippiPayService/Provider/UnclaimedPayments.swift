@@ -66,9 +66,8 @@ struct UnclaimedPayments: Sendable {
         for (hash, block) in hashes where block <= last {
             guard let payment = try? await payments.verify(hash) else { continue }
             guard !payment.payer.isZero, payment.payer != payments.paymentAddress, !funding.contains(payment.payer) else { continue }
-            let fromVault = payments.paidFromVault(try await payments.provider.transactionReceipt(hash))
             try await environment.database.transaction { db in
-                try await store.record(hash, payer: payment.payer, amount: payment.amount, fromVault: fromVault, block: block, now: now, in: db)
+                try await store.record(hash, payer: payment.payer, amount: payment.amount, fromVault: payment.fromVault, block: block, now: now, in: db)
             }
         }
         let reached = last + 1

@@ -26,6 +26,8 @@ struct VaultPayments: Sendable {
     struct Payment: Sendable {
         var amount: UInt256
         var payer: Felt
+        /// Whether it came out of the payer's vault balance (else straight from the account).
+        var fromVault: Bool
     }
 
     static let withdrawKey = Selector.from(name: "Withdraw")
@@ -67,7 +69,7 @@ struct VaultPayments: Sendable {
         guard let payer, paid > .zero else {
             throw ProviderError.unverified("The vault transaction does not pay the provider's payment address \(paymentAddress)")
         }
-        return Payment(amount: paid, payer: payer)
+        return Payment(amount: paid, payer: payer, fromVault: paidFromVault(receipt))
     }
 
     /// Checks that `signature` is `account`'s over `hash`, by the account's own
