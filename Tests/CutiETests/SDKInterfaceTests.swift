@@ -244,6 +244,19 @@ struct SDKInterfaceTests {
         func registerForRemoteNotifications() async { push.didRegisterForRemoteNotifications(withDeviceToken: token) }
     }
 
+    /// The push tokens the service holds, once the SDK's background registration has sent one
+    /// (up to 2 s).
+    static func pushTokens(in h: CutiEHarness) async throws -> [String] {
+        var stored: [String] = []
+        for _ in 0..<100 where stored.isEmpty {
+            try await Task.sleep(for: .milliseconds(20))
+            stored = try await h.environment.database.read { db in
+                try await db.raw("SELECT push_token FROM cutie_push_tokens").all().map { try $0.decode(column: "push_token", as: String.self) }
+            }
+        }
+        return stored
+    }
+
     @Test("granted permission registers for remote notifications, and the token reaches the service")
     func permissionRegistersTheDevice() async throws {
         try await CutiEHarness.withServer { h in
@@ -253,13 +266,7 @@ struct SDKInterfaceTests {
             phone.cutie.pushNotifications.setRemoteNotificationRegistrar(APNs(push: phone.cutie.pushNotifications, token: token))
             _ = try await phone.cutie.getConversations()
             #expect(await phone.cutie.pushNotifications.requestPermission())
-            var stored: [String] = []
-            for _ in 0..<100 where stored.isEmpty {
-                try await Task.sleep(for: .milliseconds(20))
-                stored = try await h.environment.database.read { db in
-                    try await db.raw("SELECT push_token FROM cutie_push_tokens").all().map { try $0.decode(column: "push_token", as: String.self) }
-                }
-            }
+            let stored = try await Self.pushTokens(in: h)
             #expect(stored == [token.map { String(format: "%02x", $0) }.joined()])
             let status = await withCheckedContinuation { continuation in
                 phone.cutie.pushNotifications.checkPermissionStatus { continuation.resume(returning: $0) }
@@ -282,13 +289,7 @@ struct SDKInterfaceTests {
             let clock = h.server.clock
             cutie.configure(appId: "app_sandbox", apiURL: URL(string: "http://localhost")!, transport: RouterTransport(client: h.client),
                             store: InMemorySecureStore(), preferences: InMemoryPreferences(), retry: RetryPolicy(maxAttempts: 1), now: { clock.now })
-            var stored: [String] = []
-            for _ in 0..<100 where stored.isEmpty {
-                try await Task.sleep(for: .milliseconds(20))
-                stored = try await h.environment.database.read { db in
-                    try await db.raw("SELECT push_token FROM cutie_push_tokens").all().map { try $0.decode(column: "push_token", as: String.self) }
-                }
-            }
+            let stored = try await Self.pushTokens(in: h)
             #expect(stored == [token])
         }
     }
